@@ -1,0 +1,97 @@
+package connector
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrorCode is a machine-readable error class. The HTTP layer maps each code
+// to a status in one table (server/errors.go); everything else only picks a code.
+type ErrorCode string
+
+const (
+	EINVALID      ErrorCode = "invalid_input"          // 400: the caller sent something malformed
+	EURLREFUSED   ErrorCode = "url_not_allowed"        // 400: image_url or target points into a private network
+	EFORMAT       ErrorCode = "unsupported_format"     // 400: the bytes are not PNG, JPEG, WebP or AVIF
+	EFETCH        ErrorCode = "fetch_failed"           // 400 on a job: the image URL could not be fetched
+	EUNAUTHORIZED ErrorCode = "invalid_key"            // 401: missing or wrong compression API key
+	ENOTFOUND     ErrorCode = "not_found"              // 404: unknown, expired or another key's
+	ECONFLICT     ErrorCode = "idempotency_in_flight"  // 409: same Idempotency-Key still being processed
+	ETOOLARGE     ErrorCode = "too_large"              // 413: image over the limit
+	EMEDIATYPE    ErrorCode = "unsupported_media_type" // 415: request content type not accepted
+	EMISMATCH     ErrorCode = "idempotency_mismatch"   // 422: Idempotency-Key reused with another body
+	ENOCREDITS    ErrorCode = "insufficient_credits"   // 429: balance at zero
+	EUPSTREAM     ErrorCode = "upstream_error"         // 502: the compression API failed (5xx, timeout, network)
+	EUNAVAILABLE  ErrorCode = "unavailable"            // 503: Redis or the queue is down
+	EINTERNAL     ErrorCode = "internal"               // 500: a bug; the caller sees "Internal error"
+)
+
+// MaxImageSize is the largest image imgflow accepts and the compression API
+// compresses: 10 MiB.
+const MaxImageSize = 10 << 20
+
+// Error is a domain error: a code, a message fit for the caller, and the
+// facts some codes carry (field details, the upstream's status and balance).
+type Error struct {
+	Code             ErrorCode
+	Message          string
+	Details          []FieldError
+	UpstreamStatus   int           // the compression API's status, when it answered
+	CreditsRemaining *int64        // set with ENOCREDITS when known
+	RetryAfter       time.Duration // a hint for 503 and 429 answers
+	Retryable        bool          // a later attempt may succeed (5xx, timeouts, network)
+	Err              error         // the underlying cause, for logs only
+}
+
+// FieldError names one input field and what is wrong with it.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns an *Error with the given code and formatted message.
+func Errorf(code ErrorCode, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCodeOf returns the code of the first *Error in err's chain, EINTERNAL
+// for any other non-nil error, and "" for nil.
+func ErrorCodeOf(err error) ErrorCode {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return EINTERNAL
+}
+
+// ErrorMessage returns the caller-facing message of err: the *Error's message,
+// or "Internal error" so that internals never leak.
+func ErrorMessage(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return "Internal error"
+}
+
+// AsError returns the *Error in err's chain, or wraps err as EINTERNAL.
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Code: EINTERNAL, Message: "Internal error", Err: err}
+}

@@ -1,0 +1,150 @@
+package connector
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// JobStatus is where a compress job is in its life.
+type JobStatus string
+
+const (
+	StatusQueued     JobStatus = "queued"
+	StatusProcessing JobStatus = "processing"
+	StatusCompleted  JobStatus = "completed"
+	StatusFailed     JobStatus = "failed"
+)
+
+// Finished reports whether the job has reached a final state.
+func (s JobStatus) Finished() bool { return s == StatusCompleted || s == StatusFailed }
+
+// Valid reports whether s is one of the four statuses.
+func (s JobStatus) Valid() bool {
+	switch s {
+	case StatusQueued, StatusProcessing, StatusCompleted, StatusFailed:
+		return true
+	}
+	return false
+}
+
+// InputKind says how the flow handed over the image.
+type InputKind string
+
+const (
+	InputURL    InputKind = "url"
+	InputBase64 InputKind = "base64"
+	InputUpload InputKind = "upload"
+)
+
+// JobInput describes the image a job compresses. The bytes of base64 and
+// upload inputs live in the BlobStore under InputBlobKey(job id).
+type JobInput struct {
+	Kind     InputKind `json:"kind"`
+	URL      string    `json:"url,omitempty"`
+	Filename string    `json:"filename,omitempty"`
+	Size     int64     `json:"size,omitempty"` // bytes, once known
+	MIMEType string    `json:"mime_type,omitempty"`
+}
+
+// JobResult is what a completed job produced. The compressed bytes live in
+// the BlobStore under OutputBlobKey(job id).
+type JobResult struct {
+	OriginalSize     int64   `json:"original_size"`
+	CompressedSize   int64   `json:"compressed_size"`
+	CompressionRatio float64 `json:"compression_ratio"`
+	// CreditsRemaining is null when the upstream answered with the older
+	// listing that omits it.
+	CreditsRemaining *int64 `json:"credits_remaining"`
+	MIMEType         string `json:"mime_type"`
+	Filename         string `json:"filename"`
+	UpstreamJobID    string `json:"upstream_job_id,omitempty"`
+	// FileURL and CompressedData are filled when the job is rendered for a
+	// caller, never stored.
+	FileURL        string `json:"file_url,omitempty"`
+	CompressedData string `json:"compressed_data,omitempty"`
+}
+
+// JobError is why a job failed.
+type JobError struct {
+	Code             ErrorCode `json:"code"`
+	Message          string    `json:"message"`
+	UpstreamStatus   int       `json:"upstream_status,omitempty"`
+	CreditsRemaining *int64    `json:"credits_remaining,omitempty"`
+	Retryable        bool      `json:"retryable"`
+}
+
+// JobErrorFrom turns any error into the JobError a caller sees.
+func JobErrorFrom(err error) *JobError {
+	e := AsError(err)
+	return &JobError{
+		Code:             e.Code,
+		Message:          e.Message,
+		UpstreamStatus:   e.UpstreamStatus,
+		CreditsRemaining: e.CreditsRemaining,
+		Retryable:        e.Retryable,
+	}
+}
+
+// DeliveryStatus is the state of a callback or hook delivery.
+type DeliveryStatus string
+
+const (
+	DeliveryPending   DeliveryStatus = "pending"
+	DeliveryDelivered DeliveryStatus = "delivered"
+	DeliveryFailed    DeliveryStatus = "failed"
+)
+
+// DeliveryState is what a caller sees of a job's callback delivery.
+type DeliveryState struct {
+	Status      DeliveryStatus `json:"status"`
+	Attempts    int            `json:"attempts"`
+	LastStatus  int            `json:"last_status,omitempty"`
+	LastError   string         `json:"last_error,omitempty"`
+	DeliveredAt *time.Time     `json:"delivered_at,omitempty"`
+}
+
+// Job is one compression of one image for one API key.
+type Job struct {
+	ID        string    `json:"id"`
+	Status    JobStatus `json:"status"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	// StartedAt is when a worker first picked the job up.
+	StartedAt  *time.Time      `json:"started_at,omitempty"`
+	FinishedAt *time.Time      `json:"finished_at,omitempty"`
+	Input      JobInput        `json:"input"`
+	Result     *JobResult      `json:"result,omitempty"`
+	Error      *JobError       `json:"error,omitempty"`
+	Callback   *DeliveryState  `json:"callback,omitempty"`
+	Metadata   json.RawMessage `json:"metadata,omitempty"`
+	// Attempts counts worker attempts at compressing.
+	Attempts int `json:"attempts"`
+
+	// Owner is the hash of the key that made the job (KeyHash); jobs of
+	// another key are not found.
+	Owner string `json:"-"`
+	// SealedKey is the compression API key encrypted at rest, for the worker.
+	SealedKey []byte `json:"-"`
+	// CallbackURL is where the finished job is POSTed; it may carry a
+	// signature in its query string, so it is never shown back.
+	CallbackURL string `json:"-"`
+}
+
+// Event types sent to callbacks and hooks.
+const (
+	EventJobCompleted = "job.completed"
+	EventJobFailed    = "job.failed"
+	EventJobFinished  = "job.finished" // subscription filter matching both
+)
+
+// EventType is the event a finished job emits.
+func (j *Job) EventType() string {
+	if j.Status == StatusFailed {
+		return EventJobFailed
+	}
+	return EventJobCompleted
+}
+
+// InputBlobKey and OutputBlobKey name a job's blobs in the BlobStore.
+func InputBlobKey(jobID string) string  { return "in:" + jobID }
+func OutputBlobKey(jobID string) string { return "out:" + jobID }

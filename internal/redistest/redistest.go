@@ -1,0 +1,76 @@
+// Package redistest gives tests a Redis: the real server named by REDIS_URL
+// when it is set (CI sets it), an in-process miniredis otherwise. Redis may
+// be shared with other programs, so each test gets its own key prefix and
+// its keys are deleted when it ends.
+package redistest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+)
+
+// Redis is a test's Redis connection and the prefix its keys must carry.
+type Redis struct {
+	Client *redis.Client
+	// Prefix is unique to the test, ends in ":" and should start every key
+	// the test writes (and every asynq queue name it uses).
+	Prefix string
+	// URL connects another client (asynq, a subprocess) to the same server.
+	URL string
+	// Mini is the embedded server when REDIS_URL is unset, nil otherwise;
+	// tests of expiry move its clock with Mini.FastForward.
+	Mini *miniredis.Miniredis
+}
+
+// New returns a Redis for t and registers its cleanup.
+func New(t testing.TB) *Redis {
+	t.Helper()
+	r := &Redis{Prefix: "t" + randomHex(6) + ":"}
+	if url := os.Getenv("REDIS_URL"); url != "" {
+		opts, err := redis.ParseURL(url)
+		if err != nil {
+			t.Fatalf("REDIS_URL %q: %v", url, err)
+		}
+		r.URL = url
+		r.Client = redis.NewClient(opts)
+		if err := r.Client.Ping(context.Background()).Err(); err != nil {
+			t.Fatalf("REDIS_URL %q does not answer: %v", url, err)
+		}
+	} else {
+		r.Mini = miniredis.RunT(t)
+		r.URL = "redis://" + r.Mini.Addr()
+		r.Client = redis.NewClient(&redis.Options{Addr: r.Mini.Addr()})
+	}
+	t.Cleanup(func() {
+		if r.Mini == nil {
+			deleteMatching(r.Client, r.Prefix+"*")
+			deleteMatching(r.Client, "asynq:{"+r.Queue()+"}*")
+			r.Client.SRem(context.Background(), "asynq:queues", r.Queue())
+		}
+		r.Client.Close()
+	})
+	return r
+}
+
+// Queue is the asynq queue name for this test: the prefix without its colon.
+func (r *Redis) Queue() string { return r.Prefix[:len(r.Prefix)-1] }
+
+func deleteMatching(c *redis.Client, pattern string) {
+	ctx := context.Background()
+	iter := c.Scan(ctx, 0, pattern, 500).Iterator()
+	for iter.Next(ctx) {
+		c.Del(ctx, iter.Val())
+	}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
