@@ -148,3 +148,11 @@ func (j *Job) EventType() string {
 // InputBlobKey and OutputBlobKey name a job's blobs in the BlobStore.
 func InputBlobKey(jobID string) string  { return "in:" + jobID }
 func OutputBlobKey(jobID string) string { return "out:" + jobID }
+
+// Event is the body POSTed to callbacks and hooks: the finished job as a
+// caller sees it (with file_url, never the bytes).
+type Event struct {
+	Type      string    `json:"type"`
+	Timestamp time.Time `json:"timestamp"`
+	Data      *Job      `json:"data"`
+}

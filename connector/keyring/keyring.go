@@ -111,3 +111,10 @@ func (k *Keyring) VerifyFileToken(jobID, token string, now time.Time) bool {
 	}
 	return hmac.Equal(got, k.derive("file", jobID, ts)[:18])
 }
+
+// FileURL is the signed address of a job's compressed file under publicURL
+// (the server's public base, without a trailing slash). It works without the
+// API key until exp, so later flow steps can download the result.
+func (k *Keyring) FileURL(publicURL, jobID string, exp time.Time) string {
+	return publicURL + "/v1/jobs/" + jobID + "/file?token=" + k.FileToken(jobID, exp)
+}
