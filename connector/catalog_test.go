@@ -1,0 +1,141 @@
+package connector
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// lookup walks a dotted path through JSON-decoded data.
+func lookup(v any, path string) (any, bool) {
+	for _, part := range strings.Split(path, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = m[part]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+func decode(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("sample does not encode: %v", err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestCatalogOffersTheIssuedActionsAndTriggers(t *testing.T) {
+	c := DefaultCatalog()
+	want := map[string]OperationKind{
+		"compress_image":          KindAction,
+		"compress_image_callback": KindCallbackAction,
+		"get_job":                 KindAction,
+		"check_account":           KindAction,
+		"job_finished":            KindHookTrigger,
+		"job_finished_polling":    KindPollingTrigger,
+	}
+	if got := len(c.Operations()); got != len(want) {
+		t.Errorf("catalog has %d operations, want %d", got, len(want))
+	}
+	for key, kind := range want {
+		op := c.Operation(key)
+		if op == nil {
+			t.Errorf("operation %q missing", key)
+			continue
+		}
+		if op.Kind != kind {
+			t.Errorf("%s: kind %q, want %q", key, op.Kind, kind)
+		}
+	}
+	if c.Auth.TestPath != "/v1/account" || c.Auth.Header != "X-API-Key" {
+		t.Errorf("auth tests %s with header %s, want /v1/account with X-API-Key", c.Auth.TestPath, c.Auth.Header)
+	}
+}
+
+func TestCompressImageWaitsUnderZapiersThirtySeconds(t *testing.T) {
+	op := DefaultCatalog().Operation("compress_image")
+	if op.Query["wait"] != "25" {
+		t.Errorf("compress_image waits %q seconds, want 25", op.Query["wait"])
+	}
+}
+
+func TestEveryFieldHasKeyLabelHelpAndType(t *testing.T) {
+	c := DefaultCatalog()
+	check := func(where string, f Field) {
+		if f.Key == "" || f.Label == "" || f.Help == "" || f.Type == "" {
+			t.Errorf("%s: input %+v lacks key, label, help or type", where, f)
+		}
+		if f.Default != "" && len(f.Choices) > 0 && !contains(f.Choices, f.Default) {
+			t.Errorf("%s.%s: default %q is not one of %v", where, f.Key, f.Default, f.Choices)
+		}
+	}
+	for _, f := range c.Auth.Fields {
+		check("auth", f)
+	}
+	for _, op := range c.Operations() {
+		if op.Label == "" || op.Description == "" || op.Help == "" || op.Noun == "" {
+			t.Errorf("%s lacks label, description, help or noun", op.Key)
+		}
+		for _, f := range op.Inputs {
+			check(op.Key, f)
+		}
+		for _, o := range op.Outputs {
+			if o.Label == "" || o.Help == "" || o.Type == "" {
+				t.Errorf("%s: output %q lacks label, help or type", op.Key, o.Key)
+			}
+		}
+	}
+}
+
+func TestEveryOutputAppearsInARealisticSample(t *testing.T) {
+	c := DefaultCatalog()
+	for _, op := range c.Operations() {
+		if op.Sample == nil {
+			t.Errorf("%s has no sample", op.Key)
+			continue
+		}
+		samples := []any{decode(t, op.Sample)}
+		if _, isJob := op.Sample.(*Job); isJob {
+			samples = append(samples, decode(t, SampleFailedJob()))
+		}
+		for _, o := range op.Outputs {
+			found := false
+			for _, s := range samples {
+				if _, ok := lookup(s, o.Key); ok {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("%s: output %q is in no sample", op.Key, o.Key)
+			}
+		}
+	}
+}
+
+func TestSampleJobShowsASmallerFileAndOneCreditSpent(t *testing.T) {
+	j := SampleJob()
+	if j.Result.CompressedSize >= j.Result.OriginalSize {
+		t.Errorf("sample compressed %d bytes to %d: not smaller", j.Result.OriginalSize, j.Result.CompressedSize)
+	}
+	if got, want := *j.Result.CreditsRemaining, SampleAccount().CreditsRemaining-1; got != want {
+		t.Errorf("sample job leaves %d credits, want %d (account sample minus one)", got, want)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
