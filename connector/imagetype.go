@@ -1,0 +1,54 @@
+package connector
+
+import "bytes"
+
+// SniffImageType returns the media type of an accepted image format
+// (image/png, image/jpeg, image/webp, image/avif) judged by its first bytes,
+// or "" when data is none of them. Declared types and file names are not
+// trusted: the compression API sniffs the same way.
+func SniffImageType(data []byte) string {
+	switch {
+	case bytes.HasPrefix(data, []byte("\x89PNG\r\n\x1a\n")):
+		return "image/png"
+	case bytes.HasPrefix(data, []byte{0xFF, 0xD8, 0xFF}):
+		return "image/jpeg"
+	case len(data) >= 12 && bytes.Equal(data[0:4], []byte("RIFF")) && bytes.Equal(data[8:12], []byte("WEBP")):
+		return "image/webp"
+	case len(data) >= 12 && bytes.Equal(data[4:8], []byte("ftyp")) && isAVIFBrand(data):
+		return "image/avif"
+	}
+	return ""
+}
+
+// isAVIFBrand looks for avif/avis among the ftyp box's major and compatible
+// brands.
+func isAVIFBrand(data []byte) bool {
+	size := int(data[0])<<24 | int(data[1])<<16 | int(data[2])<<8 | int(data[3])
+	if size < 16 || size > len(data) {
+		size = min(len(data), 64)
+	}
+	for i := 8; i+4 <= size; i += 4 {
+		if i == 12 { // minor version, not a brand
+			continue
+		}
+		if b := string(data[i : i+4]); b == "avif" || b == "avis" {
+			return true
+		}
+	}
+	return false
+}
+
+// ExtensionOf is the usual file extension for an accepted media type.
+func ExtensionOf(mimeType string) string {
+	switch mimeType {
+	case "image/png":
+		return ".png"
+	case "image/jpeg":
+		return ".jpg"
+	case "image/webp":
+		return ".webp"
+	case "image/avif":
+		return ".avif"
+	}
+	return ""
+}
