@@ -1,0 +1,61 @@
+package guard
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+)
+
+// Resolver looks host names up; *net.Resolver implements it, tests pass a
+// fake.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// CheckURL validates a URL a flow handed in before anything is fetched or
+// posted: scheme http or https, a host, no user name or password. Unless
+// allowPrivate is true it also resolves the host (with resolver, or
+// net.DefaultResolver when nil) and refuses the URL if any of its addresses
+// is not public. Every error is an EURLREFUSED *connector.Error whose
+// message starts with "URL"; ForField names the field instead.
+//
+// This is the early check. The guarded transport checks again at every
+// dial, so a host whose DNS answer changes in between (DNS rebinding) is
+// still refused.
+func CheckURL(ctx context.Context, rawURL string, allowPrivate bool, resolver Resolver) error {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return refuse(err, "is not a valid URL")
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return refuse(nil, "must start with http:// or https://")
+	}
+	host := u.Hostname()
+	if host == "" {
+		return refuse(nil, "has no host")
+	}
+	if u.User != nil {
+		return refuse(nil, "must not carry a user name or password")
+	}
+	if allowPrivate {
+		return nil
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return CheckAddr(ip)
+	}
+	if resolver == nil {
+		resolver = net.DefaultResolver
+	}
+	addrs, err := resolver.LookupNetIP(ctx, "ip", host)
+	if err != nil || len(addrs) == 0 {
+		return refuse(err, fmt.Sprintf("host %s could not be resolved", host))
+	}
+	for _, ip := range addrs {
+		if err := CheckAddr(ip); err != nil {
+			return err
+		}
+	}
+	return nil
+}

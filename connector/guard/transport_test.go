@@ -1,0 +1,69 @@
+package guard
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/imgflow/imgflow/connector"
+)
+
+func get(t *testing.T, tr *http.Transport, url string) (*http.Response, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if resp != nil {
+		resp.Body.Close()
+	}
+	return resp, err
+}
+
+func TestTransportRefusesLoopbackAtTheDial(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+
+	for _, host := range []string{"127.0.0.1", "localhost", "[::ffff:127.0.0.1]"} {
+		_, err := get(t, NewTransport(false), "http://"+host+":"+port+"/")
+		if connector.ErrorCodeOf(err) != connector.EURLREFUSED {
+			t.Errorf("%s: expected %s, got %v", host, connector.EURLREFUSED, err)
+		}
+	}
+}
+
+func TestTransportRefusesIPv6LoopbackAtTheDial(t *testing.T) {
+	ln, err := net.Listen("tcp6", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback here: %v", err)
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	srv.Listener = ln
+	srv.Start()
+	defer srv.Close()
+	_, err = get(t, NewTransport(false), srv.URL)
+	if connector.ErrorCodeOf(err) != connector.EURLREFUSED {
+		t.Errorf("expected %s, got %v", connector.EURLREFUSED, err)
+	}
+}
+
+func TestTransportAllowsLoopbackWhenPrivateIsAllowed(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	resp, err := get(t, NewTransport(true), srv.URL)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("expected 200, got %v %v", resp, err)
+	}
+}
+
+func TestTransportUsesNoProxy(t *testing.T) {
+	t.Setenv("HTTP_PROXY", "http://93.184.216.34:3128")
+	if NewTransport(false).Proxy != nil {
+		t.Errorf("expected no proxy function, got one")
+	}
+}
