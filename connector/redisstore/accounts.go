@@ -1,0 +1,42 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/imgflow/imgflow/connector"
+	"github.com/redis/go-redis/v9"
+)
+
+// CachedAccount returns the cached key check of owner and true, or nil and
+// false when there is none (never cached or expired).
+func (s *Store) CachedAccount(ctx context.Context, owner string) (*connector.Account, bool, error) {
+	data, err := s.rdb.Get(ctx, s.acctKey(owner)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, storageErr(err)
+	}
+	var acct connector.Account
+	if err := json.Unmarshal(data, &acct); err != nil {
+		return nil, false, internalErr(fmt.Errorf("decode account: %w", err))
+	}
+	return &acct, true, nil
+}
+
+// CacheAccount keeps owner's key check for ttl. A cache entry must expire, so
+// ttl <= 0 stores nothing.
+func (s *Store) CacheAccount(ctx context.Context, owner string, acct *connector.Account, ttl time.Duration) error {
+	if ttl <= 0 {
+		return nil
+	}
+	data, err := json.Marshal(acct)
+	if err != nil {
+		return internalErr(err)
+	}
+	return storageErr(s.rdb.Set(ctx, s.acctKey(owner), data, ttl).Err())
+}

@@ -1,0 +1,104 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/imgflow/imgflow/connector"
+	"github.com/redis/go-redis/v9"
+)
+
+// RetryAfter is the hint given with EUNAVAILABLE errors.
+const RetryAfter = 5 * time.Second
+
+// storageErr maps an error from Redis to the domain's terms:
+//   - nil, *connector.Error and the caller's own context ending pass through;
+//   - a Redis reply that means "not now" (LOADING, READONLY, MASTERDOWN,
+//     CLUSTERDOWN, TRYAGAIN, BUSY, OOM) and every network or pool failure
+//     become EUNAVAILABLE with RetryAfter, so the caller answers 503;
+//   - any other Redis reply (WRONGTYPE, a script error) is a bug: EINTERNAL.
+//
+// redis.Nil is handled where it means "not found", never here.
+func storageErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *connector.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) && !transientReply(rerr.Error()) {
+		return internalErr(err)
+	}
+	return &connector.Error{
+		Code:       connector.EUNAVAILABLE,
+		Message:    "storage unavailable",
+		RetryAfter: RetryAfter,
+		Retryable:  true,
+		Err:        err,
+	}
+}
+
+func transientReply(msg string) bool {
+	for _, p := range []string{"LOADING", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "BUSY", "OOM"} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// internalErr hides a storage-side bug (a corrupt record, a duplicate id)
+// behind "Internal error" and keeps the cause for the logs.
+func internalErr(err error) *connector.Error {
+	return &connector.Error{Code: connector.EINTERNAL, Message: "Internal error", Err: fmt.Errorf("redisstore: %w", err)}
+}
+
+func notFound(what, id string) *connector.Error {
+	return connector.Errorf(connector.ENOTFOUND, "%s %s not found", what, id)
+}
+
+// maxTxAttempts bounds the optimistic-locking retries of one update. Every
+// round of conflicts lets at least one writer through, so this is only hit
+// under a storm of writers to the same key.
+const maxTxAttempts = 100
+
+// callerErr marks an error from the caller's update function so that it
+// comes back unchanged rather than as a storage error.
+type callerErr struct{ err error }
+
+func (e callerErr) Error() string { return e.err.Error() }
+
+// watch runs fn under WATCH key and retries it when another client changed
+// key before fn's MULTI/EXEC ran. fn should queue its writes with
+// tx.TxPipelined; errors it returns wrapped in callerErr come back as they are.
+func (s *Store) watch(ctx context.Context, key string, fn func(tx *redis.Tx) error) error {
+	for range maxTxAttempts {
+		err := s.rdb.Watch(ctx, fn, key)
+		if errors.Is(err, redis.TxFailedErr) {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			continue
+		}
+		var ce callerErr
+		if errors.As(err, &ce) {
+			return ce.err
+		}
+		return storageErr(err)
+	}
+	return &connector.Error{
+		Code:       connector.EUNAVAILABLE,
+		Message:    "storage busy",
+		RetryAfter: time.Second,
+		Retryable:  true,
+		Err:        fmt.Errorf("redisstore: %s still contended after %d attempts", key, maxTxAttempts),
+	}
+}

@@ -1,0 +1,141 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/imgflow/imgflow/connector"
+	"github.com/redis/go-redis/v9"
+)
+
+// Listing limits.
+const (
+	DefaultListLimit = 20
+	MaxListLimit     = 100
+)
+
+// ListJobs returns owner's jobs newest first.
+//
+// The index jobs:{owner} is a sorted set whose members all have score 0, so
+// Redis orders them by id; ids are lowercase UUIDv7 strings, whose order is
+// their creation order. A page is read with ZREVRANGEBYLEX from just below the
+// cursor (exclusive), so jobs created while a caller pages through land above
+// the cursor and are neither skipped nor repeated.
+//
+// With a status filter the index is scanned in batches until Limit jobs match
+// or it runs out. Entries whose record has expired are skipped and removed.
+// Limit <= 0 means DefaultListLimit; above MaxListLimit it is capped.
+// NextCursor is the id of the last job returned when older entries remain,
+// "" otherwise.
+func (s *Store) ListJobs(ctx context.Context, owner string, f connector.JobFilter) (*connector.JobPage, error) {
+	limit := f.Limit
+	if limit <= 0 {
+		limit = DefaultListLimit
+	}
+	limit = min(limit, MaxListLimit)
+	batch := int64(limit + 1) // one more tells whether another page exists
+	if f.Status != "" {
+		batch = int64(max(2*limit, 50))
+	}
+
+	idx := s.jobIndexKey(owner)
+	upper := "+"
+	if f.Cursor != "" {
+		upper = "(" + f.Cursor
+	}
+	page := &connector.JobPage{Jobs: make([]*connector.Job, 0, limit)}
+	var dead []any
+	more := false
+scan:
+	for {
+		ids, err := s.rdb.ZRevRangeByLex(ctx, idx, &redis.ZRangeBy{Max: upper, Min: "-", Count: batch}).Result()
+		if err != nil {
+			return nil, storageErr(err)
+		}
+		jobs, err := s.getJobs(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		for i, job := range jobs {
+			if len(page.Jobs) == limit {
+				more = true // ids[i] and maybe others remain
+				break scan
+			}
+			if job == nil {
+				dead = append(dead, ids[i])
+				continue
+			}
+			if f.Status != "" && job.Status != f.Status {
+				continue
+			}
+			page.Jobs = append(page.Jobs, job)
+		}
+		if int64(len(ids)) < batch {
+			break // the index is exhausted
+		}
+		upper = "(" + ids[len(ids)-1]
+		if len(page.Jobs) == limit {
+			// The batch ended exactly on the last job wanted: ask whether any
+			// entry is left below it.
+			n, err := s.rdb.ZLexCount(ctx, idx, "-", upper).Result()
+			if err != nil {
+				return nil, storageErr(err)
+			}
+			more = n > 0
+			break
+		}
+	}
+	if more {
+		page.NextCursor = page.Jobs[len(page.Jobs)-1].ID
+	}
+	if len(dead) > 0 {
+		if err := s.rdb.ZRem(ctx, idx, dead...).Err(); err != nil {
+			return nil, storageErr(err)
+		}
+	}
+	return page, nil
+}
+
+// getJobs reads the records of ids in one round trip; a nil entry means the
+// record is gone. GETs are pipelined rather than one MGET so that the keys
+// may live on different cluster nodes.
+func (s *Store) getJobs(ctx context.Context, ids []string) ([]*connector.Job, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	cmds := make([]*redis.StringCmd, len(ids))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.Get(ctx, s.jobKey(id))
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, storageErr(err)
+	}
+	jobs := make([]*connector.Job, len(ids))
+	for i, cmd := range cmds {
+		data, err := cmd.Bytes()
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			return nil, storageErr(err)
+		}
+		if jobs[i], err = decodeJob(data); err != nil {
+			return nil, err
+		}
+	}
+	return jobs, nil
+}
+
+// idFloor is the smallest UUIDv7 string of time t: its first 12 hex digits
+// are the Unix time in milliseconds. Every id created before t sorts below it,
+// which lets CreateJob drop listing entries older than JobTTL with one
+// ZREMRANGEBYLEX.
+func idFloor(t time.Time) string {
+	ms := uint64(max(t.UnixMilli(), 0))
+	return fmt.Sprintf("%08x-%04x", ms>>16&0xffffffff, ms&0xffff)
+}
