@@ -1,0 +1,186 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/connector/keyring"
+)
+
+// Config configures a Worker. Fields marked required make New fail when
+// unset; the others have the defaults given.
+type Config struct {
+	// RedisConnOpt names the Redis that holds the queue (required), e.g.
+	// asynq.RedisClientOpt{Addr: ...} or the result of asynq.ParseRedisURI.
+	RedisConnOpt asynq.RedisConnOpt
+
+	// Queue is the asynq queue to serve and to enqueue deliveries on; it must
+	// be the one the server enqueues compress tasks on. Default "imgflow".
+	Queue string
+
+	// Concurrency is how many tasks run at once (IMGFLOW_CONCURRENCY).
+	// Default 10. Compress tasks mostly wait on the network (fetch, upstream),
+	// so this may well exceed the number of CPUs.
+	Concurrency int
+
+	// Jobs, Blobs and Hooks are the stores (required).
+	Jobs  connector.JobStore
+	Blobs connector.BlobStore
+	Hooks connector.HookStore
+
+	// Compressor is the compression API client (required).
+	Compressor connector.Compressor
+
+	// Fetcher gets image_url inputs through the SSRF guard (required).
+	Fetcher connector.ImageFetcher
+
+	// Sender posts signed deliveries (required); *webhook.Sender fits.
+	Sender Sender
+
+	// Keyring opens sealed API keys, derives webhook secrets and signs file
+	// URLs (required; built from IMGFLOW_SECRET, which must be the server's).
+	Keyring *keyring.Keyring
+
+	// PublicURL is the server's public base URL without a trailing slash
+	// (IMGFLOW_PUBLIC_URL, required): deliveries carry file_url under it.
+	PublicURL string
+
+	// ResultTTL is how long compressed files are kept and how long the
+	// file_url in a delivery stays valid (IMGFLOW_RESULT_TTL). Default 24h.
+	ResultTTL time.Duration
+
+	// DeliverySchedule is the delay before each delivery attempt, the first
+	// usually 0 (immediately); len(DeliverySchedule) attempts in all. A
+	// receiver's Retry-After stretches a delay, never shortens it. Default
+	// DefaultDeliverySchedule (Standard Webhooks: 0, 5s, 5m, 30m, 2h, 5h,
+	// 10h, 14h, 20h, 24h). Delays shorter than DelayedTaskCheckInterval are
+	// rounded up to it.
+	DeliverySchedule []time.Duration
+
+	// MaxCompressRetries is how many times a compress task whose error may
+	// pass (upstream 5xx, timeouts, network, Redis) is retried, with
+	// exponential backoff from 1s capped at 1 min, before the job fails.
+	// Default 8. Each task carries the count it was enqueued with, so this
+	// applies to tasks enqueued through Worker.Queue (as `imgflow dev`
+	// does); a server with its own Queue sets WithMaxCompressRetries.
+	MaxCompressRetries int
+
+	// TaskCheckInterval is how long an idle worker waits before polling the
+	// queue again (asynq polls rather than blocks). Default 25ms: asynq's own
+	// default of 1s adds up to a second to every job that arrives at an idle
+	// worker. Each idle worker process then runs about 40 cheap dequeue
+	// scripts a second against Redis; raise it if many idle workers share one
+	// Redis.
+	TaskCheckInterval time.Duration
+
+	// DelayedTaskCheckInterval is how often retries and delayed tasks due
+	// are moved back to the queue: the granularity of every retry delay.
+	// Default 1s (asynq's is 5s). Tests with short schedules set it lower.
+	DelayedTaskCheckInterval time.Duration
+
+	// ShutdownTimeout is how long Run waits for running tasks to finish once
+	// its context ends; tasks still running then are put back on the queue
+	// for another worker. Default 30s.
+	ShutdownTimeout time.Duration
+
+	// Logger receives the worker's logs (job_id on every line, never keys or
+	// image bytes). Default slog.Default().
+	Logger *slog.Logger
+
+	// Observer, when set, is told about jobs, upstream calls and deliveries
+	// (for metrics).
+	Observer Observer
+}
+
+// Observer is told what the worker does, e.g. to feed Prometheus. Methods
+// must be quick and safe for concurrent use.
+type Observer interface {
+	// JobStarted: a compress attempt began, queued after the job's creation.
+	JobStarted(queued time.Duration)
+	// JobFinished: a job reached status "completed" or "failed"; code is the
+	// error code of a failed job, "" otherwise.
+	JobFinished(status, code string)
+	// UpstreamCall: one call of the compression API; status 0 when it did
+	// not answer (network, timeout).
+	UpstreamCall(status int, d time.Duration)
+	// DeliveryDone: one delivery attempt ended: "delivered", "retry",
+	// "failed" (last attempt), "gone" (410) or "dropped" (job or hook gone).
+	DeliveryDone(outcome string)
+}
+
+// SendResult is the outcome of one webhook POST.
+type SendResult struct {
+	Status     int           // the receiver's HTTP status, 0 when it did not answer
+	RetryAfter time.Duration // the receiver's Retry-After, if any
+	Err        error         // nil only on 2xx
+	Gone       bool          // 410: the receiver wants no more
+}
+
+// Sender posts one signed webhook: webhook-id msgID, signed with secret
+// (whsec_...). *webhook.Sender implements it.
+type Sender interface {
+	Send(ctx context.Context, targetURL, secret, msgID string, body []byte) SendResult
+}
+
+// withDefaults returns cfg with defaults filled in, or why it is unusable.
+func (cfg Config) withDefaults() (Config, error) {
+	switch {
+	case cfg.RedisConnOpt == nil:
+		return cfg, errors.New("worker: RedisConnOpt is required")
+	case cfg.Jobs == nil, cfg.Blobs == nil, cfg.Hooks == nil:
+		return cfg, errors.New("worker: Jobs, Blobs and Hooks are required")
+	case cfg.Compressor == nil:
+		return cfg, errors.New("worker: Compressor is required")
+	case cfg.Fetcher == nil:
+		return cfg, errors.New("worker: Fetcher is required")
+	case cfg.Sender == nil:
+		return cfg, errors.New("worker: Sender is required")
+	case cfg.Keyring == nil:
+		return cfg, errors.New("worker: Keyring is required")
+	case cfg.PublicURL == "":
+		return cfg, errors.New("worker: PublicURL is required (IMGFLOW_PUBLIC_URL)")
+	}
+	if cfg.Queue == "" {
+		cfg.Queue = DefaultQueue
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 10
+	}
+	if cfg.ResultTTL <= 0 {
+		cfg.ResultTTL = 24 * time.Hour
+	}
+	if len(cfg.DeliverySchedule) == 0 {
+		cfg.DeliverySchedule = DefaultDeliverySchedule
+	}
+	if cfg.MaxCompressRetries <= 0 {
+		cfg.MaxCompressRetries = DefaultMaxCompressRetries
+	}
+	if cfg.TaskCheckInterval <= 0 {
+		cfg.TaskCheckInterval = 25 * time.Millisecond
+	}
+	if cfg.DelayedTaskCheckInterval <= 0 {
+		cfg.DelayedTaskCheckInterval = time.Second
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Observer == nil {
+		cfg.Observer = nopObserver{}
+	}
+	return cfg, nil
+}
+
+type nopObserver struct{}
+
+func (nopObserver) JobStarted(time.Duration)        {}
+func (nopObserver) JobFinished(string, string)      {}
+func (nopObserver) UpstreamCall(int, time.Duration) {}
+func (nopObserver) DeliveryDone(string)             {}

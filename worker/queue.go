@@ -1,0 +1,151 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/imgflow/imgflow/connector"
+)
+
+// Task types on the queue.
+const (
+	TypeCompress = "job:compress"
+	TypeDelivery = "delivery"
+)
+
+// Defaults shared by Queue and Config.
+const (
+	DefaultQueue              = "imgflow"
+	DefaultMaxCompressRetries = 8
+	// DefaultRetention keeps finished tasks (a few hundred bytes each: ids
+	// only) so that enqueuing the same job or delivery again within it is a
+	// no-op.
+	DefaultRetention = time.Hour
+
+	compressTimeout = 2 * time.Minute // one upstream call plus the fetch
+	deliveryTimeout = time.Minute     // one webhook POST
+)
+
+// DefaultDeliverySchedule is the Standard Webhooks retry schedule: the delay
+// before each attempt, the first one immediate. Ten attempts over about 3
+// days.
+var DefaultDeliverySchedule = []time.Duration{
+	0, 5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour,
+	5 * time.Hour, 10 * time.Hour, 14 * time.Hour, 20 * time.Hour, 24 * time.Hour,
+}
+
+// compressPayload is the whole payload of a compress task.
+type compressPayload struct {
+	JobID string `json:"job_id"`
+}
+
+// Queue enqueues imgflow's tasks with asynq. It implements connector.Queue.
+type Queue struct {
+	client             *asynq.Client
+	queue              string
+	maxCompressRetries int
+	schedule           []time.Duration
+	retention          time.Duration
+}
+
+var _ connector.Queue = (*Queue)(nil)
+
+// QueueOption changes a Queue's defaults.
+type QueueOption func(*Queue)
+
+// WithMaxCompressRetries sets how many times a compress task is retried
+// after its first attempt (default DefaultMaxCompressRetries).
+func WithMaxCompressRetries(n int) QueueOption {
+	return func(q *Queue) { q.maxCompressRetries = n }
+}
+
+// WithDeliverySchedule sets the delay before each delivery attempt (default
+// DefaultDeliverySchedule): len(s) attempts, the first after s[0]. The
+// worker's RetryDelayFunc must use the same schedule (Worker does).
+func WithDeliverySchedule(s []time.Duration) QueueOption {
+	return func(q *Queue) { q.schedule = s }
+}
+
+// WithRetention sets how long a finished task is kept so that a duplicate
+// enqueue stays a no-op (default DefaultRetention).
+func WithRetention(d time.Duration) QueueOption {
+	return func(q *Queue) { q.retention = d }
+}
+
+// NewQueue returns a Queue that puts tasks on the named asynq queue
+// ("" means DefaultQueue). The caller owns client and closes it.
+func NewQueue(client *asynq.Client, queue string, opts ...QueueOption) *Queue {
+	q := &Queue{
+		client:             client,
+		queue:              queue,
+		maxCompressRetries: DefaultMaxCompressRetries,
+		schedule:           DefaultDeliverySchedule,
+		retention:          DefaultRetention,
+	}
+	if q.queue == "" {
+		q.queue = DefaultQueue
+	}
+	for _, o := range opts {
+		o(q)
+	}
+	if len(q.schedule) == 0 {
+		q.schedule = DefaultDeliverySchedule
+	}
+	return q
+}
+
+// EnqueueCompress queues the compression of a job. The task id is the job
+// id, so enqueuing the same job again (while the task is queued, running,
+// retrying or retained) is a no-op.
+func (q *Queue) EnqueueCompress(ctx context.Context, jobID string) error {
+	payload, err := json.Marshal(compressPayload{JobID: jobID})
+	if err != nil {
+		return err
+	}
+	return q.enqueue(ctx, asynq.NewTask(TypeCompress, payload),
+		asynq.TaskID(jobID),
+		asynq.Queue(q.queue),
+		asynq.MaxRetry(q.maxCompressRetries),
+		asynq.Timeout(compressTimeout),
+		asynq.Retention(q.retention),
+	)
+}
+
+// EnqueueDelivery queues one delivery; d.ID is the task id, so a delivery
+// is queued at most once.
+func (q *Queue) EnqueueDelivery(ctx context.Context, d connector.Delivery) error {
+	payload, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	opts := []asynq.Option{
+		asynq.TaskID(d.ID),
+		asynq.Queue(q.queue),
+		asynq.MaxRetry(len(q.schedule) - 1), // attempts = len(schedule)
+		asynq.Timeout(deliveryTimeout),
+		asynq.Retention(q.retention),
+	}
+	if q.schedule[0] > 0 {
+		opts = append(opts, asynq.ProcessIn(q.schedule[0]))
+	}
+	return q.enqueue(ctx, asynq.NewTask(TypeDelivery, payload), opts...)
+}
+
+func (q *Queue) enqueue(ctx context.Context, t *asynq.Task, opts ...asynq.Option) error {
+	_, err := q.client.EnqueueContext(ctx, t, opts...)
+	switch {
+	case err == nil, errors.Is(err, asynq.ErrTaskIDConflict), errors.Is(err, asynq.ErrDuplicateTask):
+		return nil
+	default:
+		return &connector.Error{
+			Code:       connector.EUNAVAILABLE,
+			Message:    "queue unavailable",
+			RetryAfter: 5 * time.Second,
+			Err:        err,
+		}
+	}
+}
