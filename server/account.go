@@ -1,0 +1,32 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/imgflow/imgflow/connector"
+)
+
+// accountView is GET /v1/account: the upstream key check plus the secret
+// that signs this key's callbacks.
+type accountView struct {
+	connector.Account
+	WebhookSecret string `json:"webhook_secret"`
+}
+
+// getAccount is GET /v1/account, the platforms' "test connection". It asks
+// the upstream every time (and refreshes the preflight cache): a user
+// testing a connection wants the live balance.
+func (s *Server) getAccount(c echo.Context) error {
+	ctx := c.Request().Context()
+	key := apiKey(c)
+	acct, err := s.cfg.Compressor.Validate(ctx, key)
+	if err != nil {
+		return err
+	}
+	if err := s.cfg.Accounts.CacheAccount(ctx, s.owner(key), acct, s.cfg.PreflightTTL); err != nil {
+		s.logger(c).Warn("account not cached", "err", err)
+	}
+	return c.JSON(http.StatusOK, accountView{Account: *acct, WebhookSecret: s.cfg.Keyring.WebhookSecret("callback", s.owner(key))})
+}

@@ -1,0 +1,97 @@
+package server
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/imgflow/imgflow/connector"
+)
+
+const ctxAPIKey = "api_key"
+
+// headerKey returns the compression API key from X-API-Key or
+// Authorization: Bearer, "" when neither is set.
+func headerKey(c echo.Context) string {
+	if k := strings.TrimSpace(c.Request().Header.Get("X-API-Key")); k != "" {
+		return k
+	}
+	auth := c.Request().Header.Get("Authorization")
+	if scheme, token, ok := strings.Cut(auth, " "); ok && strings.EqualFold(scheme, "Bearer") {
+		return strings.TrimSpace(token)
+	}
+	return ""
+}
+
+var errNoKey = &connector.Error{
+	Code:    connector.EUNAUTHORIZED,
+	Message: "API key required: send it as X-API-Key, Authorization: Bearer, or an api_key field",
+}
+
+// requireKey is middleware for routes whose key can only come in a header.
+func (s *Server) requireKey(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		key := headerKey(c)
+		if key == "" {
+			return errNoKey
+		}
+		c.Set(ctxAPIKey, key)
+		return next(c)
+	}
+}
+
+// apiKey is the key requireKey found.
+func apiKey(c echo.Context) string { k, _ := c.Get(ctxAPIKey).(string); return k }
+
+// owner is the stand-in for the key in records: its keyed hash.
+func (s *Server) owner(key string) string { return s.cfg.Keyring.KeyHash(key) }
+
+// preflight turns a bad key into 401 and a zero balance into 429 before a
+// job is queued, from the upstream /validate answer cached per key. If the
+// upstream cannot be asked, the job is accepted and the worker decides.
+func (s *Server) preflight(c echo.Context, key string) error {
+	ctx := c.Request().Context()
+	owner := s.owner(key)
+	acct, ok, err := s.cfg.Accounts.CachedAccount(ctx, owner)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		acct, err = s.cfg.Compressor.Validate(ctx, key)
+		switch code := connector.ErrorCodeOf(err); code {
+		case "":
+		case connector.EUNAUTHORIZED:
+			acct = &connector.Account{Valid: false}
+		default:
+			s.logger(c).Warn("preflight: key check unavailable, accepting the job", "code", code)
+			return nil
+		}
+		if err := s.cfg.Accounts.CacheAccount(ctx, owner, acct, s.cfg.PreflightTTL); err != nil {
+			return err
+		}
+	}
+	return accountError(acct)
+}
+
+// accountError is the error a key check's answer means for a new job.
+func accountError(acct *connector.Account) error {
+	if !acct.Valid {
+		return &connector.Error{Code: connector.EUNAUTHORIZED, Message: "Invalid API key", UpstreamStatus: 401}
+	}
+	if acct.CreditsRemaining <= 0 || (acct.CanCompress != nil && !*acct.CanCompress) {
+		zero := acct.CreditsRemaining
+		return &connector.Error{
+			Code:             connector.ENOCREDITS,
+			Message:          "Insufficient credits. Please purchase more credits to continue compression.",
+			CreditsRemaining: &zero,
+		}
+	}
+	return nil
+}
+
+// isCode reports whether err carries code.
+func isCode(err error, code connector.ErrorCode) bool {
+	var e *connector.Error
+	return errors.As(err, &e) && e.Code == code
+}

@@ -1,0 +1,102 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/imgflow/imgflow/connector"
+)
+
+// codeMethodNotAllowed is an HTTP-only code: the domain never produces it.
+const codeMethodNotAllowed connector.ErrorCode = "method_not_allowed"
+
+// statusOf is the one table from domain error codes to HTTP statuses.
+var statusOf = map[connector.ErrorCode]int{
+	connector.EINVALID:      http.StatusBadRequest,
+	connector.EURLREFUSED:   http.StatusBadRequest,
+	connector.EFORMAT:       http.StatusBadRequest,
+	connector.EFETCH:        http.StatusBadRequest,
+	connector.EUNAUTHORIZED: http.StatusUnauthorized,
+	connector.ENOTFOUND:     http.StatusNotFound,
+	connector.ECONFLICT:     http.StatusConflict,
+	connector.ETOOLARGE:     http.StatusRequestEntityTooLarge,
+	connector.EMEDIATYPE:    http.StatusUnsupportedMediaType,
+	connector.EMISMATCH:     http.StatusUnprocessableEntity,
+	connector.ENOCREDITS:    http.StatusTooManyRequests,
+	connector.EUPSTREAM:     http.StatusBadGateway,
+	connector.EUNAVAILABLE:  http.StatusServiceUnavailable,
+	connector.EINTERNAL:     http.StatusInternalServerError,
+	codeMethodNotAllowed:    http.StatusMethodNotAllowed,
+}
+
+// errorBody keeps the upstream's shape ({"error": text}) and adds a code.
+type errorBody struct {
+	Error            string                 `json:"error"`
+	Code             connector.ErrorCode    `json:"code"`
+	Details          []connector.FieldError `json:"details,omitempty"`
+	CreditsRemaining *int64                 `json:"credits_remaining,omitempty"`
+	UpstreamStatus   int                    `json:"upstream_status,omitempty"`
+}
+
+// fromEchoError maps Echo's own errors (unknown route, wrong method, body too
+// large) into domain errors, so every answer has the same shape.
+func fromEchoError(he *echo.HTTPError) *connector.Error {
+	msg := http.StatusText(he.Code)
+	if m, ok := he.Message.(string); ok && m != "" {
+		msg = m
+	}
+	switch he.Code {
+	case http.StatusNotFound:
+		return connector.Errorf(connector.ENOTFOUND, "Not found")
+	case http.StatusMethodNotAllowed:
+		return connector.Errorf(codeMethodNotAllowed, "Method not allowed")
+	case http.StatusRequestEntityTooLarge:
+		return connector.Errorf(connector.ETOOLARGE, "request body too large: images are limited to %d bytes", connector.MaxImageSize)
+	case http.StatusUnsupportedMediaType:
+		return connector.Errorf(connector.EMEDIATYPE, "%s", msg)
+	}
+	if he.Code >= 500 {
+		return &connector.Error{Code: connector.EINTERNAL, Message: "Internal error", Err: he}
+	}
+	return connector.Errorf(connector.EINVALID, "%s", msg)
+}
+
+// handleError is Echo's error handler: every error leaves here, mapped once.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	var e *connector.Error
+	var he *echo.HTTPError
+	switch {
+	case errors.As(err, &e):
+	case errors.As(err, &he):
+		e = fromEchoError(he)
+	default:
+		e = connector.AsError(err)
+	}
+	status := statusOf[e.Code]
+	if status == 0 {
+		status = http.StatusInternalServerError
+	}
+	msg := e.Message
+	if status >= 500 && e.Code == connector.EINTERNAL {
+		msg = "Internal error"
+		s.logger(c).Error("internal error", "err", err)
+	}
+	if e.RetryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int((e.RetryAfter+time.Second-1)/time.Second)))
+	} else if status == http.StatusServiceUnavailable {
+		c.Response().Header().Set("Retry-After", "5")
+	}
+	body := errorBody{Error: msg, Code: e.Code, Details: e.Details, CreditsRemaining: e.CreditsRemaining, UpstreamStatus: e.UpstreamStatus}
+	if c.Request().Method == http.MethodHead {
+		c.NoContent(status)
+		return
+	}
+	c.JSON(status, body)
+}

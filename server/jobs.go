@@ -1,0 +1,295 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/imgflow/imgflow/connector"
+)
+
+// createJob is POST /v1/jobs.
+func (s *Server) createJob(c echo.Context) error {
+	wait, err := s.parseWait(c)
+	if err != nil {
+		return err
+	}
+	in, err := s.readJobRequest(c)
+	if err != nil {
+		return err
+	}
+	key := headerKey(c)
+	if key == "" {
+		key = in.APIKey
+	}
+	if key == "" {
+		return errNoKey
+	}
+	ctx := c.Request().Context()
+	if in.ImageURL != "" {
+		if err := s.cfg.CheckURL(ctx, in.ImageURL); err != nil {
+			return withField(err, "image_url")
+		}
+	}
+	if in.CallbackURL != "" {
+		if err := s.cfg.CheckURL(ctx, in.CallbackURL); err != nil {
+			return withField(err, "callback_url")
+		}
+	}
+	if err := s.preflight(c, key); err != nil {
+		return err
+	}
+	owner := s.owner(key)
+
+	job, replay, err := s.createOnce(c, owner, key, in)
+	if err != nil {
+		return err
+	}
+	s.withJob(c, job.ID)
+	if !replay {
+		s.logger(c).Info("job created", "input", job.Input.Kind, "size", job.Input.Size)
+	}
+	return s.respondJob(c, job, wait)
+}
+
+// createOnce creates and enqueues the job, or, for a repeated
+// Idempotency-Key with the same request, returns the job made the first time.
+func (s *Server) createOnce(c echo.Context, owner, key string, in *jobRequest) (job *connector.Job, replay bool, err error) {
+	ctx := c.Request().Context()
+	idemKey := c.Request().Header.Get("Idempotency-Key")
+	if idemKey == "" {
+		job, err = s.newJob(ctx, owner, key, in)
+		return job, false, err
+	}
+	if len(idemKey) > 255 {
+		return nil, false, connector.Errorf(connector.EINVALID, "Idempotency-Key must be at most 255 characters")
+	}
+	rec, reserved, err := s.cfg.Idempotency.ReserveIdempotencyKey(ctx, owner, idemKey, in.fingerprint())
+	if err != nil {
+		return nil, false, err
+	}
+	if !reserved {
+		switch {
+		case rec.Fingerprint != in.fingerprint():
+			return nil, false, connector.Errorf(connector.EMISMATCH, "Idempotency-Key %q was already used with a different request", idemKey)
+		case rec.JobID == "":
+			return nil, false, &connector.Error{Code: connector.ECONFLICT, RetryAfter: time.Second,
+				Message: "a request with this Idempotency-Key is still in flight; retry shortly"}
+		}
+		job, err = s.cfg.Jobs.GetJob(ctx, rec.JobID)
+		return job, true, err
+	}
+	job, err = s.newJob(ctx, owner, key, in)
+	if err != nil {
+		// Best effort: a failed request must not hold the key; the
+		// reservation also expires by itself.
+		if rerr := s.cfg.Idempotency.ReleaseIdempotencyKey(context.WithoutCancel(ctx), owner, idemKey); rerr != nil {
+			s.logger(c).Warn("idempotency key not released", "err", rerr)
+		}
+		return nil, false, err
+	}
+	if err := s.cfg.Idempotency.CompleteIdempotencyKey(context.WithoutCancel(ctx), owner, idemKey, job.ID); err != nil {
+		s.logger(c).Warn("idempotency key not completed", "job_id", job.ID, "err", err)
+	}
+	return job, false, nil
+}
+
+// newJob stores the input, records the job and queues it. A job whose
+// enqueue fails is marked failed so it never sits queued forever.
+func (s *Server) newJob(ctx context.Context, owner, key string, in *jobRequest) (*connector.Job, error) {
+	id, err := uuid.NewV7() // time-ordered: the list index and cursors rely on it
+	if err != nil {
+		return nil, err
+	}
+	now := s.cfg.Now().UTC()
+	job := &connector.Job{
+		ID:          id.String(),
+		Status:      connector.StatusQueued,
+		CreatedAt:   now,
+		UpdatedAt:   now,
+		Input:       connector.JobInput{Kind: in.kind, URL: in.ImageURL, Filename: in.Filename},
+		Metadata:    in.Metadata,
+		Owner:       owner,
+		SealedKey:   s.cfg.Keyring.Seal(key),
+		CallbackURL: in.CallbackURL,
+	}
+	if in.CallbackURL != "" {
+		job.Callback = &connector.DeliveryState{Status: connector.DeliveryPending}
+	}
+	if in.image != nil {
+		job.Input.Size = int64(len(in.image))
+		job.Input.MIMEType = connector.SniffImageType(in.image)
+		// The input lives until the job ends; the TTL only guards against a
+		// job that never runs.
+		if err := s.cfg.Blobs.PutBlob(ctx, connector.InputBlobKey(job.ID), in.image, s.cfg.ResultTTL); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.cfg.Jobs.CreateJob(ctx, job); err != nil {
+		return nil, err
+	}
+	if err := s.cfg.Queue.EnqueueCompress(ctx, job.ID); err != nil {
+		_, uerr := s.cfg.Jobs.UpdateJob(context.WithoutCancel(ctx), job.ID, func(j *connector.Job) error {
+			j.Status = connector.StatusFailed
+			j.Error = connector.JobErrorFrom(err)
+			return nil
+		})
+		if uerr != nil {
+			s.log.Warn("job left queued after enqueue failure", "job_id", job.ID, "err", uerr)
+		}
+		return nil, err
+	}
+	return job, nil
+}
+
+// parseWait reads ?wait=N (whole seconds, 0 to MaxWait).
+func (s *Server) parseWait(c echo.Context) (time.Duration, error) {
+	raw := c.QueryParam("wait")
+	if raw == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseFloat(raw, 64)
+	max := s.cfg.MaxWait.Seconds()
+	if err != nil || n < 0 || n > max {
+		return 0, fieldError("wait", "must be a number of seconds from 0 to "+strconv.Itoa(int(max)))
+	}
+	return time.Duration(n * float64(time.Second)), nil
+}
+
+// respondJob answers 200 with a finished job, else waits up to wait for it
+// to finish, else answers 202 with Location to poll.
+func (s *Server) respondJob(c echo.Context, job *connector.Job, wait time.Duration) error {
+	if !job.Status.Finished() && wait > 0 {
+		ctx, cancel := context.WithTimeout(c.Request().Context(), wait)
+		waited, err := s.cfg.Jobs.WaitJob(ctx, job.ID)
+		cancel()
+		switch {
+		case err == nil || errors.Is(err, context.DeadlineExceeded):
+			if waited != nil {
+				job = waited
+			}
+		case errors.Is(err, context.Canceled):
+			return nil // the caller went away
+		default:
+			return err
+		}
+	}
+	loc := "/v1/jobs/" + job.ID
+	c.Response().Header().Set(echo.HeaderLocation, loc)
+	if job.Status.Finished() {
+		return c.JSON(http.StatusOK, s.render(job))
+	}
+	c.Response().Header().Set("Retry-After", "1")
+	return c.JSON(http.StatusAccepted, s.render(job))
+}
+
+// ownedJob loads a job of the request's key; another key's job is not found.
+func (s *Server) ownedJob(c echo.Context) (*connector.Job, error) {
+	job, err := s.cfg.Jobs.GetJob(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return nil, err
+	}
+	if job.Owner != s.owner(apiKey(c)) {
+		return nil, connector.Errorf(connector.ENOTFOUND, "job %s not found", c.Param("id"))
+	}
+	s.withJob(c, job.ID)
+	return job, nil
+}
+
+// getJob is GET /v1/jobs/:id; ?include=data adds the compressed bytes.
+func (s *Server) getJob(c echo.Context) error {
+	job, err := s.ownedJob(c)
+	if err != nil {
+		return err
+	}
+	view := s.render(job)
+	if c.QueryParam("include") == "data" && job.Status == connector.StatusCompleted {
+		data, err := s.cfg.Blobs.GetBlob(c.Request().Context(), connector.OutputBlobKey(job.ID))
+		if err != nil {
+			return resultGone(err, job.ID)
+		}
+		view.Result.CompressedData = encodeBase64(data)
+	}
+	return c.JSON(http.StatusOK, view)
+}
+
+func resultGone(err error, id string) error {
+	if isCode(err, connector.ENOTFOUND) {
+		return connector.Errorf(connector.ENOTFOUND, "the compressed file of job %s has expired", id)
+	}
+	return err
+}
+
+// listJobsPage is the body of GET /v1/jobs.
+type listJobsPage struct {
+	Jobs       []*connector.Job `json:"jobs"`
+	NextCursor string           `json:"next_cursor"`
+}
+
+// listJobs is GET /v1/jobs: newest first, for polling triggers.
+func (s *Server) listJobs(c echo.Context) error {
+	filter := connector.JobFilter{Status: connector.JobStatus(c.QueryParam("status")), Limit: 20, Cursor: c.QueryParam("cursor")}
+	if filter.Status != "" && !filter.Status.Valid() {
+		return fieldError("status", "must be one of: queued, processing, completed, failed")
+	}
+	if raw := c.QueryParam("limit"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > 100 {
+			return fieldError("limit", "must be a whole number from 1 to 100")
+		}
+		filter.Limit = n
+	}
+	if filter.Cursor != "" {
+		if _, err := uuid.Parse(filter.Cursor); err != nil {
+			return fieldError("cursor", "is not a cursor this API returned")
+		}
+	}
+	page, err := s.cfg.Jobs.ListJobs(c.Request().Context(), s.owner(apiKey(c)), filter)
+	if err != nil {
+		return err
+	}
+	out := listJobsPage{Jobs: make([]*connector.Job, 0, len(page.Jobs)), NextCursor: page.NextCursor}
+	for _, j := range page.Jobs {
+		out.Jobs = append(out.Jobs, s.render(j))
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// getJobFile is GET /v1/jobs/:id/file, with the key or a signed token.
+func (s *Server) getJobFile(c echo.Context) error {
+	ctx := c.Request().Context()
+	id := c.Param("id")
+	notFound := connector.Errorf(connector.ENOTFOUND, "job %s not found", id)
+	if token := c.QueryParam("token"); token != "" {
+		if !s.cfg.Keyring.VerifyFileToken(id, token, s.cfg.Now()) {
+			return connector.Errorf(connector.ENOTFOUND, "this file link is invalid or has expired")
+		}
+	} else if key := headerKey(c); key == "" {
+		return errNoKey
+	} else {
+		c.Set(ctxAPIKey, key)
+		if _, err := s.ownedJob(c); err != nil {
+			return err
+		}
+	}
+	job, err := s.cfg.Jobs.GetJob(ctx, id)
+	if err != nil {
+		return err
+	}
+	if job.Status != connector.StatusCompleted || job.Result == nil {
+		return notFound
+	}
+	data, err := s.cfg.Blobs.GetBlob(ctx, connector.OutputBlobKey(id))
+	if err != nil {
+		return resultGone(err, id)
+	}
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentDisposition, mimeDisposition(job.Result.Filename))
+	h.Set("Cache-Control", "private, max-age=3600")
+	return c.Blob(http.StatusOK, job.Result.MIMEType, data)
+}

@@ -1,0 +1,45 @@
+package server
+
+import (
+	"encoding/base64"
+	"mime"
+
+	"github.com/imgflow/imgflow/connector"
+)
+
+// render is the job as a caller sees it: with a signed file_url that works
+// without the key until the result expires.
+func (s *Server) render(j *connector.Job) *connector.Job {
+	view := *j
+	if j.Result != nil {
+		r := *j.Result
+		finished := j.UpdatedAt
+		if j.FinishedAt != nil {
+			finished = *j.FinishedAt
+		}
+		r.FileURL = s.cfg.Keyring.FileURL(s.cfg.PublicURL, j.ID, finished.Add(s.cfg.ResultTTL))
+		view.Result = &r
+	}
+	return &view
+}
+
+func encodeBase64(data []byte) string { return base64.StdEncoding.EncodeToString(data) }
+
+func mimeDisposition(filename string) string {
+	if filename == "" {
+		return "attachment"
+	}
+	return mime.FormatMediaType("attachment", map[string]string{"filename": filename})
+}
+
+// withField names the input field a URL check refused.
+func withField(err error, field string) error {
+	e := connector.AsError(err)
+	if e.Code == connector.EINTERNAL {
+		return err
+	}
+	cp := *e
+	cp.Message = field + ": " + e.Message
+	cp.Details = []connector.FieldError{{Field: field, Message: e.Message}}
+	return &cp
+}

@@ -1,0 +1,158 @@
+// Package server is imgflow's HTTP API (Echo): routes, binding and
+// validation of flow inputs, API key extraction and preflight, idempotency,
+// the one table that maps domain error codes to HTTP statuses, and the
+// definitions and OpenAPI downloads.
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-playground/validator/v10"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/connector/keyring"
+)
+
+// Config is everything the API needs. Stores, queue and compressor are
+// interfaces from connector; main wires the real ones.
+type Config struct {
+	Jobs        connector.JobStore
+	Blobs       connector.BlobStore
+	Idempotency connector.IdempotencyStore
+	Accounts    connector.AccountCache
+	Hooks       connector.HookStore
+	Queue       connector.Queue
+	// Compressor answers the key checks (preflight and /v1/account).
+	Compressor connector.Compressor
+	Keyring    *keyring.Keyring
+
+	// PublicURL is the address flows reach this server at, without a
+	// trailing slash; file_url and Location use it. Flag --public-url,
+	// env IMGFLOW_PUBLIC_URL.
+	PublicURL string
+	// CheckURL refuses image, callback and hook URLs that point into a
+	// private network (unless allowed); nil accepts every http(s) URL.
+	CheckURL func(ctx context.Context, rawURL string) error
+	// ResultTTL is how long compressed files and their file_url live.
+	// Default 24h; env IMGFLOW_RESULT_TTL.
+	ResultTTL time.Duration
+	// PreflightTTL is how long a key check is cached per key. Default 30s:
+	// long enough to spare the upstream a call per job, short enough that a
+	// top-up is seen quickly.
+	PreflightTTL time.Duration
+	// MaxWait caps ?wait=N. Default 25s, under Zapier's 30 s action limit.
+	MaxWait time.Duration
+	// Ready lists the dependencies /ready checks, by name.
+	Ready map[string]func(ctx context.Context) error
+	// Definitions renders the connector definitions for a base URL; nil
+	// leaves /v1/definitions and /openapi.json out.
+	Definitions DefinitionsRenderer
+	// Middleware runs around every route (metrics, for one).
+	Middleware []echo.MiddlewareFunc
+	// Mount adds routes owned elsewhere (metrics, admin UI).
+	Mount  func(e *echo.Echo)
+	Logger *slog.Logger
+	// Now is the clock; tests move it.
+	Now func() time.Time
+}
+
+// Server is the HTTP API.
+type Server struct {
+	cfg      Config
+	echo     *echo.Echo
+	validate *validator.Validate
+	log      *slog.Logger
+	defs     renderedDefinitions
+}
+
+// New builds the API with defaults filled in.
+func New(cfg Config) *Server {
+	if cfg.ResultTTL <= 0 {
+		cfg.ResultTTL = 24 * time.Hour
+	}
+	if cfg.PreflightTTL <= 0 {
+		cfg.PreflightTTL = 30 * time.Second
+	}
+	if cfg.MaxWait <= 0 {
+		cfg.MaxWait = 25 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.CheckURL == nil {
+		cfg.CheckURL = func(context.Context, string) error { return nil }
+	}
+	s := &Server{cfg: cfg, validate: newValidator(), log: cfg.Logger}
+	s.echo = s.routes()
+	return s
+}
+
+// Handler is the API as an http.Handler.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Run serves on addr until ctx ends, then drains in-flight requests for up
+// to 30 s (waiting requests hold at most MaxWait).
+func (s *Server) Run(ctx context.Context, addr string) error {
+	srv := &http.Server{Addr: addr, Handler: s.echo, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func (s *Server) routes() *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.handleError
+	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{
+		RequestIDHandler: func(c echo.Context, id string) { c.Set("request_id", id) },
+	}))
+	e.Use(s.logRequests)
+	e.Use(middleware.Recover())
+	for _, m := range s.cfg.Middleware {
+		e.Use(m)
+	}
+
+	e.GET("/health", s.health)
+	e.GET("/ready", s.ready)
+
+	v1 := e.Group("/v1")
+	v1.POST("/jobs", s.createJob)
+	v1.GET("/jobs", s.listJobs, s.requireKey)
+	v1.GET("/jobs/:id", s.getJob, s.requireKey)
+	v1.GET("/jobs/:id/file", s.getJobFile) // key or signed token
+	v1.GET("/account", s.getAccount, s.requireKey)
+	v1.POST("/hooks", s.createHook) // key may be in the body
+	v1.GET("/hooks", s.listHooks, s.requireKey)
+	v1.GET("/hooks/:id", s.getHook, s.requireKey)
+	v1.DELETE("/hooks/:id", s.deleteHook, s.requireKey)
+
+	if s.cfg.Definitions != nil {
+		e.GET("/openapi.json", s.openAPI)
+		v1.GET("/definitions", s.definitionsIndex)
+		v1.GET("/definitions/:platform", s.definitionsPlatform)
+		v1.GET("/definitions/:platform/:file", s.definitionsFile)
+	}
+	if s.cfg.Mount != nil {
+		s.cfg.Mount(e)
+	}
+	return e
+}

@@ -1,0 +1,63 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/go-playground/validator/v10"
+
+	"github.com/imgflow/imgflow/connector"
+)
+
+func newValidator() *validator.Validate {
+	v := validator.New(validator.WithRequiredStructEnabled())
+	// Report JSON field names, which are what the caller sent.
+	v.RegisterTagNameFunc(func(f reflect.StructField) string {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			return ""
+		}
+		return name
+	})
+	return v
+}
+
+// check validates in and turns failures into one EINVALID with a detail per
+// field.
+func (s *Server) check(in any) error {
+	err := s.validate.Struct(in)
+	if err == nil {
+		return nil
+	}
+	var verrs validator.ValidationErrors
+	if !errors.As(err, &verrs) {
+		return err
+	}
+	e := &connector.Error{Code: connector.EINVALID}
+	var names []string
+	for _, fe := range verrs {
+		e.Details = append(e.Details, connector.FieldError{Field: fe.Field(), Message: fieldMessage(fe)})
+		names = append(names, fe.Field())
+	}
+	e.Message = "invalid " + strings.Join(names, ", ")
+	if len(e.Details) == 1 {
+		e.Message = e.Details[0].Field + ": " + e.Details[0].Message
+	}
+	return e
+}
+
+func fieldMessage(fe validator.FieldError) string {
+	switch fe.Tag() {
+	case "required":
+		return "is required"
+	case "url", "http_url":
+		return "must be an absolute http or https URL"
+	case "max":
+		return fmt.Sprintf("must be at most %s characters", fe.Param())
+	case "oneof":
+		return "must be one of: " + strings.ReplaceAll(fe.Param(), " ", ", ")
+	}
+	return "is invalid (" + fe.Tag() + ")"
+}
