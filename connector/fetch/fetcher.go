@@ -1,0 +1,158 @@
+package fetch
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/connector/guard"
+)
+
+// maxRedirects is how many redirects a fetch follows; every hop is checked
+// by the guard like the first.
+const maxRedirects = 5
+
+// Options configures a Fetcher. The zero value is a safe production setup.
+type Options struct {
+	// AllowPrivate lets image URLs reach loopback, private and link-local
+	// addresses. For development on one machine only; default false.
+	AllowPrivate bool
+	// Timeout bounds one whole fetch: connecting, redirects and reading the
+	// body. Default 30s. Too low fails large images on slow hosts; too high
+	// lets a slow host hold a worker that long.
+	Timeout time.Duration
+	// MaxBytes is the largest image accepted, checked against
+	// Content-Length and again while reading. Default connector.MaxImageSize
+	// (10 MiB), the compression API's own limit.
+	MaxBytes int64
+	// UserAgent is sent with every request. Default "imgflow".
+	UserAgent string
+	// Resolver resolves host names for the early URL check of each hop.
+	// Default net.DefaultResolver; the dial check always uses the system's.
+	Resolver guard.Resolver
+}
+
+// Fetcher implements connector.ImageFetcher. It is safe for concurrent use.
+type Fetcher struct {
+	opts   Options
+	client *http.Client
+	// exempt is a host:port the URL check lets through; only tests set it,
+	// to stand a loopback test server in for a public first hop.
+	exempt string
+}
+
+var _ connector.ImageFetcher = (*Fetcher)(nil)
+
+// New returns a Fetcher with opts, defaults filled in.
+func New(opts Options) *Fetcher {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 30 * time.Second
+	}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = connector.MaxImageSize
+	}
+	if opts.UserAgent == "" {
+		opts.UserAgent = "imgflow"
+	}
+	f := &Fetcher{opts: opts}
+	f.client = &http.Client{
+		Transport:     guard.NewTransport(opts.AllowPrivate),
+		CheckRedirect: f.checkRedirect,
+	}
+	return f
+}
+
+// FetchImage downloads the image at rawURL. Errors are *connector.Error:
+// EURLREFUSED (a hop points into a private network, or the URL is not
+// http/https), EFETCH (network failure, timeout, non-2xx answer, too many
+// redirects; Retryable when a later attempt may succeed), ETOOLARGE and
+// EFORMAT (not PNG, JPEG, WebP or AVIF).
+func (f *Fetcher) FetchImage(ctx context.Context, rawURL string) (*connector.Image, error) {
+	if err := f.checkURL(ctx, rawURL); err != nil {
+		return nil, guard.ForField(err, "image_url")
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		return nil, &connector.Error{Code: connector.EINVALID, Message: "image_url is not a valid URL", Err: err}
+	}
+	req.Header.Set("User-Agent", f.opts.UserAgent)
+	req.Header.Set("Accept", "image/avif,image/webp,image/png,image/jpeg;q=0.9,*/*;q=0.1")
+
+	resp, err := f.client.Do(req)
+	if err != nil {
+		return nil, f.requestError(ctx, req.URL.Hostname(), err)
+	}
+	defer resp.Body.Close()
+
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		return nil, statusError(resp.StatusCode)
+	}
+	if resp.ContentLength > f.opts.MaxBytes {
+		return nil, f.tooLarge(resp.ContentLength)
+	}
+	data, err := f.readBody(resp)
+	if err != nil {
+		return nil, f.requestError(ctx, resp.Request.URL.Hostname(), err)
+	}
+	if int64(len(data)) > f.opts.MaxBytes {
+		return nil, f.tooLarge(-1)
+	}
+	mimeType := connector.SniffImageType(data)
+	if mimeType == "" {
+		return nil, connector.Errorf(connector.EFORMAT, "the file at image_url is not a PNG, JPEG, WebP or AVIF image")
+	}
+	return &connector.Image{Data: data, MIMEType: mimeType, Filename: filenameOf(resp)}, nil
+}
+
+// readBody reads at most MaxBytes+1 bytes, so that one byte too many is
+// seen without reading the rest. A known Content-Length sizes the buffer
+// once instead of growing it.
+func (f *Fetcher) readBody(resp *http.Response) ([]byte, error) {
+	size := int64(bytes.MinRead)
+	if resp.ContentLength > 0 {
+		size = resp.ContentLength + 1
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	_, err := buf.ReadFrom(io.LimitReader(resp.Body, f.opts.MaxBytes+1))
+	return buf.Bytes(), err
+}
+
+// checkRedirect re-checks every hop's URL; the dial check guards it again.
+func (f *Fetcher) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) > maxRedirects {
+		return connector.Errorf(connector.EFETCH, "image_url redirected more than %d times", maxRedirects)
+	}
+	if err := f.checkURL(req.Context(), req.URL.String()); err != nil {
+		return guard.ForField(err, "image_url redirect")
+	}
+	return nil
+}
+
+func (f *Fetcher) checkURL(ctx context.Context, rawURL string) error {
+	allowPrivate := f.opts.AllowPrivate
+	if f.exempt != "" {
+		if u, err := url.Parse(rawURL); err == nil && u.Host == f.exempt {
+			allowPrivate = true
+		}
+	}
+	return guard.CheckURL(ctx, rawURL, allowPrivate, f.opts.Resolver)
+}
+
+func (f *Fetcher) tooLarge(size int64) error {
+	limit := fmt.Sprintf("%d bytes", f.opts.MaxBytes)
+	if f.opts.MaxBytes%(1<<20) == 0 {
+		limit = fmt.Sprintf("%d MiB", f.opts.MaxBytes>>20)
+	}
+	if size > 0 {
+		return connector.Errorf(connector.ETOOLARGE, "the image at image_url is %d bytes, over the %s limit", size, limit)
+	}
+	return connector.Errorf(connector.ETOOLARGE, "the image at image_url is over the %s limit", limit)
+}
