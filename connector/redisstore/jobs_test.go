@@ -1,0 +1,171 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/imgflow/imgflow/connector"
+)
+
+func fullJob() *connector.Job {
+	at := func(sec int) *time.Time {
+		t := time.Date(2026, 11, 21, 10, 0, sec, 123456789, time.UTC)
+		return &t
+	}
+	credits := int64(41)
+	return &connector.Job{
+		ID:         uuid.Must(uuid.NewV7()).String(),
+		Status:     connector.StatusFailed,
+		CreatedAt:  *at(0),
+		UpdatedAt:  *at(5),
+		StartedAt:  at(1),
+		FinishedAt: at(4),
+		Input:      connector.JobInput{Kind: connector.InputBase64, URL: "https://x.test/a.png", Filename: "a.png", Size: 1234, MIMEType: "image/png"},
+		Result: &connector.JobResult{OriginalSize: 1234, CompressedSize: 567, CompressionRatio: 0.54,
+			CreditsRemaining: &credits, MIMEType: "image/png", Filename: "a.png", UpstreamJobID: "up-1"},
+		Error:       &connector.JobError{Code: connector.ENOCREDITS, Message: "no credits", UpstreamStatus: 429, CreditsRemaining: &credits, Retryable: true},
+		Callback:    &connector.DeliveryState{Status: connector.DeliveryDelivered, Attempts: 2, LastStatus: 204, LastError: "timeout", DeliveredAt: at(6)},
+		Metadata:    json.RawMessage(`{"zap":"1","n":[1,2]}`),
+		Attempts:    3,
+		Owner:       "owner-hash",
+		SealedKey:   []byte{0, 1, 2, 0xff, 'k'},
+		CallbackURL: "https://hooks.example/cb?sig=abc&x=1",
+	}
+}
+
+func TestCreateThenGetRoundTripsEveryField(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	ctx := context.Background()
+	want := fullJob()
+	if err := s.CreateJob(ctx, want); err != nil {
+		t.Fatalf("CreateJob: %v", err)
+	}
+	got, err := s.GetJob(ctx, want.ID)
+	if err != nil {
+		t.Fatalf("GetJob: %v", err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		gj, _ := json.Marshal(storedJob{Job: got, Owner: got.Owner, SealedKey: got.SealedKey, CallbackURL: got.CallbackURL})
+		wj, _ := json.Marshal(storedJob{Job: want, Owner: want.Owner, SealedKey: want.SealedKey, CallbackURL: want.CallbackURL})
+		t.Fatalf("GetJob returned\n%s\nwant\n%s", gj, wj)
+	}
+}
+
+func TestCreateJobRefusesAnExistingID(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	job := newJob(t, s, "o", connector.StatusQueued)
+	err := s.CreateJob(context.Background(), &connector.Job{ID: job.ID, Owner: "o", Status: connector.StatusCompleted})
+	if err == nil {
+		t.Fatal("second CreateJob with the same id = nil, want an error")
+	}
+	got, _ := s.GetJob(context.Background(), job.ID)
+	if got.Status != connector.StatusQueued {
+		t.Fatalf("after the refused create, status = %q, want the original %q", got.Status, connector.StatusQueued)
+	}
+}
+
+func TestGetUnknownJobIsNotFound(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	_, err := s.GetJob(context.Background(), "nope")
+	wantCode(t, err, connector.ENOTFOUND)
+}
+
+func TestJobExpiresAfterJobTTL(t *testing.T) {
+	s, r := newStore(t, Options{JobTTL: time.Hour})
+	job := newJob(t, s, "o", connector.StatusQueued)
+	ttl := r.Client.PTTL(context.Background(), s.jobKey(job.ID)).Val()
+	if ttl <= 59*time.Minute || ttl > time.Hour {
+		t.Fatalf("job record TTL = %v, want about 1h", ttl)
+	}
+	if r.Mini == nil {
+		t.Skip("expiry itself is checked on miniredis only (FastForward)")
+	}
+	r.Mini.FastForward(time.Hour + time.Second)
+	_, err := s.GetJob(context.Background(), job.ID)
+	wantCode(t, err, connector.ENOTFOUND)
+}
+
+func TestUpdateJobAppliesChangeSetsUpdatedAtAndKeepsExpiry(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	s, r := newStore(t, Options{Now: func() time.Time { return now }, JobTTL: time.Hour})
+	ctx := context.Background()
+	job := newJob(t, s, "o", connector.StatusQueued)
+	now = now.Add(time.Minute)
+	got, err := s.UpdateJob(ctx, job.ID, func(j *connector.Job) error {
+		j.Status = connector.StatusProcessing
+		j.StartedAt = &now
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("UpdateJob: %v", err)
+	}
+	if got.Status != connector.StatusProcessing || !got.UpdatedAt.Equal(now) || got.Owner != "o" {
+		t.Fatalf("UpdateJob returned status %q, updated_at %v, owner %q; want processing, %v, o", got.Status, got.UpdatedAt, got.Owner, now)
+	}
+	stored, _ := s.GetJob(ctx, job.ID)
+	if !reflect.DeepEqual(stored, got) {
+		t.Fatalf("stored job %+v differs from the returned one %+v", stored, got)
+	}
+	if ttl := r.Client.PTTL(ctx, s.jobKey(job.ID)).Val(); ttl <= 0 || ttl > time.Hour {
+		t.Fatalf("TTL after update = %v, want the original expiry (0 < ttl <= 1h)", ttl)
+	}
+}
+
+func TestUpdateJobReturnsTheFunctionsErrorAndStoresNothing(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	ctx := context.Background()
+	job := newJob(t, s, "o", connector.StatusQueued)
+	boom := errors.New("boom")
+	_, err := s.UpdateJob(ctx, job.ID, func(j *connector.Job) error {
+		j.Status = connector.StatusFailed
+		return boom
+	})
+	if err != boom {
+		t.Fatalf("UpdateJob error = %v, want the function's own error", err)
+	}
+	if got, _ := s.GetJob(ctx, job.ID); got.Status != connector.StatusQueued {
+		t.Fatalf("status after aborted update = %q, want queued", got.Status)
+	}
+}
+
+func TestUpdateUnknownJobIsNotFound(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	_, err := s.UpdateJob(context.Background(), "nope", func(*connector.Job) error { return nil })
+	wantCode(t, err, connector.ENOTFOUND)
+}
+
+// Concurrent read-modify-write updates must not lose each other's changes.
+func TestConcurrentUpdatesAreNotLost(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	ctx := context.Background()
+	job := newJob(t, s, "o", connector.StatusQueued)
+	const n = 20
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for range n {
+		wg.Go(func() {
+			_, err := s.UpdateJob(ctx, job.ID, func(j *connector.Job) error {
+				j.Attempts++
+				return nil
+			})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("UpdateJob: %v", err)
+		}
+	}
+	got, _ := s.GetJob(ctx, job.ID)
+	if got.Attempts != n {
+		t.Fatalf("Attempts = %d after %d concurrent increments, want %d", got.Attempts, n, n)
+	}
+}

@@ -1,0 +1,116 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/internal/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// newStore returns a Store on the test's Redis and that Redis.
+func newStore(t testing.TB, opts Options) (*Store, *redistest.Redis) {
+	t.Helper()
+	r := redistest.New(t)
+	opts.Prefix = r.Prefix
+	return New(r.Client, opts), r
+}
+
+// newJob creates a queued job of owner with a fresh UUIDv7 id.
+func newJob(t testing.TB, s *Store, owner string, status connector.JobStatus) *connector.Job {
+	t.Helper()
+	job := &connector.Job{
+		ID:     uuid.Must(uuid.NewV7()).String(),
+		Status: status,
+		Input:  connector.JobInput{Kind: connector.InputURL, URL: "https://example.com/a.png"},
+		Owner:  owner,
+	}
+	if err := s.CreateJob(context.Background(), job); err != nil {
+		t.Fatalf("CreateJob: %v", err)
+	}
+	return job
+}
+
+// idAt is a UUIDv7-shaped id for time t, n telling apart ids of one instant.
+func idAt(t time.Time, n int) string {
+	ms := t.UnixMilli()
+	return fmt.Sprintf("%08x-%04x-7000-8000-%012x", ms>>16, ms&0xffff, n)
+}
+
+func wantCode(t *testing.T, err error, want connector.ErrorCode) {
+	t.Helper()
+	if got := connector.ErrorCodeOf(err); got != want {
+		t.Fatalf("error code = %q (err %v), want %q", got, err, want)
+	}
+}
+
+func TestPingAnswersWhenRedisIsUp(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	if err := s.Ping(context.Background()); err != nil {
+		t.Fatalf("Ping = %v, want nil", err)
+	}
+}
+
+func TestNewFillsDefaults(t *testing.T) {
+	s := New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), Options{})
+	if s.prefix != "imgflow:" || s.jobTTL != 7*24*time.Hour || s.now == nil {
+		t.Fatalf("defaults = prefix %q, JobTTL %v, Now set %v; want \"imgflow:\", 168h, true", s.prefix, s.jobTTL, s.now != nil)
+	}
+}
+
+// Every operation against a Redis that does not answer is EUNAVAILABLE with
+// the Retry-After hint, so the server answers 503 rather than 500.
+func TestRedisDownIsUnavailable(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 500 * time.Millisecond})
+	t.Cleanup(func() { rdb.Close() })
+	s := New(rdb, Options{Prefix: "down:"})
+	job := &connector.Job{ID: uuid.Must(uuid.NewV7()).String(), Owner: "o"}
+	noop := func(*connector.Job) error { return nil }
+	calls := map[string]func(ctx context.Context) error{
+		"Ping":       s.Ping,
+		"CreateJob":  func(ctx context.Context) error { return s.CreateJob(ctx, job) },
+		"GetJob":     func(ctx context.Context) error { _, err := s.GetJob(ctx, job.ID); return err },
+		"UpdateJob":  func(ctx context.Context) error { _, err := s.UpdateJob(ctx, job.ID, noop); return err },
+		"ListJobs":   func(ctx context.Context) error { _, err := s.ListJobs(ctx, "o", connector.JobFilter{}); return err },
+		"WaitJob":    func(ctx context.Context) error { _, err := s.WaitJob(ctx, job.ID); return err },
+		"PutBlob":    func(ctx context.Context) error { return s.PutBlob(ctx, "k", []byte("x"), time.Minute) },
+		"GetBlob":    func(ctx context.Context) error { _, err := s.GetBlob(ctx, "k"); return err },
+		"DeleteBlob": func(ctx context.Context) error { return s.DeleteBlob(ctx, "k") },
+		"ReserveIdempotencyKey": func(ctx context.Context) error {
+			_, _, err := s.ReserveIdempotencyKey(ctx, "o", "k", "f")
+			return err
+		},
+		"CompleteIdempotencyKey": func(ctx context.Context) error { return s.CompleteIdempotencyKey(ctx, "o", "k", "j") },
+		"ReleaseIdempotencyKey":  func(ctx context.Context) error { return s.ReleaseIdempotencyKey(ctx, "o", "k") },
+		"CachedAccount":          func(ctx context.Context) error { _, _, err := s.CachedAccount(ctx, "o"); return err },
+		"CacheAccount": func(ctx context.Context) error {
+			return s.CacheAccount(ctx, "o", &connector.Account{Valid: true}, time.Minute)
+		},
+		"CreateHook":  func(ctx context.Context) error { return s.CreateHook(ctx, &connector.Hook{ID: "h", Owner: "o"}) },
+		"GetHook":     func(ctx context.Context) error { _, err := s.GetHook(ctx, "h"); return err },
+		"ListHooks":   func(ctx context.Context) error { _, err := s.ListHooks(ctx, "o"); return err },
+		"DeleteHook":  func(ctx context.Context) error { return s.DeleteHook(ctx, "o", "h") },
+		"DisableHook": func(ctx context.Context) error { return s.DisableHook(ctx, "h") },
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			err := call(ctx)
+			var e *connector.Error
+			if !errors.As(err, &e) {
+				t.Fatalf("err = %v (%T), want *connector.Error", err, err)
+			}
+			if e.Code != connector.EUNAVAILABLE || e.Message != "storage unavailable" || e.RetryAfter != 5*time.Second || e.Err == nil {
+				t.Fatalf("err = {Code %q, Message %q, RetryAfter %v, Err %v}, want {unavailable, storage unavailable, 5s, the cause}",
+					e.Code, e.Message, e.RetryAfter, e.Err)
+			}
+		})
+	}
+}
