@@ -1,0 +1,228 @@
+package definitions
+
+import (
+	"strings"
+
+	"github.com/imgflow/imgflow/connector"
+)
+
+// renderMake renders the catalog as the IML files of a Make custom app: the
+// base, the connection and its test, one module per action, and the Job
+// Finished instant trigger with a webhook that attaches and detaches itself
+// on /v1/hooks. Names follow the schema mapping of the Make apps SDK
+// (component.kind.iml.json).
+func renderMake(c *connector.Catalog, base string) ([]File, error) {
+	var files []File
+	add := func(name string, v any) {
+		files = append(files, File{Platform: "make", Name: name, Data: must(encodeJSON(v))})
+	}
+	add("base.iml.json", obj{
+		"baseUrl": base,
+		"headers": obj{c.Auth.Header: "{{connection.apiKey}}"},
+		"response": obj{
+			"error": obj{"message": "[{{statusCode}}] {{body.error}} ({{body.code}})"},
+		},
+		"log": obj{"sanitize": []string{"request.headers." + strings.ToLower(c.Auth.Header)}},
+	})
+
+	// The connection: its parameter and the test request.
+	var connParams []any
+	for _, f := range c.Auth.Fields {
+		connParams = append(connParams, obj{"name": "apiKey", "label": f.Label, "help": f.Help, "type": "password", "required": true})
+	}
+	add("connection-imgflow.params.iml.json", connParams)
+	add("connection-imgflow.communication.iml.json", obj{
+		"url":     base + c.Auth.TestPath,
+		"method":  c.Auth.TestMethod,
+		"headers": obj{c.Auth.Header: "{{parameters.apiKey}}"},
+		"log":     obj{"sanitize": []string{"request.headers." + strings.ToLower(c.Auth.Header)}},
+		"response": obj{
+			"valid":    "{{body.valid}}",
+			"metadata": obj{"type": "text", "value": makeCurlies(c.Auth.ConnectionLabel, "body.")},
+			"error":    obj{"message": "[{{statusCode}}] {{body.error}}"},
+		},
+	})
+
+	for _, key := range []string{"compress_image", "get_job", "check_account"} {
+		op := c.Operation(key)
+		name := "module-" + camel(op.Key)
+		add(name+".communication.iml.json", makeCommunication(op))
+		add(name+".mappable-params.iml.json", makeParams(op.Inputs))
+		add(name+".interface.iml.json", makeInterface(op.Outputs))
+		add(name+".samples.iml.json", generic(op.Sample))
+	}
+
+	// The instant trigger and its webhook.
+	hook := firstOfKind(c, connector.KindHookTrigger)
+	webhook := "webhook-" + camel(hook.Key)
+	add(webhook+".params.iml.json", makeParams(hook.Inputs))
+	add(webhook+".attach.iml.json", obj{
+		"url":    connector.HooksPath,
+		"method": hook.Method,
+		"body":   makeBody(hook.Inputs, obj{"target_url": "{{webhook.url}}"}),
+		"type":   "json",
+		"response": obj{
+			"data": obj{"externalHookId": "{{body.id}}"},
+		},
+	})
+	add(webhook+".detach.iml.json", obj{
+		"url":    strings.Replace(connector.HookPath, "{id}", "{{webhook.externalHookId}}", 1),
+		"method": "DELETE",
+	})
+	trigger := "module-watch" + upperFirst(camel(hook.Key))
+	// A delivery is {type, timestamp, data: job}: the bundle is the job.
+	add(trigger+".communication.iml.json", obj{"output": "{{body.data}}"})
+	add(trigger+".interface.iml.json", makeInterface(hook.Outputs))
+	add(trigger+".samples.iml.json", generic(hook.Sample))
+	return files, nil
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func firstOfKind(c *connector.Catalog, k connector.OperationKind) *connector.Operation {
+	for _, op := range c.Operations() {
+		if op.Kind == k {
+			return &op
+		}
+	}
+	return nil
+}
+
+// camel turns snake_case into camelCase, Make's naming for components.
+func camel(s string) string {
+	parts := strings.Split(s, "_")
+	for i := 1; i < len(parts); i++ {
+		parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+	}
+	return strings.Join(parts, "")
+}
+
+// makeCurlies prefixes every {{field}} with a path such as "body.".
+func makeCurlies(tmpl, prefix string) string {
+	return strings.ReplaceAll(tmpl, "{{", "{{"+prefix)
+}
+
+// makeBody maps body inputs; empty optional ones become undefined, which
+// Make leaves out of the request.
+func makeBody(inputs []connector.Field, extra obj) obj {
+	body := obj{}
+	for k, v := range extra {
+		body[k] = v
+	}
+	for _, f := range inputs {
+		if f.In == "" || f.In == connector.InBody {
+			if f.Required {
+				body[f.Key] = "{{parameters." + f.Key + "}}"
+			} else {
+				body[f.Key] = "{{ifempty(parameters." + f.Key + "; undefined)}}"
+			}
+		}
+	}
+	return body
+}
+
+func makeCommunication(op *connector.Operation) obj {
+	path := op.Path
+	qs := obj{}
+	for k, v := range op.Query {
+		qs[k] = v
+	}
+	for _, f := range op.Inputs {
+		switch f.In {
+		case connector.InPath:
+			path = strings.ReplaceAll(path, "{"+f.Key+"}", "{{encodeURL(parameters."+f.Key+")}}")
+		case connector.InQuery:
+			qs[f.Key] = "{{ifempty(parameters." + f.Key + "; undefined)}}"
+		}
+	}
+	comm := obj{
+		"url":      path,
+		"method":   op.Method,
+		"response": obj{"output": "{{body}}"},
+	}
+	if len(qs) > 0 {
+		comm["qs"] = qs
+	}
+	if op.Method == "POST" {
+		comm["body"] = makeBody(op.Inputs, nil)
+		comm["type"] = "json"
+	}
+	return comm
+}
+
+func makeType(t connector.FieldType) string {
+	switch t {
+	case connector.FieldString:
+		return "text"
+	case connector.FieldFile:
+		return "url"
+	case connector.FieldInteger:
+		return "uinteger"
+	case connector.FieldDateTime:
+		return "date"
+	case connector.FieldObject:
+		return "any"
+	}
+	return string(t) // text, number, boolean
+}
+
+func makeParams(inputs []connector.Field) []any {
+	out := []any{}
+	for _, f := range inputs {
+		p := obj{"name": f.Key, "label": f.Label, "help": f.Help, "type": makeType(f.Type), "required": f.Required}
+		if f.Type == connector.FieldText {
+			p["multiline"] = true
+		}
+		if len(f.Choices) > 0 {
+			p["type"] = "select"
+			var opts []any
+			for _, ch := range f.Choices {
+				opts = append(opts, obj{"label": ch, "value": ch})
+			}
+			p["options"] = opts
+		}
+		if f.Default != "" {
+			p["default"] = f.Default
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// makeInterface nests dotted output keys into collections.
+func makeInterface(outputs []connector.OutputField) []any {
+	out := []any{}
+	groups := map[string]obj{}
+	for _, o := range outputs {
+		item := obj{"name": o.Key, "label": o.Label, "type": makeType(o.Type)}
+		if o.Type == connector.FieldFile {
+			item["type"] = "url"
+		}
+		parent, child, nested := strings.Cut(o.Key, ".")
+		if !nested {
+			out = append(out, item)
+			continue
+		}
+		item["name"] = child
+		g, ok := groups[parent]
+		if !ok {
+			g = obj{"name": parent, "label": upperFirst(parent), "type": "collection", "spec": []any{}}
+			groups[parent] = g
+			out = append(out, g)
+		}
+		g["spec"] = append(g["spec"].([]any), item)
+	}
+	return out
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

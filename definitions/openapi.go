@@ -1,0 +1,226 @@
+package definitions
+
+import (
+	"github.com/imgflow/imgflow/connector"
+)
+
+const oasRef = "#/components/schemas/"
+
+func renderOpenAPIFiles(c *connector.Catalog, base string) ([]File, error) {
+	f, err := fileOf("openapi", "openapi.json", openAPIDocument(c, base))
+	return []File{f}, err
+}
+
+func jsonContent(ref string) obj {
+	return obj{"application/json": obj{"schema": obj{"$ref": oasRef + ref}}}
+}
+
+func oasResponse(desc, ref string) obj {
+	r := obj{"description": desc}
+	if ref != "" {
+		r["content"] = jsonContent(ref)
+	}
+	return r
+}
+
+// oasErrors adds the error answers with these statuses to responses.
+func oasErrors(responses obj, statuses ...string) obj {
+	for _, s := range statuses {
+		responses[s] = obj{"$ref": "#/components/responses/E" + s}
+	}
+	return responses
+}
+
+func oasParam(name, in, desc string, required bool, schema obj) obj {
+	return obj{"name": name, "in": in, "description": desc, "required": required, "schema": schema}
+}
+
+func oasOp(op *connector.Operation, id string, extra obj) obj {
+	o := obj{"operationId": id, "tags": []string{"jobs"}}
+	if op != nil {
+		o["summary"] = op.Label
+		o["description"] = op.Description + " " + op.Help
+		o["x-imgflow-catalog-key"] = op.Key
+	}
+	for k, v := range extra {
+		o[k] = v
+	}
+	return o
+}
+
+var public = []any{} // no key: security overridden to none
+
+// openAPIDocument is the OpenAPI 3.0 document of every route of the API.
+func openAPIDocument(c *connector.Catalog, base string) obj {
+	compress := c.Operation("compress_image")
+	getJob := c.Operation("get_job")
+	polling := firstOfKind(c, connector.KindPollingTrigger)
+	hook := firstOfKind(c, connector.KindHookTrigger)
+	account := c.Operation("check_account")
+	idParam := oasParam("id", "path", "The job id.", true, obj{"type": "string"})
+
+	errorResponses := obj{}
+	for s, text := range map[string]string{
+		"400": "Bad input", "401": "Missing or wrong API key", "404": "Unknown, expired or another key's",
+		"409": "Same Idempotency-Key still in flight", "413": "Image over 10 MiB", "415": "Content type not accepted",
+		"422": "Idempotency-Key reused with another body", "429": "No credits left",
+		"503": "Redis or the queue is down",
+	} {
+		r := oasResponse(text, "Error")
+		if s == "503" || s == "429" {
+			r["headers"] = obj{"Retry-After": obj{"schema": obj{"type": "integer"}, "description": "Seconds to wait."}}
+		}
+		errorResponses["E"+s] = r
+	}
+
+	multipart := obj{"type": "object", "properties": obj{
+		"file":         obj{"type": "string", "format": "binary", "description": "The image (any field name)."},
+		"filename":     obj{"type": "string"},
+		"callback_url": obj{"type": "string", "format": "uri"},
+		"metadata":     obj{"type": "string", "description": "JSON object, as text."},
+	}}
+
+	paths := obj{
+		"/v1/jobs": obj{
+			"post": oasOp(compress, "createJob", obj{
+				"summary":     "Create a compress job",
+				"description": "Create a compress job from image_url, image_base64 or an upload. Compress Image waits (wait=25); Compress Image with Callback sends callback_url and returns at once.",
+				"parameters": []any{
+					oasParam("wait", "query", "Seconds (0-25) to wait for the finished job; 200 when done in time, else 202.", false,
+						obj{"type": "integer", "minimum": 0, "maximum": 25, "default": 0}),
+					oasParam("Idempotency-Key", "header", "Retries with the same key and body return the same job.", false, obj{"type": "string"}),
+				},
+				"requestBody": obj{"required": true, "content": obj{
+					"application/json":    obj{"schema": obj{"$ref": oasRef + "JobRequest"}},
+					"multipart/form-data": obj{"schema": multipart},
+				}},
+				"responses": oasErrors(obj{
+					"200": oasResponse("The finished job (completed, or failed with its error).", "Job"),
+					"202": obj{"description": "Accepted: the job is queued or processing; poll Location.",
+						"headers": obj{"Location": obj{"schema": obj{"type": "string"}, "description": "/v1/jobs/{id}"}},
+						"content": jsonContent("Job")},
+				}, "400", "401", "409", "413", "415", "422", "429", "503"),
+				"callbacks": obj{"jobFinished": obj{"{$request.body#/callback_url}": obj{"post": obj{
+					"summary":     "The finished job, POSTed to callback_url",
+					"description": "Signed with Standard Webhooks headers webhook-id, webhook-timestamp, webhook-signature. Only 2xx counts; 410 stops retries.",
+					"requestBody": obj{"required": true, "content": jsonContent("Delivery")},
+					"responses":   obj{"200": obj{"description": "Received."}},
+				}}}},
+			}),
+			"get": oasOp(polling, "listJobs", obj{
+				"parameters": []any{
+					oasParam("status", "query", "Only jobs in this status.", false,
+						obj{"type": "string", "enum": []string{"queued", "processing", "completed", "failed"}}),
+					oasParam("limit", "query", "Page size.", false, obj{"type": "integer", "minimum": 1, "maximum": 100, "default": 20}),
+					oasParam("cursor", "query", "next_cursor of the previous page.", false, obj{"type": "string"}),
+				},
+				"responses": oasErrors(obj{"200": oasResponse("The key's jobs, newest first.", "JobList")}, "400", "401", "503"),
+			}),
+		},
+		"/v1/jobs/{id}": obj{"get": oasOp(getJob, "getJob", obj{
+			"parameters": []any{idParam,
+				oasParam("include", "query", "data adds result.compressed_data (base64).", false, obj{"type": "string", "enum": []string{"data"}})},
+			"responses": oasErrors(obj{"200": oasResponse("The job.", "Job")}, "401", "404", "503"),
+		})},
+		"/v1/jobs/{id}/file": obj{"get": oasOp(nil, "getJobFile", obj{
+			"summary":     "Download the compressed image",
+			"description": "With the key, or without it through the signed, expiring file_url.",
+			"parameters": []any{idParam,
+				oasParam("token", "query", "The signed token carried by file_url.", false, obj{"type": "string"})},
+			"security": []any{obj{"apiKey": []any{}}, obj{"bearer": []any{}}, obj{}},
+			"responses": oasErrors(obj{"200": obj{"description": "The compressed bytes, with Content-Type and Content-Disposition.",
+				"content": obj{"image/*": obj{"schema": obj{"type": "string", "format": "binary"}}}}}, "401", "404"),
+		})},
+		"/v1/account": obj{"get": oasOp(account, "getAccount", obj{
+			"tags":      []string{"account"},
+			"responses": oasErrors(obj{"200": oasResponse("The key check.", "Account")}, "401", "503"),
+		})},
+		"/v1/hooks": obj{
+			"post": oasOp(hook, "createHook", obj{
+				"tags":        []string{"hooks"},
+				"requestBody": obj{"required": true, "content": jsonContent("HookRequest")},
+				"responses": oasErrors(obj{"201": obj{"description": "Subscribed; the secret signs deliveries.",
+					"headers": obj{"Location": obj{"schema": obj{"type": "string"}, "description": "/v1/hooks/{id}"}},
+					"content": jsonContent("Hook")}}, "400", "401", "503"),
+				"callbacks": obj{"delivery": obj{"{$request.body#/target_url}": obj{"post": obj{
+					"summary":     "A finished job matching the hook's event",
+					"requestBody": obj{"required": true, "content": jsonContent("Delivery")},
+					"responses":   obj{"200": obj{"description": "Received; 410 unsubscribes."}},
+				}}}},
+			}),
+			"get": oasOp(nil, "listHooks", obj{"tags": []string{"hooks"}, "summary": "List the key's hook subscriptions",
+				"responses": oasErrors(obj{"200": obj{"description": "The hooks.", "content": obj{"application/json": obj{"schema": obj{
+					"type": "object", "properties": obj{"hooks": obj{"type": "array", "items": obj{"$ref": oasRef + "Hook"}}}}}}}}, "401", "503"),
+			}),
+		},
+		"/v1/hooks/{id}": obj{"delete": oasOp(nil, "deleteHook", obj{"tags": []string{"hooks"}, "summary": "Unsubscribe a hook",
+			"parameters": []any{oasParam("id", "path", "The hook id.", true, obj{"type": "string"})},
+			"responses":  oasErrors(obj{"204": obj{"description": "Deleted."}}, "401", "404", "503"),
+		})},
+		"/v1/definitions": obj{"get": oasOp(nil, "listDefinitions", obj{"tags": []string{"definitions"}, "security": public,
+			"summary":   "Index of the connector definitions, rendered for this server",
+			"responses": obj{"200": obj{"description": "The platforms and their files.", "content": obj{"application/json": obj{"schema": obj{"type": "object"}}}}},
+		})},
+		"/v1/definitions/{platform}": obj{"get": oasOp(nil, "getPlatformDefinitions", obj{"tags": []string{"definitions"}, "security": public,
+			"summary":    "One platform's definition files",
+			"parameters": []any{platformParam()},
+			"responses": oasErrors(obj{"200": obj{"description": "The platform's files.",
+				"content": obj{"application/json": obj{"schema": obj{"type": "object"}}}}}, "404"),
+		})},
+		"/v1/definitions/{platform}/{file}": obj{"get": oasOp(nil, "getDefinitionFile", obj{"tags": []string{"definitions"}, "security": public,
+			"summary":    "One definition file",
+			"parameters": []any{platformParam(), oasParam("file", "path", "File name.", true, obj{"type": "string"})},
+			"responses": oasErrors(obj{"200": obj{"description": "The file.",
+				"content": obj{"application/json": obj{"schema": obj{"type": "object"}}}}}, "404"),
+		})},
+		"/health": obj{"get": oasOp(nil, "health", obj{"tags": []string{"operations"}, "security": public, "summary": "Liveness",
+			"responses": obj{"200": obj{"description": "Alive.", "content": obj{"application/json": obj{"schema": obj{"type": "object",
+				"example": obj{"status": "healthy", "service": "imgflow"}}}}}}})},
+		"/ready": obj{"get": oasOp(nil, "ready", obj{"tags": []string{"operations"}, "security": public, "summary": "Readiness: Redis and upstream reachable",
+			"responses": obj{"200": obj{"description": "Ready."}, "503": obj{"description": "What is down."}}})},
+		"/metrics": obj{"get": oasOp(nil, "metrics", obj{"tags": []string{"operations"}, "security": public, "summary": "Prometheus metrics",
+			"responses": obj{"200": obj{"description": "Text exposition format.", "content": obj{"text/plain": obj{"schema": obj{"type": "string"}}}}}})},
+		"/openapi.json": obj{"get": oasOp(nil, "openapi", obj{"tags": []string{"operations"}, "security": public, "summary": "This document",
+			"responses": obj{"200": obj{"description": "OpenAPI 3 document.", "content": obj{"application/json": obj{"schema": obj{"type": "object"}}}}}})},
+		"/admin/queues": obj{"get": oasOp(nil, "adminQueues", obj{"tags": []string{"operations"}, "security": []any{obj{"adminToken": []any{}}},
+			"summary":   "asynqmon queue dashboard (off unless IMGFLOW_ADMIN_TOKEN is set; on in dev)",
+			"responses": obj{"200": obj{"description": "HTML dashboard.", "content": obj{"text/html": obj{"schema": obj{"type": "string"}}}}, "401": obj{"description": "Missing admin token."}}})},
+	}
+
+	return obj{
+		"openapi": "3.0.3",
+		"info": obj{
+			"title":       "imgflow",
+			"version":     zapierAppVersion,
+			"description": c.Description + " Connector definitions for Zapier, n8n, Make and Power Automate are served at /v1/definitions.",
+		},
+		"servers":  []any{obj{"url": base}},
+		"security": []any{obj{"apiKey": []any{}}, obj{"bearer": []any{}}},
+		"tags": []any{
+			obj{"name": "jobs"}, obj{"name": "account"}, obj{"name": "hooks"}, obj{"name": "definitions"}, obj{"name": "operations"},
+		},
+		"paths": paths,
+		"components": obj{
+			"securitySchemes": obj{
+				"apiKey":     obj{"type": "apiKey", "in": "header", "name": c.Auth.Header, "description": "The compression API key."},
+				"bearer":     obj{"type": "http", "scheme": "bearer", "description": "The same key as a bearer token."},
+				"adminToken": obj{"type": "http", "scheme": "bearer", "description": "IMGFLOW_ADMIN_TOKEN."},
+			},
+			"responses": errorResponses,
+			"schemas": obj{
+				"Job":         jobSchema(c),
+				"JobRequest":  jobRequestSchema(c),
+				"JobList":     jobListSchema(oasRef),
+				"Account":     accountSchema(c),
+				"HookRequest": hookRequestSchema(c),
+				"Hook":        hookSchema(),
+				"Delivery":    deliverySchema(oasRef),
+				"Error":       errorSchema(),
+			},
+		},
+	}
+}
+
+func platformParam() obj {
+	return oasParam("platform", "path", "Platform.", true, obj{"type": "string", "enum": Platforms})
+}

@@ -1,0 +1,46 @@
+package definitions
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestOpenAPIListsEveryRouteOfTheDesign keeps the document in step with
+// design.md §3.
+func TestOpenAPIListsEveryRouteOfTheDesign(t *testing.T) {
+	routes := []struct{ method, path string }{
+		{"post", "/v1/jobs"}, {"get", "/v1/jobs"}, {"get", "/v1/jobs/{id}"}, {"get", "/v1/jobs/{id}/file"},
+		{"get", "/v1/account"}, {"post", "/v1/hooks"}, {"get", "/v1/hooks"}, {"delete", "/v1/hooks/{id}"},
+		{"get", "/v1/definitions"}, {"get", "/v1/definitions/{platform}"}, {"get", "/v1/definitions/{platform}/{file}"},
+		{"get", "/health"}, {"get", "/ready"}, {"get", "/metrics"}, {"get", "/openapi.json"}, {"get", "/admin/queues"},
+	}
+	b, err := OpenAPI(PlaceholderURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Paths map[string]map[string]any `json:"paths"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range routes {
+		if doc.Paths[r.path][r.method] == nil {
+			t.Errorf("OpenAPI lacks %s %s", r.method, r.path)
+		}
+	}
+}
+
+func TestOpenAPIJobSchemaDescribesEveryCatalogOutput(t *testing.T) {
+	b, _ := OpenAPI(PlaceholderURL)
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	job := doc["components"].(map[string]any)["schemas"].(map[string]any)["Job"].(map[string]any)
+	for _, key := range []string{"id", "status", "result", "error", "callback", "metadata"} {
+		if job["properties"].(map[string]any)[key] == nil {
+			t.Errorf("Job schema lacks %s", key)
+		}
+	}
+}

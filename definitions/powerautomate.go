@@ -1,0 +1,169 @@
+package definitions
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/imgflow/imgflow/connector"
+)
+
+const swaggerRef = "#/definitions/"
+
+// renderPowerAutomate renders a custom connector: apiDefinition.swagger.json
+// (Swagger 2.0 with the x-ms-* extensions) and apiProperties.json (the key
+// as a securestring connection parameter). Compress Image uses the
+// asynchronous 202 + Location pattern; Job Finished is a webhook trigger
+// whose subscription URL Power Automate fills in (x-ms-notification-url) and
+// deletes through the 201's Location when the flow is turned off.
+func renderPowerAutomate(c *connector.Catalog, base string) ([]File, error) {
+	u, _ := url.Parse(base)
+	basePath := u.Path
+	if basePath == "" {
+		basePath = "/"
+	}
+	compress := c.Operation("compress_image")
+	getJob := c.Operation("get_job")
+	account := c.Operation("check_account")
+	hook := firstOfKind(c, connector.KindHookTrigger)
+
+	paParams := func(op *connector.Operation) []any {
+		var out []any
+		body := obj{"type": "object", "properties": obj{}}
+		var required []string
+		for _, f := range op.Inputs {
+			s := typeSchema(f.Type)
+			if f.Type == connector.FieldFile {
+				s = obj{"type": "string"}
+			}
+			desc := obj{"x-ms-summary": f.Label, "description": f.Help}
+			if len(f.Choices) > 0 {
+				s["enum"] = f.Choices
+			}
+			if f.Default != "" {
+				s["default"] = f.Default
+			}
+			switch f.In {
+			case connector.InPath, connector.InQuery:
+				p := obj{"name": f.Key, "in": f.In, "required": f.Required || f.In == connector.InPath}
+				for k, v := range s {
+					p[k] = v
+				}
+				for k, v := range desc {
+					p[k] = v
+				}
+				out = append(out, p)
+			default:
+				for k, v := range desc {
+					s[k] = v
+				}
+				body["properties"].(obj)[f.Key] = s
+				if f.Required {
+					required = append(required, f.Key)
+				}
+			}
+		}
+		if len(required) > 0 {
+			body["required"] = required
+		}
+		if len(body["properties"].(obj)) > 0 {
+			out = append(out, obj{"name": "body", "in": "body", "required": true, "schema": body})
+		}
+		return out
+	}
+	errs := obj{"default": obj{"description": "Error", "schema": obj{"$ref": swaggerRef + "Error"}}}
+	withErrs := func(r obj) obj {
+		for k, v := range errs {
+			r[k] = v
+		}
+		return r
+	}
+	paOp := func(op *connector.Operation, id string) obj {
+		return obj{"operationId": id, "summary": op.Label, "description": op.Description + " " + op.Help}
+	}
+
+	compressOp := paOp(compress, "CompressImage")
+	compressOp["parameters"] = append(paParams(compress), obj{"name": "wait", "in": "query", "type": "integer",
+		"required": false, "default": connector.DefaultWait, "x-ms-visibility": "internal",
+		"description": "Seconds to wait before answering 202."})
+	compressOp["responses"] = withErrs(obj{
+		"200": obj{"description": "The finished job.", "schema": obj{"$ref": swaggerRef + "Job"}},
+		"202": obj{"description": "Still running: Power Automate polls Location until the job is finished.",
+			"headers": obj{"Location": obj{"type": "string", "description": "URL of the job."},
+				"Retry-After": obj{"type": "integer", "description": "Seconds between polls."}}},
+	})
+
+	getOp := paOp(getJob, "GetJob")
+	getOp["parameters"] = paParams(getJob)
+	getOp["responses"] = withErrs(obj{"200": obj{"description": "The job.", "schema": obj{"$ref": swaggerRef + "Job"}}})
+
+	accountOp := paOp(account, "CheckAccount")
+	accountOp["responses"] = withErrs(obj{"200": obj{"description": "The key check.", "schema": obj{"$ref": swaggerRef + "Account"}}})
+
+	trigger := paOp(hook, "JobFinished")
+	trigger["x-ms-trigger"] = "single"
+	hookBody := obj{"type": "object", "required": []string{"target_url", "event"}, "properties": obj{
+		"target_url": obj{"type": "string", "x-ms-notification-url": true, "x-ms-visibility": "internal",
+			"description": "Filled in by Power Automate.", "title": ""},
+		"event": obj{"type": "string", "enum": hook.Inputs[0].Choices, "default": hook.Inputs[0].Default,
+			"x-ms-summary": hook.Inputs[0].Label, "description": hook.Inputs[0].Help},
+	}}
+	trigger["parameters"] = []any{obj{"name": "body", "in": "body", "required": true, "schema": hookBody}}
+	trigger["responses"] = withErrs(obj{"201": obj{"description": "The finished job, as delivered.",
+		"schema": obj{"$ref": swaggerRef + "Delivery"}}})
+
+	deleteHook := obj{"operationId": "DeleteHook", "summary": "Delete a hook subscription",
+		"description": "Called by Power Automate when the flow is turned off.", "x-ms-visibility": "internal",
+		"parameters": []any{obj{"name": "id", "in": "path", "required": true, "type": "string", "x-ms-summary": "Hook ID"}},
+		"responses":  withErrs(obj{"204": obj{"description": "Deleted."}})}
+
+	doc := obj{
+		"swagger": "2.0",
+		"info": obj{"title": "imgflow", "version": zapierAppVersion, "description": c.Description,
+			"contact": obj{"name": "imgflow", "url": base}},
+		"host":                u.Host,
+		"basePath":            basePath,
+		"schemes":             []string{u.Scheme},
+		"consumes":            []string{"application/json"},
+		"produces":            []string{"application/json"},
+		"securityDefinitions": obj{"api_key": obj{"type": "apiKey", "in": "header", "name": c.Auth.Header}},
+		"security":            []any{obj{"api_key": []any{}}},
+		"paths": obj{
+			strings.TrimSuffix(compress.Path, "/"): obj{"post": compressOp},
+			getJob.Path:                            obj{"get": getOp},
+			account.Path:                           obj{"get": accountOp},
+			connector.HooksPath:                    obj{"post": trigger},
+			connector.HookPath:                     obj{"delete": deleteHook},
+		},
+		"definitions": obj{
+			"Job":      (jobSchema(c)),
+			"Account":  (accountSchema(c)),
+			"Delivery": deliverySchema(swaggerRef),
+			"Error":    (errorSchema()),
+		},
+		"x-ms-connector-metadata": []any{
+			obj{"propertyName": "Website", "propertyValue": base},
+			obj{"propertyName": "Categories", "propertyValue": "Productivity;Content and Files"},
+		},
+	}
+	props := obj{"properties": obj{
+		"connectionParameters": obj{"api_key": obj{"type": "securestring", "uiDefinition": obj{
+			"displayName": c.Auth.Fields[0].Label,
+			"description": c.Auth.Fields[0].Help,
+			"tooltip":     "Sent as the " + c.Auth.Header + " header.",
+			"constraints": obj{"tabIndex": 2, "clearText": false, "required": "true"},
+		}}},
+		"iconBrandColor": "#0f766e",
+		"capabilities":   []any{},
+		"publisher":      "imgflow",
+		"stackOwner":     "imgflow",
+	}}
+	var files []File
+	for name, v := range map[string]any{"apiDefinition.swagger.json": doc, "apiProperties.json": props} {
+		f, err := fileOf("powerautomate", name, v)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}

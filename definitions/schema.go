@@ -1,0 +1,139 @@
+package definitions
+
+import (
+	"strings"
+
+	"github.com/imgflow/imgflow/connector"
+)
+
+// JSON schemas of the API's bodies, built from the catalog's fields so that
+// OpenAPI and Power Automate describe what the platforms show. refPrefix is
+// "#/components/schemas/" (OpenAPI 3) or "#/definitions/" (Swagger 2).
+
+func typeSchema(t connector.FieldType) obj {
+	switch t {
+	case connector.FieldString, connector.FieldText:
+		return obj{"type": "string"}
+	case connector.FieldFile:
+		return obj{"type": "string", "format": "uri"}
+	case connector.FieldDateTime:
+		return obj{"type": "string", "format": "date-time"}
+	case connector.FieldInteger:
+		return obj{"type": "integer", "format": "int64"}
+	case connector.FieldNumber:
+		return obj{"type": "number"}
+	case connector.FieldBoolean:
+		return obj{"type": "boolean"}
+	}
+	return obj{"type": "object", "additionalProperties": true}
+}
+
+// outputsSchema nests dotted output keys into objects; each property carries
+// the output's label as title and its help as description.
+func outputsSchema(outputs []connector.OutputField, example any) obj {
+	root := obj{"type": "object", "properties": obj{}}
+	for _, o := range outputs {
+		s := typeSchema(o.Type)
+		s["title"] = o.Label
+		s["description"] = o.Help
+		node := root
+		parts := strings.Split(o.Key, ".")
+		for _, p := range parts[:len(parts)-1] {
+			props := node["properties"].(obj)
+			child, ok := props[p].(obj)
+			if !ok {
+				child = obj{"type": "object", "properties": obj{}}
+				props[p] = child
+			}
+			node = child
+		}
+		node["properties"].(obj)[parts[len(parts)-1]] = s
+	}
+	if example != nil {
+		root["example"] = generic(example)
+	}
+	return root
+}
+
+// jobSchema describes a job; compressed_data (added by ?include=data) is
+// not a platform output, so it is added here.
+func jobSchema(c *connector.Catalog) obj {
+	s := outputsSchema(c.Operation("get_job").Outputs, connector.SampleJob())
+	result := s["properties"].(obj)["result"].(obj)
+	result["properties"].(obj)["compressed_data"] = obj{"type": "string", "format": "byte",
+		"description": "The compressed image, base64; only with ?include=data."}
+	errProps := s["properties"].(obj)["error"].(obj)["properties"].(obj)
+	errProps["credits_remaining"] = obj{"type": "integer", "format": "int64",
+		"description": "Credits left, with insufficient_credits."}
+	return s
+}
+
+// jobRequestSchema describes the JSON body of POST /v1/jobs.
+func jobRequestSchema(c *connector.Catalog) obj {
+	props := obj{}
+	for _, f := range c.Operation("compress_image").Inputs {
+		s := typeSchema(f.Type)
+		s["title"] = f.Label
+		s["description"] = f.Help
+		if f.Example != "" && f.Type != connector.FieldObject {
+			s["example"] = f.Example
+		}
+		props[f.Key] = s
+	}
+	props["callback_url"] = obj{"type": "string", "format": "uri", "title": "Callback URL",
+		"description": "Where imgflow POSTs {type, timestamp, data: job} when the job finishes, signed with Standard Webhooks headers. Its query string is kept."}
+	props["api_key"] = obj{"type": "string", "description": "The key, for clients that cannot set headers. Prefer the X-API-Key header."}
+	return obj{"type": "object", "properties": props,
+		"description": "Exactly one of image_url and image_base64."}
+}
+
+func accountSchema(c *connector.Catalog) obj {
+	return outputsSchema(c.Auth.TestOutputs, c.Auth.TestSample)
+}
+
+func hookRequestSchema(c *connector.Catalog) obj {
+	ev := firstOfKind(c, connector.KindHookTrigger).Inputs[0]
+	return obj{"type": "object", "required": []string{"target_url", "event"}, "properties": obj{
+		"target_url": obj{"type": "string", "format": "uri", "description": "Where finished jobs are POSTed."},
+		"event":      obj{"type": "string", "enum": ev.Choices, "description": ev.Help},
+	}}
+}
+
+func hookSchema() obj {
+	return obj{"type": "object", "properties": obj{
+		"id":         obj{"type": "string"},
+		"target_url": obj{"type": "string", "format": "uri"},
+		"event":      obj{"type": "string"},
+		"created_at": obj{"type": "string", "format": "date-time"},
+		"disabled":   obj{"type": "boolean", "description": "Set when a delivery got 410 Gone."},
+		"secret":     obj{"type": "string", "description": "whsec_... signing secret; only in the 201 answer."},
+	}, "example": generic(connector.SampleHook())}
+}
+
+func errorSchema() obj {
+	return obj{"type": "object", "required": []string{"error", "code"}, "properties": obj{
+		"error": obj{"type": "string", "description": "What went wrong, in words."},
+		"code":  obj{"type": "string", "description": "Machine code, such as invalid_input or insufficient_credits."},
+		"details": obj{"type": "array", "items": obj{"type": "object", "properties": obj{
+			"field":   obj{"type": "string"},
+			"message": obj{"type": "string"},
+		}}},
+		"credits_remaining": obj{"type": "integer", "format": "int64", "description": "With 429."},
+	}, "example": obj{"error": "image_url: must be an absolute http(s) URL", "code": "invalid_input",
+		"details": []any{obj{"field": "image_url", "message": "must be an absolute http(s) URL"}}}}
+}
+
+func deliverySchema(ref string) obj {
+	return obj{"type": "object", "properties": obj{
+		"type":      obj{"type": "string", "enum": []string{connector.EventJobCompleted, connector.EventJobFailed}},
+		"timestamp": obj{"type": "string", "format": "date-time"},
+		"data":      obj{"$ref": ref + "Job"},
+	}}
+}
+
+func jobListSchema(ref string) obj {
+	return obj{"type": "object", "properties": obj{
+		"jobs":        obj{"type": "array", "items": obj{"$ref": ref + "Job"}},
+		"next_cursor": obj{"type": "string", "description": "Pass as cursor for the next page; absent on the last."},
+	}}
+}
