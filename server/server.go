@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -99,12 +100,26 @@ func New(cfg Config) *Server {
 // Handler is the API as an http.Handler.
 func (s *Server) Handler() http.Handler { return s.echo }
 
-// Run serves on addr until ctx ends, then drains in-flight requests for up
-// to 30 s (waiting requests hold at most MaxWait).
+// Run serves on addr until ctx ends; see Serve.
 func (s *Server) Run(ctx context.Context, addr string) error {
-	srv := &http.Server{Addr: addr, Handler: s.echo, ReadHeaderTimeout: 10 * time.Second}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves on ln until ctx ends, then drains in-flight requests for up
+// to 30 s (waiting requests hold at most MaxWait).
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	return ServeHTTP(ctx, ln, s.echo)
+}
+
+// ServeHTTP runs h on ln until ctx ends, then shuts down gracefully.
+func ServeHTTP(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
+	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
 		return err
