@@ -101,7 +101,7 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 			return guard.CheckURL(ctx, raw, false, publicResolver{})
 		},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Ready: map[string]func(context.Context) error{"redis": h.store.Ping},
+		Ready:  map[string]func(context.Context) error{"redis": h.store.Ping},
 	}
 	for _, o := range opts {
 		o(&cfg)
