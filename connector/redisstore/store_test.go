@@ -63,9 +63,14 @@ func TestNewFillsDefaults(t *testing.T) {
 	}
 }
 
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
 // Every operation against a Redis that does not answer is EUNAVAILABLE with
 // the Retry-After hint, so the server answers 503 rather than 500.
 func TestRedisDownIsUnavailable(t *testing.T) {
+	redis.SetLogger(quietLogger{}) // go-redis logs every failed dial
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 500 * time.Millisecond})
 	t.Cleanup(func() { rdb.Close() })
 	s := New(rdb, Options{Prefix: "down:"})

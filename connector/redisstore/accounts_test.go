@@ -1,0 +1,48 @@
+package redisstore
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/imgflow/imgflow/connector"
+)
+
+func TestAccountCacheHitsThenExpires(t *testing.T) {
+	s, r := newStore(t, Options{})
+	ctx := context.Background()
+	if acct, ok, err := s.CachedAccount(ctx, "o"); err != nil || ok || acct != nil {
+		t.Fatalf("empty cache = %v, %v, %v; want nil, false, nil", acct, ok, err)
+	}
+	yes := true
+	want := &connector.Account{Valid: true, UserID: "u1", SubscriptionType: "pro", CreditsRemaining: 42, MaxImageSize: 10 << 20, CanCompress: &yes}
+	if err := s.CacheAccount(ctx, "o", want, time.Minute); err != nil {
+		t.Fatalf("CacheAccount: %v", err)
+	}
+	got, ok, err := s.CachedAccount(ctx, "o")
+	if err != nil || !ok || !reflect.DeepEqual(got, want) {
+		t.Fatalf("CachedAccount = %+v, %v, %v; want %+v, true, nil", got, ok, err, want)
+	}
+	if _, ok, _ := s.CachedAccount(ctx, "other"); ok {
+		t.Fatal("another owner hit the cache, want a miss")
+	}
+	if r.Mini == nil {
+		t.Skip("expiry is checked on miniredis only (FastForward)")
+	}
+	r.Mini.FastForward(time.Minute + time.Second)
+	if _, ok, err := s.CachedAccount(ctx, "o"); ok || err != nil {
+		t.Fatalf("after the TTL: hit %v, err %v; want a miss", ok, err)
+	}
+}
+
+func TestCacheAccountWithoutTTLStoresNothing(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	ctx := context.Background()
+	if err := s.CacheAccount(ctx, "o", &connector.Account{Valid: true}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.CachedAccount(ctx, "o"); ok {
+		t.Fatal("ttl 0 was cached (forever), want nothing stored")
+	}
+}

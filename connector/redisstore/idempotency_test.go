@@ -1,0 +1,118 @@
+package redisstore
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/imgflow/imgflow/connector"
+)
+
+func reserve(t *testing.T, s *Store, owner, key, fp string) (*connector.IdempotencyRecord, bool) {
+	t.Helper()
+	rec, ok, err := s.ReserveIdempotencyKey(context.Background(), owner, key, fp)
+	if err != nil {
+		t.Fatalf("ReserveIdempotencyKey: %v", err)
+	}
+	return rec, ok
+}
+
+// The three answers the server builds on: first use reserves; a repeat while
+// in flight sees job_id ""; a repeat after completion sees the job id; and
+// the fingerprint comes back so the server can tell a different body (422).
+func TestIdempotencyReserveThenCompleteThenReplay(t *testing.T) {
+	s, r := newStore(t, Options{})
+	ctx := context.Background()
+	if rec, ok := reserve(t, s, "o", "k1", "fp-a"); !ok || rec != nil {
+		t.Fatalf("first reserve = %v, %v; want nil, true", rec, ok)
+	}
+	if ttl := r.Client.PTTL(ctx, s.idemKey("o", "k1")).Val(); ttl <= 0 || ttl > PendingTTL {
+		t.Fatalf("pending TTL = %v, want (0, %v]", ttl, PendingTTL)
+	}
+	rec, ok := reserve(t, s, "o", "k1", "fp-b")
+	if ok || rec == nil || rec.Fingerprint != "fp-a" || rec.JobID != "" {
+		t.Fatalf("reserve while in flight = %+v, %v; want {fp-a, \"\"}, false", rec, ok)
+	}
+	if err := s.CompleteIdempotencyKey(ctx, "o", "k1", "job-1"); err != nil {
+		t.Fatalf("CompleteIdempotencyKey: %v", err)
+	}
+	rec, ok = reserve(t, s, "o", "k1", "fp-a")
+	if ok || rec == nil || rec.Fingerprint != "fp-a" || rec.JobID != "job-1" {
+		t.Fatalf("reserve after completion = %+v, %v; want {fp-a, job-1}, false", rec, ok)
+	}
+	if ttl := r.Client.PTTL(ctx, s.idemKey("o", "k1")).Val(); ttl <= 23*time.Hour || ttl > IdempotencyTTL {
+		t.Fatalf("completed TTL = %v, want about 24h", ttl)
+	}
+	if _, ok := reserve(t, s, "other", "k1", "fp-a"); !ok {
+		t.Fatal("another owner's same key was refused, want it reserved (keys are per owner)")
+	}
+}
+
+func TestIdempotencyCompletedRecordLasts24HoursFromFirstUse(t *testing.T) {
+	now := time.Now()
+	s, r := newStore(t, Options{Now: func() time.Time { return now }})
+	if r.Mini == nil {
+		t.Skip("needs miniredis's FastForward")
+	}
+	ctx := context.Background()
+	r.Mini.SetTime(now) // miniredis reads EXAT against this clock
+	reserve(t, s, "o", "k", "fp")
+	now = now.Add(2 * time.Minute)
+	r.Mini.SetTime(now)
+	r.Mini.FastForward(2 * time.Minute)
+	if err := s.CompleteIdempotencyKey(ctx, "o", "k", "job-1"); err != nil {
+		t.Fatal(err)
+	}
+	r.Mini.FastForward(IdempotencyTTL - 3*time.Minute)
+	if rec, ok := reserve(t, s, "o", "k", "fp"); ok || rec.JobID != "job-1" {
+		t.Fatalf("23h57m after first use: reserve = %+v, %v; want the completed record", rec, ok)
+	}
+	r.Mini.FastForward(2 * time.Minute)
+	if _, ok := reserve(t, s, "o", "k", "fp"); !ok {
+		t.Fatal("24h01m after first use the key is still remembered, want it free")
+	}
+}
+
+func TestIdempotencyPendingReservationExpiresAfterACrash(t *testing.T) {
+	s, r := newStore(t, Options{})
+	if r.Mini == nil {
+		t.Skip("needs miniredis's FastForward")
+	}
+	reserve(t, s, "o", "k", "fp")
+	r.Mini.FastForward(PendingTTL + time.Second) // the request never completed
+	if _, ok := reserve(t, s, "o", "k", "fp"); !ok {
+		t.Fatal("an abandoned reservation still holds the key, want it free after PendingTTL")
+	}
+}
+
+func TestIdempotencyReleaseFreesOnlyPendingKeys(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	ctx := context.Background()
+	reserve(t, s, "o", "failed", "fp")
+	if err := s.ReleaseIdempotencyKey(ctx, "o", "failed"); err != nil {
+		t.Fatalf("ReleaseIdempotencyKey: %v", err)
+	}
+	if _, ok := reserve(t, s, "o", "failed", "fp2"); !ok {
+		t.Fatal("released key could not be reserved again")
+	}
+
+	reserve(t, s, "o", "done", "fp")
+	if err := s.CompleteIdempotencyKey(ctx, "o", "done", "job-1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ReleaseIdempotencyKey(ctx, "o", "done"); err != nil {
+		t.Fatalf("ReleaseIdempotencyKey of a completed key: %v", err)
+	}
+	if rec, ok := reserve(t, s, "o", "done", "fp"); ok || rec.JobID != "job-1" {
+		t.Fatalf("after releasing a completed key: reserve = %+v, %v; want the record kept", rec, ok)
+	}
+	if err := s.ReleaseIdempotencyKey(ctx, "o", "never"); err != nil {
+		t.Fatalf("ReleaseIdempotencyKey of an unknown key = %v, want nil", err)
+	}
+}
+
+func TestIdempotencyCompleteWithoutReservationIsNotFound(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	err := s.CompleteIdempotencyKey(context.Background(), "o", "gone", "job-1")
+	wantCode(t, err, connector.ENOTFOUND)
+}
