@@ -1,0 +1,84 @@
+'use strict';
+// Validates the Power Automate custom connector: apiDefinition.swagger.json
+// against Microsoft's draft-04 schema (its // comment lines stripped) and
+// with swagger-cli's Swagger 2.0 validation; apiProperties.json against the
+// paconn draft-07 schema.
+const fs = require('fs');
+const path = require('path');
+const { execFileSync } = require('child_process');
+const Ajv04 = require('ajv-draft-04');
+const Ajv = require('ajv');
+const addFormats = require('ajv-formats');
+
+// readCommented parses JSON with // comments (whole-line or trailing),
+// leaving // inside strings (URLs) alone.
+const readCommented = (file) => {
+  const src = fs.readFileSync(file, 'utf8');
+  let out = '';
+  let inString = false;
+  for (let i = 0; i < src.length; i++) {
+    const ch = src[i];
+    if (inString) {
+      out += ch;
+      if (ch === '\\') out += src[++i];
+      else if (ch === '"') inString = false;
+    } else if (ch === '"') {
+      inString = true;
+      out += ch;
+    } else if (ch === '/' && src[i + 1] === '/') {
+      while (i < src.length && src[i] !== '\n') i++;
+      out += '\n';
+    } else {
+      out += ch;
+    }
+  }
+  return JSON.parse(out);
+};
+
+module.exports = async function checkPowerAutomate(dir, schemas) {
+  const problems = [];
+  const schemaDir = path.join(schemas, 'powerautomate');
+  const defFile = path.join(dir, 'apiDefinition.swagger.json');
+  const propsFile = path.join(dir, 'apiProperties.json');
+
+  const ajv04 = new Ajv04({ strict: false, allErrors: true });
+  addFormats(ajv04);
+  const validateDef = ajv04.compile(readCommented(path.join(schemaDir, 'apiDefinition.swagger.schema.json')));
+  const def = JSON.parse(fs.readFileSync(defFile, 'utf8'));
+  if (!validateDef(def)) {
+    for (const e of validateDef.errors.slice(0, 8)) problems.push(`apiDefinition (schema): ${e.instancePath} ${e.message}`);
+  }
+
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  addFormats(ajv);
+  const propsSchema = readCommented(path.join(schemaDir, 'paconn-apiProperties.schema.json'));
+  // draft-07 spells the schema id "$id"; the published file still says "id".
+  if (propsSchema.id && !propsSchema.$id) {
+    propsSchema.$id = propsSchema.id;
+    delete propsSchema.id;
+  }
+  const validateProps = ajv.compile(propsSchema);
+  const props = JSON.parse(fs.readFileSync(propsFile, 'utf8'));
+  if (!validateProps(props)) {
+    for (const e of validateProps.errors.slice(0, 8)) problems.push(`apiProperties (schema): ${e.instancePath} ${e.message}`);
+  }
+
+  // What the issue asks of the connector, which the schemas allow but do not require.
+  const ops = Object.values(def.paths || {}).flatMap((p) => Object.values(p));
+  const trigger = ops.find((o) => o['x-ms-trigger']);
+  if (!trigger) problems.push('apiDefinition: no x-ms-trigger operation');
+  else if (!JSON.stringify(trigger).includes('"x-ms-notification-url":true')) problems.push('apiDefinition: trigger has no x-ms-notification-url');
+  if (!ops.some((o) => o.responses && o.responses['202'] && o.responses['202'].headers && o.responses['202'].headers.Location)) {
+    problems.push('apiDefinition: no action answers 202 with Location');
+  }
+  const params = (props.properties && props.properties.connectionParameters) || {};
+  if (!Object.values(params).some((p) => p.type === 'securestring')) problems.push('apiProperties: the key is not a securestring');
+
+  const cli = require.resolve('@apidevtools/swagger-cli/bin/swagger-cli.js');
+  try {
+    execFileSync(process.execPath, [cli, 'validate', defFile], { stdio: 'pipe' });
+  } catch (err) {
+    problems.push(`swagger-cli: ${String(err.stderr || err.stdout || err.message).trim().split('\n')[0]}`);
+  }
+  return problems;
+};
