@@ -3,7 +3,112 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	refupstream "github.com/imgflow/imgflow/fixtures/upstream"
 )
 
-// runUpstream runs the reference compression API. (Filled in by the upstream work.)
-func runUpstream(ctx context.Context, args []string) error { return errors.New("not built yet") }
+// upstreamOptions configure `imgflow upstream`.
+type upstreamOptions struct {
+	// Addr (--addr, IMGFLOW_UPSTREAM_ADDR): where the API listens. Default
+	// 127.0.0.1:8081; port 0 picks a free one.
+	Addr string
+	// RedisURL (--redis, REDIS_URL): where accounts live. Empty starts an
+	// embedded Redis whose accounts vanish on exit; a demo key is then
+	// created and printed.
+	RedisURL string
+	// Latency (--latency, UPSTREAM_LATENCY): added before each /compress
+	// and /validate answer. Default 0.
+	Latency time.Duration
+	// FailRate (--fail-rate, UPSTREAM_FAIL_RATE): share (0..1) of /compress
+	// and /validate requests answered 500 and never charged. Default 0.
+	FailRate float64
+}
+
+// runUpstream runs the reference compression API alone, under /api.
+func runUpstream(ctx context.Context, args []string) error {
+	var o upstreamOptions
+	var failRate string
+	fs := newFlagSet("upstream", "Runs the reference compression API (POST /api/compress, POST /api/validate, GET /api/health).\nAccounts live in Redis; create keys with 'imgflow keys create'.")
+	fs.String(&o.Addr, "addr", "IMGFLOW_UPSTREAM_ADDR", "127.0.0.1:8081", "listen address")
+	fs.String(&o.RedisURL, "redis", "REDIS_URL", "", "Redis URL for accounts; empty starts an embedded Redis (accounts lost on exit) and prints a demo key")
+	fs.Duration(&o.Latency, "latency", "UPSTREAM_LATENCY", 0, "latency added to /compress and /validate, e.g. 300ms")
+	fs.String(&failRate, "fail-rate", "UPSTREAM_FAIL_RATE", "0", "share 0..1 of /compress and /validate requests answered 500 (never charged)")
+	err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	o.FailRate, err = strconv.ParseFloat(failRate, 64)
+	if err != nil || o.FailRate < 0 || o.FailRate > 1 {
+		return fmt.Errorf("UPSTREAM_FAIL_RATE (--fail-rate) %q must be a number from 0 to 1", failRate)
+	}
+	if o.Latency < 0 {
+		return fmt.Errorf("UPSTREAM_LATENCY (--latency) %v must not be negative", o.Latency)
+	}
+
+	rdb, _, closeRedis, err := openRedis(ctx, o.RedisURL)
+	if err != nil {
+		return err
+	}
+	defer closeRedis()
+	ledger := refupstream.NewLedger(rdb, refupstream.DefaultPrefix, nil)
+
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return fmt.Errorf("IMGFLOW_UPSTREAM_ADDR (--addr) %s: %w", o.Addr, err)
+	}
+	base := "http://" + ln.Addr().String() + "/api"
+	fmt.Fprintf(os.Stdout, "reference compression API: %s\n", base)
+	if o.RedisURL == "" {
+		key, acct, err := ledger.CreateAccount(ctx, 0)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		fmt.Fprintf(os.Stdout, "demo key: %s (%d credits; embedded Redis: it is gone when this process exits)\n", key, acct.CreditsRemaining)
+		fmt.Fprintf(os.Stdout, "try: curl -s %s/compress -F api_key=%s -F file=@fixtures/images/photo.png\n", base, key)
+	}
+	if o.Latency > 0 || o.FailRate > 0 {
+		slog.Info("upstream: injecting faults", "latency", o.Latency, "fail_rate", o.FailRate)
+	}
+
+	handler := refupstream.NewServer(refupstream.Config{
+		Ledger:   ledger,
+		Latency:  o.Latency,
+		FailRate: o.FailRate,
+		Logger:   slog.Default().With("component", "upstream"),
+	})
+	return serveUntilDone(ctx, ln, handler, o.Latency)
+}
+
+// serveUntilDone serves h on ln until ctx ends, then lets requests in
+// flight finish for up to 30s.
+func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler, latency time.Duration) error {
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute, // a 10 MiB upload on a slow line
+		WriteTimeout:      2*time.Minute + latency,
+		IdleTimeout:       2 * time.Minute,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	slog.Info("upstream: shutting down; letting requests in flight finish")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
