@@ -127,7 +127,7 @@ func (w *Worker) input(ctx context.Context, job *connector.Job) (*connector.Imag
 		img = &connector.Image{Data: data}
 	}
 	if img.MIMEType == "" {
-		img.MIMEType = sniffImageType(img.Data)
+		img.MIMEType = connector.SniffImageType(img.Data)
 	}
 	if img.MIMEType == "" {
 		img.MIMEType = in.MIMEType
@@ -142,7 +142,7 @@ func (w *Worker) input(ctx context.Context, job *connector.Job) (*connector.Imag
 // else. The upstream has charged a credit by now, so a passing Redis hiccup
 // is retried here rather than by a new attempt that would charge again.
 func (w *Worker) storeResult(ctx context.Context, jobID string, in connector.JobInput, inputType string, c *connector.Compressed) error {
-	mime := sniffImageType(c.Data)
+	mime := connector.SniffImageType(c.Data)
 	if mime == "" {
 		mime = inputType // the output has the input's format
 	}

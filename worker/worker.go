@@ -22,6 +22,8 @@ type Worker struct {
 	// is stored and before the job is marked completed; an error fails the
 	// attempt there, as a crash would.
 	afterResultStored func(jobID string) error
+	// backoff is the compress retry delay; tests shorten it.
+	backoff func(retried int) time.Duration
 }
 
 // New checks cfg, fills its defaults and returns a Worker. Close it when
@@ -32,10 +34,11 @@ func New(cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	w := &Worker{
-		cfg:    cfg,
-		log:    cfg.Logger,
-		obs:    cfg.Observer,
-		client: asynq.NewClient(cfg.RedisConnOpt),
+		cfg:     cfg,
+		log:     cfg.Logger,
+		obs:     cfg.Observer,
+		client:  asynq.NewClient(cfg.RedisConnOpt),
+		backoff: backoff,
 	}
 	w.queue = NewQueue(w.client, cfg.Queue,
 		WithMaxCompressRetries(cfg.MaxCompressRetries),
@@ -61,7 +64,7 @@ func (w *Worker) RetryDelay(n int, err error, t *asynq.Task) time.Duration {
 	if t.Type() == TypeDelivery {
 		return deliveryDelay(w.cfg.DeliverySchedule, n, err)
 	}
-	return backoff(n)
+	return w.backoff(n)
 }
 
 // Run serves the queue until ctx ends, then shuts down gracefully: it

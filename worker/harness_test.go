@@ -1,0 +1,383 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/connector/keyring"
+	"github.com/imgflow/imgflow/connector/redisstore"
+	"github.com/imgflow/imgflow/fixtures/images"
+	"github.com/imgflow/imgflow/internal/redistest"
+)
+
+const testAPIKey = "test-api-key-0123456789"
+
+// harness is a worker running on the test's Redis with stub outside
+// services, plus the producer side (Queue, stores) to feed it.
+type harness struct {
+	t       *testing.T
+	redis   *redistest.Redis
+	store   *redisstore.Store
+	keyring *keyring.Keyring
+	comp    *stubCompressor
+	fetcher *stubFetcher
+	cfg     Config
+	queue   *Queue
+	owner   string
+	// tweak, when set, changes each worker before it runs.
+	tweak func(*Worker)
+}
+
+// newHarness prepares (but does not start) a worker; change h.cfg before
+// start.
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	r := redistest.New(t)
+	kr, err := keyring.New("worker-test-secret-0123456789")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt, err := asynq.ParseRedisURI(r.URL)
+	if err != nil {
+		t.Fatalf("asynq.ParseRedisURI(%q): %v", r.URL, err)
+	}
+	h := &harness{
+		t:       t,
+		redis:   r,
+		store:   redisstore.New(r.Client, redisstore.Options{Prefix: r.Prefix}),
+		keyring: kr,
+		comp:    &stubCompressor{},
+		fetcher: &stubFetcher{images: map[string]*connector.Image{}},
+		owner:   kr.KeyHash(testAPIKey),
+	}
+	h.cfg = Config{
+		RedisConnOpt:             opt,
+		Queue:                    r.Queue(),
+		Concurrency:              4,
+		Compressor:               h.comp,
+		Fetcher:                  h.fetcher,
+		Sender:                   &httpSender{client: &http.Client{Timeout: 5 * time.Second, CheckRedirect: noRedirects}},
+		Jobs:                     h.store,
+		Blobs:                    h.store,
+		Hooks:                    h.store,
+		Keyring:                  kr,
+		PublicURL:                "https://imgflow.test",
+		DeliverySchedule:         []time.Duration{0, 50 * time.Millisecond, 100 * time.Millisecond},
+		DelayedTaskCheckInterval: 20 * time.Millisecond,
+		ShutdownTimeout:          2 * time.Second,
+		Logger:                   testLogger(),
+	}
+	client := asynq.NewClient(opt)
+	t.Cleanup(func() { client.Close() })
+	h.queue = NewQueue(client, r.Queue())
+	return h
+}
+
+func testLogger() *slog.Logger {
+	level := slog.LevelError + 4 // quiet unless asked for
+	if os.Getenv("WORKER_TEST_LOG") != "" {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// start runs a worker with h.cfg until the test ends or stop is called.
+func (h *harness) start() (w *Worker, stop func()) {
+	h.t.Helper()
+	w, err := New(h.cfg)
+	if err != nil {
+		h.t.Fatalf("New: %v", err)
+	}
+	w.backoff = func(int) time.Duration { return 10 * time.Millisecond }
+	if h.tweak != nil {
+		h.tweak(w)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				h.t.Errorf("Run: %v", err)
+			}
+			w.Close()
+		})
+	}
+	h.t.Cleanup(stop)
+	return w, stop
+}
+
+// newJob stores a queued job of the test key.
+func (h *harness) newJob(in connector.JobInput, callbackURL string) *connector.Job {
+	h.t.Helper()
+	job := &connector.Job{
+		ID:          uuid.Must(uuid.NewV7()).String(),
+		Status:      connector.StatusQueued,
+		Input:       in,
+		Owner:       h.owner,
+		SealedKey:   h.keyring.Seal(testAPIKey),
+		CallbackURL: callbackURL,
+		Metadata:    json.RawMessage(`{"flow":"test"}`),
+	}
+	if err := h.store.CreateJob(context.Background(), job); err != nil {
+		h.t.Fatalf("CreateJob: %v", err)
+	}
+	return job
+}
+
+// submitURLJob stores and enqueues a job whose image the stub fetcher serves.
+func (h *harness) submitURLJob(callbackURL string) *connector.Job {
+	h.t.Helper()
+	url := "https://images.test/photo.png"
+	h.fetcher.set(url, &connector.Image{Data: images.Read(h.t, "photo.png"), MIMEType: "image/png", Filename: "photo.png"})
+	job := h.newJob(connector.JobInput{Kind: connector.InputURL, URL: url}, callbackURL)
+	h.enqueue(job.ID)
+	return job
+}
+
+func (h *harness) enqueue(jobID string) {
+	h.t.Helper()
+	if err := h.queue.EnqueueCompress(context.Background(), jobID); err != nil {
+		h.t.Fatalf("EnqueueCompress: %v", err)
+	}
+}
+
+// waitJob polls the job until cond holds, failing the test after a
+// generous deadline.
+func (h *harness) waitJob(id string, what string, cond func(*connector.Job) bool) *connector.Job {
+	h.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	var job *connector.Job
+	for time.Now().Before(deadline) {
+		var err error
+		job, err = h.store.GetJob(context.Background(), id)
+		if err != nil {
+			h.t.Fatalf("GetJob(%s): %v", id, err)
+		}
+		if cond(job) {
+			return job
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	got, _ := json.Marshal(job)
+	h.t.Fatalf("job %s: expected %s within 20s, got %s", id, what, got)
+	return nil
+}
+
+func finished(j *connector.Job) bool { return j.Status.Finished() }
+
+// waitFor polls cond until it holds or a generous deadline passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("expected %s within 20s, it did not happen", what)
+}
+
+// stubCompressor plays the compression API: fail[i] is the answer to call
+// i (nil for success); calls past the list succeed.
+type stubCompressor struct {
+	mu    sync.Mutex
+	fail  []error
+	calls int
+	keys  []string
+}
+
+func (s *stubCompressor) setFailures(errs ...error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fail = errs
+}
+
+func (s *stubCompressor) Calls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls
+}
+
+func (s *stubCompressor) Keys() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.keys...)
+}
+
+func (s *stubCompressor) Compress(ctx context.Context, apiKey string, image io.Reader, filename string) (*connector.Compressed, error) {
+	data, err := io.ReadAll(image)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	n := s.calls
+	s.calls++
+	s.keys = append(s.keys, apiKey)
+	var fail error
+	if n < len(s.fail) {
+		fail = s.fail[n]
+	}
+	s.mu.Unlock()
+	if fail != nil {
+		return nil, fail
+	}
+	credits := int64(499)
+	return &connector.Compressed{
+		UpstreamJobID:    "up-" + strconv.Itoa(n),
+		Data:             data, // same format, same bytes: ratio 0 is a valid answer
+		OriginalSize:     int64(len(data)),
+		CompressedSize:   int64(len(data)),
+		CompressionRatio: 0,
+		CreditsRemaining: &credits,
+	}, nil
+}
+
+func (s *stubCompressor) Validate(ctx context.Context, apiKey string) (*connector.Account, error) {
+	return &connector.Account{Valid: true}, nil
+}
+
+func (s *stubCompressor) Health(ctx context.Context) error { return nil }
+
+// stubFetcher serves images by URL, or an error set for a URL.
+type stubFetcher struct {
+	mu     sync.Mutex
+	images map[string]*connector.Image
+	errs   map[string]error
+}
+
+func (f *stubFetcher) set(url string, img *connector.Image) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.images[url] = img
+}
+
+func (f *stubFetcher) setErr(url string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.errs == nil {
+		f.errs = map[string]error{}
+	}
+	f.errs[url] = err
+}
+
+func (f *stubFetcher) FetchImage(ctx context.Context, url string) (*connector.Image, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.errs[url]; err != nil {
+		return nil, err
+	}
+	img, ok := f.images[url]
+	if !ok {
+		return nil, &connector.Error{Code: connector.EFETCH, Message: "404 Not Found"}
+	}
+	cp := *img
+	return &cp, nil
+}
+
+// httpSender posts signed webhooks like connector/webhook does: no
+// redirects followed, 2xx only is success, 410 is Gone.
+type httpSender struct{ client *http.Client }
+
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+func (s *httpSender) Send(ctx context.Context, targetURL, secret, msgID string, body []byte) SendResult {
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		return SendResult{Err: err}
+	}
+	now := time.Now()
+	sig, err := wh.Sign(msgID, now, body)
+	if err != nil {
+		return SendResult{Err: err}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, targetURL, bytes.NewReader(body))
+	if err != nil {
+		return SendResult{Err: err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("webhook-id", msgID)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
+	req.Header.Set("webhook-signature", sig)
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return SendResult{Err: err}
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, resp.Body)
+	res := SendResult{Status: resp.StatusCode}
+	if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
+		res.RetryAfter = time.Duration(secs) * time.Second
+	}
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+	case resp.StatusCode == http.StatusGone:
+		res.Gone = true
+		res.Err = &connector.Error{Code: connector.EFETCH, Message: "410 Gone"}
+	default:
+		res.Err = &connector.Error{Code: connector.EFETCH, Message: resp.Status}
+	}
+	return res
+}
+
+// receiver is a webhook endpoint that answers statuses[i] to attempt i
+// (200 past the list) and records every request.
+type receiver struct {
+	*httptest.Server
+	mu       sync.Mutex
+	statuses []int
+	got      []received
+}
+
+type received struct {
+	header http.Header
+	body   []byte
+	query  string
+}
+
+func newReceiver(t *testing.T, statuses ...int) *receiver {
+	r := &receiver{statuses: statuses}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		n := len(r.got)
+		r.got = append(r.got, received{header: req.Header.Clone(), body: body, query: req.URL.RawQuery})
+		status := http.StatusOK
+		if n < len(r.statuses) {
+			status = r.statuses[n]
+		}
+		r.mu.Unlock()
+		if status >= 300 && status < 400 {
+			w.Header().Set("Location", "/elsewhere")
+		}
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *receiver) requests() []received {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]received(nil), r.got...)
+}
+
+func (r *receiver) count() int { return len(r.requests()) }
