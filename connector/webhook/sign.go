@@ -1,0 +1,31 @@
+package webhook
+
+import (
+	"errors"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+)
+
+// Standard Webhooks header names.
+const (
+	HeaderID        = "webhook-id"
+	HeaderTimestamp = "webhook-timestamp"
+	HeaderSignature = "webhook-signature"
+)
+
+// ErrBadSecret is returned for a secret that is not "whsec_" followed by
+// standard base64. The secret itself never appears in an error.
+var ErrBadSecret = errors.New("webhook: signing secret is not whsec_<base64>")
+
+// Sign returns the webhook-signature value for one message: "v1," and the
+// base64 HMAC-SHA256, keyed with the decoded secret, of
+// "<msgID>.<unix seconds of ts>.<body>". It is the reference library's
+// signature, so receivers can verify with any Standard Webhooks library.
+func Sign(secret, msgID string, ts time.Time, body []byte) (string, error) {
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		return "", ErrBadSecret
+	}
+	return wh.Sign(msgID, ts, body)
+}
