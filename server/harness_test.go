@@ -81,7 +81,7 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 	t.Helper()
 	r := redistest.New(t)
 	ledger := refupstream.NewLedger(r.Client, r.Prefix+"up:", nil)
-	up := httptest.NewServer(refupstream.NewServer(refupstream.Config{Ledger: ledger}))
+	up := httptest.NewServer(refupstream.NewServer(refupstream.Config{Ledger: ledger, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	t.Cleanup(up.Close)
 	key, _, err := ledger.CreateAccount(context.Background(), 0)
 	if err != nil {
