@@ -1,0 +1,217 @@
+'use strict';
+// Runs the generated Zapier app for real, in zapier-platform-core, against a
+// live imgflow: the auth test, Compress Image (request template, through
+// createAppTester), Get Job, the polling trigger, and the {source}
+// operations through core's lambda handler: Compress Image with Callback
+// (Zapier's callback URL is a local receiver here, and performResume gets
+// what imgflow POSTed to it) and the REST hook trigger (subscribe, a real
+// delivery, perform, performList, unsubscribe). It asserts what a user would
+// notice: the image got smaller and each job cost exactly one credit.
+//
+//   node zapier-run.js REPO_ROOT
+//
+// Uses IMGFLOW_URL and IMGFLOW_KEY when both are set; otherwise starts
+// `go run . dev` in REPO_ROOT and reads "imgflow API: URL" and "demo key: KEY"
+// from its output. Exit status: 0 passed, 1 failed, 3 skipped (no server
+// within 120 s).
+process.env.NODE_ENV = 'test';
+const fs = require('fs');
+const http = require('http');
+const path = require('path');
+const { spawn } = require('child_process');
+const zapier = require('zapier-platform-core');
+
+const root = path.resolve(process.argv[2] || path.join(__dirname, '..'));
+const PLACEHOLDER = 'https://imgflow.example.com';
+const START_TIMEOUT_MS = 120 * 1000;
+let devProcess = null;
+
+const log = (m) => console.log(`  ${m}`);
+const fail = (m) => {
+  throw new Error(m);
+};
+const assert = (ok, m) => {
+  if (!ok) fail(m);
+  log(`ok: ${m}`);
+};
+
+function startDev() {
+  return new Promise((resolve) => {
+    log(`starting: go run . dev (in ${root})`);
+    devProcess = spawn('go', ['run', '.', 'dev'], { cwd: root, detached: true, env: process.env });
+    let seen = '';
+    let url = null;
+    let key = null;
+    const timer = setTimeout(() => resolve(null), START_TIMEOUT_MS);
+    const onData = (chunk) => {
+      seen += chunk.toString();
+      url = url || (seen.match(/imgflow API: (https?:\/\/\S+)/) || [])[1];
+      key = key || (seen.match(/demo key: (\S+)/) || [])[1];
+      if (url && key) {
+        clearTimeout(timer);
+        resolve({ url, key });
+      }
+    };
+    devProcess.stdout.on('data', onData);
+    devProcess.stderr.on('data', onData);
+    devProcess.on('exit', (code) => {
+      clearTimeout(timer);
+      log(`imgflow dev exited (${code}); last output: ${seen.trim().split('\n').slice(-3).join(' | ')}`);
+      resolve(null);
+    });
+  });
+}
+
+function stopDev() {
+  if (devProcess && devProcess.exitCode === null) {
+    try {
+      process.kill(-devProcess.pid, 'SIGTERM'); // the go run process group we started
+    } catch (_) {}
+  }
+}
+
+// A local receiver: serves the sample image and records POSTs (callbacks and
+// hook deliveries) by path.
+function startReceiver() {
+  const received = {};
+  const waiters = {};
+  const image = fs.readFileSync(path.join(root, 'fixtures/images/photo.png'));
+  const server = http.createServer((req, res) => {
+    if (req.method === 'GET' && req.url === '/photo.png') {
+      res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': image.length });
+      return res.end(image);
+    }
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      res.writeHead(200);
+      res.end();
+      const entry = { headers: req.headers, body: JSON.parse(body || 'null') };
+      (received[req.url.split('?')[0]] = received[req.url.split('?')[0]] || []).push(entry);
+      (waiters[req.url.split('?')[0]] || []).forEach((w) => w());
+    });
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      const base = `http://127.0.0.1:${server.address().port}`;
+      const next = (p, timeoutMs = 60000) =>
+        new Promise((res, rej) => {
+          const check = () => received[p] && received[p].length && res(received[p].shift());
+          if (check()) return;
+          (waiters[p] = waiters[p] || []).push(check);
+          setTimeout(() => rej(new Error(`nothing POSTed to ${p} within ${timeoutMs / 1000} s`)), timeoutMs);
+        });
+      resolve({ server, base, next });
+    });
+  });
+}
+
+async function run(url, key) {
+  const text = fs.readFileSync(path.join(__dirname, 'zapier/imgflow-zapier-app.json'), 'utf8');
+  const app = JSON.parse(text.split(PLACEHOLDER).join(url.replace(/\/$/, '')));
+  const appTester = zapier.createAppTester(app);
+  const handler = zapier.createAppHandler(JSON.parse(JSON.stringify(app)));
+  const execute = async (method, bundle, callbackUrl) => {
+    const out = await handler({ command: 'execute', method, bundle, callback_url: callbackUrl }, {});
+    return out.results;
+  };
+  const authData = { api_key: key };
+  const receiver = await startReceiver();
+  try {
+    // 1. The connection test.
+    const account = await appTester(app.authentication.test, { authData });
+    assert(account.valid === true, `auth test: key accepted (${account.user_id}, ${account.subscription_type})`);
+    assert(Number.isInteger(account.credits_remaining), `auth test: ${account.credits_remaining} credits`);
+    const credits0 = account.credits_remaining;
+
+    let bad = null;
+    try {
+      await appTester(app.authentication.test, { authData: { api_key: 'sk_wrong' } });
+    } catch (err) {
+      bad = err;
+    }
+    assert(bad !== null, `auth test: a wrong key is refused (${bad && String(bad.message).split('\n')[0].slice(0, 80)})`);
+
+    // 2. Compress Image (request template, waits up to 25 s).
+    const imageUrl = `${receiver.base}/photo.png`;
+    const job = await appTester(app.creates.compress_image.operation.perform, {
+      authData,
+      inputData: { image_url: imageUrl, filename: 'zapier-run.png', metadata: { run: 'zapier-run' } },
+    });
+    assert(job.status === 'completed', `compress_image: job ${job.id} completed (status ${job.status}${job.error ? ', ' + job.error.message : ''})`);
+    assert(job.result.compressed_size < job.result.original_size,
+      `compress_image: ${job.result.original_size} -> ${job.result.compressed_size} bytes`);
+    assert(job.metadata && job.metadata.run === 'zapier-run', 'compress_image: metadata echoed back');
+    assert(typeof job.result.file_url === 'string' && job.result.file_url.length > 0, 'compress_image: file_url given');
+
+    // 3. Get Job.
+    const got = await appTester(app.creates.get_job.operation.perform, { authData, inputData: { id: job.id } });
+    assert(got.id === job.id && got.status === 'completed', 'get_job: same job, completed');
+
+    const after1 = await appTester(app.authentication.test, { authData });
+    assert(after1.credits_remaining === credits0 - 1, `credits: ${credits0} -> ${after1.credits_remaining}, exactly one for one job`);
+
+    // 4. Polling trigger.
+    const polled = await appTester(app.triggers.job_finished_polling.operation.perform, { authData, inputData: {} });
+    assert(Array.isArray(polled) && polled.some((j) => j.id === job.id), `job_finished_polling: ${polled.length} finished job(s), including ${job.id}`);
+    assert(polled.every((j) => j.status === 'completed' || j.status === 'failed'), 'job_finished_polling: only finished jobs');
+
+    // 5. REST hook: subscribe a local target.
+    const hookOp = app.triggers.job_finished.operation;
+    const sub = await appTester(hookOp.performSubscribe, {
+      authData, inputData: { event: 'job.finished' }, targetUrl: `${receiver.base}/hook`,
+    });
+    assert(typeof sub.id === 'string' && /^whsec_/.test(sub.secret || ''), `job_finished: subscribed hook ${sub.id}`);
+
+    // 6. Compress with callback: perform (lambda handler, {source}), the
+    // callback arrives, performResume returns the finished job.
+    const queued = await execute('creates.compress_image_callback.operation.perform',
+      { authData, inputData: { image_url: imageUrl, filename: 'callback.png' } }, `${receiver.base}/callback?sig=abc`);
+    assert(typeof queued.id === 'string', `compress_image_callback: job ${queued.id} created (${queued.status})`);
+    const cb = await receiver.next('/callback');
+    assert(cb.headers['webhook-signature'] && cb.headers['webhook-id'], 'callback: signed with Standard Webhooks headers');
+    const resumed = await execute('creates.compress_image_callback.operation.performResume',
+      { authData, inputData: {}, outputData: queued, cleanedRequest: cb.body });
+    assert(resumed.id === queued.id && resumed.status === 'completed', 'compress_image_callback: performResume gives the completed job');
+    assert(resumed.result.compressed_size < resumed.result.original_size, 'compress_image_callback: image got smaller');
+
+    // 7. The hook delivery of that job, through perform.
+    const delivery = await receiver.next('/hook');
+    const hooked = await execute('triggers.job_finished.operation.perform', { authData, inputData: {}, cleanedRequest: delivery.body });
+    assert(Array.isArray(hooked) && hooked[0].id === queued.id, 'job_finished: delivery turns into the finished job');
+    const listed = await execute('triggers.job_finished.operation.performList', { authData, inputData: { event: 'job.completed' } });
+    assert(listed.some((j) => j.id === job.id), 'job_finished: performList shows recent completed jobs');
+    await appTester(hookOp.performUnsubscribe, { authData, subscribeData: sub });
+    log(`ok: job_finished: unsubscribed ${sub.id}`);
+
+    const after2 = await appTester(app.authentication.test, { authData });
+    assert(after2.credits_remaining === credits0 - 2, `credits: ${credits0} -> ${after2.credits_remaining}, exactly two for two jobs`);
+  } finally {
+    receiver.server.close();
+  }
+}
+
+(async () => {
+  let target = null;
+  if (process.env.IMGFLOW_URL && process.env.IMGFLOW_KEY) {
+    target = { url: process.env.IMGFLOW_URL, key: process.env.IMGFLOW_KEY };
+    log(`using IMGFLOW_URL=${target.url}`);
+  } else {
+    target = await startDev();
+    if (!target) {
+      console.log(`  SKIP: could not start 'go run . dev' within ${START_TIMEOUT_MS / 1000} s (or it exited); set IMGFLOW_URL and IMGFLOW_KEY to use a running server`);
+      stopDev();
+      process.exit(3);
+    }
+    log(`imgflow dev at ${target.url}`);
+  }
+  try {
+    await run(target.url, target.key);
+    stopDev();
+    process.exit(0);
+  } catch (err) {
+    console.log(`  FAIL: ${err.message}`);
+    stopDev();
+    process.exit(1);
+  }
+})();
