@@ -13,7 +13,7 @@ import (
 // definitionsOptions are the flags of `imgflow definitions`.
 type definitionsOptions struct {
 	// Out is the directory that receives one folder per platform
-	// (--out, $IMGFLOW_DEFINITIONS_OUT; default "definitions").
+	// (--out; default "definitions").
 	Out string
 	// BaseURL is the public URL the definitions call (--base-url,
 	// $IMGFLOW_PUBLIC_URL; default https://imgflow.example.com, the
@@ -27,7 +27,7 @@ type definitionsOptions struct {
 func runDefinitions(ctx context.Context, args []string) error {
 	var o definitionsOptions
 	fs := newFlagSet("definitions", "Write every platform's connector definition files (Zapier, n8n, Make, Power Automate, OpenAPI).")
-	fs.String(&o.Out, "out", "IMGFLOW_DEFINITIONS_OUT", "definitions", "directory to write into, one folder per platform")
+	fs.String(&o.Out, "out", "", "definitions", "directory to write into, one folder per platform")
 	fs.String(&o.BaseURL, "base-url", "IMGFLOW_PUBLIC_URL", "https://imgflow.example.com", "public URL of the imgflow API the definitions call")
 	if err := fs.parse(args); err != nil {
 		return err

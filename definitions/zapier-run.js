@@ -152,7 +152,7 @@ async function run(url, key) {
     assert(after1.credits_remaining === credits0 - 1, `credits: ${credits0} -> ${after1.credits_remaining}, exactly one for one job`);
 
     // 4. Polling trigger.
-    const polled = await appTester(app.triggers.job_finished_polling.operation.perform, { authData, inputData: {} });
+    const polled = await execute('triggers.job_finished_polling.operation.perform', { authData, inputData: {} });
     assert(Array.isArray(polled) && polled.some((j) => j.id === job.id), `job_finished_polling: ${polled.length} finished job(s), including ${job.id}`);
     assert(polled.every((j) => j.status === 'completed' || j.status === 'failed'), 'job_finished_polling: only finished jobs');
 
@@ -181,7 +181,7 @@ async function run(url, key) {
     assert(Array.isArray(hooked) && hooked[0].id === queued.id, 'job_finished: delivery turns into the finished job');
     const listed = await execute('triggers.job_finished.operation.performList', { authData, inputData: { event: 'job.completed' } });
     assert(listed.some((j) => j.id === job.id), 'job_finished: performList shows recent completed jobs');
-    await appTester(hookOp.performUnsubscribe, { authData, subscribeData: sub });
+    await execute('triggers.job_finished.operation.performUnsubscribe', { authData, subscribeData: sub });
     log(`ok: job_finished: unsubscribed ${sub.id}`);
 
     const after2 = await appTester(app.authentication.test, { authData });

@@ -276,10 +276,13 @@ func zapierHookTrigger(op *connector.Operation, base string) obj {
 				"url":    base + connector.HooksPath,
 				"body":   body,
 			},
-			"performUnsubscribe": obj{
-				"method": "DELETE",
-				"url":    base + strings.Replace(connector.HookPath, "{id}", "{{bundle.subscribeData.id}}", 1),
-			},
+			// DELETE answers 204 with no body, which a request template
+			// cannot return: a function reports the deletion instead.
+			"performUnsubscribe": zapierSource(
+				"const id = bundle.subscribeData && bundle.subscribeData.id;",
+				"await z.request({ method: 'DELETE', url: "+jsString(base+connector.HooksPath+"/")+" + encodeURIComponent(id) });",
+				"return { id, deleted: true };",
+			),
 			"perform": zapierSource(
 				"// A delivery is {type, timestamp, data: job}.",
 				"const delivery = bundle.cleanedRequest || {};",

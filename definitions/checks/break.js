@@ -35,6 +35,7 @@ const cases = {
   // Power Automate: Microsoft's schema and swagger-cli reject a definition without info;
   // paconn's schema rejects an unknown connection parameter type.
   'powerautomate-no-info': ['swagger-cli', (d) => edit(d, 'apiDefinition.swagger.json', (s) => delete s.info)],
+  'powerautomate-bad-trigger': ['apiDefinition (schema)', (d) => edit(d, 'apiDefinition.swagger.json', (s) => (s.paths['/v1/hooks'].post['x-ms-trigger'] = 'sometimes'))],
   'powerautomate-bad-param-type': ['apiProperties (schema)', (d) => edit(d, 'apiProperties.json', (p) => (p.properties.connectionParameters.api_key.type = 'password'))],
   // OpenAPI: a $ref to a schema that does not exist.
   'openapi-missing-ref': ['Nope', (d) => edit(d, 'openapi.json', (o) => (o.paths['/v1/account'].get.responses['200'].content['application/json'].schema.$ref = '#/components/schemas/Nope'))],
