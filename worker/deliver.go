@@ -154,6 +154,7 @@ func (w *Worker) event(job *connector.Job) connector.Event {
 	}
 	data := *job
 	data.Callback = nil
+	data.UpdatedAt = finished // later writes are the callback's own state
 	if job.Result != nil {
 		r := *job.Result
 		r.CompressedData = ""

@@ -381,3 +381,12 @@ func (r *receiver) requests() []received {
 }
 
 func (r *receiver) count() int { return len(r.requests()) }
+
+func deliveryTask(t *testing.T, d connector.Delivery) *asynq.Task {
+	t.Helper()
+	b, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return asynq.NewTask(TypeDelivery, b)
+}
