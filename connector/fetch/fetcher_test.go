@@ -342,3 +342,11 @@ func TestFetchRefusesOtherSchemes(t *testing.T) {
 	e := fetchErr(t, New(Options{AllowPrivate: true}), "file:///etc/passwd")
 	expectError(t, e, connector.EURLREFUSED, "image_url must start with http:// or https://")
 }
+
+func TestFetchReportsAnUnresolvableHostAsAFetchError(t *testing.T) {
+	e := fetchErr(t, New(Options{Resolver: fakeResolver{}}), "https://nowhere.example/a.png")
+	expectError(t, e, connector.EFETCH, "image_url host nowhere.example could not be resolved")
+	if e.Retryable {
+		t.Errorf("expected a name that does not exist not to be retryable")
+	}
+}

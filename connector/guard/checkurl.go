@@ -2,10 +2,13 @@ package guard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"net/url"
+
+	"github.com/imgflow/imgflow/connector"
 )
 
 // Resolver looks host names up; *net.Resolver implements it, tests pass a
@@ -18,8 +21,9 @@ type Resolver interface {
 // posted: scheme http or https, a host, no user name or password. Unless
 // allowPrivate is true it also resolves the host (with resolver, or
 // net.DefaultResolver when nil) and refuses the URL if any of its addresses
-// is not public. Every error is an EURLREFUSED *connector.Error whose
-// message starts with "URL"; ForField names the field instead.
+// is not public. Errors are *connector.Error whose message starts with
+// "URL" (ForField names the field instead): EURLREFUSED, or EFETCH when the
+// host name does not resolve.
 //
 // This is the early check. The guarded transport checks again at every
 // dial, so a host whose DNS answer changes in between (DNS rebinding) is
@@ -50,7 +54,12 @@ func CheckURL(ctx context.Context, rawURL string, allowPrivate bool, resolver Re
 	}
 	addrs, err := resolver.LookupNetIP(ctx, "ip", host)
 	if err != nil || len(addrs) == 0 {
-		return refuse(err, fmt.Sprintf("host %s could not be resolved", host))
+		// Not a refusal: the name may resolve later (Retryable when the
+		// resolver says the failure is temporary).
+		var dnsErr *net.DNSError
+		temporary := errors.As(err, &dnsErr) && (dnsErr.IsTemporary || dnsErr.IsTimeout)
+		r := &refusal{code: connector.EFETCH, complaint: fmt.Sprintf("host %s could not be resolved", host), retryable: temporary, cause: err}
+		return r.asError("URL")
 	}
 	for _, ip := range addrs {
 		if err := CheckAddr(ip); err != nil {

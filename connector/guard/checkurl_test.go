@@ -43,7 +43,6 @@ func TestCheckURLRefuses(t *testing.T) {
 		{"http://0.0.0.0/", "URL points to a private or loopback address (0.0.0.0)"},
 		{"http://internal.example/a.png", "URL points to a private or loopback address (10.1.2.3)"},
 		{"https://mixed.example/a.png", "URL points to a private or loopback address (127.0.0.1)"},
-		{"http://nowhere.example/a.png", "URL host nowhere.example could not be resolved"},
 		{"ftp://images.example/a.png", "URL must start with http:// or https://"},
 		{"file:///etc/passwd", "URL must start with http:// or https://"},
 		{"images.example/a.png", "URL must start with http:// or https://"},
@@ -56,6 +55,14 @@ func TestCheckURLRefuses(t *testing.T) {
 		if connector.ErrorCodeOf(err) != connector.EURLREFUSED || connector.ErrorMessage(err) != c.message {
 			t.Errorf("%s: expected %s %q, got %v", c.url, connector.EURLREFUSED, c.message, err)
 		}
+	}
+}
+
+func TestCheckURLReportsAnUnresolvableHostAsAFetchError(t *testing.T) {
+	err := CheckURL(context.Background(), "http://nowhere.example/a.png", false, resolver)
+	want := "URL host nowhere.example could not be resolved"
+	if connector.ErrorCodeOf(err) != connector.EFETCH || connector.ErrorMessage(err) != want {
+		t.Errorf("expected %s %q, got %v", connector.EFETCH, want, err)
 	}
 }
 

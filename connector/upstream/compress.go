@@ -60,10 +60,18 @@ func (c *Client) Compress(ctx context.Context, apiKey string, image io.Reader, f
 	ctx, cancel := context.WithTimeout(ctx, c.compressTimeout)
 	defer cancel()
 	pr, pw := io.Pipe()
-	defer pr.Close() // unblocks the writer if the answer came before the whole body went
 	form := multipart.NewWriter(pw)
+	written := make(chan struct{})
 	go func() {
+		defer close(written)
 		pw.CloseWithError(writeForm(form, apiKey, filename, contentType, io.MultiReader(bytes.NewReader(head), image)))
+	}()
+	// If the answer came before the whole body went (a 413, say), closing
+	// the pipe stops the writer; waiting for it means image is never read
+	// after Compress returns.
+	defer func() {
+		pr.Close()
+		<-written
 	}()
 
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.baseURL+"/compress", pr)
