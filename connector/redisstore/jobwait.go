@@ -36,7 +36,7 @@ func (s *Store) WaitJob(ctx context.Context, id string) (*connector.Job, error) 
 	for {
 		msg, err := ps.Receive(ctx)
 		if err != nil {
-			if ctx.Err() != nil {
+			if ctxEnded(ctx) != nil {
 				return s.jobAfterWait(ctx, id, last)
 			}
 			return nil, storageErr(err)
@@ -50,7 +50,7 @@ func (s *Store) WaitJob(ctx context.Context, id string) (*connector.Job, error) 
 		}
 		job, err := s.GetJob(ctx, id)
 		if err != nil {
-			if ctx.Err() != nil {
+			if ctxEnded(ctx) != nil {
 				return s.jobAfterWait(ctx, id, last)
 			}
 			return nil, err
@@ -69,7 +69,20 @@ func (s *Store) jobAfterWait(ctx context.Context, id string, last *connector.Job
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalReadTimeout)
 	defer cancel()
 	if job, err := s.GetJob(rctx, id); err == nil {
-		return job, ctx.Err()
+		return job, ctxEnded(ctx)
 	}
-	return last, ctx.Err()
+	return last, ctxEnded(ctx)
+}
+
+// ctxEnded is ctx.Err(), or DeadlineExceeded once ctx's deadline has passed:
+// the connection's read deadline, set from ctx, can fire a moment before
+// ctx's own timer does.
+func ctxEnded(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
