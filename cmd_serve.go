@@ -2,9 +2,38 @@ package main
 
 import (
 	"context"
-	"errors"
+	"log/slog"
 )
 
-func runServe(ctx context.Context, args []string) error { return errors.New("not built yet") }
-func runWork(ctx context.Context, args []string) error  { return errors.New("not built yet") }
-func runDev(ctx context.Context, args []string) error   { return errors.New("not built yet") }
+// serveOptions configure `imgflow serve`.
+type serveOptions struct {
+	appOptions
+	// Addr (--addr, IMGFLOW_ADDR): where the API listens. Default :8080.
+	Addr string
+}
+
+// runServe runs the HTTP API only; workers run elsewhere (imgflow work).
+func runServe(ctx context.Context, args []string) error {
+	var o serveOptions
+	fs := newFlagSet("serve", "Runs the HTTP API only. Workers (imgflow work) share its Redis and IMGFLOW_SECRET.")
+	fs.String(&o.Addr, "addr", "IMGFLOW_ADDR", ":8080", "listen address of the API")
+	addAppFlags(fs, &o.appOptions)
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if err := o.validate(true); err != nil {
+		return err
+	}
+	rdb, _, closeRedis, err := openRedis(ctx, o.RedisURL)
+	if err != nil {
+		return err
+	}
+	defer closeRedis()
+	a, err := newApp(o.appOptions, rdb)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	slog.Info("imgflow API listening", "addr", o.Addr, "public_url", o.PublicURL)
+	return a.apiServer(slog.Default(), nil).Run(ctx, o.Addr)
+}

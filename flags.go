@@ -83,3 +83,5 @@ func (fs *flagSet) parse(args []string) error {
 	}
 	return nil
 }
+
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

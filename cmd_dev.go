@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/imgflow/imgflow/fixtures/images"
+	refupstream "github.com/imgflow/imgflow/fixtures/upstream"
+	"github.com/imgflow/imgflow/server"
+)
+
+// devOptions configure `imgflow dev`.
+type devOptions struct {
+	appOptions
+	// Addr (--addr, IMGFLOW_ADDR): where the API listens. Default 127.0.0.1:8080.
+	Addr string
+	// UpstreamAddr (--upstream-addr, IMGFLOW_UPSTREAM_ADDR): where the
+	// reference compression API listens. Default 127.0.0.1:8081. Unused
+	// when UPSTREAM_URL names another one.
+	UpstreamAddr string
+	// Concurrency (--concurrency, IMGFLOW_CONCURRENCY). Default 4.
+	Concurrency int
+	// DemoKey (--demo-key, IMGFLOW_DEMO_KEY): the API key to create in the
+	// reference upstream; a new random one when empty.
+	DemoKey string
+}
+
+// runDev runs everything in one process: Redis (embedded unless --redis),
+// the reference compression API, the HTTP API and the worker.
+func runDev(ctx context.Context, args []string) error {
+	var o devOptions
+	fs := newFlagSet("dev", "Runs everything in one process: embedded Redis (unless --redis), the reference compression API, the API and the worker. Loopback URLs are allowed.")
+	fs.String(&o.Addr, "addr", "IMGFLOW_ADDR", "127.0.0.1:8080", "listen address of the API")
+	fs.String(&o.UpstreamAddr, "upstream-addr", "IMGFLOW_UPSTREAM_ADDR", "127.0.0.1:8081", "listen address of the reference compression API")
+	fs.Int(&o.Concurrency, "concurrency", "IMGFLOW_CONCURRENCY", 4, "jobs and deliveries run at once")
+	fs.String(&o.DemoKey, "demo-key", "IMGFLOW_DEMO_KEY", "", "API key to create in the reference upstream (random when empty)")
+	addAppFlags(fs, &o.appOptions)
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	o.AllowPrivateURLs = true // flows on this machine call back to localhost
+	if o.Secret == "" {
+		o.Secret = randomSecret()
+	}
+
+	rdb, redisURL, closeRedis, err := openRedis(ctx, o.RedisURL)
+	if err != nil {
+		return err
+	}
+	defer closeRedis()
+	o.RedisURL = redisURL
+
+	apiLn, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return fmt.Errorf("IMGFLOW_ADDR (--addr) %s: %w", o.Addr, err)
+	}
+	if o.PublicURL == "" {
+		o.PublicURL = "http://" + apiLn.Addr().String()
+	}
+
+	errc := make(chan error, 3)
+	running := 0
+	ledger := refupstream.NewLedger(rdb, "", nil)
+	if o.UpstreamURL == "" {
+		upLn, err := net.Listen("tcp", o.UpstreamAddr)
+		if err != nil {
+			apiLn.Close()
+			return fmt.Errorf("IMGFLOW_UPSTREAM_ADDR (--upstream-addr) %s: %w", o.UpstreamAddr, err)
+		}
+		o.UpstreamURL = "http://" + upLn.Addr().String() + "/api"
+		up := refupstream.NewServer(refupstream.Config{Ledger: ledger, Logger: slog.Default().With("component", "upstream")})
+		running++
+		go func() { errc <- server.ServeHTTP(ctx, upLn, up) }()
+	}
+	demoKey, err := ensureDemoKey(ctx, ledger, o.DemoKey)
+	if err != nil {
+		return err
+	}
+	if err := o.validate(false); err != nil {
+		return err
+	}
+
+	a, err := newApp(o.appOptions, rdb)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	w, err := a.worker(slog.Default().With("component", "worker"), o.Concurrency)
+	if err != nil {
+		return err
+	}
+	running += 2
+	api := a.apiServer(slog.Default().With("component", "api"), func(e *echo.Echo) {
+		// Sample images, so the first curl has an image URL to fetch.
+		e.GET("/samples/*", echo.WrapHandler(http.StripPrefix("/samples/", http.FileServerFS(images.Samples))))
+	})
+	go func() { errc <- api.Serve(ctx, apiLn) }()
+	go func() { errc <- w.Run(ctx) }()
+
+	printDevBanner(o, demoKey)
+	// Run until Ctrl-C or the first part that fails; then give the others
+	// time to drain.
+	var firstErr error
+	select {
+	case <-ctx.Done():
+	case firstErr = <-errc:
+		running--
+	}
+	deadline := time.After(40 * time.Second)
+	for ; running > 0; running-- {
+		select {
+		case err := <-errc:
+			if firstErr == nil && err != nil && !errors.Is(err, context.Canceled) {
+				firstErr = err
+			}
+		case <-deadline:
+			return firstErr
+		}
+	}
+	return firstErr
+}
+
+// ensureDemoKey makes sure the demo key has an account in the reference
+// upstream, creating one (or a random key) as needed.
+func ensureDemoKey(ctx context.Context, ledger *refupstream.Ledger, key string) (string, error) {
+	if key != "" {
+		if _, err := ledger.AddKey(ctx, key, 0); err != nil {
+			return "", fmt.Errorf("IMGFLOW_DEMO_KEY: %w", err)
+		}
+		return key, nil
+	}
+	key, _, err := ledger.CreateAccount(ctx, 0)
+	return key, err
+}
+
+func randomSecret() string {
+	b := make([]byte, 24)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// printDevBanner tells a new user where everything is and what to try.
+func printDevBanner(o devOptions, key string) {
+	fmt.Fprintf(os.Stdout, `
+imgflow dev is running.
+imgflow API: %[1]s
+upstream API: %[2]s
+demo key: %[3]s
+definitions: %[1]s/v1/definitions
+
+Try it:
+  curl -s -X POST '%[1]s/v1/jobs?wait=20' -H 'X-API-Key: %[3]s' \
+    -H 'Content-Type: application/json' \
+    -d '{"image_url": "%[1]s/samples/photo.png"}'
+  curl -s -X POST '%[1]s/v1/jobs?wait=20' -H 'X-API-Key: %[3]s' -F file=@fixtures/images/photo.jpg
+
+`, o.PublicURL, o.UpstreamURL, key)
+}
