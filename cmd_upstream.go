@@ -74,6 +74,9 @@ func runUpstream(ctx context.Context, args []string) error {
 		fmt.Fprintf(os.Stdout, "demo key: %s (%d credits; embedded Redis: it is gone when this process exits)\n", key, acct.CreditsRemaining)
 		fmt.Fprintf(os.Stdout, "try: curl -s %s/compress -F api_key=%s -F file=@fixtures/images/photo.png\n", base, key)
 	}
+	if o.RedisURL != "" {
+		fmt.Fprintln(os.Stdout, "make a key with: imgflow keys create (with the same REDIS_URL)")
+	}
 	if o.Latency > 0 || o.FailRate > 0 {
 		slog.Info("upstream: injecting faults", "latency", o.Latency, "fail_rate", o.FailRate)
 	}
