@@ -10,6 +10,7 @@ import (
 
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/connector/keyring"
+	"github.com/imgflow/imgflow/connector/webhook"
 )
 
 // Config configures a Worker. Fields marked required make New fail when
@@ -113,18 +114,10 @@ type Observer interface {
 	DeliveryDone(outcome string)
 }
 
-// SendResult is the outcome of one webhook POST.
-type SendResult struct {
-	Status     int           // the receiver's HTTP status, 0 when it did not answer
-	RetryAfter time.Duration // the receiver's Retry-After, if any
-	Err        error         // nil only on 2xx
-	Gone       bool          // 410: the receiver wants no more
-}
-
 // Sender posts one signed webhook: webhook-id msgID, signed with secret
-// (whsec_...). *webhook.Sender implements it.
+// (whsec_...); only a 2xx is a success. *webhook.Sender implements it.
 type Sender interface {
-	Send(ctx context.Context, targetURL, secret, msgID string, body []byte) SendResult
+	Send(ctx context.Context, targetURL, secret, msgID string, body []byte) webhook.Result
 }
 
 // withDefaults returns cfg with defaults filled in, or why it is unusable.

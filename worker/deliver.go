@@ -12,6 +12,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/connector/webhook"
 )
 
 // Delivery ids, the webhook-id of every attempt: stable per job and target.
@@ -125,6 +126,9 @@ func (w *Worker) handleDelivery(ctx context.Context, t *asynq.Task) error {
 	}
 
 	why := describeSendError(res)
+	if connector.ErrorCodeOf(res.Err) == connector.EURLREFUSED {
+		last = true // the guard refuses the target: no later attempt can pass
+	}
 	state := connector.DeliveryPending
 	if last {
 		state = connector.DeliveryFailed
@@ -189,16 +193,15 @@ func (w *Worker) recordCallback(ctx context.Context, log *slog.Logger, d connect
 
 // describeSendError says why an attempt failed without repeating the target
 // URL, whose query string may carry a signature (n8n's resume URLs).
-func describeSendError(res SendResult) string {
-	if res.Status != 0 {
-		return fmt.Sprintf("receiver answered %d", res.Status)
-	}
+func describeSendError(res webhook.Result) string {
 	var ue *url.Error
-	if errors.As(res.Err, &ue) {
+	switch {
+	case errors.As(res.Err, &ue):
 		return ue.Err.Error()
-	}
-	if res.Err != nil {
+	case res.Err != nil:
 		return res.Err.Error()
+	case res.Status != 0:
+		return fmt.Sprintf("receiver answered %d", res.Status)
 	}
 	return "delivery failed"
 }

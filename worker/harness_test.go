@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -16,11 +15,11 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
-	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/connector/keyring"
 	"github.com/imgflow/imgflow/connector/redisstore"
+	"github.com/imgflow/imgflow/connector/webhook"
 	"github.com/imgflow/imgflow/fixtures/images"
 	"github.com/imgflow/imgflow/internal/redistest"
 )
@@ -39,6 +38,7 @@ type harness struct {
 	cfg     Config
 	queue   *Queue
 	owner   string
+	apiKey  string // sealed into new jobs
 	// tweak, when set, changes each worker before it runs.
 	tweak func(*Worker)
 }
@@ -64,6 +64,7 @@ func newHarness(t *testing.T) *harness {
 		comp:    &stubCompressor{},
 		fetcher: &stubFetcher{images: map[string]*connector.Image{}},
 		owner:   kr.KeyHash(testAPIKey),
+		apiKey:  testAPIKey,
 	}
 	h.cfg = Config{
 		RedisConnOpt:             opt,
@@ -71,7 +72,7 @@ func newHarness(t *testing.T) *harness {
 		Concurrency:              4,
 		Compressor:               h.comp,
 		Fetcher:                  h.fetcher,
-		Sender:                   &httpSender{client: &http.Client{Timeout: 5 * time.Second, CheckRedirect: noRedirects}},
+		Sender:                   webhook.NewSender(webhook.SenderOptions{AllowPrivate: true, Timeout: 5 * time.Second}),
 		Jobs:                     h.store,
 		Blobs:                    h.store,
 		Hooks:                    h.store,
@@ -132,7 +133,7 @@ func (h *harness) newJob(in connector.JobInput, callbackURL string) *connector.J
 		Status:      connector.StatusQueued,
 		Input:       in,
 		Owner:       h.owner,
-		SealedKey:   h.keyring.Seal(testAPIKey),
+		SealedKey:   h.keyring.Seal(h.apiKey),
 		CallbackURL: callbackURL,
 		Metadata:    json.RawMessage(`{"flow":"test"}`),
 	}
@@ -291,51 +292,6 @@ func (f *stubFetcher) FetchImage(ctx context.Context, url string) (*connector.Im
 	}
 	cp := *img
 	return &cp, nil
-}
-
-// httpSender posts signed webhooks like connector/webhook does: no
-// redirects followed, 2xx only is success, 410 is Gone.
-type httpSender struct{ client *http.Client }
-
-func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-
-func (s *httpSender) Send(ctx context.Context, targetURL, secret, msgID string, body []byte) SendResult {
-	wh, err := standardwebhooks.NewWebhook(secret)
-	if err != nil {
-		return SendResult{Err: err}
-	}
-	now := time.Now()
-	sig, err := wh.Sign(msgID, now, body)
-	if err != nil {
-		return SendResult{Err: err}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, targetURL, bytes.NewReader(body))
-	if err != nil {
-		return SendResult{Err: err}
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("webhook-id", msgID)
-	req.Header.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
-	req.Header.Set("webhook-signature", sig)
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return SendResult{Err: err}
-	}
-	defer resp.Body.Close()
-	io.Copy(io.Discard, resp.Body)
-	res := SendResult{Status: resp.StatusCode}
-	if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
-		res.RetryAfter = time.Duration(secs) * time.Second
-	}
-	switch {
-	case resp.StatusCode >= 200 && resp.StatusCode < 300:
-	case resp.StatusCode == http.StatusGone:
-		res.Gone = true
-		res.Err = &connector.Error{Code: connector.EFETCH, Message: "410 Gone"}
-	default:
-		res.Err = &connector.Error{Code: connector.EFETCH, Message: resp.Status}
-	}
-	return res
 }
 
 // receiver is a webhook endpoint that answers statuses[i] to attempt i
