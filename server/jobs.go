@@ -179,12 +179,19 @@ func (s *Server) respondJob(c echo.Context, job *connector.Job, wait time.Durati
 			return err
 		}
 	}
-	loc := "/v1/jobs/" + job.ID
-	c.Response().Header().Set(echo.HeaderLocation, loc)
+	return s.answerJob(c, job)
+}
+
+// answerJob is 200 for a finished job; for an unfinished one it is 202 with
+// Location and Retry-After, the asynchronous pattern Power Automate and
+// other HTTP clients poll: the Location answers 202 until the job is done.
+func (s *Server) answerJob(c echo.Context, job *connector.Job) error {
 	if job.Status.Finished() {
 		return c.JSON(http.StatusOK, s.render(job))
 	}
-	c.Response().Header().Set("Retry-After", "1")
+	h := c.Response().Header()
+	h.Set(echo.HeaderLocation, s.cfg.PublicURL+"/v1/jobs/"+job.ID+"?poll=1")
+	h.Set("Retry-After", "1")
 	return c.JSON(http.StatusAccepted, s.render(job))
 }
 
@@ -201,11 +208,15 @@ func (s *Server) ownedJob(c echo.Context) (*connector.Job, error) {
 	return job, nil
 }
 
-// getJob is GET /v1/jobs/:id; ?include=data adds the compressed bytes.
+// getJob is GET /v1/jobs/:id; ?include=data adds the compressed bytes, and
+// ?poll=1 answers 202 while the job is unfinished (see answerJob).
 func (s *Server) getJob(c echo.Context) error {
 	job, err := s.ownedJob(c)
 	if err != nil {
 		return err
+	}
+	if c.QueryParam("poll") != "" && !job.Status.Finished() {
+		return s.answerJob(c, job)
 	}
 	view := s.render(job)
 	if c.QueryParam("include") == "data" && job.Status == connector.StatusCompleted {

@@ -24,9 +24,15 @@ func TestCreateJobAcceptsEveryInputForm(t *testing.T) {
 		if r.str("status") != "queued" || r.str("input.kind") != "url" || r.num("metadata.row") != 7 {
 			t.Errorf("job = %s; want queued url job echoing metadata", r.body)
 		}
-		if loc := r.header.Get("Location"); loc != "/v1/jobs/"+r.str("id") {
-			t.Errorf("Location = %q, want /v1/jobs/%s", loc, r.str("id"))
+		if loc := r.header.Get("Location"); loc != h.url+"/v1/jobs/"+r.str("id")+"?poll=1" {
+			t.Errorf("Location = %q, want %s/v1/jobs/%s?poll=1", loc, h.url, r.str("id"))
 		}
+		// The Location answers 202 until the job is done, then 200.
+		auth := map[string]string{"X-API-Key": h.key}
+		poll := h.do(http.MethodGet, strings.TrimPrefix(r.header.Get("Location"), h.url), nil, auth)
+		expectStatus(t, poll, http.StatusAccepted)
+		h.finish(r.str("id"), []byte("x"))
+		expectStatus(t, h.do(http.MethodGet, strings.TrimPrefix(r.header.Get("Location"), h.url), nil, auth), http.StatusOK)
 	})
 	t.Run("image_base64", func(t *testing.T) {
 		r := h.postJSON("/v1/jobs", map[string]any{"image_base64": b64, "filename": "photo.png"}, nil)
