@@ -100,8 +100,9 @@ func (s *Store) CompleteIdempotencyKey(ctx context.Context, owner, key, jobID st
 			return internalErr(err)
 		}
 		expireAt := rec.ReservedAt.Add(IdempotencyTTL)
-		if !expireAt.After(s.now()) {
-			expireAt = s.now().Add(time.Second) // a clock far off; keep it briefly
+		if now := s.now(); !expireAt.After(now) {
+			// No reservation time, or a clock far off: remember a full day.
+			expireAt = now.Add(IdempotencyTTL)
 		}
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			p.SetArgs(ctx, rkey, data, redis.SetArgs{ExpireAt: expireAt})

@@ -67,8 +67,8 @@ scan:
 				dead = append(dead, ids[i])
 				continue
 			}
-			if f.Status != "" && job.Status != f.Status {
-				continue
+			if job.Owner != owner || (f.Status != "" && job.Status != f.Status) {
+				continue // the owner check is defence in depth: ids are unique
 			}
 			page.Jobs = append(page.Jobs, job)
 		}
