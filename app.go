@@ -49,6 +49,10 @@ type appOptions struct {
 	ResultTTL time.Duration
 	// Queue (--queue, IMGFLOW_QUEUE): the asynq queue name. Default imgflow.
 	Queue string
+
+	// keyPrefix starts every Redis key of the stores ("imgflow:"); tests
+	// set their own to share a Redis.
+	keyPrefix string
 }
 
 func addAppFlags(fs *flagSet, o *appOptions) {
@@ -117,7 +121,7 @@ func newApp(opts appOptions, rdb redis.UniversalClient) (*app, error) {
 		opts:       opts,
 		rdb:        rdb,
 		redisOpt:   redisOpt,
-		store:      redisstore.New(rdb, redisstore.Options{Prefix: "imgflow:"}),
+		store:      redisstore.New(rdb, redisstore.Options{Prefix: opts.keyPrefix}),
 		keys:       keys,
 		compressor: upstream.New(opts.UpstreamURL),
 	}
@@ -167,7 +171,7 @@ func (a *app) worker(logger *slog.Logger, concurrency int) (*worker.Worker, erro
 		Hooks:        a.store,
 		Compressor:   a.compressor,
 		Fetcher:      fetch.New(fetch.Options{AllowPrivate: a.opts.AllowPrivateURLs}),
-		Sender:       webhookSender{webhook.NewSender(webhook.SenderOptions{AllowPrivate: a.opts.AllowPrivateURLs})},
+		Sender:       webhook.NewSender(webhook.SenderOptions{AllowPrivate: a.opts.AllowPrivateURLs}),
 		Keyring:      a.keys,
 		PublicURL:    a.opts.PublicURL,
 		ResultTTL:    a.opts.ResultTTL,
@@ -190,14 +194,6 @@ func renderDefinitions(baseURL string) ([]server.DefinitionFile, []byte, error) 
 		out[i] = server.DefinitionFile{Platform: f.Platform, Name: f.Name, Data: f.Data}
 	}
 	return out, doc, nil
-}
-
-// webhookSender adapts the webhook package's sender to the worker's Sender.
-type webhookSender struct{ *webhook.Sender }
-
-func (s webhookSender) Send(ctx context.Context, targetURL, secret, msgID string, body []byte) worker.SendResult {
-	r := s.Sender.Send(ctx, targetURL, secret, msgID, body)
-	return worker.SendResult{Status: r.Status, RetryAfter: r.RetryAfter, Err: r.Err, Gone: r.Gone}
 }
 
 var _ connector.Queue = (*worker.Queue)(nil)
