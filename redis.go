@@ -43,6 +43,14 @@ func openRedis(ctx context.Context, url string) (client redis.UniversalClient, a
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("REDIS_URL %q: %w", url, err)
 	}
+	// Fail fast when Redis is down, so callers get a 503 with Retry-After
+	// in well under a second instead of go-redis's retries and back-offs.
+	if opts.MaxRetries == 0 {
+		opts.MaxRetries = 1
+	}
+	if opts.DialerRetries == 0 {
+		opts.DialerRetries = 1
+	}
 	c := redis.NewClient(opts)
 	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
