@@ -1,0 +1,73 @@
+package metrics
+
+import (
+	"slices"
+
+	"github.com/hibiken/asynq"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// WatchQueues adds the sizes of the named asynq queues to the metrics, read
+// from Redis through inspector at each scrape:
+// imgflow_queue_tasks{queue,state} (pending, active, scheduled, retry,
+// archived) and imgflow_queue_latency_seconds{queue} (age of the oldest
+// pending task). The caller keeps inspector open as long as the metrics are
+// served. Every serve process may watch the same queue; take max() rather
+// than sum() across instances.
+func (m *Metrics) WatchQueues(inspector *asynq.Inspector, queues ...string) {
+	m.reg.MustRegister(&queueCollector{inspector: inspector, queues: queues})
+}
+
+var (
+	queueTasksDesc = prometheus.NewDesc("imgflow_queue_tasks",
+		"Tasks in an asynq queue, by state (pending, active, scheduled, retry, archived).",
+		[]string{"queue", "state"}, nil)
+	queueLatencyDesc = prometheus.NewDesc("imgflow_queue_latency_seconds",
+		"Age of the oldest pending task of an asynq queue; 0 when none is pending.",
+		[]string{"queue"}, nil)
+)
+
+// queueCollector reads queue sizes from Redis on each scrape.
+type queueCollector struct {
+	inspector *asynq.Inspector
+	queues    []string
+}
+
+func (q *queueCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- queueTasksDesc
+	ch <- queueLatencyDesc
+}
+
+func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
+	// A queue nothing was ever enqueued on is unknown to asynq; it is
+	// reported as empty rather than as an error.
+	known, err := q.inspector.Queues()
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(queueTasksDesc, err)
+		return
+	}
+	for _, name := range q.queues {
+		var info asynq.QueueInfo
+		if slices.Contains(known, name) {
+			got, err := q.inspector.GetQueueInfo(name)
+			if err != nil {
+				ch <- prometheus.NewInvalidMetric(queueTasksDesc, err)
+				continue
+			}
+			info = *got
+		}
+		for _, s := range []struct {
+			state string
+			n     int
+		}{
+			{"pending", info.Pending},
+			{"active", info.Active},
+			{"scheduled", info.Scheduled},
+			{"retry", info.Retry},
+			{"archived", info.Archived},
+		} {
+			ch <- prometheus.MustNewConstMetric(queueTasksDesc, prometheus.GaugeValue, float64(s.n), name, s.state)
+		}
+		ch <- prometheus.MustNewConstMetric(queueLatencyDesc, prometheus.GaugeValue, info.Latency.Seconds(), name)
+	}
+}
