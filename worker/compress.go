@@ -57,8 +57,8 @@ func (w *Worker) handleCompress(ctx context.Context, t *asynq.Task) error {
 		j.Attempts++
 		return nil
 	})
-	if errors.Is(err, errFinished) {
-		return nil
+	if errors.Is(err, errFinished) || connector.ErrorCodeOf(err) == connector.ENOTFOUND {
+		return nil // finished or expired meanwhile
 	}
 	if err != nil {
 		return w.retryOrFail(ctx, log, p.JobID, err)
