@@ -125,7 +125,9 @@ func newApp(opts appOptions, rdb redis.UniversalClient) (*app, error) {
 		keys:       keys,
 		compressor: upstream.New(opts.UpstreamURL),
 	}
-	a.asynqClient = asynq.NewClient(redisOpt)
+	// Share the fail-fast Redis client (openRedis): with Redis down an
+	// enqueue answers 503 at once, not after go-redis's dial retries.
+	a.asynqClient = asynq.NewClientFromRedisClient(rdb)
 	a.queue = worker.NewQueue(a.asynqClient, opts.Queue)
 	return a, nil
 }

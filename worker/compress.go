@@ -280,11 +280,16 @@ func (w *Worker) cleanUp(ctx context.Context, log *slog.Logger, jobID string) {
 
 // retryable reports whether another attempt may succeed: upstream 5xx,
 // timeouts and network errors, passing fetch errors, Redis being down, and
-// anything that is not a domain error (a deadline, a bug elsewhere).
+// anything that is not a domain error (a deadline, a bug elsewhere). A 200
+// whose body could not be read is final even though the client calls it
+// retryable: the upstream charged for it, and a retry would charge again.
 func retryable(err error) bool {
 	var e *connector.Error
 	if !errors.As(err, &e) {
 		return true
+	}
+	if e.Code == connector.EUPSTREAM && e.UpstreamStatus == 200 {
+		return false
 	}
 	return e.Retryable || e.Code == connector.EUNAVAILABLE
 }

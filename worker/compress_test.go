@@ -97,6 +97,9 @@ func TestFinalErrorsFailTheJobAtOnce(t *testing.T) {
 		fetch    error // from fetching the image URL
 		wantCode connector.ErrorCode
 		status   int
+		// retryable is what the job's error tells the caller: resubmitting
+		// may help, though this task is not retried.
+		retryable bool
 	}{
 		{name: "429 no credits", upstream: &connector.Error{Code: connector.ENOCREDITS, Message: "Insufficient credits. Please purchase more credits to continue compression.", UpstreamStatus: 429, CreditsRemaining: credits(0)}, wantCode: connector.ENOCREDITS, status: 429},
 		{name: "401 bad key", upstream: &connector.Error{Code: connector.EUNAUTHORIZED, Message: "Invalid API key", UpstreamStatus: 401}, wantCode: connector.EUNAUTHORIZED, status: 401},
@@ -106,6 +109,8 @@ func TestFinalErrorsFailTheJobAtOnce(t *testing.T) {
 		{name: "private URL", fetch: &connector.Error{Code: connector.EURLREFUSED, Message: "image_url points into a private network"}, wantCode: connector.EURLREFUSED},
 		{name: "fetch 404", fetch: &connector.Error{Code: connector.EFETCH, Message: "image_url answered 404"}, wantCode: connector.EFETCH},
 		{name: "fetched too large", fetch: &connector.Error{Code: connector.ETOOLARGE, Message: "image over 10 MiB"}, wantCode: connector.ETOOLARGE},
+		// A 200 with an unreadable body was charged: retrying would charge twice.
+		{name: "200 unreadable", upstream: &connector.Error{Code: connector.EUPSTREAM, Message: "compression API answered 200 with an unreadable body", UpstreamStatus: 200, Retryable: true}, wantCode: connector.EUPSTREAM, status: 200, retryable: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
@@ -125,8 +130,8 @@ func TestFinalErrorsFailTheJobAtOnce(t *testing.T) {
 			if tc.fetch != nil {
 				want = connector.JobErrorFrom(tc.fetch)
 			}
-			if got.Error.Code != tc.wantCode || got.Error.Message != want.Message || got.Error.UpstreamStatus != tc.status || got.Error.Retryable {
-				t.Errorf("error: expected %s %q upstream_status %d not retryable, got %+v", tc.wantCode, want.Message, tc.status, got.Error)
+			if got.Error.Code != tc.wantCode || got.Error.Message != want.Message || got.Error.UpstreamStatus != tc.status || got.Error.Retryable != tc.retryable {
+				t.Errorf("error: expected %s %q upstream_status %d retryable %v, got %+v", tc.wantCode, want.Message, tc.status, tc.retryable, got.Error)
 			}
 			if tc.wantCode == connector.ENOCREDITS && (got.Error.CreditsRemaining == nil || *got.Error.CreditsRemaining != 0) {
 				t.Errorf("error: expected credits_remaining 0, got %v", got.Error.CreditsRemaining)
