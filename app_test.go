@@ -104,6 +104,7 @@ func startSystem(t *testing.T) *system {
 		case <-time.After(20 * time.Second):
 			t.Error("worker did not stop within 20s")
 		}
+		w.Close()
 	})
 	return &system{t: t, api: opts.PublicURL, samples: samples.URL, ledger: ledger, key: key, logs: logs}
 }

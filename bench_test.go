@@ -73,7 +73,7 @@ func benchSystem(b *testing.B, r *redistest.Redis, concurrency int) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { w.Run(ctx); close(done) }()
-	b.Cleanup(func() { cancel(); <-done })
+	b.Cleanup(func() { cancel(); <-done; w.Close() })
 	return opts.PublicURL
 }
 

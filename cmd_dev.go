@@ -99,6 +99,7 @@ func runDev(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer w.Close()
 	running += 2
 	api := a.apiServer(slog.Default().With("component", "api"), func(e *echo.Echo) {
 		// Sample images, so the first curl has an image URL to fetch.

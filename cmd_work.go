@@ -42,6 +42,7 @@ func runWork(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer w.Close()
 	slog.Info("imgflow worker started", "concurrency", o.Concurrency, "queue", o.Queue)
 	return w.Run(ctx)
 }
