@@ -12,6 +12,7 @@ import (
 
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/connector/redisstore"
+	"github.com/imgflow/imgflow/connector/upstream"
 	"github.com/imgflow/imgflow/server"
 )
 
@@ -136,4 +137,21 @@ func TestDefinitionsAreServedForThePublicURL(t *testing.T) {
 	}
 	expectStatus(t, h.do(http.MethodGet, "/openapi.json", nil, nil), http.StatusOK)
 	expectError(t, h.do(http.MethodGet, "/v1/definitions/nope", nil, nil), 404, connector.ENOTFOUND, "nope")
+}
+
+// TestJobIsAcceptedWhenTheKeyCheckIsUnreachable: the preflight is an
+// optimisation; with the compression API unreachable the job is queued and
+// the worker decides.
+func TestJobIsAcceptedWhenTheKeyCheckIsUnreachable(t *testing.T) {
+	h := newHarness(t, func(c *server.Config) {
+		c.Compressor = upstream.New("http://127.0.0.1:1/api")
+	})
+	r := h.postJSON("/v1/jobs", map[string]any{"image_url": "https://images.example.com/cat.png"}, nil)
+	expectStatus(t, r, http.StatusAccepted)
+	if n := len(h.queue.enqueued()); n != 1 {
+		t.Errorf("enqueued %d jobs, want 1", n)
+	}
+	// /v1/account needs the live answer: it says the upstream failed.
+	acct := h.do(http.MethodGet, "/v1/account", nil, map[string]string{"X-API-Key": h.key})
+	expectError(t, acct, http.StatusBadGateway, connector.EUPSTREAM, "")
 }
