@@ -78,9 +78,13 @@ func requireToken(token string) echo.MiddlewareFunc {
 				u.RawQuery = query.Encode()
 				return c.Redirect(http.StatusSeeOther, u.RequestURI())
 			}
+			// Answered here, not returned as an error: the API's error
+			// handler maps framework errors by its own table.
 			h.Set(echo.HeaderWWWAuthenticate, `Bearer realm="imgflow admin"`)
-			return echo.NewHTTPError(http.StatusUnauthorized,
-				"the admin pages need IMGFLOW_ADMIN_TOKEN: send Authorization: Bearer TOKEN, or open "+Path+"?token=TOKEN once")
+			return c.JSON(http.StatusUnauthorized, map[string]string{
+				"error": "the admin pages need IMGFLOW_ADMIN_TOKEN: send Authorization: Bearer TOKEN, or open " + Path + "?token=TOKEN once",
+				"code":  "invalid_key",
+			})
 		}
 	}
 }

@@ -31,6 +31,15 @@ func dashboard(t *testing.T, token string) (*echo.Echo, *redistest.Redis) {
 		t.Fatalf("enqueue: %v", err)
 	}
 	e := echo.New()
+	// Like the API's: 404 stays 404, other framework errors become 400, so
+	// the 401 must be answered by the dashboard's guard itself.
+	e.HTTPErrorHandler = func(err error, c echo.Context) {
+		if he, ok := err.(*echo.HTTPError); ok && he.Code == http.StatusNotFound {
+			c.JSON(http.StatusNotFound, map[string]string{"error": "Not found", "code": "not_found"})
+			return
+		}
+		c.JSON(http.StatusBadRequest, map[string]string{"error": err.Error(), "code": "invalid_input"})
+	}
 	closeFn := admin.Mount(e, opt, token)
 	t.Cleanup(func() { closeFn() })
 	return e, r
@@ -73,6 +82,9 @@ func TestDashboardRefusesRequestsWithoutTheToken(t *testing.T) {
 			rec := get(e, path, h)
 			if rec.Code != http.StatusUnauthorized {
 				t.Errorf("%s: GET %s status %d, want 401", name, path, rec.Code)
+			}
+			if !strings.Contains(rec.Body.String(), `"code":"invalid_key"`) || rec.Header().Get("WWW-Authenticate") == "" {
+				t.Errorf("%s: GET %s answered %s, %q; want a JSON error with code invalid_key and WWW-Authenticate", name, path, rec.Body, rec.Header().Get("WWW-Authenticate"))
 			}
 			if strings.Contains(rec.Body.String(), "compress") {
 				t.Errorf("%s: GET %s leaked queue contents: %s", name, path, rec.Body)
