@@ -14,8 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/imgflow/imgflow/worker"
 )
 
 // latencyBuckets (seconds) reach past the API's longest answer: a
@@ -23,7 +21,9 @@ import (
 var latencyBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 25, 60}
 
 // Metrics holds imgflow's collectors and the registry they live in. Its
-// methods are safe for concurrent use. It implements worker.Observer.
+// methods are safe for concurrent use. It implements worker.Observer
+// (checked in its tests, so that the API may import this package without
+// importing the worker).
 type Metrics struct {
 	reg *prometheus.Registry
 	log *slog.Logger
@@ -41,8 +41,6 @@ type Metrics struct {
 
 	deliveries *prometheus.CounterVec
 }
-
-var _ worker.Observer = (*Metrics)(nil)
 
 // New returns Metrics with every imgflow metric registered, plus the Go
 // runtime and process collectors. logger receives scrape errors (for

@@ -5,7 +5,10 @@ import (
 	"time"
 
 	"github.com/imgflow/imgflow/metrics"
+	"github.com/imgflow/imgflow/worker"
 )
+
+var _ worker.Observer = (*metrics.Metrics)(nil)
 
 func TestObserverCountsFinishedJobsAndDeliveries(t *testing.T) {
 	m := metrics.New(nil)
