@@ -97,9 +97,9 @@ func postJob(b *testing.B, api, contentType string, body []byte) {
 // once) -> job completed, with 16 flows waiting on their jobs at once.
 func BenchmarkJobsEndToEnd(b *testing.B) {
 	r := redistest.New(b)
-	api := benchSystem(b, r, 16)
+	api := benchSystem(b, r, 64)
 	body := []byte(`{"image_base64":"` + base64.StdEncoding.EncodeToString(images.Read(b, "screenshot.png")) + `"}`)
-	b.SetParallelism(8) // 8 × GOMAXPROCS clients
+	b.SetParallelism(32) // 32 × GOMAXPROCS clients
 	start := time.Now()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {

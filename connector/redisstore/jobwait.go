@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/imgflow/imgflow/connector"
-	"github.com/redis/go-redis/v9"
 )
 
 // finalReadTimeout bounds the fresh read WaitJob makes after ctx has ended.
@@ -13,52 +12,47 @@ const finalReadTimeout = 2 * time.Second
 
 // WaitJob blocks until the job is finished or ctx ends.
 //
-// It subscribes to done:{id} first and reads the job only once Redis has
-// confirmed the subscription, so a finish that lands between the read and
-// the wait cannot be missed; UpdateJob publishes on that channel in the
-// transaction that finishes the job. No polling: it reads the job again only
-// when a message arrives or the subscription is (re)confirmed.
+// Waiters share the Store's one pattern subscription (waitHub). A waiter
+// registers, makes sure the subscription is confirmed, and only then reads
+// the job, so a finish that lands between the read and the wait cannot be
+// missed; UpdateJob publishes on done:{id} in the transaction that finishes
+// the job. No polling: the job is read again only when its message arrives
+// or the subscription was re-established after a reconnect.
 //
 // It returns (finished job, nil) when the job is or becomes finished. When ctx
 // ends first it returns the job as it is then, read afresh, together with
 // ctx.Err(), so a caller with a deadline can tell "not finished yet" from a
-// result and still show the current state. An unknown id is ENOTFOUND; a
-// subscription that breaks is EUNAVAILABLE.
+// result and still show the current state. An unknown id is ENOTFOUND.
 func (s *Store) WaitJob(ctx context.Context, id string) (*connector.Job, error) {
-	ps := s.rdb.Subscribe(ctx, s.doneChannel(id))
-	defer ps.Close()
-	// Receive only honours ctx deadlines; closing the subscription also
-	// unblocks it when ctx is cancelled.
-	stop := context.AfterFunc(ctx, func() { ps.Close() })
-	defer stop()
-
+	s.hub.start(s.rdb, s.prefix)
+	wake := s.hub.add(id)
+	defer s.hub.remove(id, wake)
 	var last *connector.Job
 	for {
-		msg, err := ps.Receive(ctx)
-		if err != nil {
-			if ctxEnded(ctx) != nil {
-				return s.jobAfterWait(ctx, id, last)
-			}
-			return nil, storageErr(err)
-		}
-		switch msg.(type) {
-		case *redis.Subscription, *redis.Message:
-			// Subscribed (first time, or again after a reconnect) or the job
-			// finished: read it.
-		default:
-			continue
-		}
+		subscribed := s.hub.subscribed()
 		job, err := s.GetJob(ctx, id)
 		if err != nil {
 			if ctxEnded(ctx) != nil {
 				return s.jobAfterWait(ctx, id, last)
 			}
-			return nil, err
+			return nil, err // Redis down or unknown job: no point waiting
 		}
 		if job.Status.Finished() {
 			return job, nil
 		}
 		last = job
+		woken := wake
+		if !subscribed {
+			// That read may predate the subscription: read again once it
+			// is confirmed.
+			woken = nil
+		}
+		select {
+		case <-woken:
+		case <-s.hub.readyOrNil(subscribed):
+		case <-ctx.Done():
+			return s.jobAfterWait(ctx, id, last)
+		}
 	}
 }
 

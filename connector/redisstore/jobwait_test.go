@@ -27,12 +27,13 @@ func waitInBackground(ctx context.Context, s *Store, id string) <-chan waitResul
 	return done
 }
 
-// untilSubscribed blocks until a WaitJob is listening on the job's channel,
-// so the test exercises the wake-up rather than the first read.
+// untilSubscribed blocks until a WaitJob waits on the job with the shared
+// subscription confirmed, so the test exercises the wake-up rather than the
+// first read.
 func untilSubscribed(t *testing.T, r *redistest.Redis, s *Store, id string) {
 	t.Helper()
 	deadline := time.Now().Add(generous)
-	for r.Client.PubSubNumSub(context.Background(), s.doneChannel(id)).Val()[s.doneChannel(id)] == 0 {
+	for !s.subscribedFor(id) || r.Client.PubSubNumPat(context.Background()).Val() == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("WaitJob never subscribed")
 		}
@@ -125,4 +126,37 @@ func TestWaitJobOnUnknownJobIsNotFound(t *testing.T) {
 	defer cancel()
 	_, err := s.WaitJob(ctx, "nope")
 	wantCode(t, err, connector.ENOTFOUND)
+}
+
+// TestManyWaitersShareOneSubscription: waiting flows cost a map entry, not a
+// Redis connection each, and every one of them still wakes.
+func TestManyWaitersShareOneSubscription(t *testing.T) {
+	s, r := newStore(t, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), generous)
+	defer cancel()
+	var jobs []*connector.Job
+	var waits []<-chan waitResult
+	for i := 0; i < 50; i++ {
+		job := newJob(t, s, "o", connector.StatusQueued)
+		jobs = append(jobs, job)
+		waits = append(waits, waitInBackground(ctx, s, job.ID))
+	}
+	for _, job := range jobs {
+		untilSubscribed(t, r, s, job.ID)
+	}
+	if r.Mini != nil { // a shared real Redis may carry other patterns
+		if n := r.Client.PubSubNumPat(ctx).Val(); n != 1 {
+			t.Errorf("%d pattern subscriptions for 50 waiters, want 1", n)
+		}
+	}
+	for _, job := range jobs {
+		if _, err := s.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, w := range waits {
+		if res := <-w; res.err != nil || res.job.Status != connector.StatusCompleted {
+			t.Fatalf("waiter %d = %v, %v; want its completed job", i, res.job, res.err)
+		}
+	}
 }

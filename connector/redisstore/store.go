@@ -63,11 +63,12 @@ type Store struct {
 	prefix string
 	jobTTL time.Duration
 	now    func() time.Time
+	hub    *waitHub // shared by every WaitJob
 }
 
 // New returns a Store over rdb. It does not contact Redis; see Ping.
 func New(rdb redis.UniversalClient, opts Options) *Store {
-	s := &Store{rdb: rdb, prefix: opts.Prefix, jobTTL: opts.JobTTL, now: opts.Now}
+	s := &Store{rdb: rdb, prefix: opts.Prefix, jobTTL: opts.JobTTL, now: opts.Now, hub: newWaitHub()}
 	if s.prefix == "" {
 		s.prefix = DefaultPrefix
 	}
