@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/imgflow/imgflow/admin"
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/connector/fetch"
 	"github.com/imgflow/imgflow/connector/guard"
@@ -19,6 +20,7 @@ import (
 	"github.com/imgflow/imgflow/connector/upstream"
 	"github.com/imgflow/imgflow/connector/webhook"
 	"github.com/imgflow/imgflow/definitions"
+	"github.com/imgflow/imgflow/metrics"
 	"github.com/imgflow/imgflow/server"
 	"github.com/imgflow/imgflow/worker"
 )
@@ -103,9 +105,14 @@ type app struct {
 	redisOpt    asynq.RedisConnOpt
 	store       *redisstore.Store
 	keys        *keyring.Keyring
-	compressor  *upstream.Client
+	compressor  connector.Compressor // the upstream client, counted by metrics
 	asynqClient *asynq.Client
 	queue       *worker.Queue
+	metrics     *metrics.Metrics
+	// adminToken (--admin-token, IMGFLOW_ADMIN_TOKEN) guards /admin/queues;
+	// empty leaves the dashboard out. serve and dev set it.
+	adminToken string
+	closers    []func() error
 }
 
 func newApp(opts appOptions, rdb redis.UniversalClient) (*app, error) {
@@ -118,13 +125,14 @@ func newApp(opts appOptions, rdb redis.UniversalClient) (*app, error) {
 		return nil, fmt.Errorf("IMGFLOW_SECRET: %w", err)
 	}
 	a := &app{
-		opts:       opts,
-		rdb:        rdb,
-		redisOpt:   redisOpt,
-		store:      redisstore.New(rdb, redisstore.Options{Prefix: opts.keyPrefix}),
-		keys:       keys,
-		compressor: upstream.New(opts.UpstreamURL),
+		opts:     opts,
+		rdb:      rdb,
+		redisOpt: redisOpt,
+		store:    redisstore.New(rdb, redisstore.Options{Prefix: opts.keyPrefix}),
+		keys:     keys,
+		metrics:  metrics.New(slog.Default()),
 	}
+	a.compressor = a.metrics.Compressor(upstream.New(opts.UpstreamURL))
 	// Share the fail-fast Redis client (openRedis): with Redis down an
 	// enqueue answers 503 at once, not after go-redis's dial retries.
 	a.asynqClient = asynq.NewClientFromRedisClient(rdb)
@@ -132,7 +140,12 @@ func newApp(opts appOptions, rdb redis.UniversalClient) (*app, error) {
 	return a, nil
 }
 
-func (a *app) Close() { a.asynqClient.Close() }
+func (a *app) Close() {
+	for _, c := range a.closers {
+		c()
+	}
+	a.asynqClient.Close()
+}
 
 // checkURL is the early URL check of the API; the dial-time guard in the
 // fetcher and sender is the one that cannot be fooled by DNS rebinding.
@@ -141,6 +154,10 @@ func (a *app) checkURL(ctx context.Context, raw string) error {
 }
 
 func (a *app) apiServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Server {
+	// Queue sizes are read from Redis at each scrape of the API's /metrics.
+	inspector := asynq.NewInspector(a.redisOpt)
+	a.closers = append(a.closers, inspector.Close)
+	a.metrics.WatchQueues(inspector, a.opts.Queue)
 	return server.New(server.Config{
 		Jobs:        a.store,
 		Blobs:       a.store,
@@ -157,9 +174,17 @@ func (a *app) apiServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 			"redis":    a.store.Ping,
 			"upstream": a.compressor.Health,
 		},
-		Definitions: renderDefinitions,
-		Mount:       mount,
-		Logger:      logger,
+		Definitions:  renderDefinitions,
+		OnJobCreated: func(kind connector.InputKind) { a.metrics.JobCreated(string(kind)) },
+		Middleware:   []echo.MiddlewareFunc{a.metrics.Echo()},
+		Mount: func(e *echo.Echo) {
+			e.GET("/metrics", echo.WrapHandler(a.metrics.Handler()))
+			a.closers = append(a.closers, admin.Mount(e, a.redisOpt, a.adminToken))
+			if mount != nil {
+				mount(e)
+			}
+		},
+		Logger: logger,
 	})
 }
 
@@ -178,6 +203,7 @@ func (a *app) worker(logger *slog.Logger, concurrency int) (*worker.Worker, erro
 		PublicURL:    a.opts.PublicURL,
 		ResultTTL:    a.opts.ResultTTL,
 		Logger:       logger,
+		Observer:     a.metrics,
 	})
 }
 

@@ -215,6 +215,20 @@ func TestEveryInputFormComesBackCompressed(t *testing.T) {
 		t.Errorf("credits = %d after three jobs, want 497 (one per job)", got)
 	}
 
+	// The operator sees it in /metrics.
+	_, _, scrape := s.request("GET", "/metrics", "", nil, nil)
+	for _, line := range []string{
+		`imgflow_jobs_created_total{input="url"} 1`,
+		`imgflow_jobs_created_total{input="base64"} 1`,
+		`imgflow_jobs_created_total{input="upload"} 1`,
+		`imgflow_jobs_completed_total 3`,
+		`imgflow_http_requests_total{method="POST",route="/v1/jobs",status="200"} 3`,
+	} {
+		if !strings.Contains(string(scrape), line) {
+			t.Errorf("/metrics lacks %q", line)
+		}
+	}
+
 	// Nothing in the logs of all that may reveal the key or the image.
 	logs := s.logs.String()
 	if strings.Contains(logs, s.key) {

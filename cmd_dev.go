@@ -33,6 +33,9 @@ type devOptions struct {
 	// DemoKey (--demo-key, IMGFLOW_DEMO_KEY): the API key to create in the
 	// reference upstream; a new random one when empty.
 	DemoKey string
+	// AdminToken (--admin-token, IMGFLOW_ADMIN_TOKEN): token of the queue
+	// dashboard; a random one, printed in the banner, when empty.
+	AdminToken string
 }
 
 // runDev runs everything in one process: Redis (embedded unless --redis),
@@ -44,6 +47,7 @@ func runDev(ctx context.Context, args []string) error {
 	fs.String(&o.UpstreamAddr, "upstream-addr", "IMGFLOW_UPSTREAM_ADDR", "127.0.0.1:8081", "listen address of the reference compression API")
 	fs.Int(&o.Concurrency, "concurrency", "IMGFLOW_CONCURRENCY", 4, "jobs and deliveries run at once")
 	fs.String(&o.DemoKey, "demo-key", "IMGFLOW_DEMO_KEY", "", "API key to create in the reference upstream (random when empty)")
+	fs.String(&o.AdminToken, "admin-token", "IMGFLOW_ADMIN_TOKEN", "", "token for the queue dashboard at /admin/queues (random and printed when empty)")
 	addAppFlags(fs, &o.appOptions)
 	if err := fs.parse(args); err != nil {
 		return err
@@ -51,6 +55,9 @@ func runDev(ctx context.Context, args []string) error {
 	o.AllowPrivateURLs = true // flows on this machine call back to localhost
 	if o.Secret == "" {
 		o.Secret = randomSecret()
+	}
+	if o.AdminToken == "" {
+		o.AdminToken = randomSecret()
 	}
 
 	rdb, redisURL, closeRedis, err := openRedis(ctx, o.RedisURL)
@@ -95,6 +102,7 @@ func runDev(ctx context.Context, args []string) error {
 		return err
 	}
 	defer a.Close()
+	a.adminToken = o.AdminToken
 	w, err := a.worker(slog.Default().With("component", "worker"), o.Concurrency)
 	if err != nil {
 		return err
@@ -158,6 +166,8 @@ imgflow API: %[1]s
 upstream API: %[2]s
 demo key: %[3]s
 definitions: %[1]s/v1/definitions
+metrics: %[1]s/metrics
+queues: %[1]s/admin/queues?token=%[4]s
 
 Try it:
   curl -s -X POST '%[1]s/v1/jobs?wait=20' -H 'X-API-Key: %[3]s' \
@@ -165,5 +175,5 @@ Try it:
     -d '{"image_url": "%[1]s/samples/photo.png"}'
   curl -s -X POST '%[1]s/v1/jobs?wait=20' -H 'X-API-Key: %[3]s' -F file=@fixtures/images/photo.jpg
 
-`, o.PublicURL, o.UpstreamURL, key)
+`, o.PublicURL, o.UpstreamURL, key, o.AdminToken)
 }

@@ -2,7 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
+
+	"github.com/imgflow/imgflow/server"
 )
 
 // workOptions configure `imgflow work`.
@@ -11,6 +16,9 @@ type workOptions struct {
 	// Concurrency (--concurrency, IMGFLOW_CONCURRENCY): jobs and
 	// deliveries one process runs at once. Default 10.
 	Concurrency int
+	// MetricsAddr (--metrics-addr, IMGFLOW_METRICS_ADDR): where this worker
+	// serves GET /metrics for Prometheus. Empty (the default) serves none.
+	MetricsAddr string
 }
 
 // runWork runs the asynq worker only.
@@ -18,6 +26,7 @@ func runWork(ctx context.Context, args []string) error {
 	var o workOptions
 	fs := newFlagSet("work", "Runs the asynq worker only: compresses jobs and delivers callbacks and hooks.")
 	fs.Int(&o.Concurrency, "concurrency", "IMGFLOW_CONCURRENCY", 10, "jobs and deliveries run at once by this process")
+	fs.String(&o.MetricsAddr, "metrics-addr", "IMGFLOW_METRICS_ADDR", "", "listen address of this worker's /metrics (off when empty), e.g. :9091")
 	addAppFlags(fs, &o.appOptions)
 	if err := fs.parse(args); err != nil {
 		return err
@@ -43,6 +52,19 @@ func runWork(ctx context.Context, args []string) error {
 		return err
 	}
 	defer w.Close()
-	slog.Info("imgflow worker started", "concurrency", o.Concurrency, "queue", o.Queue)
+	if o.MetricsAddr != "" {
+		ln, err := net.Listen("tcp", o.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("IMGFLOW_METRICS_ADDR (--metrics-addr) %s: %w", o.MetricsAddr, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", a.metrics.Handler())
+		go func() {
+			if err := server.ServeHTTP(ctx, ln, mux); err != nil {
+				slog.Error("worker metrics endpoint stopped", "addr", o.MetricsAddr, "error", err)
+			}
+		}()
+	}
+	slog.Info("imgflow worker started", "concurrency", o.Concurrency, "queue", o.Queue, "metrics_addr", o.MetricsAddr)
 	return w.Run(ctx)
 }

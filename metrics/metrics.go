@@ -118,8 +118,8 @@ func (m *Metrics) Handler() http.Handler {
 	})
 }
 
-// JobCreated counts one job accepted by the API. The Echo middleware calls
-// it; a server hook may call it directly instead (see InputKindKey).
+// JobCreated counts one job accepted by the API, by input kind (url,
+// base64, upload); the server's OnJobCreated hook calls it.
 func (m *Metrics) JobCreated(input string) {
 	m.jobsCreated.WithLabelValues(input).Inc()
 }

@@ -56,6 +56,8 @@ func fromEchoError(he *echo.HTTPError) *connector.Error {
 		return connector.Errorf(codeMethodNotAllowed, "Method not allowed")
 	case http.StatusRequestEntityTooLarge:
 		return connector.Errorf(connector.ETOOLARGE, "request body too large: images are limited to %d bytes", connector.MaxImageSize)
+	case http.StatusUnauthorized:
+		return connector.Errorf(connector.EUNAUTHORIZED, "%s", msg)
 	case http.StatusUnsupportedMediaType:
 		return connector.Errorf(connector.EMEDIATYPE, "%s", msg)
 	}

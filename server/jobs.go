@@ -53,6 +53,7 @@ func (s *Server) createJob(c echo.Context) error {
 	s.withJob(c, job.ID)
 	if !replay {
 		s.logger(c).Info("job created", "input", job.Input.Kind, "size", job.Input.Size)
+		s.cfg.OnJobCreated(job.Input.Kind)
 	}
 	return s.respondJob(c, job, wait)
 }

@@ -54,6 +54,9 @@ type Config struct {
 	// Definitions renders the connector definitions for a base URL; nil
 	// leaves /v1/definitions and /openapi.json out.
 	Definitions DefinitionsRenderer
+	// OnJobCreated is told of every new job (not of Idempotency-Key
+	// replays), by input kind; metrics count them. May be nil.
+	OnJobCreated func(kind connector.InputKind)
 	// Middleware runs around every route (metrics, for one).
 	Middleware []echo.MiddlewareFunc
 	// Mount adds routes owned elsewhere (metrics, admin UI).
@@ -88,6 +91,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.OnJobCreated == nil {
+		cfg.OnJobCreated = func(connector.InputKind) {}
 	}
 	if cfg.CheckURL == nil {
 		cfg.CheckURL = func(context.Context, string) error { return nil }
