@@ -94,7 +94,8 @@ func postJob(b *testing.B, api, contentType string, body []byte) {
 }
 
 // BenchmarkJobsEndToEnd is HTTP -> Redis -> worker -> upstream (answering at
-// once) -> job completed, with 16 flows waiting on their jobs at once.
+// once) -> job completed, with 64 flows (32 × GOMAXPROCS) waiting on their
+// jobs at once and a worker running 64 at a time.
 func BenchmarkJobsEndToEnd(b *testing.B) {
 	r := redistest.New(b)
 	api := benchSystem(b, r, 64)
@@ -122,7 +123,7 @@ func BenchmarkBareAsynq(b *testing.B) {
 	all := make(chan struct{})
 	var target atomic.Int64
 	srv := asynq.NewServer(redisOpt, asynq.Config{
-		Concurrency: 16, Queues: map[string]int{r.Queue(): 1}, TaskCheckInterval: 25 * time.Millisecond,
+		Concurrency: 64, Queues: map[string]int{r.Queue(): 1}, TaskCheckInterval: 25 * time.Millisecond,
 		LogLevel: asynq.ErrorLevel,
 	})
 	var once sync.Once
@@ -142,7 +143,7 @@ func BenchmarkBareAsynq(b *testing.B) {
 	start := time.Now()
 	b.ResetTimer()
 	var n atomic.Int64
-	b.SetParallelism(8)
+	b.SetParallelism(32)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			id := fmt.Sprint(n.Add(1))
