@@ -2,16 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"strconv"
 	"time"
 
 	refupstream "github.com/imgflow/imgflow/fixtures/upstream"
+	"github.com/imgflow/imgflow/server"
 )
 
 // upstreamOptions configure `imgflow upstream`.
@@ -87,31 +86,5 @@ func runUpstream(ctx context.Context, args []string) error {
 		FailRate: o.FailRate,
 		Logger:   slog.Default().With("component", "upstream"),
 	})
-	return serveUntilDone(ctx, ln, handler, o.Latency)
-}
-
-// serveUntilDone serves h on ln until ctx ends, then lets requests in
-// flight finish for up to 30s.
-func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler, latency time.Duration) error {
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       2 * time.Minute, // a 10 MiB upload on a slow line
-		WriteTimeout:      2*time.Minute + latency,
-		IdleTimeout:       2 * time.Minute,
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	slog.Info("upstream: shutting down; letting requests in flight finish")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return server.ServeHTTP(ctx, ln, handler)
 }

@@ -24,6 +24,17 @@ func headerKey(c echo.Context) string {
 	return ""
 }
 
+// requestKey is the key from a header, else from the body's api_key field.
+func requestKey(c echo.Context, bodyKey string) (string, error) {
+	if key := headerKey(c); key != "" {
+		return key, nil
+	}
+	if bodyKey != "" {
+		return bodyKey, nil
+	}
+	return "", errNoKey
+}
+
 var errNoKey = &connector.Error{
 	Code:    connector.EUNAUTHORIZED,
 	Message: "API key required: send it as X-API-Key, Authorization: Bearer, or an api_key field",

@@ -39,12 +39,9 @@ func (s *Server) createHook(c echo.Context) error {
 	if err := s.check(&in); err != nil {
 		return err
 	}
-	key := headerKey(c)
-	if key == "" {
-		key = in.APIKey
-	}
-	if key == "" {
-		return errNoKey
+	key, err := requestKey(c, in.APIKey)
+	if err != nil {
+		return err
 	}
 	ctx := c.Request().Context()
 	if err := s.cfg.CheckURL(ctx, in.TargetURL); err != nil {

@@ -23,12 +23,9 @@ func (s *Server) createJob(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	key := headerKey(c)
-	if key == "" {
-		key = in.APIKey
-	}
-	if key == "" {
-		return errNoKey
+	key, err := requestKey(c, in.APIKey)
+	if err != nil {
+		return err
 	}
 	ctx := c.Request().Context()
 	if in.ImageURL != "" {

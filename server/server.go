@@ -121,9 +121,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return ServeHTTP(ctx, ln, s.echo)
 }
 
-// ServeHTTP runs h on ln until ctx ends, then shuts down gracefully.
+// ServeHTTP runs h on ln until ctx ends, then shuts down gracefully: new
+// connections stop and requests in flight get up to 30 s to finish. The
+// timeouts fit a 10 MiB upload on a slow line and a 25 s wait.
 func ServeHTTP(ctx context.Context, ln net.Listener, h http.Handler) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute,
+		WriteTimeout:      2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
