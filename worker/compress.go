@@ -191,11 +191,20 @@ func (w *Worker) failOrRetry(ctx context.Context, log *slog.Logger, jobID string
 	return w.retryOrFail(ctx, log, jobID, err)
 }
 
+// maxFetchRetries bounds retries of an image URL that failed in a way that
+// may pass (connection refused, 5xx, timeout): a flow waiting on ?wait
+// should hear within seconds that its URL is unreachable, not after the
+// minutes that upstream outages are given.
+const maxFetchRetries = 2
+
 // retryOrFail returns err for asynq to retry, unless this was the last
 // attempt: then the job fails with err, marked retryable.
 func (w *Worker) retryOrFail(ctx context.Context, log *slog.Logger, jobID string, err error) error {
 	retried, _ := asynq.GetRetryCount(ctx)
 	maxRetry, ok := asynq.GetMaxRetry(ctx)
+	if connector.ErrorCodeOf(err) == connector.EFETCH {
+		maxRetry = min(maxRetry, maxFetchRetries)
+	}
 	if !ok || retried < maxRetry {
 		log.Warn("attempt failed, will retry", "retried", retried, "max_retry", maxRetry, "err", err)
 		return err

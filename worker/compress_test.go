@@ -115,12 +115,12 @@ func TestFinalErrorsFailTheJobAtOnce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
 			h.comp.setFailures(tc.upstream)
+			if tc.fetch != nil { // before the job exists, so no attempt can miss it
+				h.fetcher.setErr("https://images.test/photo.png", tc.fetch)
+			}
 			h.start()
 			cb := newReceiver(t)
 			job := h.submitURLJob(cb.URL + "/cb")
-			if tc.fetch != nil {
-				h.fetcher.setErr("https://images.test/photo.png", tc.fetch)
-			}
 
 			got := h.waitJob(job.ID, "finished", finished)
 			if got.Status != connector.StatusFailed || got.Error == nil {
@@ -240,5 +240,21 @@ func TestUnknownJobTaskIsDropped(t *testing.T) {
 	}
 	if calls := h.comp.Calls(); calls != 0 {
 		t.Errorf("upstream calls: expected 0, got %d", calls)
+	}
+}
+
+func TestUnreachableImageURLFailsAfterAFewAttempts(t *testing.T) {
+	h := newHarness(t)
+	h.fetcher.setErr("https://images.test/photo.png",
+		&connector.Error{Code: connector.EFETCH, Message: "could not connect to images.test", Retryable: true})
+	h.start()
+	job := h.submitURLJob("")
+
+	got := h.waitJob(job.ID, "finished", finished)
+	if got.Status != connector.StatusFailed || got.Error == nil || got.Error.Code != connector.EFETCH || !got.Error.Retryable {
+		t.Fatalf("expected failed fetch_failed retryable:true, got %s %+v", got.Status, got.Error)
+	}
+	if got.Attempts != 1+maxFetchRetries || h.comp.Calls() != 0 {
+		t.Errorf("expected %d attempts and no upstream call, got %d attempts, %d calls", 1+maxFetchRetries, got.Attempts, h.comp.Calls())
 	}
 }
