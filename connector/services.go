@@ -22,6 +22,8 @@ type JobStore interface {
 	// WaitJob blocks until the job is finished or ctx ends, then returns the
 	// job as it is. It is event-driven (pub/sub), not a sleep loop.
 	WaitJob(ctx context.Context, id string) (*Job, error)
+	// DeleteJob forgets a job that never ran, listing entry included.
+	DeleteJob(ctx context.Context, id string) error
 }
 
 // JobFilter selects a page of jobs.

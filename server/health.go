@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/imgflow/imgflow/connector"
 )
 
 // health is liveness: no dependencies, so a slow Redis never restarts pods.
@@ -23,7 +25,10 @@ func (s *Server) ready(c echo.Context) error {
 	down := []string{}
 	for name, check := range s.cfg.Ready {
 		if err := check(ctx); err != nil {
-			checks[name] = err.Error()
+			// The cause (addresses, say) is for the logs, not for anyone
+			// who can reach /ready.
+			s.log.Warn("not ready", "dependency", name, "err", err)
+			checks[name] = connector.ErrorMessage(err)
 			down = append(down, name)
 		} else {
 			checks[name] = "ok"

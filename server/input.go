@@ -74,7 +74,8 @@ func (s *Server) readJobRequest(c echo.Context) (*jobRequest, error) {
 		if len(in.Metadata) > maxMetadata {
 			return nil, fieldError("metadata", fmt.Sprintf("must be at most %d bytes of JSON", maxMetadata))
 		}
-		if trimmed := bytes.TrimSpace(in.Metadata); len(trimmed) == 0 || trimmed[0] != '{' {
+		var object map[string]json.RawMessage
+		if err := json.Unmarshal(in.Metadata, &object); err != nil || object == nil {
 			return nil, fieldError("metadata", "must be a JSON object")
 		}
 	} else {

@@ -27,23 +27,7 @@ func (s *Server) createJob(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	if in.ImageURL != "" {
-		if err := s.cfg.CheckURL(ctx, in.ImageURL); err != nil {
-			return withField(err, "image_url")
-		}
-	}
-	if in.CallbackURL != "" {
-		if err := s.cfg.CheckURL(ctx, in.CallbackURL); err != nil {
-			return withField(err, "callback_url")
-		}
-	}
-	if err := s.preflight(c, key); err != nil {
-		return err
-	}
-	owner := s.owner(key)
-
-	job, replay, err := s.createOnce(c, owner, key, in)
+	job, replay, err := s.createOnce(c, s.owner(key), key, in)
 	if err != nil {
 		return err
 	}
@@ -55,12 +39,33 @@ func (s *Server) createJob(c echo.Context) error {
 	return s.respondJob(c, job, wait)
 }
 
-// createOnce creates and enqueues the job, or, for a repeated
+// admit runs the checks a new job must pass: URLs outside private networks,
+// and the key's preflight (valid, credits left). A replayed Idempotency-Key
+// skips them: its job exists, whatever the balance is now.
+func (s *Server) admit(c echo.Context, key string, in *jobRequest) error {
+	ctx := c.Request().Context()
+	if in.ImageURL != "" {
+		if err := s.cfg.CheckURL(ctx, in.ImageURL); err != nil {
+			return withField(err, "image_url")
+		}
+	}
+	if in.CallbackURL != "" {
+		if err := s.cfg.CheckURL(ctx, in.CallbackURL); err != nil {
+			return withField(err, "callback_url")
+		}
+	}
+	return s.preflight(c, key)
+}
+
+// createOnce admits, creates and enqueues the job, or, for a repeated
 // Idempotency-Key with the same request, returns the job made the first time.
 func (s *Server) createOnce(c echo.Context, owner, key string, in *jobRequest) (job *connector.Job, replay bool, err error) {
 	ctx := c.Request().Context()
 	idemKey := c.Request().Header.Get("Idempotency-Key")
 	if idemKey == "" {
+		if err := s.admit(c, key, in); err != nil {
+			return nil, false, err
+		}
 		job, err = s.newJob(ctx, owner, key, in)
 		return job, false, err
 	}
@@ -82,17 +87,28 @@ func (s *Server) createOnce(c echo.Context, owner, key string, in *jobRequest) (
 		job, err = s.cfg.Jobs.GetJob(ctx, rec.JobID)
 		return job, true, err
 	}
-	job, err = s.newJob(ctx, owner, key, in)
+	if err = s.admit(c, key, in); err == nil {
+		job, err = s.newJob(ctx, owner, key, in)
+	}
 	if err != nil {
-		// Best effort: a failed request must not hold the key; the
+		// A refused or failed request must not hold the key; the
 		// reservation also expires by itself.
 		if rerr := s.cfg.Idempotency.ReleaseIdempotencyKey(context.WithoutCancel(ctx), owner, idemKey); rerr != nil {
 			s.logger(c).Warn("idempotency key not released", "err", rerr)
 		}
 		return nil, false, err
 	}
-	if err := s.cfg.Idempotency.CompleteIdempotencyKey(context.WithoutCancel(ctx), owner, idemKey, job.ID); err != nil {
-		s.logger(c).Warn("idempotency key not completed", "job_id", job.ID, "err", err)
+	// The job is queued: without this record a retry would make a second
+	// one, so a passing Redis hiccup gets a few tries.
+	for attempt := 0; ; attempt++ {
+		err = s.cfg.Idempotency.CompleteIdempotencyKey(context.WithoutCancel(ctx), owner, idemKey, job.ID)
+		if err == nil || attempt == 2 {
+			break
+		}
+		time.Sleep(time.Duration(100<<attempt) * time.Millisecond)
+	}
+	if err != nil {
+		s.logger(c).Error("idempotency key not completed: a retry within 5 minutes gets 409, later a new job", "err", err)
 	}
 	return job, false, nil
 }
@@ -132,13 +148,14 @@ func (s *Server) newJob(ctx context.Context, owner, key string, in *jobRequest) 
 		return nil, err
 	}
 	if err := s.cfg.Queue.EnqueueCompress(ctx, job.ID); err != nil {
-		_, uerr := s.cfg.Jobs.UpdateJob(context.WithoutCancel(ctx), job.ID, func(j *connector.Job) error {
-			j.Status = connector.StatusFailed
-			j.Error = connector.JobErrorFrom(err)
-			return nil
-		})
-		if uerr != nil {
-			s.log.Warn("job left queued after enqueue failure", "job_id", job.ID, "err", uerr)
+		// The caller hears 503 and will retry: this job must not linger,
+		// in listings or polling triggers, as one that was made.
+		bg := context.WithoutCancel(ctx)
+		if derr := s.cfg.Jobs.DeleteJob(bg, job.ID); derr != nil {
+			s.log.Warn("job not deleted after enqueue failure; it stays queued until it expires", "job_id", job.ID, "err", derr)
+		}
+		if in.image != nil {
+			s.cfg.Blobs.DeleteBlob(bg, connector.InputBlobKey(job.ID))
 		}
 		return nil, err
 	}
@@ -254,7 +271,9 @@ func (s *Server) listJobs(c echo.Context) error {
 		filter.Limit = n
 	}
 	if filter.Cursor != "" {
-		if _, err := uuid.Parse(filter.Cursor); err != nil {
+		// Only the canonical form the API hands out: {…} or upper case
+		// would sort elsewhere and page from the wrong place.
+		if id, err := uuid.Parse(filter.Cursor); err != nil || id.String() != filter.Cursor {
 			return fieldError("cursor", "is not a cursor this API returned")
 		}
 	}

@@ -184,15 +184,6 @@ func TestIdempotencyKeyReplaysConflictsAndMismatches(t *testing.T) {
 		t.Fatal("another key's request replayed the first key's job")
 	}
 
-	// A request still in flight holds the key: 409.
-	fp := "in-flight-fingerprint"
-	if _, ok, err := h.store.ReserveIdempotencyKey(context.Background(), h.keys.KeyHash(h.key), "zap-run-2", fp); err != nil || !ok {
-		t.Fatalf("reserve: %v %v", ok, err)
-	}
-	busy := h.postJSON("/v1/jobs", body, map[string]string{"Idempotency-Key": "zap-run-2"})
-	if busy.status != http.StatusConflict && busy.status != http.StatusUnprocessableEntity {
-		t.Fatalf("status = %d, want 409 (or 422 for a different body)", busy.status)
-	}
 }
 
 func TestIdempotencyKeyInFlightIsConflict(t *testing.T) {
@@ -306,6 +297,11 @@ func TestListJobsNewestFirstWithFilterAndCursor(t *testing.T) {
 	}
 	expectError(t, h.do(http.MethodGet, "/v1/jobs?status=done", nil, auth), 400, connector.EINVALID, "status")
 	expectError(t, h.do(http.MethodGet, "/v1/jobs?limit=101", nil, auth), 400, connector.EINVALID, "limit")
+	// A cursor in another spelling of the same UUID would page from the wrong
+	// place: only the form the API hands out is accepted.
+	braced := "{" + page.str("next_cursor") + "}"
+	expectError(t, h.do(http.MethodGet, "/v1/jobs?cursor="+braced, nil, auth), 400, connector.EINVALID, "cursor")
+	expectError(t, h.do(http.MethodGet, "/v1/jobs?cursor="+strings.ToUpper(page.str("next_cursor")), nil, auth), 400, connector.EINVALID, "cursor")
 }
 
 func TestEnqueueFailureIs503AndLeavesNoQueuedJob(t *testing.T) {
@@ -316,8 +312,44 @@ func TestEnqueueFailureIs503AndLeavesNoQueuedJob(t *testing.T) {
 	if r.header.Get("Retry-After") != "5" {
 		t.Errorf("Retry-After = %q, want 5", r.header.Get("Retry-After"))
 	}
-	list := h.do(http.MethodGet, "/v1/jobs?status=queued", nil, map[string]string{"X-API-Key": h.key})
+	// The caller was told no job was made: no listing or polling trigger
+	// may show one, whatever its status.
+	list := h.do(http.MethodGet, "/v1/jobs", nil, map[string]string{"X-API-Key": h.key})
 	if n := len(list.get("jobs").([]any)); n != 0 {
-		t.Errorf("%d jobs left queued after the enqueue failed, want 0", n)
+		t.Errorf("%d jobs listed after the enqueue failed, want 0: %s", n, list.body)
+	}
+}
+
+func TestMultipartMetadataMustBeAJSONObject(t *testing.T) {
+	h := newHarness(t)
+	for _, bad := range []string{`{bad`, `[1,2]`, `"text"`, `{"a":1} trailing`} {
+		body, ct := multipartBody(t, map[string]string{"metadata": bad}, "file", "photo.png", images.Read(t, "photo.png"))
+		r := h.do(http.MethodPost, "/v1/jobs", body, map[string]string{"Content-Type": ct, "X-API-Key": h.key})
+		expectError(t, r, http.StatusBadRequest, connector.EINVALID, "metadata")
+	}
+}
+
+// TestReplayReturnsTheJobEvenWhenTheBalanceIsNowZero: a flow whose first
+// answer was lost retries with its Idempotency-Key; it must get its job,
+// not a 429 because that job spent the last credit.
+func TestReplayReturnsTheJobEvenWhenTheBalanceIsNowZero(t *testing.T) {
+	h := newHarness(t)
+	body := map[string]any{"image_url": "https://images.example.com/cat.png"}
+	idem := map[string]string{"Idempotency-Key": "zap-last-credit"}
+	first := h.postJSON("/v1/jobs", body, idem)
+	expectStatus(t, first, http.StatusAccepted)
+	for i := 0; i < 500; i++ {
+		if _, err := h.ledger.Charge(context.Background(), h.key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Refresh the cached key check, as a "test connection" would.
+	expectStatus(t, h.do(http.MethodGet, "/v1/account", nil, map[string]string{"X-API-Key": h.key}), http.StatusOK)
+	expectError(t, h.postJSON("/v1/jobs", body, nil), http.StatusTooManyRequests, connector.ENOCREDITS, "Insufficient credits")
+
+	again := h.postJSON("/v1/jobs", body, idem)
+	expectStatus(t, again, http.StatusAccepted)
+	if again.str("id") != first.str("id") {
+		t.Errorf("replay gave job %s, want %s", again.str("id"), first.str("id"))
 	}
 }

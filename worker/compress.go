@@ -158,28 +158,17 @@ func (w *Worker) storeResult(ctx context.Context, jobID string, in connector.Job
 	if result.CompressedSize == 0 {
 		result.CompressedSize = int64(len(c.Data))
 	}
-	var err error
-	for i, wait := range []time.Duration{0, 100 * time.Millisecond, 500 * time.Millisecond, 2 * time.Second} {
-		if i > 0 {
-			select {
-			case <-ctx.Done():
-				return err
-			case <-time.After(wait):
-			}
+	return retryInPlace(ctx, func() error {
+		if err := w.cfg.Blobs.PutBlob(ctx, connector.OutputBlobKey(jobID), c.Data, w.cfg.ResultTTL); err != nil {
+			return err
 		}
-		if err = w.cfg.Blobs.PutBlob(ctx, connector.OutputBlobKey(jobID), c.Data, w.cfg.ResultTTL); err != nil {
-			continue
-		}
-		_, err = w.cfg.Jobs.UpdateJob(ctx, jobID, func(j *connector.Job) error {
+		_, err := w.cfg.Jobs.UpdateJob(ctx, jobID, func(j *connector.Job) error {
 			j.Input = in
 			j.Result = result
 			return nil
 		})
-		if err == nil {
-			return nil
-		}
-	}
-	return err
+		return err
+	})
 }
 
 // failOrRetry ends the job as failed when err is final, else lets asynq
@@ -238,7 +227,9 @@ func (w *Worker) finishFailed(ctx context.Context, log *slog.Logger, jobID strin
 	log.Warn("job failed", "code", jobErr.Code, "upstream_status", jobErr.UpstreamStatus, "retryable", jobErr.Retryable, "err", cause)
 	w.obs.JobFinished(string(connector.StatusFailed), string(jobErr.Code))
 	w.cleanUp(ctx, log, jobID)
-	if err := w.fanOut(ctx, log, job); err != nil {
+	// The job is finished: on its last attempt no task retry would queue
+	// its deliveries again, so a Redis hiccup is retried here.
+	if err := retryInPlace(ctx, func() error { return w.fanOut(ctx, log, job) }); err != nil {
 		return err
 	}
 	return fmt.Errorf("job failed: %w: %w", cause, asynq.SkipRetry)
@@ -259,7 +250,9 @@ func (w *Worker) complete(ctx context.Context, log *slog.Logger, jobID string) e
 	log.Info("job completed", "compressed_size", job.Result.CompressedSize)
 	w.obs.JobFinished(string(connector.StatusCompleted), "")
 	w.cleanUp(ctx, log, jobID)
-	return w.fanOut(ctx, log, job)
+	// The job is finished: on its last attempt no task retry would queue
+	// its deliveries again, so a Redis hiccup is retried here.
+	return retryInPlace(ctx, func() error { return w.fanOut(ctx, log, job) })
 }
 
 // finish moves the job to a final state with set, stamps FinishedAt and

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"time"
@@ -46,4 +47,29 @@ func deliveryDelay(schedule []time.Duration, n int, err error) time.Duration {
 		d = min(ra.after, maxRetryAfter)
 	}
 	return d
+}
+
+// inPlaceDelays are the pauses between tries of a step that a task retry
+// must not redo: storing a result the upstream charged for, queueing the
+// deliveries of a finished job.
+var inPlaceDelays = []time.Duration{0, 100 * time.Millisecond, 500 * time.Millisecond, 2 * time.Second}
+
+// retryInPlace runs step until it succeeds, inPlaceDelays run out or ctx
+// ends, and returns its last error.
+func retryInPlace(ctx context.Context, step func() error) error {
+	var err error
+	for _, wait := range inPlaceDelays {
+		select {
+		case <-ctx.Done():
+			if err == nil {
+				err = ctx.Err()
+			}
+			return err
+		case <-time.After(wait):
+		}
+		if err = step(); err == nil {
+			return nil
+		}
+	}
+	return err
 }

@@ -139,3 +139,22 @@ func (s *Store) UpdateJob(ctx context.Context, id string, fn func(*connector.Job
 	}
 	return updated, nil
 }
+
+// DeleteJob forgets a job that never ran (its enqueue failed): the record
+// and its listing entry, so no polling trigger sees a job its caller was
+// told does not exist. Unknown ids are not an error.
+func (s *Store) DeleteJob(ctx context.Context, id string) error {
+	job, err := s.GetJob(ctx, id)
+	if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZRem(ctx, s.jobIndexKey(job.Owner), id)
+		p.Del(ctx, s.jobKey(id))
+		return nil
+	})
+	return storageErr(err)
+}

@@ -169,3 +169,23 @@ func TestConcurrentUpdatesAreNotLost(t *testing.T) {
 		t.Fatalf("Attempts = %d after %d concurrent increments, want %d", got.Attempts, n, n)
 	}
 }
+
+func TestDeleteJobForgetsTheRecordAndItsListing(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	ctx := context.Background()
+	keep := newJob(t, s, "o", connector.StatusQueued)
+	gone := newJob(t, s, "o", connector.StatusQueued)
+	if err := s.DeleteJob(ctx, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetJob(ctx, gone.ID); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+		t.Errorf("GetJob after DeleteJob: %v, want ENOTFOUND", err)
+	}
+	page, err := s.ListJobs(ctx, "o", connector.JobFilter{Limit: 10})
+	if err != nil || len(page.Jobs) != 1 || page.Jobs[0].ID != keep.ID {
+		t.Errorf("listing after DeleteJob = %v, %v; want only %s", page, err, keep.ID)
+	}
+	if err := s.DeleteJob(ctx, gone.ID); err != nil {
+		t.Errorf("deleting it again: %v, want nil", err)
+	}
+}

@@ -93,7 +93,11 @@ func (c *Client) do(req *http.Request, limit int64, timeout time.Duration) (*htt
 	defer resp.Body.Close()
 	body, err := readAll(resp, limit)
 	if err != nil {
-		return nil, nil, networkError(req.Context(), err, timeout)
+		// The answer's status came: keep it. A 200 cut off mid-body was
+		// charged, and the worker must not compress (and charge) again.
+		e := networkError(req.Context(), err, timeout)
+		e.UpstreamStatus = resp.StatusCode
+		return nil, nil, e
 	}
 	return resp, body, nil
 }
@@ -112,7 +116,7 @@ func readAll(resp *http.Response, limit int64) ([]byte, error) {
 
 // networkError says what went wrong without the request's details (the key
 // travels in the body, and stays out of messages and logs alike).
-func networkError(ctx context.Context, err error, timeout time.Duration) error {
+func networkError(ctx context.Context, err error, timeout time.Duration) *connector.Error {
 	msg := "could not reach the compression API"
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -170,4 +172,26 @@ func deref(p *int64) any {
 		return nil
 	}
 	return *p
+}
+
+// TestCompressKeepsTheStatusOfAnAnswerCutOff: the upstream charged when it
+// sent 200; if the body then breaks off, the error must still say 200 so
+// that the worker does not compress (and charge) again.
+func TestCompressKeepsTheStatusOfAnAnswerCutOff(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", "100000")
+		w.WriteHeader(http.StatusOK)
+		w.Write([]byte(`{"success":true,"job_id":"x","compressed_data":"iVBOR`))
+		w.(http.Flusher).Flush()
+		conn, _, _ := w.(http.Hijacker).Hijack()
+		conn.Close()
+	}))
+	defer srv.Close()
+	_, err := New(srv.URL).Compress(context.Background(), "k", png(100), "a.png")
+	e := connector.AsError(err)
+	if e.Code != connector.EUPSTREAM || e.UpstreamStatus != http.StatusOK {
+		t.Errorf("expected %s with upstream_status 200, got %v (status %d)", connector.EUPSTREAM, err, e.UpstreamStatus)
+	}
 }
