@@ -72,6 +72,13 @@ func (w *Worker) handleDelivery(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return err
 	}
+	if d.HookID == "" && job.Callback != nil && job.Callback.Status == connector.DeliveryDelivered {
+		// Delivered already: a task run again (from the dashboard, say, after
+		// its id was forgotten) must not post the event twice.
+		log.Info("callback already delivered, delivery dropped")
+		w.obs.DeliveryDone("dropped")
+		return nil
+	}
 	target, secret := job.CallbackURL, w.cfg.Keyring.WebhookSecret("callback", job.Owner)
 	if d.HookID != "" {
 		h, err := w.cfg.Hooks.GetHook(ctx, d.HookID)

@@ -229,3 +229,28 @@ func TestDeliveryOfAnExpiredJobIsDropped(t *testing.T) {
 		t.Errorf("expected nil (nothing to deliver), got %v", err)
 	}
 }
+
+// TestDeliveredCallbackIsNotPostedAgain: a delivery task run once more (from
+// the dashboard, after asynq forgot its id) must not post the event twice.
+func TestDeliveredCallbackIsNotPostedAgain(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	cb := newReceiver(t)
+	job := h.submitURLJob(cb.URL + "/cb")
+	h.waitJob(job.ID, "callback delivered", func(j *connector.Job) bool {
+		return j.Callback != nil && j.Callback.Status == connector.DeliveryDelivered
+	})
+
+	w, err := New(h.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	task := deliveryTask(t, connector.Delivery{ID: callbackDeliveryID(job.ID), JobID: job.ID, Event: connector.EventJobCompleted})
+	if err := w.Handler().ProcessTask(context.Background(), task); err != nil {
+		t.Fatalf("expected nil, got %v", err)
+	}
+	if n := cb.count(); n != 1 {
+		t.Errorf("expected the callback posted once, got %d posts", n)
+	}
+}
