@@ -339,7 +339,7 @@ func DefaultCatalog() *Catalog {
 				Outputs: jobOutputs(), Sample: SampleJob()},
 			{Key: "get_job", Noun: "Job", Label: "Get Job",
 				Description: "Finds a compress job by its id and returns its status and result.",
-				Help:        "Jobs are kept for 24 hours after they finish; another key's jobs are not found.",
+				Help:        "Jobs are kept for 7 days and their compressed files for 24 hours (by default); another key's jobs are not found.",
 				Kind:        KindAction, Method: "GET", Path: "/v1/jobs/{id}",
 				Inputs:  getJobInputs,
 				Outputs: jobOutputs(), Sample: SampleJob()},
