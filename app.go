@@ -140,6 +140,20 @@ func newApp(opts appOptions, rdb redis.UniversalClient) (*app, error) {
 	return a, nil
 }
 
+// connectApp opens REDIS_URL and builds the app on it, for serve and work;
+// closeFn releases both.
+func connectApp(ctx context.Context, opts appOptions) (a *app, closeFn func(), err error) {
+	rdb, _, closeRedis, err := openRedis(ctx, opts.RedisURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	if a, err = newApp(opts, rdb); err != nil {
+		closeRedis()
+		return nil, nil, err
+	}
+	return a, func() { a.Close(); closeRedis() }, nil
+}
+
 func (a *app) Close() {
 	for _, c := range a.closers {
 		c()
@@ -149,8 +163,8 @@ func (a *app) Close() {
 
 // checkURL is the early URL check of the API; the dial-time guard in the
 // fetcher and sender is the one that cannot be fooled by DNS rebinding.
-func (a *app) checkURL(ctx context.Context, raw string) error {
-	return guard.CheckURL(ctx, raw, a.opts.AllowPrivateURLs, nil)
+func (a *app) checkURL(ctx context.Context, field, raw string) error {
+	return guard.ForField(guard.CheckURL(ctx, raw, a.opts.AllowPrivateURLs, nil), field)
 }
 
 func (a *app) apiServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Server {

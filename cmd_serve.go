@@ -28,16 +28,11 @@ func runServe(ctx context.Context, args []string) error {
 	if err := o.validate(true); err != nil {
 		return err
 	}
-	rdb, _, closeRedis, err := openRedis(ctx, o.RedisURL)
+	a, closeApp, err := connectApp(ctx, o.appOptions)
 	if err != nil {
 		return err
 	}
-	defer closeRedis()
-	a, err := newApp(o.appOptions, rdb)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
+	defer closeApp()
 	a.adminToken = o.AdminToken
 	slog.Info("imgflow API listening", "addr", o.Addr, "public_url", o.PublicURL)
 	return a.apiServer(slog.Default(), nil).Run(ctx, o.Addr)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -35,18 +36,13 @@ func runWork(ctx context.Context, args []string) error {
 		return err
 	}
 	if o.Concurrency < 1 {
-		return errorf("IMGFLOW_CONCURRENCY (--concurrency) must be at least 1")
+		return errors.New("IMGFLOW_CONCURRENCY (--concurrency) must be at least 1")
 	}
-	rdb, _, closeRedis, err := openRedis(ctx, o.RedisURL)
+	a, closeApp, err := connectApp(ctx, o.appOptions)
 	if err != nil {
 		return err
 	}
-	defer closeRedis()
-	a, err := newApp(o.appOptions, rdb)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
+	defer closeApp()
 	w, err := a.worker(slog.Default(), o.Concurrency)
 	if err != nil {
 		return err

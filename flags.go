@@ -83,5 +83,3 @@ func (fs *flagSet) parse(args []string) error {
 	}
 	return nil
 }
-
-func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -97,8 +97,8 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 		Queue:      h.queue,
 		Compressor: upstream.New(up.URL + "/api"),
 		Keyring:    kr,
-		CheckURL: func(ctx context.Context, raw string) error {
-			return guard.CheckURL(ctx, raw, false, publicResolver{})
+		CheckURL: func(ctx context.Context, field, raw string) error {
+			return guard.ForField(guard.CheckURL(ctx, raw, false, publicResolver{}), field)
 		},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Ready:  map[string]func(context.Context) error{"redis": h.store.Ping},

@@ -44,8 +44,8 @@ func (s *Server) createHook(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	if err := s.cfg.CheckURL(ctx, in.TargetURL); err != nil {
-		return withField(err, "target_url")
+	if err := s.cfg.CheckURL(ctx, "target_url", in.TargetURL); err != nil {
+		return err
 	}
 	if err := s.preflightKey(c, key); err != nil {
 		return err

@@ -45,13 +45,13 @@ func (s *Server) createJob(c echo.Context) error {
 func (s *Server) admit(c echo.Context, key string, in *jobRequest) error {
 	ctx := c.Request().Context()
 	if in.ImageURL != "" {
-		if err := s.cfg.CheckURL(ctx, in.ImageURL); err != nil {
-			return withField(err, "image_url")
+		if err := s.cfg.CheckURL(ctx, "image_url", in.ImageURL); err != nil {
+			return err
 		}
 	}
 	if in.CallbackURL != "" {
-		if err := s.cfg.CheckURL(ctx, in.CallbackURL); err != nil {
-			return withField(err, "callback_url")
+		if err := s.cfg.CheckURL(ctx, "callback_url", in.CallbackURL); err != nil {
+			return err
 		}
 	}
 	return s.preflight(c, key)

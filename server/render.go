@@ -31,15 +31,3 @@ func mimeDisposition(filename string) string {
 	}
 	return mime.FormatMediaType("attachment", map[string]string{"filename": filename})
 }
-
-// withField names the input field a URL check refused.
-func withField(err error, field string) error {
-	e := connector.AsError(err)
-	if e.Code == connector.EINTERNAL {
-		return err
-	}
-	cp := *e
-	cp.Message = field + ": " + e.Message
-	cp.Details = []connector.FieldError{{Field: field, Message: e.Message}}
-	return &cp
-}

@@ -38,8 +38,9 @@ type Config struct {
 	// env IMGFLOW_PUBLIC_URL.
 	PublicURL string
 	// CheckURL refuses image, callback and hook URLs that point into a
-	// private network (unless allowed); nil accepts every http(s) URL.
-	CheckURL func(ctx context.Context, rawURL string) error
+	// private network (unless allowed), naming the input field in its
+	// error; nil accepts every http(s) URL.
+	CheckURL func(ctx context.Context, field, rawURL string) error
 	// ResultTTL is how long compressed files and their file_url live.
 	// Default 24h; env IMGFLOW_RESULT_TTL.
 	ResultTTL time.Duration
@@ -96,7 +97,7 @@ func New(cfg Config) *Server {
 		cfg.OnJobCreated = func(connector.InputKind) {}
 	}
 	if cfg.CheckURL == nil {
-		cfg.CheckURL = func(context.Context, string) error { return nil }
+		cfg.CheckURL = func(context.Context, string, string) error { return nil }
 	}
 	s := &Server{cfg: cfg, validate: newValidator(), log: cfg.Logger}
 	s.echo = s.routes()
