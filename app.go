@@ -17,6 +17,7 @@ import (
 	"github.com/imgflow/imgflow/connector/guard"
 	"github.com/imgflow/imgflow/connector/keyring"
 	"github.com/imgflow/imgflow/connector/redisstore"
+	"github.com/imgflow/imgflow/connector/s3blob"
 	"github.com/imgflow/imgflow/connector/upstream"
 	"github.com/imgflow/imgflow/connector/webhook"
 	"github.com/imgflow/imgflow/definitions"
@@ -32,6 +33,9 @@ type appOptions struct {
 	// redis-sentinel:// URL. Required by serve and work; dev embeds
 	// miniredis when empty.
 	RedisURL string
+	// RedisCluster (--redis-cluster, IMGFLOW_REDIS_CLUSTER): RedisURL names
+	// a Redis Cluster (redis://h1:p1?addr=h2:p2&addr=h3:p3). Default false.
+	RedisCluster bool
 	// UpstreamURL (--upstream-url, UPSTREAM_URL): the compression API's
 	// base, ending in /api.
 	UpstreamURL string
@@ -42,15 +46,38 @@ type appOptions struct {
 	// secrets, encrypts keys at rest. At least 16 characters; every serve
 	// and work process of one deployment must share it.
 	Secret string
-	// AllowPrivateURLs (--allow-private-urls, IMGFLOW_ALLOW_PRIVATE_URLS):
-	// let image URLs, callbacks and hooks reach loopback and private
-	// networks. Off in production; on in dev.
-	AllowPrivateURLs bool
+	// AllowHosts (--allow-host, repeatable; IMGFLOW_ALLOW_HOSTS,
+	// comma-separated): the non-public destinations image URLs, callbacks
+	// and hooks may reach, as CIDR ranges, addresses, host names, each
+	// optionally with :port (guard.ParseAllowList). Empty by default: only
+	// public addresses. dev adds loopback (127.0.0.0/8, ::1).
+	AllowHosts []string
+	// allowLoopback adds loopback to AllowHosts; dev sets it.
+	allowLoopback bool
 	// ResultTTL (--result-ttl, IMGFLOW_RESULT_TTL): how long compressed
 	// files and their links live. Default 24h.
 	ResultTTL time.Duration
 	// Queue (--queue, IMGFLOW_QUEUE): the asynq queue name. Default imgflow.
 	Queue string
+	// BlobStore (--blob-store, IMGFLOW_BLOB_STORE): where image bytes live:
+	// "redis" (the default) or s3://BUCKET?endpoint=URL&region=R&path_style=true
+	// with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY set.
+	BlobStore string
+	// Presign (--presign, IMGFLOW_PRESIGN): with S3, file_url is a presigned
+	// URL of the object (downloads skip imgflow); the object store must be
+	// reachable by the flows. Default false.
+	Presign bool
+
+	// MaxLargeBodies (--max-large-bodies, IMGFLOW_MAX_LARGE_BODIES): request
+	// bodies over 256 KiB read and decoded at once by the API; beyond it
+	// 503 server_busy with Retry-After. 0 sizes it from GOMEMLIMIT or the
+	// cgroup memory limit (server.DefaultLargeBodies).
+	MaxLargeBodies int
+
+	// MaxJobsPerKey (--max-jobs-per-key, IMGFLOW_MAX_JOBS_PER_KEY): a key's
+	// unfinished jobs; beyond it 429 too_many_jobs with Retry-After, so one
+	// tenant cannot starve the others. 0: no cap.
+	MaxJobsPerKey int
 
 	// keyPrefix starts every Redis key of the stores ("imgflow:"); tests
 	// set their own to share a Redis.
@@ -58,13 +85,22 @@ type appOptions struct {
 }
 
 func addAppFlags(fs *flagSet, o *appOptions) {
-	fs.String(&o.RedisURL, "redis", "REDIS_URL", "", "Redis URL (redis://host:6379/0, rediss://, redis-sentinel://)")
+	addRedisFlags(fs, &o.RedisURL, &o.RedisCluster, "Redis URL (redis://host:6379/0, rediss://, redis-sentinel://, or a cluster's with --redis-cluster)")
 	fs.String(&o.UpstreamURL, "upstream-url", "UPSTREAM_URL", "", "compression API base URL, ending in /api")
 	fs.String(&o.PublicURL, "public-url", "IMGFLOW_PUBLIC_URL", "", "public base URL of the API, for file_url and definitions")
 	fs.String(&o.Secret, "secret", "IMGFLOW_SECRET", "", "secret (16+ chars) that signs file URLs, derives webhook secrets and encrypts keys at rest")
-	fs.Bool(&o.AllowPrivateURLs, "allow-private-urls", "IMGFLOW_ALLOW_PRIVATE_URLS", false, "allow image, callback and hook URLs on loopback and private networks")
+	fs.List(&o.AllowHosts, "allow-host", "IMGFLOW_ALLOW_HOSTS", "private hosts that image, callback and hook URLs may reach: CIDR, address, host name, each optionally :port (repeat the flag or separate by commas)")
+	fs.Removed("IMGFLOW_ALLOW_PRIVATE_URLS", "name the private hosts imgflow may reach in IMGFLOW_ALLOW_HOSTS (--allow-host) instead, e.g. 10.0.0.0/8 or n8n.lan:5678")
 	fs.Duration(&o.ResultTTL, "result-ttl", "IMGFLOW_RESULT_TTL", 24*time.Hour, "how long compressed files and their links live")
 	fs.String(&o.Queue, "queue", "IMGFLOW_QUEUE", "imgflow", "asynq queue name")
+	fs.Int(&o.MaxJobsPerKey, "max-jobs-per-key", "IMGFLOW_MAX_JOBS_PER_KEY", 50, "unfinished jobs one API key may have; beyond it 429 too_many_jobs (0: no cap)")
+	fs.Int(&o.MaxLargeBodies, "max-large-bodies", "IMGFLOW_MAX_LARGE_BODIES", 0, "request bodies over 256 KiB the API reads at once (0: sized from the memory limit)")
+	fs.String(&o.BlobStore, "blob-store", "IMGFLOW_BLOB_STORE", "redis", "where image bytes live: redis, or s3://BUCKET?endpoint=URL&region=R&path_style=true with credentials from [$AWS_ACCESS_KEY_ID] and [$AWS_SECRET_ACCESS_KEY]")
+	fs.Bool(&o.Presign, "presign", "IMGFLOW_PRESIGN", false, "with an S3 blob store, give presigned object URLs as file_url")
+}
+
+func (o *appOptions) redis() redisTarget {
+	return redisTarget{URL: o.RedisURL, Cluster: o.RedisCluster}
 }
 
 // validate names the variable to set for each missing or wrong value.
@@ -72,8 +108,8 @@ func (o *appOptions) validate(needPublicURL bool) error {
 	var problems []string
 	if o.RedisURL == "" {
 		problems = append(problems, "REDIS_URL (--redis) is required, e.g. redis://127.0.0.1:6379/0")
-	} else if _, err := asynq.ParseRedisURI(o.RedisURL); err != nil {
-		problems = append(problems, fmt.Sprintf("REDIS_URL (--redis) %q is not a Redis URL: %v", o.RedisURL, err))
+	} else if err := o.redis().check(); err != nil {
+		problems = append(problems, err.Error())
 	}
 	if o.UpstreamURL == "" {
 		problems = append(problems, "UPSTREAM_URL (--upstream-url) is required: the compression API base, ending in /api")
@@ -88,6 +124,14 @@ func (o *appOptions) validate(needPublicURL bool) error {
 	} else if o.PublicURL != "" && !strings.HasPrefix(o.PublicURL, "http://") && !strings.HasPrefix(o.PublicURL, "https://") {
 		problems = append(problems, fmt.Sprintf("IMGFLOW_PUBLIC_URL (--public-url) %q must start with http:// or https://", o.PublicURL))
 	}
+	if _, err := guard.ParseAllowList(o.AllowHosts...); err != nil {
+		problems = append(problems, fmt.Sprintf("IMGFLOW_ALLOW_HOSTS (--allow-host): %v", err))
+	}
+	if _, err := o.s3Config(); err != nil {
+		problems = append(problems, err.Error())
+	} else if o.Presign && (o.BlobStore == "" || o.BlobStore == "redis") {
+		problems = append(problems, "IMGFLOW_PRESIGN (--presign) needs an S3 IMGFLOW_BLOB_STORE")
+	}
 	if o.ResultTTL < time.Minute {
 		problems = append(problems, "IMGFLOW_RESULT_TTL (--result-ttl) must be at least 1m")
 	}
@@ -98,13 +142,28 @@ func (o *appOptions) validate(needPublicURL bool) error {
 	return nil
 }
 
+// allowPolicy is the guard's allow-list: AllowHosts, plus loopback in dev.
+func (o *appOptions) allowPolicy() (guard.Policy, error) {
+	p, err := guard.ParseAllowList(o.AllowHosts...)
+	if err != nil {
+		return guard.Policy{}, err
+	}
+	if o.allowLoopback {
+		p = guard.Loopback().With(p)
+	}
+	return p, nil
+}
+
 // app is what serve, work and dev build from appOptions.
 type app struct {
 	opts        appOptions
 	rdb         redis.UniversalClient
 	redisOpt    asynq.RedisConnOpt
 	store       *redisstore.Store
+	blobs       connector.BlobStore // store, or S3 (s3 set) reading older blobs from store
+	s3          *s3blob.Store
 	keys        *keyring.Keyring
+	allow       guard.Policy         // where flows' URLs may lead besides public addresses
 	compressor  connector.Compressor // the upstream client, counted by metrics
 	asynqClient *asynq.Client
 	queue       *worker.Queue
@@ -116,7 +175,7 @@ type app struct {
 }
 
 func newApp(opts appOptions, rdb redis.UniversalClient) (*app, error) {
-	redisOpt, err := asynq.ParseRedisURI(opts.RedisURL)
+	redisOpt, err := opts.redis().connOpt()
 	if err != nil {
 		return nil, fmt.Errorf("REDIS_URL: %w", err)
 	}
@@ -124,26 +183,35 @@ func newApp(opts appOptions, rdb redis.UniversalClient) (*app, error) {
 	if err != nil {
 		return nil, fmt.Errorf("IMGFLOW_SECRET: %w", err)
 	}
+	allow, err := opts.allowPolicy()
+	if err != nil {
+		return nil, fmt.Errorf("IMGFLOW_ALLOW_HOSTS: %w", err)
+	}
 	a := &app{
 		opts:     opts,
 		rdb:      rdb,
 		redisOpt: redisOpt,
 		store:    redisstore.New(rdb, redisstore.Options{Prefix: opts.keyPrefix}),
 		keys:     keys,
+		allow:    allow,
 		metrics:  metrics.New(slog.Default()),
+	}
+	if err := a.openBlobs(); err != nil {
+		return nil, err
 	}
 	a.compressor = a.metrics.Compressor(upstream.New(opts.UpstreamURL))
 	// Share the fail-fast Redis client (openRedis): with Redis down an
 	// enqueue answers 503 at once, not after go-redis's dial retries.
 	a.asynqClient = asynq.NewClientFromRedisClient(rdb)
-	a.queue = worker.NewQueue(a.asynqClient, opts.Queue)
+	// Wake-ups on the same client let idle workers start a job at once.
+	a.queue = worker.NewQueue(a.asynqClient, opts.Queue, worker.WithWakeUps(rdb))
 	return a, nil
 }
 
 // connectApp opens REDIS_URL and builds the app on it, for serve and work;
 // closeFn releases both.
 func connectApp(ctx context.Context, opts appOptions) (a *app, closeFn func(), err error) {
-	rdb, _, closeRedis, err := openRedis(ctx, opts.RedisURL)
+	rdb, _, closeRedis, err := openRedis(ctx, opts.redis())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -164,7 +232,7 @@ func (a *app) Close() {
 // checkURL is the early URL check of the API; the dial-time guard in the
 // fetcher and sender is the one that cannot be fooled by DNS rebinding.
 func (a *app) checkURL(ctx context.Context, field, raw string) error {
-	return guard.ForField(guard.CheckURL(ctx, raw, a.opts.AllowPrivateURLs, nil), field)
+	return guard.ForField(guard.CheckURL(ctx, raw, a.allow, nil), field)
 }
 
 func (a *app) apiServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Server {
@@ -173,24 +241,26 @@ func (a *app) apiServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 	a.closers = append(a.closers, inspector.Close)
 	a.metrics.WatchQueues(inspector, a.opts.Queue)
 	return server.New(server.Config{
-		Jobs:        a.store,
-		Blobs:       a.store,
-		Idempotency: a.store,
-		Accounts:    a.store,
-		Hooks:       a.store,
-		Queue:       a.queue,
-		Compressor:  a.compressor,
-		Keyring:     a.keys,
-		PublicURL:   a.opts.PublicURL,
-		CheckURL:    a.checkURL,
-		ResultTTL:   a.opts.ResultTTL,
-		Ready: map[string]func(context.Context) error{
-			"redis":    a.store.Ping,
-			"upstream": a.compressor.Health,
-		},
-		Definitions:  renderDefinitions,
-		OnJobCreated: func(kind connector.InputKind) { a.metrics.JobCreated(string(kind)) },
-		Middleware:   []echo.MiddlewareFunc{a.metrics.Echo()},
+		Jobs:           a.store,
+		Blobs:          a.blobs,
+		FileURL:        a.fileURL,
+		Idempotency:    a.store,
+		Accounts:       a.store,
+		Hooks:          a.store,
+		Deliveries:     a.store,
+		Queue:          a.queue,
+		Compressor:     a.compressor,
+		Keyring:        a.keys,
+		PublicURL:      a.opts.PublicURL,
+		CheckURL:       a.checkURL,
+		ResultTTL:      a.opts.ResultTTL,
+		Ready:          a.readyChecks(),
+		MaxLargeBodies: a.opts.MaxLargeBodies,
+		Inflight:       a.store,
+		MaxJobsPerKey:  a.opts.MaxJobsPerKey,
+		Definitions:    renderDefinitions,
+		OnJobCreated:   func(kind connector.InputKind) { a.metrics.JobCreated(string(kind)) },
+		Middleware:     []echo.MiddlewareFunc{a.metrics.Echo()},
 		Mount: func(e *echo.Echo) {
 			e.GET("/metrics", echo.WrapHandler(a.metrics.Handler()))
 			a.closers = append(a.closers, admin.Mount(e, a.redisOpt, a.adminToken))
@@ -208,17 +278,33 @@ func (a *app) worker(logger *slog.Logger, concurrency int) (*worker.Worker, erro
 		Queue:        a.opts.Queue,
 		Concurrency:  concurrency,
 		Jobs:         a.store,
-		Blobs:        a.store,
+		Blobs:        a.blobs,
+		FileURL:      a.fileURL,
 		Hooks:        a.store,
+		Deliveries:   a.store,
+		Attempts:     a.store,
 		Compressor:   a.compressor,
-		Fetcher:      fetch.New(fetch.Options{AllowPrivate: a.opts.AllowPrivateURLs}),
-		Sender:       webhook.NewSender(webhook.SenderOptions{AllowPrivate: a.opts.AllowPrivateURLs}),
+		Fetcher:      fetch.New(fetch.Options{Allow: a.allow}),
+		Sender:       webhook.NewSender(webhook.SenderOptions{Allow: a.allow}),
 		Keyring:      a.keys,
 		PublicURL:    a.opts.PublicURL,
 		ResultTTL:    a.opts.ResultTTL,
 		Logger:       logger,
 		Observer:     a.metrics,
 	})
+}
+
+// readyChecks are what /ready asks: Redis, the upstream, and the S3
+// bucket when blobs live there.
+func (a *app) readyChecks() map[string]func(context.Context) error {
+	checks := map[string]func(context.Context) error{
+		"redis":    a.store.Ping,
+		"upstream": a.compressor.Health,
+	}
+	if a.s3 != nil {
+		checks["blob_store"] = a.s3.Ping
+	}
+	return checks
 }
 
 // renderDefinitions adapts the definitions package to the server's needs.

@@ -20,6 +20,7 @@ import (
 	"github.com/imgflow/imgflow/fixtures/images"
 	refupstream "github.com/imgflow/imgflow/fixtures/upstream"
 	"github.com/imgflow/imgflow/internal/redistest"
+	"github.com/imgflow/imgflow/server"
 )
 
 // system is the whole of imgflow wired as `imgflow serve` + `imgflow work`
@@ -27,7 +28,9 @@ import (
 type system struct {
 	t       *testing.T
 	api     string
-	samples string // serves fixtures/images over HTTP, for image_url jobs
+	samples string       // serves fixtures/images over HTTP, for image_url jobs
+	handler http.Handler // the API, for tests that serve it with other settings
+	redis   *redistest.Redis
 	ledger  *refupstream.Ledger
 	key     string
 	logs    *syncBuffer
@@ -51,7 +54,9 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-func startSystem(t *testing.T) *system {
+// startSystem wires the system as dev does (loopback allowed); configure
+// may change the options first.
+func startSystem(t *testing.T, configure ...func(*appOptions)) *system {
 	t.Helper()
 	r := redistest.New(t)
 	logs := &syncBuffer{}
@@ -69,14 +74,17 @@ func startSystem(t *testing.T) *system {
 
 	api := httptest.NewUnstartedServer(nil)
 	opts := appOptions{
-		RedisURL:         r.URL,
-		UpstreamURL:      up.URL + "/api",
-		PublicURL:        "http://" + api.Listener.Addr().String(),
-		Secret:           "system-test-secret-0123456789",
-		AllowPrivateURLs: true, // the sample server and receivers are on loopback
-		ResultTTL:        time.Hour,
-		Queue:            r.Queue(),
-		keyPrefix:        r.Prefix,
+		RedisURL:      r.URL,
+		UpstreamURL:   up.URL + "/api",
+		PublicURL:     "http://" + api.Listener.Addr().String(),
+		Secret:        "system-test-secret-0123456789",
+		allowLoopback: true, // the sample server and receivers are on loopback, as in dev
+		ResultTTL:     time.Hour,
+		Queue:         r.Queue(),
+		keyPrefix:     r.Prefix,
+	}
+	for _, c := range configure {
+		c(&opts)
 	}
 	if err := opts.validate(true); err != nil {
 		t.Fatal(err)
@@ -86,7 +94,9 @@ func startSystem(t *testing.T) *system {
 		t.Fatal(err)
 	}
 	t.Cleanup(a.Close)
-	api.Config.Handler = a.apiServer(logger, nil).Handler()
+	// The production http.Server settings (timeouts, header cap).
+	handler := a.apiServer(logger, nil).Handler()
+	api.Config = server.NewHTTPServer(handler)
 	api.Start()
 	t.Cleanup(api.Close)
 
@@ -106,7 +116,7 @@ func startSystem(t *testing.T) *system {
 		}
 		w.Close()
 	})
-	return &system{t: t, api: opts.PublicURL, samples: samples.URL, ledger: ledger, key: key, logs: logs}
+	return &system{t: t, api: opts.PublicURL, samples: samples.URL, handler: handler, redis: r, ledger: ledger, key: key, logs: logs}
 }
 
 func (s *system) request(method, path, contentType string, body io.Reader, header map[string]string) (int, http.Header, []byte) {
@@ -215,8 +225,14 @@ func TestEveryInputFormComesBackCompressed(t *testing.T) {
 		t.Errorf("credits = %d after three jobs, want 497 (one per job)", got)
 	}
 
-	// The operator sees it in /metrics.
+	// The operator sees it in /metrics. The worker counts a job just after
+	// the update that wakes ?wait, so the last count may trail the answer
+	// by a moment.
 	_, _, scrape := s.request("GET", "/metrics", "", nil, nil)
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(string(scrape), "imgflow_jobs_completed_total 3") && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		_, _, scrape = s.request("GET", "/metrics", "", nil, nil)
+	}
 	for _, line := range []string{
 		`imgflow_jobs_created_total{input="url"} 1`,
 		`imgflow_jobs_created_total{input="base64"} 1`,

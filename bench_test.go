@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -29,6 +30,12 @@ import (
 // upload and returns a fixed small result, so the benchmarks measure
 // imgflow, not compression.
 func instantUpstream(tb testing.TB, result []byte) string {
+	return stubUpstream(tb, result, false)
+}
+
+// stubUpstream is instantUpstream with the answer's Content-Length set
+// (withLength) or left out, when an answer this large goes out chunked.
+func stubUpstream(tb testing.TB, result []byte, withLength bool) string {
 	answer, _ := json.Marshal(map[string]any{
 		"success": true, "job_id": "00000000-0000-4000-8000-000000000000", "status": "completed",
 		"message": "Image compressed successfully", "compressed_data": base64.StdEncoding.EncodeToString(result),
@@ -41,6 +48,9 @@ func instantUpstream(tb testing.TB, result []byte) string {
 			io.WriteString(w, `{"valid":true,"user_id":"u","subscription_type":"Paid","credits_remaining":1000000,"max_image_size":10485760}`)
 			return
 		}
+		if withLength {
+			w.Header().Set("Content-Length", strconv.Itoa(len(answer)))
+		}
 		w.Write(answer)
 	}))
 	tb.Cleanup(srv.Close)
@@ -50,13 +60,26 @@ func instantUpstream(tb testing.TB, result []byte) string {
 // benchSystem is serve + work wired as in production, against the instant
 // upstream; it returns the API's URL.
 func benchSystem(b *testing.B, r *redistest.Redis, concurrency int) string {
+	api, startWorker := benchParts(b, r)
+	startWorker(concurrency)
+	return api
+}
+
+// benchParts starts the API (serve) and returns its URL and a function that
+// starts the worker (work) beside it, so a benchmark can queue jobs first.
+func benchParts(b *testing.B, r *redistest.Redis) (string, func(concurrency int)) {
+	return benchPartsUpstream(b, r, instantUpstream(b, images.Read(b, "screenshot.png")))
+}
+
+// benchPartsUpstream is benchParts against the compression API at upstreamURL.
+func benchPartsUpstream(b *testing.B, r *redistest.Redis, upstreamURL string) (string, func(concurrency int)) {
 	b.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	api := httptest.NewUnstartedServer(nil)
 	opts := appOptions{
-		RedisURL: r.URL, UpstreamURL: instantUpstream(b, images.Read(b, "screenshot.png")),
+		RedisURL: r.URL, UpstreamURL: upstreamURL,
 		PublicURL: "http://" + api.Listener.Addr().String(), Secret: "bench-secret-0123456789",
-		AllowPrivateURLs: true, ResultTTL: time.Hour, Queue: r.Queue(), keyPrefix: r.Prefix,
+		allowLoopback: true, ResultTTL: time.Hour, Queue: r.Queue(), keyPrefix: r.Prefix,
 	}
 	a, err := newApp(opts, r.Client)
 	if err != nil {
@@ -66,31 +89,44 @@ func benchSystem(b *testing.B, r *redistest.Redis, concurrency int) string {
 	api.Config.Handler = a.apiServer(quiet, nil).Handler()
 	api.Start()
 	b.Cleanup(api.Close)
-	w, err := a.worker(quiet, concurrency)
-	if err != nil {
-		b.Fatal(err)
+	return opts.PublicURL, func(concurrency int) {
+		w, err := a.worker(quiet, concurrency)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { w.Run(ctx); close(done) }()
+		b.Cleanup(func() { cancel(); <-done; w.Close() })
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { w.Run(ctx); close(done) }()
-	b.Cleanup(func() { cancel(); <-done; w.Close() })
-	return opts.PublicURL
 }
 
+// benchClient keeps a connection per flow open, as the platforms' HTTP
+// clients do; Go's default of 2 idle connections per host would make the
+// benchmark measure TCP set-up and TIME_WAIT instead of imgflow.
+var benchClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
+
 func postJob(b *testing.B, api, contentType string, body []byte) {
-	req, _ := http.NewRequest("POST", api+"/v1/jobs?wait=25", bytes.NewReader(body))
-	req.Header.Set("Content-Type", contentType)
-	req.Header.Set("X-API-Key", "sk_bench_key_0000")
-	res, err := http.DefaultClient.Do(req)
+	status, out, err := sendJob(api+"/v1/jobs?wait=25", contentType, bytes.NewReader(body))
 	if err != nil {
 		b.Error(err)
-		return
+	} else if status != http.StatusOK || !bytes.Contains(out, []byte(`"status":"completed"`)) {
+		b.Errorf("job not completed: %d %s", status, out)
 	}
-	out, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	if res.StatusCode != http.StatusOK || !bytes.Contains(out, []byte(`"status":"completed"`)) {
-		b.Errorf("job not completed: %d %s", res.StatusCode, out)
+}
+
+// sendJob posts body to url as the bench key and returns the answer.
+func sendJob(url, contentType string, body io.Reader) (int, []byte, error) {
+	req, _ := http.NewRequest("POST", url, body)
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("X-API-Key", "sk_bench_key_0000")
+	res, err := benchClient.Do(req)
+	if err != nil {
+		return 0, nil, err
 	}
+	defer res.Body.Close()
+	out, err := io.ReadAll(res.Body)
+	return res.StatusCode, out, err
 }
 
 // BenchmarkJobsEndToEnd is HTTP -> Redis -> worker -> upstream (answering at
@@ -168,16 +204,53 @@ func BenchmarkBareAsynq(b *testing.B) {
 func BenchmarkTenMiBJobPeakHeap(b *testing.B) {
 	r := redistest.New(b)
 	api := benchSystem(b, r, 4)
+	body, ctype := uploadForm(tenMiBImage(b))
+	peakHeap(b, api, ctype, body)
+}
+
+// tenMiBImage is a PNG header followed by zeros, 10 MiB in all: only its
+// size matters to the heap benchmarks.
+func tenMiBImage(tb testing.TB) []byte {
 	image := make([]byte, 10<<20)
-	copy(image, images.Read(b, "photo.png")) // a PNG header; the rest is zeros: only size matters here
+	copy(image, images.Read(tb, "photo.png"))
+	return image
+}
+
+// uploadForm is image as the multipart upload of POST /v1/jobs.
+func uploadForm(image []byte) (body []byte, contentType string) {
 	var form bytes.Buffer
 	mw := multipart.NewWriter(&form)
 	fw, _ := mw.CreateFormFile("file", "big.png")
 	fw.Write(image)
 	mw.Close()
-	body, ctype := form.Bytes(), mw.FormDataContentType()
-	image = nil
+	return form.Bytes(), mw.FormDataContentType()
+}
 
+// base64JSON is image as the JSON body of POST /v1/jobs, in image_base64
+// after prefix ("" or a data: URI's "data:image/png;base64,").
+func base64JSON(image []byte, prefix string) []byte {
+	return []byte(`{"image_base64":"` + prefix + base64.StdEncoding.EncodeToString(image) + `"}`)
+}
+
+// BenchmarkTenMiBBase64JobPeakHeap is the same job sent as JSON with the
+// image in image_base64 (a data: URI), the path whose text used to be held
+// two or three times over.
+func BenchmarkTenMiBBase64JobPeakHeap(b *testing.B) {
+	r := redistest.New(b)
+	api := benchSystem(b, r, 4)
+	peakHeap(b, api, "application/json", base64JSON(tenMiBImage(b), "data:image/png;base64,"))
+}
+
+// peakHeap posts body b.N times, one job at a time, and reports the
+// largest rise of live heap over the idle baseline (serve and work in this
+// one process), in MiB and in multiples of a 10 MiB image.
+func peakHeap(b *testing.B, api, ctype string, body []byte) {
+	peakHeapOf(b, func() { postJob(b, api, ctype, body) })
+}
+
+// peakHeapOf runs run b.N times and reports the largest rise of live heap
+// over the idle baseline (after a GC) while each run lasts.
+func peakHeapOf(b *testing.B, run func()) {
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	heap := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
 	var worst uint64
@@ -201,7 +274,7 @@ func BenchmarkTenMiBJobPeakHeap(b *testing.B) {
 				}
 			}
 		}()
-		postJob(b, api, ctype, body)
+		run()
 		close(stop)
 		if extra := <-peakc; extra > base {
 			worst = max(worst, extra-base)

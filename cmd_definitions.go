@@ -48,6 +48,19 @@ func runDefinitions(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	fmt.Printf("wrote %d files for %s below %s\n", len(files), o.BaseURL, o.Out)
+	// The n8n node package reads the catalog itself (no base URL: its
+	// credential holds that), so it is written beside the platforms.
+	node, err := definitions.N8nNodeCatalog()
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(o.Out, definitions.N8nNodeCatalogPath)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, node, 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("wrote %d files for %s below %s\n", len(files)+1, o.BaseURL, o.Out)
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/imgflow/imgflow/connector/guard"
 	"github.com/imgflow/imgflow/fixtures/images"
 	refupstream "github.com/imgflow/imgflow/fixtures/upstream"
 	"github.com/imgflow/imgflow/server"
@@ -42,7 +44,7 @@ type devOptions struct {
 // the reference compression API, the HTTP API and the worker.
 func runDev(ctx context.Context, args []string) error {
 	var o devOptions
-	fs := newFlagSet("dev", "Runs everything in one process: embedded Redis (unless --redis), the reference compression API, the API and the worker. Loopback URLs are allowed.")
+	fs := newFlagSet("dev", "Runs everything in one process: embedded Redis (unless --redis), the reference compression API, the API and the worker.\nImage, callback and hook URLs may reach loopback (127.0.0.0/8, ::1) and the hosts named by --allow-host;\nevery other private, link-local or reserved address is refused, as in production. Stop it with Ctrl-C.")
 	fs.String(&o.Addr, "addr", "IMGFLOW_ADDR", "127.0.0.1:8080", "listen address of the API")
 	fs.String(&o.UpstreamAddr, "upstream-addr", "IMGFLOW_UPSTREAM_ADDR", "127.0.0.1:8081", "listen address of the reference compression API")
 	fs.Int(&o.Concurrency, "concurrency", "IMGFLOW_CONCURRENCY", 4, "jobs and deliveries run at once")
@@ -52,7 +54,8 @@ func runDev(ctx context.Context, args []string) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	o.AllowPrivateURLs = true // flows on this machine call back to localhost
+	ctx = stopWithGoRun(ctx)
+	o.allowLoopback = true // flows on this machine call back to localhost
 	if o.Secret == "" {
 		o.Secret = randomSecret()
 	}
@@ -60,7 +63,7 @@ func runDev(ctx context.Context, args []string) error {
 		o.AdminToken = randomSecret()
 	}
 
-	rdb, redisURL, closeRedis, err := openRedis(ctx, o.RedisURL)
+	rdb, redisURL, closeRedis, err := openRedis(ctx, o.redis())
 	if err != nil {
 		return err
 	}
@@ -114,9 +117,10 @@ func runDev(ctx context.Context, args []string) error {
 		e.GET("/samples/*", echo.WrapHandler(http.StripPrefix("/samples/", http.FileServerFS(images.Samples))))
 	})
 	go func() { errc <- api.Serve(ctx, apiLn) }()
+	a.startBlobSweeper(ctx, slog.Default().With("component", "sweeper"))
 	go func() { errc <- w.Run(ctx) }()
 
-	printDevBanner(o, demoKey)
+	printDevBanner(os.Stdout, o, demoKey, a.allow)
 	// Run until Ctrl-C or the first part that fails; then give the others
 	// time to drain.
 	var firstErr error
@@ -158,22 +162,27 @@ func randomSecret() string {
 	return hex.EncodeToString(b)
 }
 
-// printDevBanner tells a new user where everything is and what to try.
-func printDevBanner(o devOptions, key string) {
-	fmt.Fprintf(os.Stdout, `
-imgflow dev is running.
+// printDevBanner tells a new user where everything is and what to try:
+// copy-paste lines that set KEY, then post a URL, an upload and base64.
+func printDevBanner(w io.Writer, o devOptions, key string, allow guard.Policy) {
+	fmt.Fprintf(w, `
+imgflow dev is running; stop it with Ctrl-C.
 imgflow API: %[1]s
+console: %[1]s/ (sign in with the demo key)
 upstream API: %[2]s
 demo key: %[3]s
 definitions: %[1]s/v1/definitions
 metrics: %[1]s/metrics
 queues: %[1]s/admin/queues?token=%[4]s
+URLs allowed: public addresses and %[5]s (every other private address is refused; add hosts with --allow-host)
 
-Try it:
-  curl -s -X POST '%[1]s/v1/jobs?wait=20' -H 'X-API-Key: %[3]s' \
-    -H 'Content-Type: application/json' \
-    -d '{"image_url": "%[1]s/samples/photo.png"}'
-  curl -s -X POST '%[1]s/v1/jobs?wait=20' -H 'X-API-Key: %[3]s' -F file=@fixtures/images/photo.jpg
+Try it in another shell, from the repository root:
+  KEY=%[3]s
+  curl -s -X POST '%[1]s/v1/jobs?wait=20' -H "X-API-Key: $KEY" \
+    -H 'Content-Type: application/json' -d '{"image_url": "%[1]s/samples/photo.png"}'
+  curl -s -X POST '%[1]s/v1/jobs?wait=20' -H "X-API-Key: $KEY" -F file=@fixtures/images/photo.jpg
+  curl -s -X POST '%[1]s/v1/jobs?wait=20' -H "X-API-Key: $KEY" -H 'Content-Type: application/json' \
+    -d "{\"image_base64\": \"$(base64 < fixtures/images/photo.webp | tr -d '\n')\"}"
 
-`, o.PublicURL, o.UpstreamURL, key, o.AdminToken)
+`, o.PublicURL, o.UpstreamURL, key, o.AdminToken, allow)
 }

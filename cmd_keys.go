@@ -1,22 +1,33 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	refupstream "github.com/imgflow/imgflow/fixtures/upstream"
 )
 
 const keysUsage = `usage:
   imgflow keys create [--paid N]   make an account and print its new key (shown once)
-  imgflow keys topup KEY N         add N bought credits (stands in for a purchase)
-  imgflow keys show KEY            print the account's balance
+  imgflow keys topup N             add N bought credits to the key's account (stands in for a purchase)
+  imgflow keys show                print the key's balance
+
+topup and show take the key from $IMGFLOW_API_KEY, else from the first line
+of standard input, never from the command line (where ps would show it):
+  echo "$KEY" | imgflow keys show
+  IMGFLOW_API_KEY=$KEY imgflow keys topup 100
 
 Every subcommand needs --redis or REDIS_URL: the Redis that 'imgflow upstream'
 (or 'imgflow dev --redis') uses.`
+
+// keyEnv names the variable topup and show read the key from.
+const keyEnv = "IMGFLOW_API_KEY"
 
 // runKeys manages reference-upstream accounts; it stands in for the web
 // dashboard the contract mentions.
@@ -30,9 +41,10 @@ func runKeys(ctx context.Context, args []string) error {
 	}
 	sub := args[0]
 	var redisURL string
+	var redisCluster bool
 	var paid int
 	fs := newFlagSet("keys "+sub, keysUsage)
-	fs.String(&redisURL, "redis", "REDIS_URL", "", "Redis URL of the reference upstream's accounts (required)")
+	addRedisFlags(fs, &redisURL, &redisCluster, "Redis URL of the reference upstream's accounts (required)")
 	if sub == "create" {
 		fs.Int(&paid, "paid", "", 0, "bought credits to start with (makes the account Paid)")
 	}
@@ -40,18 +52,27 @@ func runKeys(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	want := map[string]int{"create": 0, "topup": 2, "show": 1}
+	want := map[string]int{"create": 0, "topup": 1, "show": 0}
 	n, ok := want[sub]
 	if !ok {
 		return fmt.Errorf("unknown subcommand %q: use create, topup or show", sub)
 	}
 	if len(pos) != n {
+		if len(pos) == n+1 {
+			return fmt.Errorf("keys %s no longer takes the key as an argument (ps would show it): set %s or pipe it on standard input\n\n%s", sub, keyEnv, keysUsage)
+		}
 		return fmt.Errorf("keys %s takes %d argument(s), got %d\n\n%s", sub, n, len(pos), keysUsage)
+	}
+	var key string
+	if sub != "create" {
+		if key, err = readKey(stdin); err != nil {
+			return err
+		}
 	}
 	if redisURL == "" {
 		return errors.New("REDIS_URL (--redis) is required: with an embedded Redis the account would vanish when this command exits. Point it at the Redis 'imgflow upstream' uses (imgflow upstream without --redis prints a demo key of its own)")
 	}
-	rdb, _, closeRedis, err := openRedis(ctx, redisURL)
+	rdb, _, closeRedis, err := openRedis(ctx, redisTarget{URL: redisURL, Cluster: redisCluster})
 	if err != nil {
 		return err
 	}
@@ -70,23 +91,41 @@ func runKeys(ctx context.Context, args []string) error {
 		fmt.Printf("api_key: %s\n(shown once: only its hash is stored)\n", key)
 		printAccount(acct)
 	case "topup":
-		credits, err := strconv.ParseInt(pos[1], 10, 64)
+		credits, err := strconv.ParseInt(pos[0], 10, 64)
 		if err != nil || credits <= 0 {
-			return fmt.Errorf("credits %q must be a positive whole number", pos[1])
+			return fmt.Errorf("credits %q must be a positive whole number", pos[0])
 		}
-		acct, err := ledger.TopUp(ctx, pos[0], credits)
+		acct, err := ledger.TopUp(ctx, key, credits)
 		if err != nil {
 			return keyError(err)
 		}
 		printAccount(acct)
 	case "show":
-		acct, err := ledger.Lookup(ctx, pos[0])
+		acct, err := ledger.Lookup(ctx, key)
 		if err != nil {
 			return keyError(err)
 		}
 		printAccount(acct)
 	}
 	return nil
+}
+
+// stdin is where keys are read from; tests replace it.
+var stdin io.Reader = os.Stdin
+
+// readKey takes the key from $IMGFLOW_API_KEY, else the first line of r.
+func readKey(r io.Reader) (string, error) {
+	if k := strings.TrimSpace(os.Getenv(keyEnv)); k != "" {
+		return k, nil
+	}
+	line, err := bufio.NewReader(io.LimitReader(r, 4096)).ReadString('\n')
+	if err != nil && err != io.EOF {
+		return "", err
+	}
+	if k := strings.TrimSpace(line); k != "" {
+		return k, nil
+	}
+	return "", fmt.Errorf("no key: set %s or pipe the key on standard input", keyEnv)
 }
 
 // parseInterleaved parses flags that may come before, between or after

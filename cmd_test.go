@@ -12,7 +12,7 @@ import (
 // clearEnv unsets the variables the commands read, for this test only.
 func clearEnv(t *testing.T) {
 	for _, v := range []string{"REDIS_URL", "UPSTREAM_URL", "IMGFLOW_PUBLIC_URL", "IMGFLOW_SECRET", "IMGFLOW_ADDR",
-		"IMGFLOW_ALLOW_PRIVATE_URLS", "IMGFLOW_RESULT_TTL", "IMGFLOW_CONCURRENCY", "IMGFLOW_QUEUE"} {
+		"IMGFLOW_ALLOW_PRIVATE_URLS", "IMGFLOW_ALLOW_HOSTS", "IMGFLOW_RESULT_TTL", "IMGFLOW_CONCURRENCY", "IMGFLOW_QUEUE"} {
 		if old, ok := os.LookupEnv(v); ok {
 			os.Unsetenv(v)
 			t.Cleanup(func() { os.Setenv(v, old) })
@@ -38,22 +38,68 @@ func TestServeAndWorkRefuseToStartWithoutTheirSettings(t *testing.T) {
 func TestAWrongEnvironmentValueNamesTheVariable(t *testing.T) {
 	clearEnv(t)
 	t.Setenv("IMGFLOW_RESULT_TTL", "one day")
-	t.Setenv("IMGFLOW_ALLOW_PRIVATE_URLS", "sure")
-	err := runServe(context.Background(), nil)
-	if err == nil || !strings.Contains(err.Error(), "IMGFLOW_RESULT_TTL") || !strings.Contains(err.Error(), "IMGFLOW_ALLOW_PRIVATE_URLS") {
-		t.Fatalf("error = %v; want it to name IMGFLOW_RESULT_TTL and IMGFLOW_ALLOW_PRIVATE_URLS", err)
+	t.Setenv("IMGFLOW_CONCURRENCY", "many")
+	err := runWork(context.Background(), nil)
+	if err == nil || !strings.Contains(err.Error(), "IMGFLOW_RESULT_TTL") || !strings.Contains(err.Error(), "IMGFLOW_CONCURRENCY") {
+		t.Fatalf("error = %v; want it to name IMGFLOW_RESULT_TTL and IMGFLOW_CONCURRENCY", err)
 	}
 	t.Setenv("IMGFLOW_RESULT_TTL", "24h")
-	t.Setenv("IMGFLOW_ALLOW_PRIVATE_URLS", "false")
+	t.Setenv("IMGFLOW_CONCURRENCY", "4")
+	t.Setenv("IMGFLOW_ALLOW_HOSTS", "10.0.0.0/8,http://n8n.lan:5678/")
 	t.Setenv("REDIS_URL", "mysql://nope")
 	t.Setenv("UPSTREAM_URL", "compress.example.com/api")
 	t.Setenv("IMGFLOW_SECRET", "short")
 	t.Setenv("IMGFLOW_PUBLIC_URL", "https://imgflow.example.com")
 	err = runServe(context.Background(), nil)
-	for _, v := range []string{"REDIS_URL", "UPSTREAM_URL", "IMGFLOW_SECRET"} {
+	for _, v := range []string{"REDIS_URL", "UPSTREAM_URL", "IMGFLOW_SECRET", "IMGFLOW_ALLOW_HOSTS"} {
 		if err == nil || !strings.Contains(err.Error(), v) {
 			t.Errorf("error = %v; want it to name %s", err, v)
 		}
+	}
+}
+
+// IMGFLOW_ALLOW_PRIVATE_URLS used to turn the guard off; a deployment that
+// still sets it stops with what to use instead rather than running with
+// the guard on where it expected it off (or the reverse).
+func TestTheRemovedAllowPrivateURLsStopsWithWhatToUseInstead(t *testing.T) {
+	clearEnv(t)
+	for _, v := range []string{"true", "1", "sure"} {
+		t.Setenv("IMGFLOW_ALLOW_PRIVATE_URLS", v)
+		for name, run := range map[string]func(context.Context, []string) error{"serve": runServe, "work": runWork, "dev": runDev} {
+			err := run(context.Background(), nil)
+			if err == nil || !strings.Contains(err.Error(), "IMGFLOW_ALLOW_PRIVATE_URLS is no longer supported") || !strings.Contains(err.Error(), "IMGFLOW_ALLOW_HOSTS") {
+				t.Errorf("%s with IMGFLOW_ALLOW_PRIVATE_URLS=%s: error = %v; want it to point to IMGFLOW_ALLOW_HOSTS", name, v, err)
+			}
+		}
+	}
+	t.Setenv("IMGFLOW_ALLOW_PRIVATE_URLS", "false")
+	err := runServe(context.Background(), nil)
+	if err == nil || strings.Contains(err.Error(), "IMGFLOW_ALLOW_PRIVATE_URLS") {
+		t.Errorf("IMGFLOW_ALLOW_PRIVATE_URLS=false: error = %v; want only the missing settings", err)
+	}
+}
+
+func TestAllowHostFlagsReplaceTheEnvironmentAndAdd(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("IMGFLOW_ALLOW_HOSTS", "10.0.0.0/8, n8n.lan:5678")
+	parse := func(args ...string) string {
+		var o appOptions
+		fs := newFlagSet("serve", "")
+		addAppFlags(fs, &o)
+		if err := fs.parse(args); err != nil {
+			t.Fatal(err)
+		}
+		p, err := o.allowPolicy()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.String()
+	}
+	if got, want := parse(), "10.0.0.0/8,n8n.lan:5678"; got != want {
+		t.Errorf("from the environment: %s, want %s", got, want)
+	}
+	if got, want := parse("--allow-host", "192.168.1.0/24", "--allow-host", "minio.internal:9000,[fd00::5]:443"), "192.168.1.0/24,minio.internal:9000,[fd00::5]:443"; got != want {
+		t.Errorf("from flags: %s, want %s", got, want)
 	}
 }
 
@@ -65,7 +111,7 @@ func TestServeHelpListsEveryEnvironmentVariable(t *testing.T) {
 	fs.String(&o.Addr, "addr", "IMGFLOW_ADDR", ":8080", "listen address")
 	addAppFlags(fs, &o.appOptions)
 	fs.Usage()
-	for _, v := range []string{"IMGFLOW_ADDR", "REDIS_URL", "UPSTREAM_URL", "IMGFLOW_PUBLIC_URL", "IMGFLOW_SECRET", "IMGFLOW_ALLOW_PRIVATE_URLS", "IMGFLOW_RESULT_TTL"} {
+	for _, v := range []string{"IMGFLOW_ADDR", "REDIS_URL", "UPSTREAM_URL", "IMGFLOW_PUBLIC_URL", "IMGFLOW_SECRET", "IMGFLOW_ALLOW_HOSTS", "IMGFLOW_RESULT_TTL"} {
 		if !strings.Contains(out.String(), "$"+v) {
 			t.Errorf("serve --help does not mention $%s:\n%s", v, out.String())
 		}

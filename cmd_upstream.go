@@ -22,6 +22,9 @@ type upstreamOptions struct {
 	// embedded Redis whose accounts vanish on exit; a demo key is then
 	// created and printed.
 	RedisURL string
+	// RedisCluster (--redis-cluster, IMGFLOW_REDIS_CLUSTER): RedisURL names
+	// a Redis Cluster. Default false.
+	RedisCluster bool
 	// Latency (--latency, UPSTREAM_LATENCY): added before each /compress
 	// and /validate answer. Default 0.
 	Latency time.Duration
@@ -36,7 +39,7 @@ func runUpstream(ctx context.Context, args []string) error {
 	var failRate string
 	fs := newFlagSet("upstream", "Runs the reference compression API (POST /api/compress, POST /api/validate, GET /api/health).\nAccounts live in Redis; create keys with 'imgflow keys create'.")
 	fs.String(&o.Addr, "addr", "IMGFLOW_UPSTREAM_ADDR", "127.0.0.1:8081", "listen address")
-	fs.String(&o.RedisURL, "redis", "REDIS_URL", "", "Redis URL for accounts; empty starts an embedded Redis (accounts lost on exit) and prints a demo key")
+	addRedisFlags(fs, &o.RedisURL, &o.RedisCluster, "Redis URL for accounts; empty starts an embedded Redis (accounts lost on exit) and prints a demo key")
 	fs.Duration(&o.Latency, "latency", "UPSTREAM_LATENCY", 0, "latency added to /compress and /validate, e.g. 300ms")
 	fs.String(&failRate, "fail-rate", "UPSTREAM_FAIL_RATE", "0", "share 0..1 of /compress and /validate requests answered 500 (never charged)")
 	err := fs.parse(args)
@@ -51,7 +54,7 @@ func runUpstream(ctx context.Context, args []string) error {
 		return fmt.Errorf("UPSTREAM_LATENCY (--latency) %v must not be negative", o.Latency)
 	}
 
-	rdb, _, closeRedis, err := openRedis(ctx, o.RedisURL)
+	rdb, _, closeRedis, err := openRedis(ctx, redisTarget{URL: o.RedisURL, Cluster: o.RedisCluster})
 	if err != nil {
 		return err
 	}

@@ -61,6 +61,7 @@ func runWork(ctx context.Context, args []string) error {
 			}
 		}()
 	}
+	a.startBlobSweeper(ctx, slog.Default())
 	slog.Info("imgflow worker started", "concurrency", o.Concurrency, "queue", o.Queue, "metrics_addr", o.MetricsAddr)
 	return w.Run(ctx)
 }

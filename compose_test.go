@@ -238,3 +238,32 @@ func TestComposeWorkersScaleAndWaitForHealthyDependencies(t *testing.T) {
 		t.Errorf("redis: command %v, volumes %v; want the append-only file on, in a volume", redis.Command, redis.Volumes)
 	}
 }
+
+func TestComposeKeepsBlobsInItsS3Service(t *testing.T) {
+	f := readCompose(t)
+	for name, command := range imgflowServices(t, f) {
+		if command == "upstream" {
+			continue
+		}
+		env := func(v string) string { return interpolate(t, f.Services[name].Environment[v]) }
+		u, err := url.Parse(env("IMGFLOW_BLOB_STORE"))
+		if err != nil || u.Scheme != "s3" {
+			t.Errorf("service %s: IMGFLOW_BLOB_STORE %q, want the s3 service's bucket", name, env("IMGFLOW_BLOB_STORE"))
+			continue
+		}
+		endpoint, _ := url.Parse(u.Query().Get("endpoint"))
+		s3 := f.Services[endpoint.Hostname()]
+		if !strings.HasPrefix(s3.Image, "minio/minio") {
+			t.Errorf("service %s: blob endpoint %s is not the compose MinIO service", name, endpoint)
+		}
+		if env("AWS_ACCESS_KEY_ID") != interpolate(t, s3.Environment["MINIO_ROOT_USER"]) || env("AWS_SECRET_ACCESS_KEY") != interpolate(t, s3.Environment["MINIO_ROOT_PASSWORD"]) {
+			t.Errorf("service %s: S3 credentials differ from the s3 service's", name)
+		}
+		if d, ok := f.Services[name].DependsOn["s3-bucket"]; !ok || d.Condition != "service_completed_successfully" {
+			t.Errorf("service %s does not wait for the bucket to be made", name)
+		}
+		if mb := strings.Join(f.Services["s3-bucket"].Command, " "); !strings.Contains(mb, "s3/"+u.Host) {
+			t.Errorf("s3-bucket makes %q, not the bucket %s that %s uses", mb, u.Host, name)
+		}
+	}
+}

@@ -83,3 +83,48 @@ func (fs *flagSet) parse(args []string) error {
 	}
 	return nil
 }
+
+// List adds a repeatable flag whose values, and its environment twin's,
+// may each be comma-separated lists (the caller splits them). The flag on
+// the command line replaces the variable's value.
+func (fs *flagSet) List(p *[]string, name, env, usage string) {
+	if v, ok := os.LookupEnv(env); ok && env != "" && v != "" {
+		*p = []string{v}
+	}
+	fs.Var(&listValue{p: p}, name, envHelp(env, usage))
+}
+
+type listValue struct {
+	p   *[]string
+	set bool // the first flag replaces the environment's value
+}
+
+func (l *listValue) String() string {
+	if l == nil || l.p == nil {
+		return ""
+	}
+	return strings.Join(*l.p, ",")
+}
+
+func (l *listValue) Set(v string) error {
+	if !l.set {
+		*l.p, l.set = nil, true
+	}
+	*l.p = append(*l.p, v)
+	return nil
+}
+
+// Removed reports a variable that is no longer read when it is set to
+// anything but false or empty, with what to use instead, so that a
+// deployment relying on it stops with a reason instead of running with
+// another meaning.
+func (fs *flagSet) Removed(env, instead string) {
+	v, ok := os.LookupEnv(env)
+	if !ok || v == "" {
+		return
+	}
+	if b, err := strconv.ParseBool(v); err == nil && !b {
+		return
+	}
+	fs.errs = append(fs.errs, fmt.Sprintf("%s is no longer supported: %s", env, instead))
+}

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 )
 
@@ -62,11 +63,32 @@ func main() {
 	// SIGTERM and Ctrl-C cancel ctx: servers drain, workers finish or requeue.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := cmd.run(ctx, os.Args[2:]); err != nil {
+	stopProfile := startCPUProfile(os.Getenv("IMGFLOW_CPU_PROFILE"))
+	err := cmd.run(ctx, os.Args[2:])
+	stopProfile()
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return
 		}
 		fmt.Fprintln(os.Stderr, "imgflow "+os.Args[1]+":", err)
 		os.Exit(1)
 	}
+}
+
+// startCPUProfile writes a CPU profile of the whole command to path (the
+// IMGFLOW_CPU_PROFILE environment variable, for diagnosis and
+// internal/loadtest) until the returned function runs; "" profiles nothing.
+func startCPUProfile(path string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		slog.Error("IMGFLOW_CPU_PROFILE: no profile", "err", err)
+		return func() {}
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
 }

@@ -12,11 +12,61 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// openRedis connects to url, or, when url is "", starts an embedded
-// miniredis (for dev and for trying the upstream alone). miniredis only
-// expires keys when its clock is moved, so a ticker moves it with the wall
-// clock and TTLs behave as on a real server. close stops both.
-func openRedis(ctx context.Context, url string) (client redis.UniversalClient, addr string, closeFn func(), err error) {
+// redisTarget is where a command's Redis is: REDIS_URL (--redis) and
+// whether it names a Redis Cluster (IMGFLOW_REDIS_CLUSTER, --redis-cluster).
+// A cluster URL is go-redis's: redis://host1:port1?addr=host2:port2&addr=...
+// (any reachable nodes; the rest are discovered), and every part of imgflow,
+// the asynq queue included, then uses a cluster client.
+type redisTarget struct {
+	URL     string
+	Cluster bool
+}
+
+// addRedisFlags registers --redis and --redis-cluster with their variables.
+func addRedisFlags(fs *flagSet, url *string, cluster *bool, usage string) {
+	fs.String(url, "redis", "REDIS_URL", "", usage)
+	fs.Bool(cluster, "redis-cluster", "IMGFLOW_REDIS_CLUSTER", false, "REDIS_URL names a Redis Cluster: redis://host1:port1?addr=host2:port2&addr=host3:port3")
+}
+
+// check says what is wrong with a non-empty target, naming the variables.
+func (t redisTarget) check() error {
+	if t.Cluster {
+		if _, err := redis.ParseClusterURL(t.URL); err != nil {
+			return fmt.Errorf("REDIS_URL (--redis) %q is not a Redis Cluster URL (IMGFLOW_REDIS_CLUSTER is on): %v", t.URL, err)
+		}
+		return nil
+	}
+	if _, err := asynq.ParseRedisURI(t.URL); err != nil {
+		return fmt.Errorf("REDIS_URL (--redis) %q is not a Redis URL: %v", t.URL, err)
+	}
+	return nil
+}
+
+// connOpt is the target as asynq's connection option (its servers and
+// inspectors open their own connections).
+func (t redisTarget) connOpt() (asynq.RedisConnOpt, error) {
+	if !t.Cluster {
+		return asynq.ParseRedisURI(t.URL)
+	}
+	o, err := redis.ParseClusterURL(t.URL)
+	if err != nil {
+		return nil, err
+	}
+	return asynq.RedisClusterClientOpt{
+		Addrs: o.Addrs, Username: o.Username, Password: o.Password, TLSConfig: o.TLSConfig,
+		DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout,
+	}, nil
+}
+
+// openRedis connects to the target, or, when its URL is "", starts an
+// embedded miniredis (for dev and for trying the upstream alone). miniredis
+// only expires keys when its clock is moved, so a ticker moves it with the
+// wall clock and TTLs behave as on a real server. close stops both.
+func openRedis(ctx context.Context, t redisTarget) (client redis.UniversalClient, addr string, closeFn func(), err error) {
+	url := t.URL
+	if url == "" && t.Cluster {
+		return nil, "", nil, fmt.Errorf("IMGFLOW_REDIS_CLUSTER (--redis-cluster) needs REDIS_URL (--redis): the cluster's nodes")
+	}
 	if url == "" {
 		mr := miniredis.NewMiniRedis()
 		if err := mr.Start(); err != nil {
@@ -41,7 +91,7 @@ func openRedis(ctx context.Context, url string) (client redis.UniversalClient, a
 		slog.Info("embedded redis (miniredis) started; data is lost on exit", "addr", mr.Addr())
 		return c, "redis://" + mr.Addr(), func() { close(stop); c.Close(); mr.Close() }, nil
 	}
-	c, err := redisClient(url)
+	c, err := redisClient(t)
 	if err != nil {
 		return nil, "", nil, err
 	}
@@ -55,10 +105,21 @@ func openRedis(ctx context.Context, url string) (client redis.UniversalClient, a
 }
 
 // redisClient makes a client for a redis://, rediss:// or
-// redis-sentinel:// URL (asynq reads the same URLs for the queue). It fails
-// fast: a Redis outage becomes a quick 503 with Retry-After instead of
-// go-redis's default dial retries and back-offs (about 0.4 s per call).
-func redisClient(url string) (redis.UniversalClient, error) {
+// redis-sentinel:// URL (asynq reads the same URLs for the queue), or a
+// cluster client. It fails fast: a Redis outage becomes a quick 503 with
+// Retry-After instead of go-redis's default dial retries and back-offs
+// (about 0.4 s per call). A cluster client still follows MOVED and ASK
+// redirects (MaxRedirects, default 3), which is how it rides out a failover.
+func redisClient(t redisTarget) (redis.UniversalClient, error) {
+	url := t.URL
+	if t.Cluster {
+		opts, err := redis.ParseClusterURL(url)
+		if err != nil {
+			return nil, fmt.Errorf("REDIS_URL %q (a cluster URL, IMGFLOW_REDIS_CLUSTER is on): %w", url, err)
+		}
+		opts.MaxRetries, opts.DialerRetries = 1, 1
+		return redis.NewClusterClient(opts), nil
+	}
 	if strings.HasPrefix(url, "redis-sentinel://") {
 		connOpt, err := asynq.ParseRedisURI(url)
 		if err != nil {

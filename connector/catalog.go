@@ -124,6 +124,10 @@ type Catalog struct {
 	Auth        Auth
 	Actions     []Operation
 	Triggers    []Operation
+	// Manage holds operations for people and tools rather than flows (the
+	// web console's delivery log and redelivery): the API serves them and
+	// OpenAPI lists them, the platforms' files leave them out.
+	Manage []Operation
 }
 
 // Operations returns the actions followed by the triggers.
@@ -133,9 +137,10 @@ func (c *Catalog) Operations() []Operation {
 	return append(ops, c.Triggers...)
 }
 
-// Operation returns the operation with this key, or nil.
+// Operation returns the operation with this key, or nil; Manage
+// operations included.
 func (c *Catalog) Operation(key string) *Operation {
-	for _, op := range c.Operations() {
+	for _, op := range append(c.Operations(), c.Manage...) {
 		if op.Key == key {
 			return &op
 		}
@@ -222,6 +227,8 @@ func jobOutputs() []OutputField {
 		{Key: "callback.attempts", Label: "Callback Attempts", Type: FieldInteger, Help: "How many times the callback was POSTed."},
 		{Key: "metadata", Label: "Metadata", Type: FieldObject, Help: "The metadata sent with the job, unchanged."},
 		{Key: "attempts", Label: "Attempts", Type: FieldInteger, Help: "Worker attempts at compressing the image."},
+		{Key: "upstream_calls", Label: "Upstream Calls", Type: FieldInteger, Help: "Calls of the compression API made for this job; usually 1, more after upstream errors (which cost nothing)."},
+		{Key: "charge_uncertain", Label: "Charge Uncertain", Type: FieldBoolean, Help: "True when an earlier call for this job got no answer (a worker died or the call timed out) and the image was compressed again: that call may also have cost a credit."},
 	}
 }
 
@@ -256,9 +263,10 @@ func SampleJob() *Job {
 		Result: &JobResult{OriginalSize: 2483114, CompressedSize: 612880, CompressionRatio: 75.32,
 			CreditsRemaining: int64p(498), MIMEType: "image/jpeg", Filename: "team-offsite.jpg",
 			FileURL: "https://imgflow.example.com/v1/jobs/01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f/file?token=eyJleHAiOjE3OTM4NzQ2MDB9.Qm9fZ3Vlc3M"},
-		Callback: &DeliveryState{Status: DeliveryDelivered, Attempts: 1, LastStatus: 200},
-		Metadata: json.RawMessage(`{"record_id":"rec_8812"}`),
-		Attempts: 1,
+		Callback:      &DeliveryState{Status: DeliveryDelivered, Attempts: 1, LastStatus: 200},
+		Metadata:      json.RawMessage(`{"record_id":"rec_8812"}`),
+		Attempts:      1,
+		UpstreamCalls: 1,
 	}
 }
 
@@ -309,6 +317,10 @@ func DefaultCatalog() *Catalog {
 	eventInput := Field{Key: "event", Label: "Event", Type: FieldString, Required: true,
 		Choices: []string{EventJobFinished, EventJobCompleted, EventJobFailed}, Default: EventJobFinished,
 		Help: "Which finished jobs start the flow: job.finished (both), job.completed or job.failed."}
+
+	jobIDInput := Field{Key: "id", Label: "Job ID", Type: FieldString, Required: true, In: InPath,
+		Help:    "The id of a finished job with a callback or matching hooks.",
+		Example: "01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f"}
 
 	return &Catalog{
 		Name:        "imgflow",
@@ -364,5 +376,57 @@ func DefaultCatalog() *Catalog {
 				Inputs:  []Field{statusInput},
 				Outputs: jobOutputs(), Sample: SampleJob()},
 		},
+		Manage: []Operation{
+			{Key: "list_deliveries", Noun: "Delivery", Label: "List Job Deliveries",
+				Description: "Lists a job's callback and hook deliveries, each with every attempt: time, HTTP status, duration, the start of the answer, the error and the next retry.",
+				Help:        "Kept as long as the job (7 days by default). The callback URL's query string is never shown: it may carry a signature.",
+				Kind:        KindAction, Method: "GET", Path: "/v1/jobs/{id}/deliveries",
+				Inputs:  []Field{jobIDInput},
+				Outputs: deliveryOutputs(), Sample: SampleDeliveryList()},
+			{Key: "redeliver", Noun: "Delivery", Label: "Redeliver",
+				Description: "Sends a delivery once more: the same message and webhook-id, with a fresh timestamp and signature.",
+				Help:        "Queued for the worker, which makes one attempt (not retried) and records it in the job's deliveries; asking again while one is queued changes nothing. A hook that was deleted (404) or disabled by a 410 answer (409) gets nothing.",
+				Kind:        KindAction, Method: "POST", Path: "/v1/jobs/{id}/deliveries/{delivery_id}/redeliver",
+				Inputs: []Field{jobIDInput,
+					{Key: "delivery_id", Label: "Delivery ID", Type: FieldString, Required: true, In: InPath,
+						Help: "The id of a delivery (its webhook-id), from List Job Deliveries.", Example: CallbackDeliveryID(SampleJob().ID)}},
+				Outputs: []OutputField{
+					{Key: "delivery_id", Label: "Delivery ID", Type: FieldString, Help: "The delivery queued again."},
+					{Key: "status", Label: "Status", Type: FieldString, Help: "queued: the attempt will show up in List Job Deliveries."},
+				},
+				Sample: &RedeliveryAnswer{DeliveryID: CallbackDeliveryID(SampleJob().ID), Status: "queued"}},
+		},
 	}
+}
+
+// RedeliveryAnswer is the JSON of a redelivery request (202).
+type RedeliveryAnswer struct {
+	DeliveryID string `json:"delivery_id"`
+	Status     string `json:"status"`
+}
+
+// deliveryOutputs are the fields of GET /v1/jobs/{id}/deliveries.
+func deliveryOutputs() []OutputField {
+	return []OutputField{
+		{Key: "job_id", Label: "Job ID", Type: FieldString, Help: "The job the deliveries are about."},
+		{Key: "deliveries", Label: "Deliveries", Type: FieldObject, Help: "One entry per delivery (the callback, each hook): id (the webhook-id), kind (callback or hook), hook_id, event, target (without query string), status (pending, delivered or failed) and attempts, oldest first: attempt, at, duration_ms, status_code, response (the start of the answer), error, outcome (delivered, retrying, failed, gone or dropped), next_retry_at, redelivery."},
+	}
+}
+
+// SampleDeliveryList is a realistic delivery log: a callback delivered on
+// its second attempt and a hook delivered at once.
+func SampleDeliveryList() *DeliveryList {
+	j := SampleJob()
+	first := sampleTime.Add(1900 * time.Millisecond)
+	second := first.Add(5 * time.Second)
+	cb, hook := CallbackDeliveryID(j.ID), HookDeliveryID(j.ID, SampleHook().ID)
+	return &DeliveryList{JobID: j.ID, Deliveries: GroupDeliveries([]*DeliveryAttempt{
+		{DeliveryID: cb, Event: EventJobCompleted, Target: "https://flows.example.com/webhook-waiting/812",
+			At: first, DurationMS: 15003, Error: "webhook URL host flows.example.com did not answer within 15s",
+			Outcome: OutcomeRetrying, NextRetryAt: &second},
+		{DeliveryID: hook, HookID: SampleHook().ID, Event: EventJobCompleted, Target: "https://hooks.zapier.com/hooks/standard/123456/abcdef/",
+			At: first, DurationMS: 184, StatusCode: 200, Response: `{"status":"success"}`, Outcome: OutcomeDelivered},
+		{DeliveryID: cb, Event: EventJobCompleted, Target: "https://flows.example.com/webhook-waiting/812",
+			At: second, DurationMS: 95, StatusCode: 200, Response: `{"message":"Workflow was started"}`, Outcome: OutcomeDelivered},
+	})}
 }

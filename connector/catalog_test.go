@@ -61,6 +61,24 @@ func TestCatalogOffersTheIssuedActionsAndTriggers(t *testing.T) {
 	}
 }
 
+func TestDeliveryOperationsAreListedForPeopleNotOfferedToFlows(t *testing.T) {
+	c := DefaultCatalog()
+	for key, path := range map[string]string{
+		"list_deliveries": "/v1/jobs/{id}/deliveries",
+		"redeliver":       "/v1/jobs/{id}/deliveries/{delivery_id}/redeliver",
+	} {
+		op := c.Operation(key)
+		if op == nil || op.Path != path {
+			t.Errorf("%s: expected an operation on %s, got %+v", key, path, op)
+		}
+		for _, flowOp := range c.Operations() {
+			if flowOp.Key == key {
+				t.Errorf("%s: expected it out of the platforms' actions and triggers", key)
+			}
+		}
+	}
+}
+
 func TestCompressImageWaitsUnderZapiersThirtySeconds(t *testing.T) {
 	op := DefaultCatalog().Operation("compress_image")
 	if op.Query["wait"] != "25" {
@@ -81,7 +99,7 @@ func TestEveryFieldHasKeyLabelHelpAndType(t *testing.T) {
 	for _, f := range c.Auth.Fields {
 		check("auth", f)
 	}
-	for _, op := range c.Operations() {
+	for _, op := range append(c.Operations(), c.Manage...) {
 		if op.Label == "" || op.Description == "" || op.Help == "" || op.Noun == "" {
 			t.Errorf("%s lacks label, description, help or noun", op.Key)
 		}
@@ -98,7 +116,7 @@ func TestEveryFieldHasKeyLabelHelpAndType(t *testing.T) {
 
 func TestEveryOutputAppearsInARealisticSample(t *testing.T) {
 	c := DefaultCatalog()
-	for _, op := range c.Operations() {
+	for _, op := range append(c.Operations(), c.Manage...) {
 		if op.Sample == nil {
 			t.Errorf("%s has no sample", op.Key)
 			continue

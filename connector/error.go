@@ -21,9 +21,12 @@ const (
 	ETOOLARGE     ErrorCode = "too_large"              // 413: image over the limit
 	EMEDIATYPE    ErrorCode = "unsupported_media_type" // 415: request content type not accepted
 	EMISMATCH     ErrorCode = "idempotency_mismatch"   // 422: Idempotency-Key reused with another body
+	EDISABLED     ErrorCode = "hook_disabled"          // 409: the hook's target answered 410 Gone; nothing more is sent to it
 	ENOCREDITS    ErrorCode = "insufficient_credits"   // 429: balance at zero
+	ETOOMANY      ErrorCode = "too_many_jobs"          // 429: the key has its limit of unfinished jobs; retry later
 	EUPSTREAM     ErrorCode = "upstream_error"         // 502: the compression API failed (5xx, timeout, network)
 	EUNAVAILABLE  ErrorCode = "unavailable"            // 503: Redis or the queue is down
+	EBUSY         ErrorCode = "server_busy"            // 503: too many large bodies being read at once; retry
 	EINTERNAL     ErrorCode = "internal"               // 500: a bug; the caller sees "Internal error"
 )
 

@@ -14,18 +14,19 @@ func SniffImageType(data []byte) string {
 		return "image/jpeg"
 	case len(data) >= 12 && bytes.Equal(data[0:4], []byte("RIFF")) && bytes.Equal(data[8:12], []byte("WEBP")):
 		return "image/webp"
-	case len(data) >= 12 && bytes.Equal(data[4:8], []byte("ftyp")) && isAVIFBrand(data):
+	case len(data) >= 16 && bytes.Equal(data[4:8], []byte("ftyp")) && isAVIFBrand(data):
 		return "image/avif"
 	}
 	return ""
 }
 
 // isAVIFBrand looks for avif/avis among the ftyp box's major and compatible
-// brands.
+// brands. A box whose size is under 16 bytes or past the end of data is no
+// AVIF header: the compression API refuses it too (a truncated file).
 func isAVIFBrand(data []byte) bool {
 	size := int(data[0])<<24 | int(data[1])<<16 | int(data[2])<<8 | int(data[3])
 	if size < 16 || size > len(data) {
-		size = min(len(data), 64)
+		return false
 	}
 	for i := 8; i+4 <= size; i += 4 {
 		if i == 12 { // minor version, not a brand

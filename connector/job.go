@@ -119,6 +119,15 @@ type Job struct {
 	Metadata   json.RawMessage `json:"metadata,omitempty"`
 	// Attempts counts worker attempts at compressing.
 	Attempts int `json:"attempts"`
+	// UpstreamCalls counts calls of the compression API made for this job,
+	// answered or not (from its attempt record).
+	UpstreamCalls int `json:"upstream_calls"`
+	// ChargeUncertain is set when an earlier call of the compression API
+	// for this job never got an answer (a worker died mid-call, or the call
+	// timed out) and the job was compressed again: that earlier call may
+	// have been charged too, so the account may show one credit more than
+	// the job's result.
+	ChargeUncertain bool `json:"charge_uncertain"`
 
 	// Owner is the hash of the key that made the job (KeyHash); jobs of
 	// another key are not found.

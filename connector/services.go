@@ -2,6 +2,7 @@ package connector
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"time"
 )
@@ -40,25 +41,111 @@ type JobPage struct {
 }
 
 // BlobStore keeps image bytes: inputs until their job ends, outputs for the
-// result TTL. Get returns ENOTFOUND when the blob is gone.
+// result TTL. Bytes stream both ways, so an implementation holds at most a
+// bounded chunk of a blob in memory (Redis: 1 MiB ranges; S3: the object
+// stream). Keys come from InputBlobKey and OutputBlobKey.
 type BlobStore interface {
-	PutBlob(ctx context.Context, key string, data []byte, ttl time.Duration) error
-	GetBlob(ctx context.Context, key string) ([]byte, error)
+	// PutBlob stores the size bytes read from r under key for ttl (ttl <= 0:
+	// no expiry), replacing an earlier blob. size -1 means unknown; a reader
+	// that ends before or after size bytes is an error and stores nothing.
+	// Readers see the old blob or the whole new one, never a part.
+	PutBlob(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error
+	// OpenBlob returns the blob for reading; the caller closes it. ENOTFOUND
+	// when it is gone.
+	OpenBlob(ctx context.Context, key string) (*Blob, error)
+	// DeleteBlob removes the blob; a missing one is not an error.
 	DeleteBlob(ctx context.Context, key string) error
+}
+
+// Blob is a stored blob opened for reading.
+type Blob struct {
+	io.ReadCloser
+	Size int64 // in bytes
+}
+
+// ReadBlob reads a whole blob, for callers that need its bytes at once
+// (base64 in a JSON answer, an input decoded in memory).
+func ReadBlob(ctx context.Context, bs BlobStore, key string) ([]byte, error) {
+	b, err := bs.OpenBlob(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	data := make([]byte, b.Size)
+	if _, err := io.ReadFull(b, data); err != nil {
+		return nil, fmt.Errorf("read blob %s: %w", key, err)
+	}
+	return data, nil
+}
+
+// Attempts is a job's durable record of its calls of the compression API:
+// written before each call and after each answer, so that a re-run of the
+// job (a worker killed, a task retried) knows what earlier runs did.
+type Attempts struct {
+	// Calls counts calls begun; Answered counts those whose answer was
+	// recorded (any status, or a failure that sent nothing).
+	Calls    int
+	Answered int
+	// Kept is the answer of a call that was charged (200), recorded before
+	// the job's result; nil when no charged answer was kept.
+	Kept *KeptAnswer
+}
+
+// Unanswered is how many calls began and never had an answer recorded: a
+// worker died mid-call, or the call timed out. Each may have been charged.
+func (a Attempts) Unanswered() int { return a.Calls - a.Answered }
+
+// KeptAnswer is what a charged call produced, kept so that no later run has
+// to call the compression API again: the input as the bytes described it
+// and the result. The compressed bytes are in the BlobStore under
+// OutputBlobKey.
+type KeptAnswer struct {
+	Input  JobInput   `json:"input"`
+	Result *JobResult `json:"result"`
+}
+
+// AttemptStore keeps each job's Attempts for as long as the job lives.
+type AttemptStore interface {
+	// Attempts returns the job's record (zero when there is none).
+	Attempts(ctx context.Context, jobID string) (Attempts, error)
+	// BeginCall records, before it starts, that a call of the compression
+	// API is about to be made, and returns the record including it.
+	BeginCall(ctx context.Context, jobID string) (Attempts, error)
+	// AnswerCall records that call number call (as BeginCall counted it)
+	// was answered without a charge: an error status, or a failure before
+	// anything was sent. Recording the same call twice counts it once.
+	AnswerCall(ctx context.Context, jobID string, call int) error
+	// KeepAnswer records that call number call was answered 200 (charged)
+	// and keeps its answer for any later run of the job.
+	KeepAnswer(ctx context.Context, jobID string, call int, answer *KeptAnswer) error
 }
 
 // IdempotencyRecord is what an Idempotency-Key maps to.
 type IdempotencyRecord struct {
 	Fingerprint string `json:"fingerprint"` // hash of the request body and its parameters
 	JobID       string `json:"job_id"`      // "" while the first request is in flight
+	// PlannedJobID is the id the job gets, fixed by the first request that
+	// reserved the key, so that a request taking over from one that died
+	// finds its job or makes that same job, never a second one.
+	PlannedJobID string `json:"planned_job_id,omitempty"`
 }
 
-// IdempotencyStore remembers Idempotency-Keys per owner for 24 hours.
+// IdempotencyStore remembers Idempotency-Keys per owner for 24 hours. A
+// request holds a key it reserved through a lease of a few seconds that it
+// renews while it lives, so a key whose request died (a server killed) is
+// free again within seconds.
 type IdempotencyStore interface {
-	// ReserveIdempotencyKey claims key for a request with this fingerprint.
-	// reserved is true when the caller holds it now; otherwise rec is the
-	// earlier request's record.
-	ReserveIdempotencyKey(ctx context.Context, owner, key, fingerprint string) (rec *IdempotencyRecord, reserved bool, err error)
+	// ReserveIdempotencyKey claims key for a request with this fingerprint
+	// that would make job jobID (a fresh id, also the lease's token).
+	// reserved is true when the caller holds it now: rec.PlannedJobID is the
+	// job to make, jobID unless the caller took over the key from a request
+	// that died, whose job it must then find or make. Otherwise rec is the
+	// earlier request's record (in flight while JobID is "").
+	ReserveIdempotencyKey(ctx context.Context, owner, key, fingerprint, jobID string) (rec *IdempotencyRecord, reserved bool, err error)
+	// RenewIdempotencyKey extends the lease of the request that reserved key
+	// with jobID; held is false when the lease was lost (another request
+	// took over).
+	RenewIdempotencyKey(ctx context.Context, owner, key, jobID string) (held bool, err error)
 	// CompleteIdempotencyKey records the job the request created.
 	CompleteIdempotencyKey(ctx context.Context, owner, key, jobID string) error
 	// ReleaseIdempotencyKey forgets a reservation whose request failed, so a
@@ -143,19 +230,13 @@ type HookStore interface {
 	DisableHook(ctx context.Context, id string) error
 }
 
-// Delivery is one event for one target: a job's callback, or one hook.
-type Delivery struct {
-	ID     string `json:"id"`      // webhook-id: stable across retries
-	JobID  string `json:"job_id"`  // the job whose event this is
-	HookID string `json:"hook_id"` // "" for the job's own callback_url
-	Event  string `json:"event"`
-}
-
 // Queue hands work to the workers.
 type Queue interface {
 	// EnqueueCompress queues the job's compression; the task id is the job
 	// id, so a second enqueue of the same job is a no-op.
 	EnqueueCompress(ctx context.Context, jobID string) error
-	// EnqueueDelivery queues one delivery; its id makes it unique.
+	// EnqueueDelivery queues one delivery; its id makes it unique. A
+	// redelivery (d.Redeliver) is one attempt, at most one queued at a time
+	// per delivery.
 	EnqueueDelivery(ctx context.Context, d Delivery) error
 }

@@ -7,23 +7,19 @@
 #
 #   bash definitions/check.sh        (from the repo root, or anywhere)
 #
-# Environment: IMGFLOW_SCHEMAS (default: ../shared/schemas beside the repo,
-# else /work/shared/schemas), IMGFLOW_URL + IMGFLOW_KEY (an existing server
-# for the client run), IMGFLOW_SKIP_RUN=1 to skip the client run.
+# Environment: IMGFLOW_SCHEMAS (default: checks/schemas, the platforms'
+# schemas vendored beside the checks, see checks/schemas/README.md),
+# IMGFLOW_URL + IMGFLOW_KEY (an existing server for the client run),
+# IMGFLOW_SKIP_RUN=1 to skip the client run.
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 cd "$here"
 
-schemas="${IMGFLOW_SCHEMAS:-}"
-if [ -z "$schemas" ]; then
-  for c in "$root/../shared/schemas" /work/shared/schemas; do
-    if [ -d "$c/make" ]; then schemas="$(cd "$c" && pwd)"; break; fi
-  done
-fi
-if [ -z "$schemas" ] || [ ! -d "$schemas/make" ] || [ ! -d "$schemas/powerautomate" ]; then
-  echo "FAIL schemas: no make/ and powerautomate/ schemas found (set IMGFLOW_SCHEMAS)"
+schemas="${IMGFLOW_SCHEMAS:-$here/checks/schemas}"
+if [ ! -d "$schemas/make" ] || [ ! -d "$schemas/powerautomate" ]; then
+  echo "FAIL schemas: no make/ and powerautomate/ schemas in $schemas"
   exit 1
 fi
 

@@ -57,14 +57,17 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 	polling := firstOfKind(c, connector.KindPollingTrigger)
 	hook := firstOfKind(c, connector.KindHookTrigger)
 	account := c.Operation("check_account")
+	listDeliveries := c.Operation("list_deliveries")
+	redeliver := c.Operation("redeliver")
 	idParam := oasParam("id", "path", "The job id.", true, obj{"type": "string"})
 
 	errorResponses := obj{}
 	for s, text := range map[string]string{
 		"400": "Bad input", "401": "Missing or wrong API key", "404": "Unknown, expired or another key's",
-		"409": "Same Idempotency-Key still in flight", "413": "Image over 10 MiB", "415": "Content type not accepted",
-		"422": "Idempotency-Key reused with another body", "429": "No credits left",
-		"503": "Redis or the queue is down",
+		"409": "Same Idempotency-Key still in flight; or a disabled hook (hook_disabled)", "413": "Image over 10 MiB", "415": "Content type not accepted",
+		"422": "Idempotency-Key reused with another body", "429": "No credits left (insufficient_credits), or the key already has its limit of unfinished jobs (too_many_jobs)",
+		"502": "The compression API failed or could not be reached (upstream_error)",
+		"503": "Redis or the queue is down (unavailable), or too many large bodies are being read at once (server_busy)",
 	} {
 		r := oasResponse(text, "Error")
 		if s == "503" || s == "429" {
@@ -80,13 +83,18 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 		"metadata":     obj{"type": "string", "description": "JSON object, as text."},
 	}}
 
+	retryAfter := obj{"schema": obj{"type": "integer"}, "description": "Seconds to wait before polling."}
+	pollLocation := obj{"schema": obj{"type": "string"}, "description": "/v1/jobs/{id}?poll=1: answers 202 until the job is finished, then 200."}
+	attachment := obj{"schema": obj{"type": "string"}, "description": "attachment, with the file name when known."}
+	hookIDParam := oasParam("id", "path", "The hook id.", true, obj{"type": "string"})
+
 	paths := obj{
 		"/v1/jobs": obj{
 			"post": oasOp(compress, "createJob", obj{
 				"summary":     "Create a compress job",
 				"description": "Create a compress job from image_url, image_base64 or an upload. Compress Image waits (wait=25); Compress Image with Callback sends callback_url and returns at once.",
 				"parameters": []any{
-					oasParam("wait", "query", "Seconds (0-25) to wait for the finished job; 200 when done in time, else 202.", false,
+					oasParam("wait", "query", "Whole seconds (0-25, decimal digits only) to wait for the finished job; 200 when done in time, else 202.", false,
 						obj{"type": "integer", "minimum": 0, "maximum": 25, "default": 0}),
 					oasParam("Idempotency-Key", "header", "Retries with the same key and body return the same job.", false, obj{"type": "string"}),
 				},
@@ -97,7 +105,7 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 				"responses": oasErrors(obj{
 					"200": oasResponse("The finished job (completed, or failed with its error).", "Job"),
 					"202": obj{"description": "Accepted: the job is queued or processing; poll Location.",
-						"headers": obj{"Location": obj{"schema": obj{"type": "string"}, "description": "/v1/jobs/{id}"}},
+						"headers": obj{"Location": pollLocation, "Retry-After": retryAfter},
 						"content": jsonContent("Job")},
 				}, "400", "401", "409", "413", "415", "422", "429", "503"),
 				"callbacks": obj{"jobFinished": obj{"{$request.body#/callback_url}": obj{"post": obj{
@@ -119,8 +127,12 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 		},
 		"/v1/jobs/{id}": obj{"get": oasOp(getJob, "getJob", obj{
 			"parameters": []any{idParam,
-				oasParam("include", "query", "data adds result.compressed_data (base64).", false, obj{"type": "string", "enum": []string{"data"}})},
-			"responses": oasErrors(obj{"200": oasResponse("The job.", "Job")}, "401", "404", "503"),
+				oasParam("include", "query", "data adds result.compressed_data (base64).", false, obj{"type": "string", "enum": []string{"data"}}),
+				oasParam("poll", "query", "Any value: answer 202 (with Location and Retry-After) while the job is unfinished, the asynchronous pattern Power Automate polls.", false, obj{"type": "string"})},
+			"responses": oasErrors(obj{"200": oasResponse("The job.", "Job"),
+				"202": obj{"description": "With ?poll: the job is not finished yet.",
+					"headers": obj{"Location": pollLocation, "Retry-After": retryAfter},
+					"content": jsonContent("Job")}}, "401", "404", "503"),
 		})},
 		"/v1/jobs/{id}/file": obj{"get": oasOp(nil, "getJobFile", obj{
 			"summary":     "Download the compressed image",
@@ -129,11 +141,25 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 				oasParam("token", "query", "The signed token carried by file_url.", false, obj{"type": "string"})},
 			"security": []any{obj{"apiKey": []any{}}, obj{"bearer": []any{}}, obj{}},
 			"responses": oasErrors(obj{"200": obj{"description": "The compressed bytes, with Content-Type and Content-Disposition.",
-				"content": obj{"image/*": obj{"schema": obj{"type": "string", "format": "binary"}}}}}, "401", "404"),
+				"headers": obj{"Content-Disposition": attachment},
+				"content": obj{"image/*": obj{"schema": obj{"type": "string", "format": "binary"}}}}}, "401", "404", "503"),
+		})},
+		"/v1/jobs/{id}/deliveries": obj{"get": oasOp(listDeliveries, "listDeliveries", obj{
+			"tags":       []string{"deliveries"},
+			"parameters": []any{idParam},
+			"responses":  oasErrors(obj{"200": oasResponse("The job's deliveries and their attempts.", "DeliveryList")}, "401", "404", "503"),
+		})},
+		"/v1/jobs/{id}/deliveries/{delivery_id}/redeliver": obj{"post": oasOp(redeliver, "redeliver", obj{
+			"tags": []string{"deliveries"},
+			"parameters": []any{idParam,
+				oasParam("delivery_id", "path", "The delivery's id (its webhook-id).", true, obj{"type": "string"})},
+			"responses": oasErrors(obj{"202": obj{"description": "Queued for one more attempt.",
+				"headers": obj{"Location": obj{"schema": obj{"type": "string"}, "description": "/v1/jobs/{id}/deliveries"}},
+				"content": jsonContent("Redelivery")}}, "401", "404", "409", "503"),
 		})},
 		"/v1/account": obj{"get": oasOp(account, "getAccount", obj{
 			"tags":      []string{"account"},
-			"responses": oasErrors(obj{"200": oasResponse("The key check.", "Account")}, "401", "503"),
+			"responses": oasErrors(obj{"200": oasResponse("The key check.", "Account")}, "401", "502", "503"),
 		})},
 		"/v1/hooks": obj{
 			"post": oasOp(hook, "createHook", obj{
@@ -141,7 +167,7 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 				"requestBody": obj{"required": true, "content": jsonContent("HookRequest")},
 				"responses": oasErrors(obj{"201": obj{"description": "Subscribed; the secret signs deliveries.",
 					"headers": obj{"Location": obj{"schema": obj{"type": "string"}, "description": "/v1/hooks/{id}"}},
-					"content": jsonContent("Hook")}}, "400", "401", "503"),
+					"content": jsonContent("Hook")}}, "400", "401", "413", "415", "503"),
 				"callbacks": obj{"delivery": obj{"{$request.body#/target_url}": obj{"post": obj{
 					"summary":     "A finished job matching the hook's event",
 					"requestBody": obj{"required": true, "content": jsonContent("Delivery")},
@@ -153,10 +179,16 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 					"type": "object", "properties": obj{"hooks": obj{"type": "array", "items": obj{"$ref": oasRef + "Hook"}}}}}}}}, "401", "503"),
 			}),
 		},
-		"/v1/hooks/{id}": obj{"delete": oasOp(nil, "deleteHook", obj{"tags": []string{"hooks"}, "summary": "Unsubscribe a hook",
-			"parameters": []any{oasParam("id", "path", "The hook id.", true, obj{"type": "string"})},
-			"responses":  oasErrors(obj{"204": obj{"description": "Deleted."}}, "401", "404", "503"),
-		})},
+		"/v1/hooks/{id}": obj{
+			"get": oasOp(nil, "getHook", obj{"tags": []string{"hooks"}, "summary": "One hook subscription of the key",
+				"parameters": []any{hookIDParam},
+				"responses":  oasErrors(obj{"200": oasResponse("The hook.", "Hook")}, "401", "404", "503"),
+			}),
+			"delete": oasOp(nil, "deleteHook", obj{"tags": []string{"hooks"}, "summary": "Unsubscribe a hook",
+				"parameters": []any{hookIDParam},
+				"responses":  oasErrors(obj{"204": obj{"description": "Deleted."}}, "401", "404", "503"),
+			}),
+		},
 		"/v1/definitions": obj{"get": oasOp(nil, "listDefinitions", obj{"tags": []string{"definitions"}, "security": public,
 			"summary":   "Index of the connector definitions, rendered for this server",
 			"responses": obj{"200": obj{"description": "The platforms and their files.", "content": obj{"application/json": obj{"schema": obj{"type": "object"}}}}},
@@ -170,14 +202,23 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 		"/v1/definitions/{platform}/{file}": obj{"get": oasOp(nil, "getDefinitionFile", obj{"tags": []string{"definitions"}, "security": public,
 			"summary":    "One definition file",
 			"parameters": []any{platformParam(), oasParam("file", "path", "File name.", true, obj{"type": "string"})},
-			"responses": oasErrors(obj{"200": obj{"description": "The file.",
+			"responses": oasErrors(obj{"200": obj{"description": "The file.", "headers": obj{"Content-Disposition": attachment},
 				"content": obj{"application/json": obj{"schema": obj{"type": "object"}}}}}, "404"),
 		})},
+		"/": obj{"get": oasOp(nil, "console", obj{"tags": []string{"operations"}, "security": public,
+			"summary":     "The web console",
+			"description": "Sign in with your key (kept in the tab, sent only as X-API-Key), try a compression, watch jobs, read and replay deliveries, manage hooks, copy connection snippets. Its scripts and styles are under /console/.",
+			"responses":   obj{"200": obj{"description": "HTML page.", "content": obj{"text/html": obj{"schema": obj{"type": "string"}}}}}})},
+		"/console/{file}": obj{"get": oasOp(nil, "consoleAsset", obj{"tags": []string{"operations"}, "security": public,
+			"summary":    "A script or style sheet of the web console",
+			"parameters": []any{oasParam("file", "path", "File name.", true, obj{"type": "string"})},
+			"responses": obj{"200": obj{"description": "The file.", "content": obj{"text/javascript": obj{"schema": obj{"type": "string"}},
+				"text/css": obj{"schema": obj{"type": "string"}}}}, "404": obj{"description": "No such file."}}})},
 		"/health": obj{"get": oasOp(nil, "health", obj{"tags": []string{"operations"}, "security": public, "summary": "Liveness",
 			"responses": obj{"200": obj{"description": "Alive.", "content": obj{"application/json": obj{"schema": obj{"type": "object",
 				"example": obj{"status": "healthy", "service": "imgflow"}}}}}}})},
 		"/ready": obj{"get": oasOp(nil, "ready", obj{"tags": []string{"operations"}, "security": public, "summary": "Readiness: Redis and upstream reachable",
-			"responses": obj{"200": obj{"description": "Ready."}, "503": obj{"description": "What is down."}}})},
+			"responses": obj{"200": obj{"description": "Ready."}, "503": obj{"description": "What is down.", "headers": obj{"Retry-After": retryAfter}}}})},
 		"/metrics": obj{"get": oasOp(nil, "metrics", obj{"tags": []string{"operations"}, "security": public, "summary": "Prometheus metrics",
 			"responses": obj{"200": obj{"description": "Text exposition format.", "content": obj{"text/plain": obj{"schema": obj{"type": "string"}}}}}})},
 		"/openapi.json": obj{"get": oasOp(nil, "openapi", obj{"tags": []string{"operations"}, "security": public, "summary": "This document",
@@ -197,7 +238,7 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 		"servers":  []any{obj{"url": base}},
 		"security": []any{obj{"apiKey": []any{}}, obj{"bearer": []any{}}},
 		"tags": []any{
-			obj{"name": "jobs"}, obj{"name": "account"}, obj{"name": "hooks"}, obj{"name": "definitions"}, obj{"name": "operations"},
+			obj{"name": "jobs"}, obj{"name": "deliveries"}, obj{"name": "account"}, obj{"name": "hooks"}, obj{"name": "definitions"}, obj{"name": "operations"},
 		},
 		"paths": paths,
 		"components": obj{
@@ -208,14 +249,16 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 			},
 			"responses": errorResponses,
 			"schemas": obj{
-				"Job":         jobSchema(c),
-				"JobRequest":  jobRequestSchema(c),
-				"JobList":     jobListSchema(oasRef),
-				"Account":     accountSchema(c),
-				"HookRequest": hookRequestSchema(c),
-				"Hook":        hookSchema(),
-				"Delivery":    deliverySchema(oasRef),
-				"Error":       errorSchema(),
+				"Job":          jobSchema(c),
+				"JobRequest":   jobRequestSchema(c),
+				"JobList":      jobListSchema(oasRef),
+				"Account":      accountSchema(c),
+				"HookRequest":  hookRequestSchema(c),
+				"Hook":         hookSchema(),
+				"Delivery":     deliverySchema(oasRef),
+				"DeliveryList": deliveryListSchema(),
+				"Redelivery":   redeliverySchema(),
+				"Error":        errorSchema(),
 			},
 		},
 	}

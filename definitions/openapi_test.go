@@ -10,7 +10,7 @@ import (
 func TestOpenAPIListsEveryRouteOfTheDesign(t *testing.T) {
 	routes := []struct{ method, path string }{
 		{"post", "/v1/jobs"}, {"get", "/v1/jobs"}, {"get", "/v1/jobs/{id}"}, {"get", "/v1/jobs/{id}/file"},
-		{"get", "/v1/account"}, {"post", "/v1/hooks"}, {"get", "/v1/hooks"}, {"delete", "/v1/hooks/{id}"},
+		{"get", "/v1/account"}, {"post", "/v1/hooks"}, {"get", "/v1/hooks"}, {"get", "/v1/hooks/{id}"}, {"delete", "/v1/hooks/{id}"},
 		{"get", "/v1/definitions"}, {"get", "/v1/definitions/{platform}"}, {"get", "/v1/definitions/{platform}/{file}"},
 		{"get", "/health"}, {"get", "/ready"}, {"get", "/metrics"}, {"get", "/openapi.json"}, {"get", "/admin/queues"},
 	}

@@ -93,9 +93,9 @@ func accountSchema(c *connector.Catalog) obj {
 
 func hookRequestSchema(c *connector.Catalog) obj {
 	ev := firstOfKind(c, connector.KindHookTrigger).Inputs[0]
-	return obj{"type": "object", "required": []string{"target_url", "event"}, "properties": obj{
+	return obj{"type": "object", "required": []string{"target_url"}, "properties": obj{
 		"target_url": obj{"type": "string", "format": "uri", "description": "Where finished jobs are POSTed."},
-		"event":      obj{"type": "string", "enum": ev.Choices, "description": ev.Help},
+		"event":      obj{"type": "string", "enum": ev.Choices, "default": connector.EventJobFinished, "description": ev.Help},
 	}}
 }
 
@@ -106,7 +106,7 @@ func hookSchema() obj {
 		"event":      obj{"type": "string"},
 		"created_at": obj{"type": "string", "format": "date-time"},
 		"disabled":   obj{"type": "boolean", "description": "Set when a delivery got 410 Gone."},
-		"secret":     obj{"type": "string", "description": "whsec_... signing secret; only in the 201 answer."},
+		"secret":     obj{"type": "string", "description": "whsec_... signing secret; in every answer to the hook's owner (it is derived, never stored)."},
 	}, "example": generic(connector.SampleHook())}
 }
 
@@ -135,5 +135,43 @@ func jobListSchema(ref string) obj {
 	return obj{"type": "object", "properties": obj{
 		"jobs":        obj{"type": "array", "items": obj{"$ref": ref + "Job"}},
 		"next_cursor": obj{"type": "string", "description": "Pass as cursor for the next page; absent on the last."},
+	}}
+}
+
+func deliveryListSchema() obj {
+	attempt := obj{"type": "object", "properties": obj{
+		"attempt":       obj{"type": "integer", "description": "1 for the first attempt at this delivery."},
+		"delivery_id":   obj{"type": "string"},
+		"hook_id":       obj{"type": "string"},
+		"event":         obj{"type": "string"},
+		"target":        obj{"type": "string", "description": "The receiver's URL without query string."},
+		"redelivery":    obj{"type": "boolean", "description": "Asked for with Redeliver."},
+		"at":            obj{"type": "string", "format": "date-time"},
+		"duration_ms":   obj{"type": "integer", "format": "int64"},
+		"status_code":   obj{"type": "integer", "description": "The receiver's HTTP status; absent when none came back."},
+		"response":      obj{"type": "string", "maxLength": connector.MaxResponseSnippet, "description": "The start of the receiver's answer."},
+		"error":         obj{"type": "string"},
+		"outcome":       obj{"type": "string", "enum": []string{"delivered", "retrying", "failed", "gone", "dropped"}},
+		"next_retry_at": obj{"type": "string", "format": "date-time", "description": "When the next scheduled attempt is due."},
+	}}
+	delivery := obj{"type": "object", "properties": obj{
+		"id":       obj{"type": "string", "description": "The webhook-id of every attempt."},
+		"kind":     obj{"type": "string", "enum": []string{connector.KindCallback, connector.KindHook}},
+		"hook_id":  obj{"type": "string"},
+		"event":    obj{"type": "string"},
+		"target":   obj{"type": "string"},
+		"status":   obj{"type": "string", "enum": []string{"pending", "delivered", "failed"}},
+		"attempts": obj{"type": "array", "items": attempt},
+	}}
+	return obj{"type": "object", "properties": obj{
+		"job_id":     obj{"type": "string"},
+		"deliveries": obj{"type": "array", "items": delivery},
+	}, "example": generic(connector.SampleDeliveryList())}
+}
+
+func redeliverySchema() obj {
+	return obj{"type": "object", "properties": obj{
+		"delivery_id": obj{"type": "string"},
+		"status":      obj{"type": "string", "enum": []string{"queued"}},
 	}}
 }

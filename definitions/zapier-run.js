@@ -11,8 +11,10 @@
 //   node zapier-run.js REPO_ROOT
 //
 // Uses IMGFLOW_URL and IMGFLOW_KEY when both are set; otherwise starts
-// `go run . dev` in REPO_ROOT and reads "imgflow API: URL" and "demo key: KEY"
-// from its output. Exit status: 0 passed, 1 failed, 3 skipped (no server
+// `go run . dev` in REPO_ROOT on free loopback ports with its embedded Redis
+// (REDIS_URL and IMGFLOW_* are not passed on, so the run leaves nothing in
+// any shared Redis), reads "imgflow API: URL" and "demo key: KEY" from its
+// output, and stops it (the whole process group) before exiting. Exit status: 0 passed, 1 failed, 3 skipped (no server
 // within 120 s).
 process.env.NODE_ENV = 'test';
 const fs = require('fs');
@@ -38,7 +40,11 @@ const assert = (ok, m) => {
 function startDev() {
   return new Promise((resolve) => {
     log(`starting: go run . dev (in ${root})`);
-    devProcess = spawn('go', ['run', '.', 'dev'], { cwd: root, detached: true, env: process.env });
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([k]) => k !== 'REDIS_URL' && k !== 'UPSTREAM_URL' && !k.startsWith('IMGFLOW_')),
+    );
+    const args = ['run', '.', 'dev', '--addr', '127.0.0.1:0', '--upstream-addr', '127.0.0.1:0'];
+    devProcess = spawn('go', args, { cwd: root, detached: true, env });
     let seen = '';
     let url = null;
     let key = null;
@@ -62,10 +68,29 @@ function startDev() {
   });
 }
 
-function stopDev() {
-  if (devProcess && devProcess.exitCode === null) {
+// stopDev stops the go run process group we started (go run and dev) and
+// waits until it is gone: dev drains on SIGTERM; SIGKILL after 30 s.
+async function stopDev() {
+  if (!devProcess) return;
+  const group = -devProcess.pid;
+  const alive = () => {
     try {
-      process.kill(-devProcess.pid, 'SIGTERM'); // the go run process group we started
+      process.kill(group, 0);
+      return true;
+    } catch (_) {
+      return false;
+    }
+  };
+  try {
+    process.kill(group, 'SIGTERM');
+  } catch (_) {
+    return;
+  }
+  for (let i = 0; i < 300 && alive(); i++) await new Promise((r) => setTimeout(r, 100));
+  if (alive()) {
+    log('imgflow dev did not stop within 30 s of SIGTERM; killing it');
+    try {
+      process.kill(group, 'SIGKILL');
     } catch (_) {}
   }
 }
@@ -200,18 +225,18 @@ async function run(url, key) {
     target = await startDev();
     if (!target) {
       console.log(`  SKIP: could not start 'go run . dev' within ${START_TIMEOUT_MS / 1000} s (or it exited); set IMGFLOW_URL and IMGFLOW_KEY to use a running server`);
-      stopDev();
+      await stopDev();
       process.exit(3);
     }
     log(`imgflow dev at ${target.url}`);
   }
   try {
     await run(target.url, target.key);
-    stopDev();
+    await stopDev();
     process.exit(0);
   } catch (err) {
     console.log(`  FAIL: ${err.message}`);
-    stopDev();
+    await stopDev();
     process.exit(1);
   }
 })();

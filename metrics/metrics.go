@@ -40,6 +40,8 @@ type Metrics struct {
 	upstreamDuration *prometheus.HistogramVec
 
 	deliveries *prometheus.CounterVec
+
+	chargeUncertain prometheus.Counter
 }
 
 // New returns Metrics with every imgflow metric registered, plus the Go
@@ -94,11 +96,16 @@ func New(logger *slog.Logger) *Metrics {
 		m.deliveries.WithLabelValues(o)
 	}
 
+	m.chargeUncertain = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "imgflow_upstream_charge_uncertain_total",
+		Help: "Calls of the compression API made for a job whose earlier call never got an answer (worker killed mid-call, or a timeout): each may be one credit charged twice.",
+	})
+
 	m.reg.MustRegister(
 		m.httpRequests, m.httpDuration,
 		m.jobsCreated, m.jobsCompleted, m.jobsFailed, m.queueWait,
 		m.upstreamCalls, m.upstreamDuration,
-		m.deliveries,
+		m.deliveries, m.chargeUncertain,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

@@ -33,3 +33,7 @@ func (m *Metrics) UpstreamCall(status int, d time.Duration) {}
 func (m *Metrics) DeliveryDone(outcome string) {
 	m.deliveries.WithLabelValues(outcome).Inc()
 }
+
+// ChargeUncertain counts a compression that may charge a job a second
+// credit (worker.Observer): an earlier call for it never got an answer.
+func (m *Metrics) ChargeUncertain() { m.chargeUncertain.Inc() }

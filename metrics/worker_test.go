@@ -24,6 +24,7 @@ func TestObserverCountsFinishedJobsAndDeliveries(t *testing.T) {
 	m.DeliveryDone("retry")
 	m.DeliveryDone("gone")
 	m.UpstreamCall(200, time.Second) // counted by the Compressor decorator instead
+	m.ChargeUncertain()
 
 	got := scrape(t, m)
 	got.expect(t, "imgflow_job_queue_wait_seconds", nil, 2)
@@ -34,6 +35,7 @@ func TestObserverCountsFinishedJobsAndDeliveries(t *testing.T) {
 	got.expect(t, "imgflow_deliveries_total", map[string]string{"outcome": "retry"}, 2)
 	got.expect(t, "imgflow_deliveries_total", map[string]string{"outcome": "gone"}, 1)
 	got.expect(t, "imgflow_deliveries_total", map[string]string{"outcome": "failed"}, 0)
+	got.expect(t, "imgflow_upstream_charge_uncertain_total", nil, 1)
 	if v, ok := got.value("imgflow_upstream_requests_total", nil); ok && v != 0 {
 		t.Errorf("Observer.UpstreamCall counted an upstream call (%v); the decorator is the one place that counts them", v)
 	}

@@ -40,8 +40,25 @@ var errNoKey = &connector.Error{
 	Message: "API key required: send it as X-API-Key, Authorization: Bearer, or an api_key field",
 }
 
-// requireKey is middleware for routes whose key can only come in a header.
+// requireKey is middleware for routes whose key can only come in a header:
+// the key must be one the compression API knows (see authenticate).
 func (s *Server) requireKey(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		key := headerKey(c)
+		if key == "" {
+			return errNoKey
+		}
+		if err := s.authenticate(c, key); err != nil {
+			return err
+		}
+		c.Set(ctxAPIKey, key)
+		return next(c)
+	}
+}
+
+// headerKeyOnly is requireKey without the key check, for /v1/account,
+// which asks the upstream itself on every call.
+func (s *Server) headerKeyOnly(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		key := headerKey(c)
 		if key == "" {
@@ -50,6 +67,19 @@ func (s *Server) requireKey(next echo.HandlerFunc) echo.HandlerFunc {
 		c.Set(ctxAPIKey, key)
 		return next(c)
 	}
+}
+
+// authenticate refuses a key the compression API does not know (401),
+// from the cached key check (preflight). A zero balance passes: reads,
+// hooks and Idempotency-Key replays cost nothing. When the upstream cannot
+// be asked and no answer is cached, the key passes too: what it can reach
+// is only what its hash owns, which for a key never accepted is nothing,
+// and flows keep polling through an upstream outage.
+func (s *Server) authenticate(c echo.Context, key string) error {
+	if err := s.preflight(c, key); err != nil && !isCode(err, connector.ENOCREDITS) {
+		return err
+	}
+	return nil
 }
 
 // apiKey is the key requireKey found.

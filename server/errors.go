@@ -26,9 +26,12 @@ var statusOf = map[connector.ErrorCode]int{
 	connector.ETOOLARGE:     http.StatusRequestEntityTooLarge,
 	connector.EMEDIATYPE:    http.StatusUnsupportedMediaType,
 	connector.EMISMATCH:     http.StatusUnprocessableEntity,
+	connector.EDISABLED:     http.StatusConflict,
 	connector.ENOCREDITS:    http.StatusTooManyRequests,
+	connector.ETOOMANY:      http.StatusTooManyRequests,
 	connector.EUPSTREAM:     http.StatusBadGateway,
 	connector.EUNAVAILABLE:  http.StatusServiceUnavailable,
+	connector.EBUSY:         http.StatusServiceUnavailable,
 	connector.EINTERNAL:     http.StatusInternalServerError,
 	codeMethodNotAllowed:    http.StatusMethodNotAllowed,
 }

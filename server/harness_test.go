@@ -28,9 +28,10 @@ import (
 // recordingQueue stands in for asynq: it records what was enqueued, and can
 // fail like a queue whose Redis is down.
 type recordingQueue struct {
-	mu       sync.Mutex
-	compress []string
-	fail     error
+	mu         sync.Mutex
+	compress   []string
+	deliveries []connector.Delivery
+	fail       error
 }
 
 func (q *recordingQueue) EnqueueCompress(ctx context.Context, id string) error {
@@ -43,7 +44,21 @@ func (q *recordingQueue) EnqueueCompress(ctx context.Context, id string) error {
 	return nil
 }
 
-func (q *recordingQueue) EnqueueDelivery(context.Context, connector.Delivery) error { return nil }
+func (q *recordingQueue) EnqueueDelivery(ctx context.Context, d connector.Delivery) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.fail != nil {
+		return q.fail
+	}
+	q.deliveries = append(q.deliveries, d)
+	return nil
+}
+
+func (q *recordingQueue) enqueuedDeliveries() []connector.Delivery {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]connector.Delivery(nil), q.deliveries...)
+}
 
 func (q *recordingQueue) enqueued() []string {
 	q.mu.Lock()
@@ -73,6 +88,8 @@ type harness struct {
 	ledger *refupstream.Ledger
 	keys   *keyring.Keyring
 	key    string // a valid key with 500 credits
+	redis  *redistest.Redis
+	api    *server.Server
 }
 
 type harnessOption func(*server.Config)
@@ -91,14 +108,14 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, store: redisstore.New(r.Client, redisstore.Options{Prefix: r.Prefix}), queue: &recordingQueue{}, ledger: ledger, keys: kr, key: key}
+	h := &harness{t: t, store: redisstore.New(r.Client, redisstore.Options{Prefix: r.Prefix}), queue: &recordingQueue{}, ledger: ledger, keys: kr, key: key, redis: r}
 	cfg := server.Config{
-		Jobs: h.store, Blobs: h.store, Idempotency: h.store, Accounts: h.store, Hooks: h.store,
+		Jobs: h.store, Blobs: h.store, Idempotency: h.store, Accounts: h.store, Hooks: h.store, Deliveries: h.store,
 		Queue:      h.queue,
 		Compressor: upstream.New(up.URL + "/api"),
 		Keyring:    kr,
 		CheckURL: func(ctx context.Context, field, raw string) error {
-			return guard.ForField(guard.CheckURL(ctx, raw, false, publicResolver{}), field)
+			return guard.ForField(guard.CheckURL(ctx, raw, guard.Policy{}, publicResolver{}), field)
 		},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Ready:  map[string]func(context.Context) error{"redis": h.store.Ping},
@@ -108,7 +125,8 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 	}
 	srv := httptest.NewServer(nil)
 	cfg.PublicURL = srv.URL
-	srv.Config.Handler = server.New(cfg).Handler()
+	h.api = server.New(cfg)
+	srv.Config.Handler = h.api.Handler()
 	t.Cleanup(srv.Close)
 	h.url = srv.URL
 	return h
@@ -232,7 +250,7 @@ func truncate(b []byte) string {
 func (h *harness) finish(id string, data []byte) {
 	h.t.Helper()
 	ctx := context.Background()
-	if err := h.store.PutBlob(ctx, connector.OutputBlobKey(id), data, time.Hour); err != nil {
+	if err := h.store.PutBlob(ctx, connector.OutputBlobKey(id), bytes.NewReader(data), int64(len(data)), time.Hour); err != nil {
 		h.t.Fatal(err)
 	}
 	remaining := int64(499)

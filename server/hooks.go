@@ -29,6 +29,11 @@ func (s *Server) viewHook(h *connector.Hook) hookView {
 
 // createHook is POST /v1/hooks: 201 with Location and the secret.
 func (s *Server) createHook(c echo.Context) error {
+	if key := headerKey(c); key != "" {
+		if err := s.authenticate(c, key); err != nil {
+			return err
+		}
+	}
 	var in hookRequest
 	if err := readJSON(c, &in); err != nil {
 		return err
@@ -47,7 +52,7 @@ func (s *Server) createHook(c echo.Context) error {
 	if err := s.cfg.CheckURL(ctx, "target_url", in.TargetURL); err != nil {
 		return err
 	}
-	if err := s.preflightKey(c, key); err != nil {
+	if err := s.authenticate(c, key); err != nil {
 		return err
 	}
 	h := &connector.Hook{ID: uuid.NewString(), TargetURL: in.TargetURL, Event: in.Event, CreatedAt: s.cfg.Now().UTC(), Owner: s.owner(key)}
@@ -57,15 +62,6 @@ func (s *Server) createHook(c echo.Context) error {
 	s.logger(c).Info("hook created", "hook_id", h.ID, "event", h.Event)
 	c.Response().Header().Set(echo.HeaderLocation, s.cfg.PublicURL+"/v1/hooks/"+h.ID)
 	return c.JSON(http.StatusCreated, s.viewHook(h))
-}
-
-// preflightKey refuses an invalid key but, unlike a job, not a zero
-// balance: a subscription costs nothing.
-func (s *Server) preflightKey(c echo.Context, key string) error {
-	if err := s.preflight(c, key); err != nil && !isCode(err, connector.ENOCREDITS) {
-		return err
-	}
-	return nil
 }
 
 // listHooks is GET /v1/hooks.

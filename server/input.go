@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -17,19 +16,21 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/internal/b64json"
 )
 
 // jobRequest is a create-job request, from JSON or multipart.
 type jobRequest struct {
 	APIKey      string          `json:"api_key"`
 	ImageURL    string          `json:"image_url" validate:"omitempty,http_url,max=4096"`
-	ImageBase64 string          `json:"image_base64"`
 	Filename    string          `json:"filename" validate:"omitempty,max=255"`
 	CallbackURL string          `json:"callback_url" validate:"omitempty,http_url,max=4096"`
 	Metadata    json.RawMessage `json:"metadata"`
 
 	kind  connector.InputKind
 	image []byte // decoded base64 or the uploaded file
+	// base64 is the decoded image_base64 field, decoded while it was read.
+	base64 *b64json.Result
 }
 
 const (
@@ -39,6 +40,8 @@ const (
 	maxMultipartBody = connector.MaxImageSize + 256<<10
 	maxMetadata      = 16 << 10
 	maxTextPart      = 64 << 10
+	// maxOtherFields bounds a JSON body's fields other than image_base64.
+	maxOtherFields = 128 << 10
 )
 
 var errTooLarge = connector.Errorf(connector.ETOOLARGE,
@@ -110,23 +113,67 @@ func readJSONJob(c echo.Context, max int64) (*jobRequest, error) {
 		return nil, err
 	}
 	var in jobRequest
-	if err := decodeJSON(c.Request().Body, &in); err != nil {
-		return nil, err
+	res, err := b64json.Decode(c.Request().Body, base64Options(c.Request().ContentLength), &in)
+	if err != nil {
+		return nil, bodyError(err)
 	}
+	in.base64 = res
 	return &in, nil
 }
 
-// decodeJSON decodes one JSON object and explains what is wrong with it.
+// base64Options decode image_base64 into one buffer sized from the body's
+// declared length, never past the image cap.
+func base64Options(contentLength int64) b64json.Options {
+	return b64json.Options{
+		Field:       "image_base64",
+		MaxDecoded:  connector.MaxImageSize,
+		DecodedHint: int(min(contentLength, maxJSONBody) / 4 * 3),
+		MaxOther:    maxOtherFields,
+		Lenient:     true,
+	}
+}
+
+// decodeJSON decodes one small JSON object, and nothing after it, and
+// explains what is wrong with it.
 func decodeJSON(body io.Reader, v any) error {
-	err := json.NewDecoder(body).Decode(v)
+	dec := json.NewDecoder(body)
+	err := dec.Decode(v)
+	if err == nil {
+		if _, terr := dec.Token(); terr != io.EOF {
+			err = terr
+			if err == nil {
+				err = errTrailing
+			}
+			var maxErr *http.MaxBytesError
+			if !errors.As(err, &maxErr) {
+				err = errTrailing
+			}
+		}
+	}
+	return bodyError(err)
+}
+
+var errTrailing = connector.Errorf(connector.EINVALID, "request body has data after the JSON object: send exactly one object")
+
+// bodyError explains why a JSON body was refused.
+func bodyError(err error) error {
 	var maxErr *http.MaxBytesError
 	var syntaxErr *json.SyntaxError
 	var typeErr *json.UnmarshalTypeError
+	var b64Err *b64json.Error
+	var domainErr *connector.Error
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &maxErr):
+	case errors.As(err, &domainErr):
+		return err
+	case errors.As(err, &maxErr), errors.Is(err, b64json.ErrTooLarge):
 		return errTooLarge
+	case errors.As(err, &b64Err):
+		if b64Err.Field != "" {
+			return fieldError(b64Err.Field, b64Err.Msg)
+		}
+		return connector.Errorf(connector.EINVALID, "%s", b64Err.Msg)
 	case errors.Is(err, io.EOF):
 		return connector.Errorf(connector.EINVALID, "request body is empty: send a JSON object")
 	case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF):
@@ -151,7 +198,7 @@ func jsonKind(goKind string) string {
 }
 
 // textFields are the multipart parts read as text; any other part is the file.
-var textFields = map[string]bool{"api_key": true, "image_url": true, "image_base64": true, "filename": true, "callback_url": true, "metadata": true}
+var textFields = map[string]bool{"api_key": true, "image_url": true, "filename": true, "callback_url": true, "metadata": true}
 
 // readMultipartJob streams the parts: text fields by name, and exactly one
 // file part under any field name, read with the image cap.
@@ -171,20 +218,21 @@ func readMultipartJob(c echo.Context, boundary string) (*jobRequest, error) {
 			return nil, multipartError(err)
 		}
 		name := part.FormName()
-		if textFields[name] && part.FileName() == "" {
-			limit := int64(maxTextPart)
-			if name == "image_base64" {
-				limit = maxJSONBody
-			}
-			val, err := io.ReadAll(io.LimitReader(part, limit+1))
+		if name == "image_base64" && part.FileName() == "" {
+			res, err := b64json.DecodeText(part, base64Options(c.Request().ContentLength))
 			if err != nil {
 				return nil, multipartError(err)
 			}
-			if int64(len(val)) > limit {
-				if name == "image_base64" {
-					return nil, errTooLarge
-				}
-				return nil, fieldError(name, fmt.Sprintf("must be at most %d bytes", limit))
+			in.base64 = res
+			continue
+		}
+		if textFields[name] && part.FileName() == "" {
+			val, err := io.ReadAll(io.LimitReader(part, maxTextPart+1))
+			if err != nil {
+				return nil, multipartError(err)
+			}
+			if int64(len(val)) > maxTextPart {
+				return nil, fieldError(name, fmt.Sprintf("must be at most %d bytes", maxTextPart))
 			}
 			in.setText(name, string(val))
 			continue
@@ -193,7 +241,8 @@ func readMultipartJob(c echo.Context, boundary string) (*jobRequest, error) {
 			return nil, connector.Errorf(connector.EINVALID, "send exactly one file part (a second one is %q)", name)
 		}
 		sawFile = true
-		var buf bytes.Buffer
+		// One buffer the size the body declares: no doubling, no copy.
+		buf := bytes.NewBuffer(make([]byte, 0, min(max(c.Request().ContentLength, 0), connector.MaxImageSize)+bytes.MinRead))
 		n, err := buf.ReadFrom(io.LimitReader(part, connector.MaxImageSize+1))
 		if err != nil {
 			return nil, multipartError(err)
@@ -214,8 +263,9 @@ func readMultipartJob(c echo.Context, boundary string) (*jobRequest, error) {
 
 func multipartError(err error) error {
 	var maxErr *http.MaxBytesError
-	if errors.As(err, &maxErr) {
-		return errTooLarge
+	var b64Err *b64json.Error
+	if errors.As(err, &maxErr) || errors.Is(err, b64json.ErrTooLarge) || errors.As(err, &b64Err) {
+		return bodyError(err)
 	}
 	return connector.Errorf(connector.EINVALID, "multipart body could not be read: %v", err)
 }
@@ -226,8 +276,6 @@ func (in *jobRequest) setText(name, val string) {
 		in.APIKey = strings.TrimSpace(val)
 	case "image_url":
 		in.ImageURL = strings.TrimSpace(val)
-	case "image_base64":
-		in.ImageBase64 = val
 	case "filename":
 		in.Filename = val
 	case "callback_url":
@@ -244,7 +292,7 @@ func (in *jobRequest) resolveSource() error {
 	if in.ImageURL != "" {
 		sources = append(sources, "image_url")
 	}
-	if in.ImageBase64 != "" {
+	if in.base64 != nil && (len(in.base64.Data) > 0 || in.base64.MediaType != "") {
 		sources = append(sources, "image_base64")
 	}
 	if in.kind == connector.InputUpload {
@@ -268,14 +316,14 @@ func (in *jobRequest) resolveSource() error {
 	case in.ImageURL != "":
 		in.kind = connector.InputURL
 		return nil
-	case in.ImageBase64 != "":
-		data, err := decodeBase64Image(in.ImageBase64)
-		if err != nil {
-			return err
+	case in.kind != connector.InputUpload:
+		if len(in.base64.Data) == 0 {
+			return fieldError("image_base64", "is empty")
 		}
-		in.ImageBase64, in.image, in.kind = "", data, connector.InputBase64
+		in.image, in.kind = in.base64.Data, connector.InputBase64
 	}
-	if connector.SniffImageType(in.image) == "" {
+	sniffed := connector.SniffImageType(in.image)
+	if sniffed == "" {
 		field := "file"
 		if in.kind == connector.InputBase64 {
 			field = "image_base64"
@@ -284,44 +332,25 @@ func (in *jobRequest) resolveSource() error {
 			Message: "the image is not a PNG, JPEG, WebP or AVIF file",
 			Details: []connector.FieldError{{Field: field, Message: "must be a PNG, JPEG, WebP or AVIF image"}}}
 	}
+	if in.kind == connector.InputBase64 {
+		return checkDeclaredType(in.base64.MediaType, sniffed)
+	}
 	return nil
 }
 
-// decodeBase64Image accepts standard or URL-safe base64, with or without
-// padding and line breaks, optionally as a data: URI.
-func decodeBase64Image(s string) ([]byte, error) {
-	if strings.HasPrefix(s, "data:") {
-		meta, payload, ok := strings.Cut(s, ",")
-		if !ok || !strings.HasSuffix(meta, ";base64") {
-			return nil, fieldError("image_base64", "a data: URI must be base64-encoded (data:image/png;base64,...)")
+// checkDeclaredType refuses a data: URI whose declared type is not what
+// the bytes are: a flow that labels a GIF image/png has a bug worth
+// hearing about. No type, or application/octet-stream, declares nothing.
+func checkDeclaredType(declared, sniffed string) error {
+	switch declared {
+	case "", "application/octet-stream", sniffed:
+		return nil
+	case "image/jpg", "image/pjpeg":
+		if sniffed == "image/jpeg" {
+			return nil
 		}
-		s = payload
 	}
-	s = strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\r' || r == ' ' || r == '\t' {
-			return -1
-		}
-		return r
-	}, s)
-	if base64.StdEncoding.DecodedLen(len(s)) > connector.MaxImageSize+3 {
-		return nil, errTooLarge
-	}
-	s = strings.TrimRight(s, "=")
-	enc := base64.RawStdEncoding
-	if strings.ContainsAny(s, "-_") {
-		enc = base64.RawURLEncoding
-	}
-	data, err := enc.DecodeString(s)
-	if err != nil {
-		return nil, fieldError("image_base64", "is not valid base64: "+err.Error())
-	}
-	if len(data) == 0 {
-		return nil, fieldError("image_base64", "is empty")
-	}
-	if len(data) > connector.MaxImageSize {
-		return nil, errTooLarge
-	}
-	return data, nil
+	return fieldError("image_base64", fmt.Sprintf("the data: URI declares %s but the bytes are %s", declared, sniffed))
 }
 
 // fingerprint identifies a request's content for Idempotency-Key checks:

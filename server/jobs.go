@@ -1,10 +1,12 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -19,7 +21,19 @@ func (s *Server) createJob(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// A key in a header is checked before the body is read: an unknown
+	// key costs the server no memory.
+	if key := headerKey(c); key != "" {
+		if err := s.authenticate(c, key); err != nil {
+			return err
+		}
+	}
+	release, err := s.bodies.acquire(c)
+	if err != nil {
+		return err
+	}
 	in, err := s.readJobRequest(c)
+	release()
 	if err != nil {
 		return err
 	}
@@ -66,13 +80,21 @@ func (s *Server) createOnce(c echo.Context, owner, key string, in *jobRequest) (
 		if err := s.admit(c, key, in); err != nil {
 			return nil, false, err
 		}
-		job, err = s.newJob(ctx, owner, key, in)
+		id, err := uuid.NewV7() // time-ordered: the list index and cursors rely on it
+		if err != nil {
+			return nil, false, err
+		}
+		job, err = s.newJob(ctx, id.String(), owner, key, in)
 		return job, false, err
 	}
 	if len(idemKey) > 255 {
 		return nil, false, connector.Errorf(connector.EINVALID, "Idempotency-Key must be at most 255 characters")
 	}
-	rec, reserved, err := s.cfg.Idempotency.ReserveIdempotencyKey(ctx, owner, idemKey, in.fingerprint())
+	fresh, err := uuid.NewV7() // time-ordered: the list index and cursors rely on it
+	if err != nil {
+		return nil, false, err
+	}
+	rec, reserved, err := s.cfg.Idempotency.ReserveIdempotencyKey(ctx, owner, idemKey, in.fingerprint(), fresh.String())
 	if err != nil {
 		return nil, false, err
 	}
@@ -87,42 +109,120 @@ func (s *Server) createOnce(c echo.Context, owner, key string, in *jobRequest) (
 		job, err = s.cfg.Jobs.GetJob(ctx, rec.JobID)
 		return job, true, err
 	}
+	release := s.holdIdempotencyKey(c, owner, idemKey, fresh.String())
+	defer release()
+	bg := context.WithoutCancel(ctx)
+	if rec.PlannedJobID != fresh.String() {
+		// The request that reserved the key died: its job may exist.
+		if job, err = s.adoptJob(ctx, rec.PlannedJobID); job != nil || err != nil {
+			if err == nil {
+				s.completeIdempotencyKey(c, owner, idemKey, job.ID)
+			}
+			return job, job != nil, err
+		}
+	}
 	if err = s.admit(c, key, in); err == nil {
-		job, err = s.newJob(ctx, owner, key, in)
+		job, err = s.newJob(ctx, rec.PlannedJobID, owner, key, in)
 	}
 	if err != nil {
-		// A refused or failed request must not hold the key; the
-		// reservation also expires by itself.
-		if rerr := s.cfg.Idempotency.ReleaseIdempotencyKey(context.WithoutCancel(ctx), owner, idemKey); rerr != nil {
+		// A refused or failed request must not hold the key.
+		if rerr := s.cfg.Idempotency.ReleaseIdempotencyKey(bg, owner, idemKey); rerr != nil {
 			s.logger(c).Warn("idempotency key not released", "err", rerr)
 		}
 		return nil, false, err
 	}
-	// The job is queued: without this record a retry would make a second
-	// one, so a passing Redis hiccup gets a few tries.
+	s.completeIdempotencyKey(c, owner, idemKey, job.ID)
+	return job, false, nil
+}
+
+// idempotencyRenewEvery is how often a request renews its Idempotency-Key
+// lease: well inside the store's lease (10 s by default), so that a
+// request stalled by a slow Redis round trip keeps its key.
+const idempotencyRenewEvery = 2 * time.Second
+
+// holdIdempotencyKey renews the request's lease on its Idempotency-Key until
+// the returned function is called.
+func (s *Server) holdIdempotencyKey(c echo.Context, owner, idemKey, token string) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(idempotencyRenewEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				held, err := s.cfg.Idempotency.RenewIdempotencyKey(context.WithoutCancel(c.Request().Context()), owner, idemKey, token)
+				if err == nil && !held {
+					s.logger(c).Warn("idempotency key lease lost to a retry; both make the same job id, so it is still made once")
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// adoptJob returns the job a dead request made under an Idempotency-Key,
+// queued again in case it died before queueing it (a no-op otherwise: the
+// task id is the job id); nil when it never made it.
+func (s *Server) adoptJob(ctx context.Context, id string) (*connector.Job, error) {
+	job, err := s.cfg.Jobs.GetJob(ctx, id)
+	if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !job.Status.Finished() {
+		if err := s.cfg.Queue.EnqueueCompress(ctx, job.ID); err != nil {
+			return nil, err
+		}
+	}
+	return job, nil
+}
+
+// completeIdempotencyKey records the job made under the key. The job is
+// queued: without this record a retry would make it again (with the same
+// id, so it would only be found again), so a passing Redis hiccup gets a
+// few tries.
+func (s *Server) completeIdempotencyKey(c echo.Context, owner, idemKey, jobID string) {
+	var err error
 	for attempt := 0; ; attempt++ {
-		err = s.cfg.Idempotency.CompleteIdempotencyKey(context.WithoutCancel(ctx), owner, idemKey, job.ID)
+		err = s.cfg.Idempotency.CompleteIdempotencyKey(context.WithoutCancel(c.Request().Context()), owner, idemKey, jobID)
 		if err == nil || attempt == 2 {
 			break
 		}
 		time.Sleep(time.Duration(100<<attempt) * time.Millisecond)
 	}
 	if err != nil {
-		s.logger(c).Error("idempotency key not completed: a retry within 5 minutes gets 409, later a new job", "err", err)
+		s.logger(c).Error("idempotency key not completed: a retry takes it over after its lease and finds the job", "err", err)
 	}
-	return job, false, nil
 }
 
-// newJob stores the input, records the job and queues it. A job whose
-// enqueue fails is marked failed so it never sits queued forever.
-func (s *Server) newJob(ctx context.Context, owner, key string, in *jobRequest) (*connector.Job, error) {
-	id, err := uuid.NewV7() // time-ordered: the list index and cursors rely on it
-	if err != nil {
-		return nil, err
+// newJob counts the job against its key's in-flight cap, stores the input,
+// records the job and queues it. A job whose enqueue fails is deleted, so it
+// never sits queued forever; one not made gives its place back.
+func (s *Server) newJob(ctx context.Context, id, owner, key string, in *jobRequest) (job *connector.Job, err error) {
+	if s.cfg.Inflight != nil && s.cfg.MaxJobsPerKey > 0 {
+		if err := s.cfg.Inflight.AdmitJob(ctx, owner, id, s.cfg.MaxJobsPerKey); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err != nil {
+				if rerr := s.cfg.Inflight.ReleaseJob(context.WithoutCancel(ctx), owner, id); rerr != nil {
+					s.log.Warn("in-flight place not released; it is pruned when its deadline passes", "job_id", id, "err", rerr)
+				}
+			}
+		}()
 	}
+	return s.makeJob(ctx, id, owner, key, in)
+}
+
+func (s *Server) makeJob(ctx context.Context, id, owner, key string, in *jobRequest) (*connector.Job, error) {
 	now := s.cfg.Now().UTC()
 	job := &connector.Job{
-		ID:          id.String(),
+		ID:          id,
 		Status:      connector.StatusQueued,
 		CreatedAt:   now,
 		UpdatedAt:   now,
@@ -140,7 +240,7 @@ func (s *Server) newJob(ctx context.Context, owner, key string, in *jobRequest) 
 		job.Input.MIMEType = connector.SniffImageType(in.image)
 		// The input lives until the job ends; the TTL only guards against a
 		// job that never runs.
-		if err := s.cfg.Blobs.PutBlob(ctx, connector.InputBlobKey(job.ID), in.image, s.cfg.ResultTTL); err != nil {
+		if err := s.cfg.Blobs.PutBlob(ctx, connector.InputBlobKey(job.ID), bytes.NewReader(in.image), int64(len(in.image)), s.cfg.ResultTTL); err != nil {
 			return nil, err
 		}
 	}
@@ -162,18 +262,23 @@ func (s *Server) newJob(ctx context.Context, owner, key string, in *jobRequest) 
 	return job, nil
 }
 
-// parseWait reads ?wait=N (whole seconds, 0 to MaxWait).
+// parseWait reads ?wait=N: whole seconds in decimal digits, 0 to MaxWait.
+// Fractions, signs, exponents, hex and NaN are refused, not rounded.
 func (s *Server) parseWait(c echo.Context) (time.Duration, error) {
-	raw := c.QueryParam("wait")
-	if raw == "" {
+	raw, present := c.QueryParams()["wait"]
+	if !present {
 		return 0, nil
 	}
-	n, err := strconv.ParseFloat(raw, 64)
-	max := s.cfg.MaxWait.Seconds()
-	if err != nil || n < 0 || n > max {
-		return 0, fieldError("wait", "must be a number of seconds from 0 to "+strconv.Itoa(int(max)))
+	max := int(s.cfg.MaxWait / time.Second)
+	bad := fieldError("wait", "must be a whole number of seconds from 0 to "+strconv.Itoa(max))
+	if len(raw) != 1 || raw[0] == "" || len(raw[0]) > 3 || strings.Trim(raw[0], "0123456789") != "" {
+		return 0, bad
 	}
-	return time.Duration(n * float64(time.Second)), nil
+	n, err := strconv.Atoi(raw[0])
+	if err != nil || n > max {
+		return 0, bad
+	}
+	return time.Duration(n) * time.Second, nil
 }
 
 // respondJob answers 200 with a finished job, else waits up to wait for it
@@ -235,7 +340,7 @@ func (s *Server) getJob(c echo.Context) error {
 	}
 	view := s.render(job)
 	if c.QueryParam("include") == "data" && job.Status == connector.StatusCompleted {
-		data, err := s.cfg.Blobs.GetBlob(c.Request().Context(), connector.OutputBlobKey(job.ID))
+		data, err := connector.ReadBlob(c.Request().Context(), s.cfg.Blobs, connector.OutputBlobKey(job.ID))
 		if err != nil {
 			return resultGone(err, job.ID)
 		}
@@ -254,7 +359,7 @@ func resultGone(err error, id string) error {
 // listJobsPage is the body of GET /v1/jobs.
 type listJobsPage struct {
 	Jobs       []*connector.Job `json:"jobs"`
-	NextCursor string           `json:"next_cursor"`
+	NextCursor string           `json:"next_cursor,omitempty"` // absent on the last page, as documented
 }
 
 // listJobs is GET /v1/jobs: newest first, for polling triggers.
@@ -293,31 +398,37 @@ func (s *Server) getJobFile(c echo.Context) error {
 	ctx := c.Request().Context()
 	id := c.Param("id")
 	notFound := connector.Errorf(connector.ENOTFOUND, "job %s not found", id)
+	var job *connector.Job
+	var err error
 	if token := c.QueryParam("token"); token != "" {
 		if !s.cfg.Keyring.VerifyFileToken(id, token, s.cfg.Now()) {
 			return connector.Errorf(connector.ENOTFOUND, "this file link is invalid or has expired")
 		}
+		job, err = s.cfg.Jobs.GetJob(ctx, id)
 	} else if key := headerKey(c); key == "" {
 		return errNoKey
+	} else if aerr := s.authenticate(c, key); aerr != nil {
+		return aerr
 	} else {
 		c.Set(ctxAPIKey, key)
-		if _, err := s.ownedJob(c); err != nil {
-			return err
-		}
+		job, err = s.ownedJob(c) // one read serves the owner check and the answer
 	}
-	job, err := s.cfg.Jobs.GetJob(ctx, id)
 	if err != nil {
 		return err
 	}
 	if job.Status != connector.StatusCompleted || job.Result == nil {
 		return notFound
 	}
-	data, err := s.cfg.Blobs.GetBlob(ctx, connector.OutputBlobKey(id))
+	blob, err := s.cfg.Blobs.OpenBlob(ctx, connector.OutputBlobKey(id))
 	if err != nil {
 		return resultGone(err, id)
 	}
+	defer blob.Close()
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentDisposition, mimeDisposition(job.Result.Filename))
 	h.Set("Cache-Control", "private, max-age=3600")
-	return c.Blob(http.StatusOK, job.Result.MIMEType, data)
+	h.Set(echo.HeaderContentLength, strconv.FormatInt(blob.Size, 10))
+	// Streamed from the blob store: a read error after the first bytes can
+	// only cut the answer short (the length tells the client).
+	return c.Stream(http.StatusOK, job.Result.MIMEType, blob)
 }

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/fixtures/images"
@@ -37,7 +40,7 @@ func TestCreateJobAcceptsEveryInputForm(t *testing.T) {
 	t.Run("image_base64", func(t *testing.T) {
 		r := h.postJSON("/v1/jobs", map[string]any{"image_base64": b64, "filename": "photo.png"}, nil)
 		expectStatus(t, r, http.StatusAccepted)
-		stored, err := h.store.GetBlob(context.Background(), connector.InputBlobKey(r.str("id")))
+		stored, err := connector.ReadBlob(context.Background(), h.store, connector.InputBlobKey(r.str("id")))
 		if err != nil || !bytes.Equal(stored, png) {
 			t.Fatalf("input blob = %d bytes, %v; want the decoded image (%d bytes)", len(stored), err, len(png))
 		}
@@ -193,15 +196,71 @@ func TestIdempotencyKeyInFlightIsConflict(t *testing.T) {
 	// another Idempotency-Key, then reserve a fresh one with it.
 	first := h.postJSON("/v1/jobs", body, map[string]string{"Idempotency-Key": "probe"})
 	expectStatus(t, first, http.StatusAccepted)
-	rec, _, err := h.store.ReserveIdempotencyKey(context.Background(), h.keys.KeyHash(h.key), "probe", "")
+	rec, _, err := h.store.ReserveIdempotencyKey(context.Background(), h.keys.KeyHash(h.key), "probe", "", "probe-job")
 	if err != nil || rec == nil {
 		t.Fatalf("reading the probe record: %v", err)
 	}
-	if _, ok, err := h.store.ReserveIdempotencyKey(context.Background(), h.keys.KeyHash(h.key), "busy", rec.Fingerprint); err != nil || !ok {
+	if _, ok, err := h.store.ReserveIdempotencyKey(context.Background(), h.keys.KeyHash(h.key), "busy", rec.Fingerprint, "busy-job"); err != nil || !ok {
 		t.Fatalf("reserve: %v %v", ok, err)
 	}
 	r := h.postJSON("/v1/jobs", body, map[string]string{"Idempotency-Key": "busy"})
 	expectError(t, r, http.StatusConflict, connector.ECONFLICT, "still in flight")
+}
+
+// A serve killed while holding an Idempotency-Key (it reserved the key,
+// perhaps made the job, and died before recording it): once its lease runs
+// out (seconds, not the 5 minutes it used to take), the flow's retry gets
+// the job the dead request made, queued, or makes that job once.
+func TestIdempotencyKeyRetryAfterAServerCrashGetsTheJobOnce(t *testing.T) {
+	for _, made := range []bool{true, false} {
+		t.Run(fmt.Sprintf("job made %v", made), func(t *testing.T) {
+			h := newHarness(t)
+			ctx := context.Background()
+			body := map[string]any{"image_url": "https://images.example.com/cat.png"}
+			probe := h.postJSON("/v1/jobs", body, map[string]string{"Idempotency-Key": "probe"})
+			expectStatus(t, probe, http.StatusAccepted)
+			owner := h.keys.KeyHash(h.key)
+			rec, _, err := h.store.ReserveIdempotencyKey(ctx, owner, "probe", "", "x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The request that crashed: it reserved the key for job dead.
+			dead := uuid.Must(uuid.NewV7()).String()
+			if _, ok, err := h.store.ReserveIdempotencyKey(ctx, owner, "crashed", rec.Fingerprint, dead); err != nil || !ok {
+				t.Fatalf("reserve: %v %v", ok, err)
+			}
+			if made {
+				job := &connector.Job{ID: dead, Status: connector.StatusQueued, Owner: owner, SealedKey: h.keys.Seal(h.key),
+					Input: connector.JobInput{Kind: connector.InputURL, URL: "https://images.example.com/cat.png"}}
+				if err := h.store.CreateJob(ctx, job); err != nil {
+					t.Fatal(err)
+				}
+			}
+			retry := map[string]string{"Idempotency-Key": "crashed"}
+			expectError(t, h.postJSON("/v1/jobs", body, retry), http.StatusConflict, connector.ECONFLICT, "still in flight")
+
+			// Its lease runs out (seconds after the crash; here at once).
+			h.redis.Client.Del(ctx, h.redis.Prefix+"idemlease:{"+owner+"}:crashed")
+			got := h.postJSON("/v1/jobs", body, retry)
+			expectStatus(t, got, http.StatusAccepted)
+			if got.str("id") != dead {
+				t.Errorf("retry after the crash gave job %s, want the dead request's %s", got.str("id"), dead)
+			}
+			again := h.postJSON("/v1/jobs", body, retry)
+			if again.str("id") != dead {
+				t.Errorf("a second retry gave job %s, want %s", again.str("id"), dead)
+			}
+			n := 0
+			for _, id := range h.queue.enqueued() {
+				if id == dead {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Errorf("job %s queued %d times by the retries, want once", dead, n)
+			}
+		})
+	}
 }
 
 func TestWaitReturnsTheFinishedJob(t *testing.T) {

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/base64"
 	"mime"
+	"time"
 
 	"github.com/imgflow/imgflow/connector"
 )
@@ -17,10 +18,17 @@ func (s *Server) render(j *connector.Job) *connector.Job {
 		if j.FinishedAt != nil {
 			finished = *j.FinishedAt
 		}
-		r.FileURL = s.cfg.Keyring.FileURL(s.cfg.PublicURL, j.ID, finished.Add(s.cfg.ResultTTL))
+		r.FileURL = s.fileURL(j, finished.Add(s.cfg.ResultTTL))
 		view.Result = &r
 	}
 	return &view
+}
+
+func (s *Server) fileURL(j *connector.Job, exp time.Time) string {
+	if s.cfg.FileURL != nil {
+		return s.cfg.FileURL(j, exp)
+	}
+	return s.cfg.Keyring.FileURL(s.cfg.PublicURL, j.ID, exp)
 }
 
 func encodeBase64(data []byte) string { return base64.StdEncoding.EncodeToString(data) }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/connector/keyring"
+	"github.com/imgflow/imgflow/server/console"
 )
 
 // Config is everything the API needs. Stores, queue and compressor are
@@ -28,7 +29,9 @@ type Config struct {
 	Idempotency connector.IdempotencyStore
 	Accounts    connector.AccountCache
 	Hooks       connector.HookStore
-	Queue       connector.Queue
+	// Deliveries is each job's delivery log, read by the deliveries routes.
+	Deliveries connector.DeliveryLog
+	Queue      connector.Queue
 	// Compressor answers the key checks (preflight and /v1/account).
 	Compressor connector.Compressor
 	Keyring    *keyring.Keyring
@@ -41,6 +44,10 @@ type Config struct {
 	// private network (unless allowed), naming the input field in its
 	// error; nil accepts every http(s) URL.
 	CheckURL func(ctx context.Context, field, rawURL string) error
+	// FileURL makes a finished job's file_url, valid until exp; nil gives
+	// the Keyring's signed link to GET /v1/jobs/{id}/file under PublicURL
+	// (main passes presigned S3 URLs with IMGFLOW_PRESIGN).
+	FileURL func(j *connector.Job, exp time.Time) string
 	// ResultTTL is how long compressed files and their file_url live.
 	// Default 24h; env IMGFLOW_RESULT_TTL.
 	ResultTTL time.Duration
@@ -50,6 +57,20 @@ type Config struct {
 	PreflightTTL time.Duration
 	// MaxWait caps ?wait=N. Default 25s, under Zapier's 30 s action limit.
 	MaxWait time.Duration
+	// MaxLargeBodies caps how many request bodies over 256 KiB (or of
+	// undeclared length) are read and decoded at once; beyond it a request
+	// waits up to LargeBodyWait, then gets 503 server_busy with
+	// Retry-After. Default DefaultLargeBodies(), sized from the memory limit.
+	// Flag --max-large-bodies, env IMGFLOW_MAX_LARGE_BODIES.
+	MaxLargeBodies int
+	// Inflight and MaxJobsPerKey cap each key's unfinished jobs: beyond
+	// the cap a new job gets 429 too_many_jobs with Retry-After, so one
+	// tenant cannot starve the others. Nil or 0: no cap. Flag
+	// --max-jobs-per-key, env IMGFLOW_MAX_JOBS_PER_KEY.
+	Inflight      connector.InflightLimiter
+	MaxJobsPerKey int
+	// LargeBodyWait is how long a large body waits for a slot. Default 2s.
+	LargeBodyWait time.Duration
 	// Ready lists the dependencies /ready checks, by name.
 	Ready map[string]func(ctx context.Context) error
 	// Definitions renders the connector definitions for a base URL; nil
@@ -74,6 +95,7 @@ type Server struct {
 	validate *validator.Validate
 	log      *slog.Logger
 	defs     renderedDefinitions
+	bodies   *bodySlots
 }
 
 // New builds the API with defaults filled in.
@@ -99,10 +121,17 @@ func New(cfg Config) *Server {
 	if cfg.CheckURL == nil {
 		cfg.CheckURL = func(context.Context, string, string) error { return nil }
 	}
-	s := &Server{cfg: cfg, validate: newValidator(), log: cfg.Logger}
+	if cfg.LargeBodyWait <= 0 {
+		cfg.LargeBodyWait = 2 * time.Second
+	}
+	s := &Server{cfg: cfg, validate: newValidator(), log: cfg.Logger, bodies: newBodySlots(cfg.MaxLargeBodies, cfg.LargeBodyWait)}
 	s.echo = s.routes()
 	return s
 }
+
+// Routes lists every route (method and Echo path, :param form), for the
+// contract test that holds each to the OpenAPI document.
+func (s *Server) Routes() []*echo.Route { return s.echo.Routes() }
 
 // Handler is the API as an http.Handler.
 func (s *Server) Handler() http.Handler { return s.echo }
@@ -122,17 +151,28 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return ServeHTTP(ctx, ln, s.echo)
 }
 
-// ServeHTTP runs h on ln until ctx ends, then shuts down gracefully: new
-// connections stop and requests in flight get up to 30 s to finish. The
-// timeouts fit a 10 MiB upload on a slow line and a 25 s wait.
-func ServeHTTP(ctx context.Context, ln net.Listener, h http.Handler) error {
-	srv := &http.Server{
+// NewHTTPServer is the http.Server every imgflow listener runs h with. The
+// timeouts fit a 10 MiB upload on a slow line and a 25 s wait, and close
+// connections of clients too slow to send their headers (10 s) or their
+// whole request (2 min). Headers are capped at 64 KiB (Go's default is
+// 1 MiB): no request of this API needs more, and Go answers 431 before
+// imgflow reads anything.
+func NewHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       2 * time.Minute,
 		WriteTimeout:      2 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
 	}
+}
+
+// ServeHTTP runs h on ln (with NewHTTPServer) until ctx ends, then shuts
+// down gracefully: new connections stop and requests in flight get up to
+// 30 s to finish.
+func ServeHTTP(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := NewHTTPServer(h)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -161,6 +201,12 @@ func (s *Server) routes() *echo.Echo {
 		e.Use(m)
 	}
 
+	// The web console: a page and its assets, calling the routes below.
+	page := echo.WrapHandler(console.Handler())
+	methods := []string{http.MethodGet, http.MethodHead}
+	e.Match(methods, "/", page)
+	e.Match(methods, console.Prefix+"*", page)
+
 	e.GET("/health", s.health)
 	e.GET("/ready", s.ready)
 
@@ -169,7 +215,9 @@ func (s *Server) routes() *echo.Echo {
 	v1.GET("/jobs", s.listJobs, s.requireKey)
 	v1.GET("/jobs/:id", s.getJob, s.requireKey)
 	v1.GET("/jobs/:id/file", s.getJobFile) // key or signed token
-	v1.GET("/account", s.getAccount, s.requireKey)
+	v1.GET("/jobs/:id/deliveries", s.listDeliveries, s.requireKey)
+	v1.POST("/jobs/:id/deliveries/:delivery_id/redeliver", s.redeliver, s.requireKey)
+	v1.GET("/account", s.getAccount, s.headerKeyOnly)
 	v1.POST("/hooks", s.createHook) // key may be in the body
 	v1.GET("/hooks", s.listHooks, s.requireKey)
 	v1.GET("/hooks/:id", s.getHook, s.requireKey)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -14,38 +15,166 @@ import (
 	"github.com/imgflow/imgflow/connector"
 )
 
+// The compress handler is the billing path: the compression API charges a
+// credit for every 200 and takes no idempotency key, so this file is
+// written as the job's life, in order (design §2, steps 4–7):
+//
+//	load → get input → record attempt → call → keep answer → store → finish → fan out
+//
+// and guarantees that a failure on our side never calls the API twice:
+//
+//   - "record attempt" writes, before each call, a durable attempt record
+//     (AttemptStore: attempts:{id}); an answer is recorded right after it
+//     comes, so a re-run knows what every earlier call got.
+//   - "keep answer" records a 200 with its result and bytes before
+//     anything else; a re-run that finds it stores it and never calls again.
+//   - keeping and storing are retried where they stand (retryInPlace) until
+//     the task's deadline, never by a new attempt.
+//
+// What can still charge twice is a call that began and has no recorded
+// answer: the worker was killed (or lost Redis for the whole rest of the
+// task's deadline) between sending the image and keeping the answer, or
+// the call timed out. Nothing on our side can tell whether the API charged
+// it, so the re-run goes ahead, and the job says so: charge_uncertain, and
+// the metric imgflow_upstream_charge_uncertain_total.
+
 // errFinished stops an update of a job that another attempt finished.
 var errFinished = errors.New("job already finished")
 
-// handleCompress runs one attempt at a compress job (design §2, steps 4–7).
+// errCrash is what a test's crash hook returns: the attempt stops right
+// there, recording nothing, as a killed worker would.
+var errCrash = errors.New("worker crashed (test)")
+
+// attempt is one run of a compress task: what the steps learn on the way.
+type attempt struct {
+	jobID string
+	log   *slog.Logger
+	job   *connector.Job
+	// input is the job's input as its bytes told, once they came.
+	input *connector.JobInput
+	// calls is the job's attempt record as this attempt last saw it.
+	calls connector.Attempts
+	// uncertain: an earlier call may have been charged without an answer.
+	uncertain bool
+}
+
+// handleCompress runs one attempt at a compress job.
 func (w *Worker) handleCompress(ctx context.Context, t *asynq.Task) error {
 	var p compressPayload
 	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.JobID == "" {
 		w.log.Error("compress task with a bad payload, dropped", "job_id", "", "err", err)
 		return fmt.Errorf("bad payload: %w", asynq.SkipRetry)
 	}
-	log := w.log.With("job_id", p.JobID)
+	a := &attempt{jobID: p.JobID, log: w.log.With("job_id", p.JobID)}
+	err := w.compress(ctx, a)
+	if err == nil || errors.Is(err, errCrash) {
+		return err
+	}
+	return w.judged(ctx, a, err)
+}
 
-	job, err := w.cfg.Jobs.GetJob(ctx, p.JobID)
+// compress is the job's life. Any error it returns is judged (retry the task
+// or fail the job) by handleCompress.
+func (w *Worker) compress(ctx context.Context, a *attempt) error {
+	next, err := w.load(ctx, a)
+	if err != nil || next == nothingLeft {
+		return err
+	}
+	// From here on a step that asynq's lease loss interrupted could waste a
+	// charged answer: the rest runs until the task's deadline, whatever
+	// asynq cancels.
+	ctx, cancel := untilDeadline(ctx)
+	defer cancel()
+	var answer *connector.KeptAnswer
+	switch next {
+	case fanOutOnly:
+		return w.fanOut(ctx, a.log, a.job)
+	case finishOnly:
+		return w.complete(ctx, a)
+	case storeKept:
+		a.log.Info("an earlier attempt kept the charged answer: storing it without calling the upstream")
+		answer = a.calls.Kept
+	case compressNow:
+		img, input, err := w.getInput(ctx, a.job)
+		if err != nil {
+			return err
+		}
+		a.input = &input
+		call, err := w.recordCallAttempt(ctx, a)
+		if err != nil {
+			return err
+		}
+		c, err := w.call(ctx, a, call, img, input)
+		if err != nil {
+			return err
+		}
+		if err := w.crashAt("answered", a.jobID); err != nil {
+			return err
+		}
+		if answer, err = w.keep(ctx, a, call, input, img.MIMEType, c); err != nil {
+			return err
+		}
+		if err := w.crashAt("kept", a.jobID); err != nil {
+			return err
+		}
+	}
+	if err := w.store(ctx, a, answer); err != nil {
+		return err
+	}
+	if err := w.crashAt("stored", a.jobID); err != nil {
+		return err
+	}
+	return w.complete(ctx, a)
+}
+
+// next is what is left to do for a job, as load found it.
+type next int
+
+const (
+	compressNow next = iota // get the input and call the upstream
+	storeKept               // an earlier attempt kept a charged answer: store it
+	finishOnly              // the result is stored: mark the job completed
+	fanOutOnly              // the job is finished: make sure its deliveries are queued
+	nothingLeft             // the job is gone
+)
+
+// load reads the job and its attempt record, says what is left to do, and
+// marks the job processing when work remains.
+func (w *Worker) load(ctx context.Context, a *attempt) (next, error) {
+	job, err := w.cfg.Jobs.GetJob(ctx, a.jobID)
 	switch {
 	case connector.ErrorCodeOf(err) == connector.ENOTFOUND:
-		log.Warn("compress task for an unknown or expired job, dropped")
-		return nil
+		a.log.Warn("compress task for an unknown or expired job, dropped")
+		return nothingLeft, nil
 	case err != nil:
-		return w.retryOrFail(ctx, log, p.JobID, err)
+		return nothingLeft, err
 	case job.Status.Finished():
 		// A duplicate or a retry after the job ended: only make sure its
 		// deliveries are queued (they are unique by id).
-		log.Info("job already finished, ensuring deliveries", "status", job.Status)
-		return w.fanOut(ctx, log, job)
+		a.log.Info("job already finished, ensuring deliveries", "status", job.Status)
+		a.job = job
+		return fanOutOnly, nil
 	case job.Result != nil:
-		// An earlier attempt was charged and stored the result: never call
-		// the upstream again for this job.
-		log.Info("result already stored, completing without calling the upstream")
-		return w.complete(ctx, log, p.JobID)
+		a.log.Info("result already stored, completing without calling the upstream")
+		a.job = job
+		return finishOnly, nil
 	}
-
-	job, err = w.cfg.Jobs.UpdateJob(ctx, p.JobID, func(j *connector.Job) error {
+	if job.Attempts >= w.cfg.MaxCompressRetries+3 {
+		// Runs that ended without a word (a worker killed each time, tasks
+		// requeued by recover.go) do not count as asynq retries: stop a job
+		// that keeps killing its workers here.
+		a.job = job
+		return nothingLeft, &connector.Error{Code: connector.EINTERNAL,
+			Message: fmt.Sprintf("The job was interrupted %d times (worker restarts) and was given up", job.Attempts)}
+	}
+	if job.Attempts > 0 {
+		// A re-run: what did the earlier calls get? (A first run has no
+		// record; skipping the read saves a round trip per job.)
+		if a.calls, err = w.cfg.Attempts.Attempts(ctx, a.jobID); err != nil {
+			return nothingLeft, err
+		}
+	}
+	job, err = w.cfg.Jobs.UpdateJob(ctx, a.jobID, func(j *connector.Job) error {
 		if j.Status.Finished() {
 			return errFinished
 		}
@@ -58,54 +187,23 @@ func (w *Worker) handleCompress(ctx context.Context, t *asynq.Task) error {
 		return nil
 	})
 	if errors.Is(err, errFinished) || connector.ErrorCodeOf(err) == connector.ENOTFOUND {
-		return nil // finished or expired meanwhile
+		return nothingLeft, nil // finished or expired meanwhile
 	}
 	if err != nil {
-		return w.retryOrFail(ctx, log, p.JobID, err)
+		return nothingLeft, err
 	}
+	a.job = job
 	w.obs.JobStarted(time.Since(job.CreatedAt))
-	log.Info("compressing", "attempt", job.Attempts, "input", job.Input.Kind)
-
-	img, input, err := w.input(ctx, job)
-	if err != nil {
-		return w.failOrRetry(ctx, log, p.JobID, input, err)
+	if a.calls.Kept != nil {
+		return storeKept, nil
 	}
-	apiKey, err := w.cfg.Keyring.Open(job.SealedKey)
-	if err != nil {
-		log.Error("sealed API key does not open: is IMGFLOW_SECRET the server's?", "err", err)
-		return w.fail(ctx, log, p.JobID, input, &connector.Error{Code: connector.EINTERNAL, Message: "Internal error", Err: err})
-	}
-
-	start := time.Now()
-	c, err := w.cfg.Compressor.Compress(ctx, apiKey, bytes.NewReader(img.Data), input.Filename)
-	status := 200
-	if err != nil {
-		status = connector.AsError(err).UpstreamStatus
-	}
-	w.obs.UpstreamCall(status, time.Since(start))
-	if err != nil {
-		log.Warn("upstream call failed", "upstream_status", status, "code", connector.ErrorCodeOf(err), "err", err)
-		return w.failOrRetry(ctx, log, p.JobID, input, err)
-	}
-	log.Info("compressed", "upstream_job_id", c.UpstreamJobID, "original_size", c.OriginalSize, "compressed_size", c.CompressedSize, "took", time.Since(start))
-
-	if err := w.storeResult(ctx, p.JobID, input, img.MIMEType, c); err != nil {
-		// Charged but not stored: the only case a retry calls the upstream
-		// again. storeResult already tried a few times.
-		log.Error("compressed but could not store the result", "err", err)
-		return w.retryOrFail(ctx, log, p.JobID, err)
-	}
-	if w.afterResultStored != nil {
-		if err := w.afterResultStored(p.JobID); err != nil {
-			return err
-		}
-	}
-	return w.complete(ctx, log, p.JobID)
+	a.log.Info("compressing", "attempt", job.Attempts, "input", job.Input.Kind, "upstream_calls", a.calls.Calls)
+	return compressNow, nil
 }
 
-// input returns the job's image and its input record, completed with what
-// the bytes tell (size, type, a filename for the upstream).
-func (w *Worker) input(ctx context.Context, job *connector.Job) (*connector.Image, connector.JobInput, error) {
+// getInput returns the job's image and its input record, completed with
+// what the bytes tell (size, type, a filename for the upstream).
+func (w *Worker) getInput(ctx context.Context, job *connector.Job) (*connector.Image, connector.JobInput, error) {
 	in := job.Input
 	var img *connector.Image
 	if in.Kind == connector.InputURL {
@@ -117,7 +215,7 @@ func (w *Worker) input(ctx context.Context, job *connector.Job) (*connector.Imag
 			in.Filename = img.Filename
 		}
 	} else {
-		data, err := w.cfg.Blobs.GetBlob(ctx, connector.InputBlobKey(job.ID))
+		data, err := connector.ReadBlob(ctx, w.cfg.Blobs, connector.InputBlobKey(job.ID))
 		if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
 			return nil, in, connector.Errorf(connector.EINVALID, "The uploaded image expired before it could be compressed")
 		}
@@ -138,15 +236,81 @@ func (w *Worker) input(ctx context.Context, job *connector.Job) (*connector.Imag
 	return img, in, nil
 }
 
-// storeResult stores the compressed bytes, then the result, before anything
-// else. The upstream has charged a credit by now, so a passing Redis hiccup
-// is retried here rather than by a new attempt that would charge again.
-func (w *Worker) storeResult(ctx context.Context, jobID string, in connector.JobInput, inputType string, c *connector.Compressed) error {
+// recordCallAttempt writes, before the call, that a call is about to be made,
+// and returns its number. If an earlier call has no recorded answer, it may
+// have been charged: this call goes ahead (nothing can tell whether it was)
+// and the job will say charge_uncertain.
+func (w *Worker) recordCallAttempt(ctx context.Context, a *attempt) (call int, err error) {
+	rec, err := w.cfg.Attempts.BeginCall(ctx, a.jobID)
+	if err != nil {
+		return 0, err // nothing was sent: a retry is free
+	}
+	a.calls = rec
+	if earlier := rec.Unanswered() - 1; earlier > 0 {
+		a.uncertain = true
+		w.obs.ChargeUncertain()
+		a.log.Warn("an earlier upstream call never got an answer and may have been charged; calling again",
+			"upstream_calls", rec.Calls, "unanswered_before", earlier)
+	}
+	return rec.Calls, nil
+}
+
+// call sends the image to the compression API. Any answer but a 200 (and a
+// failure that sent nothing) is recorded as answered, since it cost
+// nothing; a 200 is recorded by keep.
+func (w *Worker) call(ctx context.Context, a *attempt, call int, img *connector.Image, in connector.JobInput) (*connector.Compressed, error) {
+	apiKey, err := w.cfg.Keyring.Open(a.job.SealedKey)
+	if err != nil {
+		a.log.Error("sealed API key does not open: is IMGFLOW_SECRET the server's?", "err", err)
+		w.answered(ctx, a, call)
+		return nil, &connector.Error{Code: connector.EINTERNAL, Message: "Internal error", Err: err}
+	}
+	start := time.Now()
+	c, err := w.cfg.Compressor.Compress(ctx, apiKey, bytes.NewReader(img.Data), in.Filename)
+	status := 200
+	if err != nil {
+		status = connector.AsError(err).UpstreamStatus
+	}
+	w.obs.UpstreamCall(status, time.Since(start))
+	if err != nil {
+		a.log.Warn("upstream call failed", "upstream_status", status, "code", connector.ErrorCodeOf(err), "err", err)
+		if status != 0 || nothingSent(err) {
+			w.answered(ctx, a, call)
+		}
+		return nil, err
+	}
+	a.log.Info("compressed", "upstream_job_id", c.UpstreamJobID, "original_size", c.OriginalSize, "compressed_size", c.CompressedSize, "took", time.Since(start))
+	return c, nil
+}
+
+// answered records that call got an answer that cost nothing, retried in
+// place through a Redis outage. If it still fails, a later run counts the
+// call as possibly charged: a false alarm, never a missed one.
+func (w *Worker) answered(ctx context.Context, a *attempt, call int) {
+	err := retryInPlace(ctx, func() error { return w.cfg.Attempts.AnswerCall(ctx, a.jobID, call) })
+	if err != nil {
+		a.log.Warn("could not record the upstream's answer; a re-run will flag the charge as uncertain", "err", err)
+		return
+	}
+	a.calls.Answered++
+}
+
+// nothingSent reports whether a failed call never reached the API (the
+// connection was refused), so it cannot have been charged.
+func nothingSent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// keep makes the charged answer durable before anything else: the
+// compressed bytes, then the answer in the attempt record. Redis hiccups
+// are retried here until the task's deadline, never by calling again.
+func (w *Worker) keep(ctx context.Context, a *attempt, call int, in connector.JobInput, inputType string, c *connector.Compressed) (*connector.KeptAnswer, error) {
 	mime := connector.SniffImageType(c.Data)
 	if mime == "" {
 		mime = inputType // the output has the input's format
 	}
-	result := &connector.JobResult{
+	answer := &connector.KeptAnswer{Input: in, Result: &connector.JobResult{
 		OriginalSize:     c.OriginalSize,
 		CompressedSize:   c.CompressedSize,
 		CompressionRatio: c.CompressionRatio,
@@ -154,90 +318,51 @@ func (w *Worker) storeResult(ctx context.Context, jobID string, in connector.Job
 		MIMEType:         mime,
 		Filename:         filenameFor(in.Filename, mime),
 		UpstreamJobID:    c.UpstreamJobID,
+	}}
+	if answer.Result.CompressedSize == 0 {
+		answer.Result.CompressedSize = int64(len(c.Data))
 	}
-	if result.CompressedSize == 0 {
-		result.CompressedSize = int64(len(c.Data))
-	}
-	return retryInPlace(ctx, func() error {
-		if err := w.cfg.Blobs.PutBlob(ctx, connector.OutputBlobKey(jobID), c.Data, w.cfg.ResultTTL); err != nil {
+	err := retryInPlace(ctx, func() error {
+		if err := w.cfg.Blobs.PutBlob(ctx, connector.OutputBlobKey(a.jobID), bytes.NewReader(c.Data), int64(len(c.Data)), w.cfg.ResultTTL); err != nil {
 			return err
 		}
-		_, err := w.cfg.Jobs.UpdateJob(ctx, jobID, func(j *connector.Job) error {
-			j.Input = in
-			j.Result = result
+		return w.cfg.Attempts.KeepAnswer(ctx, a.jobID, call, answer)
+	})
+	if err != nil {
+		// The task's deadline passed with Redis still down: the answer is
+		// lost, and a re-run will call (and be charged) again.
+		a.log.Error("charged, but could not keep the answer before the task's deadline", "err", err)
+		return nil, err
+	}
+	a.calls.Answered++
+	return answer, nil
+}
+
+// store puts the kept answer on the job, retried in place like keep.
+func (w *Worker) store(ctx context.Context, a *attempt, answer *connector.KeptAnswer) error {
+	return retryInPlace(ctx, func() error {
+		job, err := w.cfg.Jobs.UpdateJob(ctx, a.jobID, func(j *connector.Job) error {
+			j.Input = answer.Input
+			j.Result = answer.Result
+			a.record(j)
 			return nil
 		})
-		return err
-	})
-}
-
-// failOrRetry ends the job as failed when err is final, else lets asynq
-// retry the task (failing the job on the last attempt).
-func (w *Worker) failOrRetry(ctx context.Context, log *slog.Logger, jobID string, in connector.JobInput, err error) error {
-	if !retryable(err) {
-		return w.fail(ctx, log, jobID, in, err)
-	}
-	return w.retryOrFail(ctx, log, jobID, err)
-}
-
-// maxFetchRetries bounds retries of an image URL that failed in a way that
-// may pass (connection refused, 5xx, timeout): a flow waiting on ?wait
-// should hear within seconds that its URL is unreachable, not after the
-// minutes that upstream outages are given.
-const maxFetchRetries = 2
-
-// retryOrFail returns err for asynq to retry, unless this was the last
-// attempt: then the job fails with err, marked retryable.
-func (w *Worker) retryOrFail(ctx context.Context, log *slog.Logger, jobID string, err error) error {
-	retried, _ := asynq.GetRetryCount(ctx)
-	maxRetry, ok := asynq.GetMaxRetry(ctx)
-	if connector.ErrorCodeOf(err) == connector.EFETCH {
-		maxRetry = min(maxRetry, maxFetchRetries)
-	}
-	if !ok || retried < maxRetry {
-		log.Warn("attempt failed, will retry", "retried", retried, "max_retry", maxRetry, "err", err)
-		return err
-	}
-	e := *connector.AsError(err)
-	e.Retryable = true
-	return w.finishFailed(ctx, log, jobID, nil, &e)
-}
-
-// fail ends the job as failed with a final error; the task is not retried.
-func (w *Worker) fail(ctx context.Context, log *slog.Logger, jobID string, in connector.JobInput, err error) error {
-	return w.finishFailed(ctx, log, jobID, &in, err)
-}
-
-func (w *Worker) finishFailed(ctx context.Context, log *slog.Logger, jobID string, in *connector.JobInput, cause error) error {
-	jobErr := connector.JobErrorFrom(cause)
-	job, err := w.finish(ctx, jobID, func(j *connector.Job) {
-		if in != nil {
-			j.Input = *in
+		if err == nil {
+			a.job = job
 		}
-		j.Status = connector.StatusFailed
-		j.Error = jobErr
-	})
-	if errors.Is(err, errFinished) {
-		return nil
-	}
-	if err != nil {
-		log.Error("could not record the job's failure", "err", err, "cause", cause)
-		return err // asynq retries; the next attempt sees the same failure
-	}
-	log.Warn("job failed", "code", jobErr.Code, "upstream_status", jobErr.UpstreamStatus, "retryable", jobErr.Retryable, "err", cause)
-	w.obs.JobFinished(string(connector.StatusFailed), string(jobErr.Code))
-	w.cleanUp(ctx, log, jobID)
-	// The job is finished: on its last attempt no task retry would queue
-	// its deliveries again, so a Redis hiccup is retried here.
-	if err := retryInPlace(ctx, func() error { return w.fanOut(ctx, log, job) }); err != nil {
 		return err
-	}
-	return fmt.Errorf("job failed: %w: %w", cause, asynq.SkipRetry)
+	})
 }
 
-// complete marks a job whose result is stored as completed.
-func (w *Worker) complete(ctx context.Context, log *slog.Logger, jobID string) error {
-	job, err := w.finish(ctx, jobID, func(j *connector.Job) {
+// record copies what the attempt record says onto the job.
+func (a *attempt) record(j *connector.Job) {
+	j.UpstreamCalls = max(j.UpstreamCalls, a.calls.Calls)
+	j.ChargeUncertain = j.ChargeUncertain || a.uncertain
+}
+
+// complete marks a job whose result is stored as completed, then fans out.
+func (w *Worker) complete(ctx context.Context, a *attempt) error {
+	job, err := w.finish(ctx, a, func(j *connector.Job) {
 		j.Status = connector.StatusCompleted
 		j.Error = nil
 	})
@@ -245,53 +370,99 @@ func (w *Worker) complete(ctx context.Context, log *slog.Logger, jobID string) e
 		return nil
 	}
 	if err != nil {
-		return w.retryOrFail(ctx, log, jobID, err)
+		return err
 	}
-	log.Info("job completed", "compressed_size", job.Result.CompressedSize)
-	w.obs.JobFinished(string(connector.StatusCompleted), "")
-	w.cleanUp(ctx, log, jobID)
-	// The job is finished: on its last attempt no task retry would queue
-	// its deliveries again, so a Redis hiccup is retried here.
-	return retryInPlace(ctx, func() error { return w.fanOut(ctx, log, job) })
+	a.log.Info("job completed", "compressed_size", job.Result.CompressedSize, "upstream_calls", job.UpstreamCalls, "charge_uncertain", job.ChargeUncertain)
+	return retryInPlace(ctx, func() error { return w.fanOut(ctx, a.log, job) })
 }
 
-// finish moves the job to a final state with set, stamps FinishedAt and
-// marks its callback pending.
-func (w *Worker) finish(ctx context.Context, jobID string, set func(*connector.Job)) (*connector.Job, error) {
-	return w.cfg.Jobs.UpdateJob(ctx, jobID, func(j *connector.Job) error {
-		if j.Status.Finished() {
-			return errFinished
+// judged applies the retry policy (judge, in schedule.go) to an attempt
+// that failed with cause: it returns the error for asynq to retry the task,
+// or fails the job.
+func (w *Worker) judged(ctx context.Context, a *attempt, cause error) error {
+	retried, _ := asynq.GetRetryCount(ctx)
+	maxRetry, ok := asynq.GetMaxRetry(ctx)
+	if !ok {
+		maxRetry = w.cfg.MaxCompressRetries
+	}
+	v, retryableFailure := judge(cause, retried, maxRetry)
+	if v == retryTask {
+		a.log.Warn("attempt failed, will retry", "retried", retried, "max_retry", maxRetry, "err", cause)
+		return cause
+	}
+	e := *connector.AsError(cause)
+	e.Retryable = e.Retryable || retryableFailure
+	ctx, cancel := untilDeadline(ctx)
+	defer cancel()
+	return w.fail(ctx, a, &e)
+}
+
+// fail ends the job as failed with cause, then fans out; the task is not
+// retried.
+func (w *Worker) fail(ctx context.Context, a *attempt, cause error) error {
+	jobErr := connector.JobErrorFrom(cause)
+	job, err := w.finish(ctx, a, func(j *connector.Job) {
+		if a.input != nil {
+			j.Input = *a.input
 		}
-		set(j)
-		now := time.Now().UTC()
-		j.FinishedAt = &now
-		if j.CallbackURL != "" && j.Callback == nil {
-			j.Callback = &connector.DeliveryState{Status: connector.DeliveryPending}
-		}
-		return nil
+		j.Status = connector.StatusFailed
+		j.Error = jobErr
 	})
+	if errors.Is(err, errFinished) || connector.ErrorCodeOf(err) == connector.ENOTFOUND {
+		return nil
+	}
+	if err != nil {
+		a.log.Error("could not record the job's failure", "err", err, "cause", cause)
+		return err // asynq retries; the next attempt sees the same failure
+	}
+	a.log.Warn("job failed", "code", jobErr.Code, "upstream_status", jobErr.UpstreamStatus, "retryable", jobErr.Retryable, "err", cause)
+	if err := retryInPlace(ctx, func() error { return w.fanOut(ctx, a.log, job) }); err != nil {
+		return err
+	}
+	return fmt.Errorf("job failed: %w: %w", cause, asynq.SkipRetry)
 }
 
-// cleanUp deletes the input blob of a finished job.
-func (w *Worker) cleanUp(ctx context.Context, log *slog.Logger, jobID string) {
-	err := w.cfg.Blobs.DeleteBlob(ctx, connector.InputBlobKey(jobID))
+// finish moves the job to a final state with set (retried in place),
+// stamps FinishedAt, copies the attempt record on it, marks its callback
+// pending, tells the observer, and deletes its input blob.
+func (w *Worker) finish(ctx context.Context, a *attempt, set func(*connector.Job)) (*connector.Job, error) {
+	var job *connector.Job
+	err := retryInPlace(ctx, func() error {
+		var err error
+		job, err = w.cfg.Jobs.UpdateJob(ctx, a.jobID, func(j *connector.Job) error {
+			if j.Status.Finished() {
+				return errFinished
+			}
+			set(j)
+			a.record(j)
+			now := time.Now().UTC()
+			j.FinishedAt = &now
+			if j.CallbackURL != "" && j.Callback == nil {
+				j.Callback = &connector.DeliveryState{Status: connector.DeliveryPending}
+			}
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	code := ""
+	if job.Error != nil {
+		code = string(job.Error.Code)
+	}
+	w.obs.JobFinished(string(job.Status), code)
+	err = w.cfg.Blobs.DeleteBlob(ctx, connector.InputBlobKey(a.jobID))
 	if err != nil && connector.ErrorCodeOf(err) != connector.ENOTFOUND {
-		log.Warn("could not delete the input blob; it expires on its own", "err", err)
+		a.log.Warn("could not delete the input blob; it expires on its own", "err", err)
 	}
+	return job, nil
 }
 
-// retryable reports whether another attempt may succeed: upstream 5xx,
-// timeouts and network errors, passing fetch errors, Redis being down, and
-// anything that is not a domain error (a deadline, a bug elsewhere). A 200
-// whose body could not be read is final even though the client calls it
-// retryable: the upstream charged for it, and a retry would charge again.
-func retryable(err error) bool {
-	var e *connector.Error
-	if !errors.As(err, &e) {
-		return true
+// crashAt runs the test hook for step, if any.
+func (w *Worker) crashAt(step, jobID string) error {
+	if w.crashHook == nil || !w.crashHook(step, jobID) {
+		return nil
 	}
-	if e.Code == connector.EUPSTREAM && e.UpstreamStatus == 200 {
-		return false
-	}
-	return e.Retryable || e.Code == connector.EUNAVAILABLE
+	return errCrash
 }

@@ -3,12 +3,13 @@ package worker
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/fixtures/images"
@@ -36,7 +37,7 @@ func TestURLJobCompletesAndStoresOutput(t *testing.T) {
 	if got.StartedAt == nil || got.FinishedAt == nil || got.Attempts != 1 {
 		t.Errorf("expected started_at, finished_at and 1 attempt, got %v, %v, %d", got.StartedAt, got.FinishedAt, got.Attempts)
 	}
-	out, err := h.store.GetBlob(context.Background(), connector.OutputBlobKey(job.ID))
+	out, err := connector.ReadBlob(context.Background(), h.store, connector.OutputBlobKey(job.ID))
 	if err != nil || !bytes.Equal(out, want) {
 		t.Errorf("output blob: expected the %d compressed bytes, got %d bytes, err %v", len(want), len(out), err)
 	}
@@ -51,7 +52,7 @@ func TestUploadedJobCompletesAndItsInputIsDeleted(t *testing.T) {
 	data := images.Read(t, "photo.webp")
 	job := h.newJob(connector.JobInput{Kind: connector.InputUpload, Filename: "holiday.jpeg"}, "")
 	ctx := context.Background()
-	if err := h.store.PutBlob(ctx, connector.InputBlobKey(job.ID), data, 0); err != nil {
+	if err := h.store.PutBlob(ctx, connector.InputBlobKey(job.ID), bytes.NewReader(data), int64(len(data)), 0); err != nil {
 		t.Fatal(err)
 	}
 	h.enqueue(job.ID)
@@ -63,10 +64,10 @@ func TestUploadedJobCompletesAndItsInputIsDeleted(t *testing.T) {
 	if got.Result.MIMEType != "image/webp" || got.Result.Filename != "holiday.webp" {
 		t.Errorf("result: expected image/webp named holiday.webp (the bytes decide), got %s %q", got.Result.MIMEType, got.Result.Filename)
 	}
-	if out, err := h.store.GetBlob(ctx, connector.OutputBlobKey(job.ID)); err != nil || !bytes.Equal(out, data) {
+	if out, err := connector.ReadBlob(ctx, h.store, connector.OutputBlobKey(job.ID)); err != nil || !bytes.Equal(out, data) {
 		t.Errorf("output blob: expected %d bytes, got %d, err %v", len(data), len(out), err)
 	}
-	if _, err := h.store.GetBlob(ctx, connector.InputBlobKey(job.ID)); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+	if _, err := connector.ReadBlob(ctx, h.store, connector.InputBlobKey(job.ID)); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Errorf("input blob: expected it deleted (not_found), got err %v", err)
 	}
 }
@@ -85,8 +86,9 @@ func TestUpstream5xxIsRetriedAndTheJobCompletesWithOneSuccessfulCall(t *testing.
 	if calls := h.comp.Calls(); calls != 3 {
 		t.Errorf("upstream calls: expected 2 failed + 1 successful = 3, got %d", calls)
 	}
-	if got.Attempts != 3 {
-		t.Errorf("attempts: expected 3, got %d", got.Attempts)
+	if got.Attempts != 3 || got.UpstreamCalls != 3 || got.ChargeUncertain {
+		t.Errorf("expected 3 attempts, upstream_calls 3, charge certain (a 500 costs nothing), got %d, %d, %v",
+			got.Attempts, got.UpstreamCalls, got.ChargeUncertain)
 	}
 }
 
@@ -168,17 +170,87 @@ func TestRetryableErrorOnTheLastAttemptFailsTheJobAsRetryable(t *testing.T) {
 	}
 }
 
-func TestRetryAfterTheResultIsStoredDoesNotCallTheUpstreamAgain(t *testing.T) {
-	h := newHarness(t)
+// crashOnce makes the worker "die" once, at step of the billing path.
+func crashOnce(h *harness, step string) *atomic.Bool {
 	var crashed atomic.Bool
 	h.tweak = func(w *Worker) {
-		w.afterResultStored = func(jobID string) error {
-			if crashed.Swap(true) {
-				return nil
-			}
-			return errors.New("worker crashed right after storing the result")
+		w.crashHook = func(s, jobID string) bool {
+			return s == step && !crashed.Swap(true)
 		}
 	}
+	return &crashed
+}
+
+// A worker killed after the upstream charged and the answer was kept, or
+// after the result was stored: the re-run never calls the upstream again.
+func TestKillAfterTheChargedAnswerIsKeptDoesNotChargeAgain(t *testing.T) {
+	// After "stored" the re-run only marks the job completed: no new attempt.
+	for step, attempts := range map[string]int{"kept": 2, "stored": 1} {
+		t.Run(step, func(t *testing.T) {
+			h := newHarness(t)
+			crashed := crashOnce(h, step)
+			h.start()
+			job := h.submitURLJob("")
+
+			got := h.waitJob(job.ID, "finished", finished)
+			if got.Status != connector.StatusCompleted {
+				t.Fatalf("status: expected completed, got %s (error %+v)", got.Status, got.Error)
+			}
+			if !crashed.Load() {
+				t.Fatal("the crash hook never ran")
+			}
+			if calls := h.comp.Calls(); calls != 1 {
+				t.Errorf("upstream calls: expected exactly 1 (one credit per job), got %d", calls)
+			}
+			if got.Result == nil || got.Result.UpstreamJobID != "up-0" || got.Attempts != attempts {
+				t.Errorf("result: expected the first call's result up-0 after %d attempts, got %+v after %d", attempts, got.Result, got.Attempts)
+			}
+			if got.UpstreamCalls != 1 || got.ChargeUncertain {
+				t.Errorf("job: expected upstream_calls 1, charge_uncertain false, got %d, %v", got.UpstreamCalls, got.ChargeUncertain)
+			}
+			if out, err := connector.ReadBlob(context.Background(), h.store, connector.OutputBlobKey(job.ID)); err != nil || len(out) == 0 {
+				t.Errorf("output blob: expected the kept bytes, got %d bytes, err %v", len(out), err)
+			}
+		})
+	}
+}
+
+// A worker killed after the upstream answered 200 but before the answer was
+// kept looks, to the re-run, exactly like one killed mid-call: the call may
+// have been charged. The re-run compresses again (the only way to a result)
+// and the job and the metric say the charge is uncertain.
+func TestKillBeforeTheAnswerIsKeptFlagsTheChargeAsUncertain(t *testing.T) {
+	h := newHarness(t)
+	rec := &recorder{}
+	h.cfg.Observer = rec
+	crashed := crashOnce(h, "answered")
+	h.start()
+	job := h.submitURLJob("")
+
+	got := h.waitJob(job.ID, "finished", finished)
+	if got.Status != connector.StatusCompleted || !crashed.Load() {
+		t.Fatalf("status: expected completed after a crash, got %s (error %+v, crashed %v)", got.Status, got.Error, crashed.Load())
+	}
+	if calls := h.comp.Calls(); calls != 2 || got.UpstreamCalls != 2 || !got.ChargeUncertain {
+		t.Errorf("expected 2 upstream calls, upstream_calls 2 and charge_uncertain true, got %d calls, %d, %v",
+			calls, got.UpstreamCalls, got.ChargeUncertain)
+	}
+	if got.Result == nil || got.Result.UpstreamJobID != "up-1" {
+		t.Errorf("result: expected the second call's up-1, got %+v", got.Result)
+	}
+	if !rec.has("charge uncertain") {
+		t.Error("observer: expected to hear of the uncertain charge")
+	}
+}
+
+// Redis unreachable for longer than the old in-place retries (2.6 s) right
+// after the upstream charged: the worker keeps the answer and stores it
+// when Redis is back, without a second call.
+func TestStoreIsRetriedThroughARedisOutageWithoutCallingAgain(t *testing.T) {
+	h := newHarness(t)
+	out := &outage{Store: h.store}
+	h.cfg.Jobs, h.cfg.Blobs, h.cfg.Attempts = out, out, out
+	h.comp.onAnswer = func() { out.downFor(4 * time.Second) }
 	h.start()
 	job := h.submitURLJob("")
 
@@ -186,14 +258,14 @@ func TestRetryAfterTheResultIsStoredDoesNotCallTheUpstreamAgain(t *testing.T) {
 	if got.Status != connector.StatusCompleted {
 		t.Fatalf("status: expected completed, got %s (error %+v)", got.Status, got.Error)
 	}
-	if !crashed.Load() {
-		t.Fatal("the test hook never ran")
+	if calls := h.comp.Calls(); calls != 1 || got.UpstreamCalls != 1 || got.ChargeUncertain {
+		t.Errorf("expected 1 upstream call (upstream_calls 1, charge certain), got %d calls, %d, %v", calls, got.UpstreamCalls, got.ChargeUncertain)
 	}
-	if calls := h.comp.Calls(); calls != 1 {
-		t.Errorf("upstream calls: expected exactly 1 (one credit per job), got %d", calls)
+	if got.Attempts != 1 {
+		t.Errorf("attempts: expected the first attempt to store its answer, got %d attempts", got.Attempts)
 	}
-	if got.Result == nil || got.Result.UpstreamJobID != "up-0" {
-		t.Errorf("result: expected the first call's result up-0, got %+v", got.Result)
+	if n := out.refused.Load(); n < 3 {
+		t.Errorf("expected the worker to meet the outage (several refused writes), got %d", n)
 	}
 }
 
@@ -256,5 +328,32 @@ func TestUnreachableImageURLFailsAfterAFewAttempts(t *testing.T) {
 	}
 	if got.Attempts != 1+maxFetchRetries || h.comp.Calls() != 0 {
 		t.Errorf("expected %d attempts and no upstream call, got %d attempts, %d calls", 1+maxFetchRetries, got.Attempts, h.comp.Calls())
+	}
+}
+
+// A worker killed mid-task leaves its task "active" in asynq; with asynq
+// alone it comes back after 60–120 s. The orphan recoverer puts it back on
+// the queue as soon as no live worker has claimed it for OrphanAfter.
+func TestKilledWorkersTaskIsRecoveredWithinSeconds(t *testing.T) {
+	h := newHarness(t)
+	h.cfg.OrphanAfter = 300 * time.Millisecond
+	h.tweak = func(w *Worker) { w.recoverEvery = 50 * time.Millisecond }
+	job := h.newJob(connector.JobInput{Kind: connector.InputURL, URL: "https://images.test/photo.png"}, "")
+	h.fetcher.set("https://images.test/photo.png", &connector.Image{Data: images.Read(t, "photo.png"), MIMEType: "image/png"})
+	h.enqueue(job.ID)
+	// A worker that took the task and was killed: asynq's dequeue moves it
+	// to the active list with a lease, and no heartbeat ever claims it.
+	ctx := context.Background()
+	q := "asynq:{" + h.redis.Queue() + "}:"
+	if id, err := h.redis.Client.RPopLPush(ctx, q+"pending", q+"active").Result(); err != nil || id != job.ID {
+		t.Fatalf("taking the task as a worker would: %q, %v", id, err)
+	}
+	h.redis.Client.ZAdd(ctx, q+"lease", redis.Z{Score: float64(time.Now().Add(30 * time.Second).Unix()), Member: job.ID})
+	h.redis.Client.HSet(ctx, q+"t:"+job.ID, "state", "active")
+
+	h.start()
+	got := h.waitJob(job.ID, "completed", finished)
+	if got.Status != connector.StatusCompleted || h.comp.Calls() != 1 {
+		t.Fatalf("expected the orphaned job completed with one upstream call, got %s after %d calls", got.Status, h.comp.Calls())
 	}
 }

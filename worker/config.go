@@ -34,6 +34,13 @@ type Config struct {
 	Blobs connector.BlobStore
 	Hooks connector.HookStore
 
+	// Deliveries keeps every delivery attempt of each job (required).
+	Deliveries connector.DeliveryLog
+	// Attempts keeps each job's record of its calls of the compression API
+	// (required): written before every call, it is what keeps a re-run from
+	// paying twice. *redisstore.Store fits.
+	Attempts connector.AttemptStore
+
 	// Compressor is the compression API client (required).
 	Compressor connector.Compressor
 
@@ -50,6 +57,10 @@ type Config struct {
 	// PublicURL is the server's public base URL without a trailing slash
 	// (IMGFLOW_PUBLIC_URL, required): deliveries carry file_url under it.
 	PublicURL string
+
+	// FileURL makes the file_url of a delivered job, valid until exp; nil
+	// gives the Keyring's signed link under PublicURL.
+	FileURL func(j *connector.Job, exp time.Time) string
 
 	// ResultTTL is how long compressed files are kept and how long the
 	// file_url in a delivery stays valid (IMGFLOW_RESULT_TTL). Default 24h.
@@ -71,18 +82,32 @@ type Config struct {
 	// does); a server with its own Queue sets WithMaxCompressRetries.
 	MaxCompressRetries int
 
-	// TaskCheckInterval is how long an idle worker waits before polling the
-	// queue again (asynq polls rather than blocks). Default 25ms: asynq's own
-	// default of 1s adds up to a second to every job that arrives at an idle
-	// worker. Each idle worker process then runs about 40 cheap dequeue
-	// scripts a second against Redis; raise it if many idle workers share one
-	// Redis.
+	// IdleWait is how long an idle worker's empty dequeue waits for a
+	// wake-up, published by Queue on every enqueue, before it polls again
+	// (see wake.go). Default DefaultIdleWait (1s): an idle worker process
+	// runs about one dequeue script a second, and a task that becomes due
+	// without a wake-up (a retry, a delayed delivery, one enqueued by
+	// another program) starts within IdleWait. Every idle worker wakes on
+	// every enqueue, so hundreds of idle workers on one queue each run a
+	// dequeue per job.
+	IdleWait time.Duration
+
+	// TaskCheckInterval is how long asynq sleeps after a dequeue that found
+	// nothing, i.e. after each IdleWait: between half and one and a half of
+	// it. Default 5ms, so that a wake-up landing in that sleep is late by
+	// little; it costs Redis nothing more while the dequeue waits.
 	TaskCheckInterval time.Duration
 
 	// DelayedTaskCheckInterval is how often retries and delayed tasks due
 	// are moved back to the queue: the granularity of every retry delay.
 	// Default 1s (asynq's is 5s). Tests with short schedules set it lower.
 	DelayedTaskCheckInterval time.Duration
+
+	// OrphanAfter is how long a task may stay "active" while no live worker
+	// process claims it (its worker was killed, or lost Redis for longer
+	// than asynq's 30 s lease) before it is put back on the queue; see
+	// recover.go. Default 12s (asynq v0.26.0 alone takes 60–120 s).
+	OrphanAfter time.Duration
 
 	// ShutdownTimeout is how long Run waits for running tasks to finish once
 	// its context ends; tasks still running then are put back on the queue
@@ -109,6 +134,11 @@ type Observer interface {
 	// UpstreamCall: one call of the compression API; status 0 when it did
 	// not answer (network, timeout).
 	UpstreamCall(status int, d time.Duration)
+	// ChargeUncertain: a call of the compression API is being made for a
+	// job whose earlier call never got an answer and may have been charged
+	// (a worker died mid-call, or the call timed out): possibly one credit
+	// charged twice.
+	ChargeUncertain()
 	// DeliveryDone: one delivery attempt ended: "delivered", "retry",
 	// "failed" (last attempt), "gone" (410) or "dropped" (job or hook gone).
 	DeliveryDone(outcome string)
@@ -127,6 +157,10 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, errors.New("worker: RedisConnOpt is required")
 	case cfg.Jobs == nil, cfg.Blobs == nil, cfg.Hooks == nil:
 		return cfg, errors.New("worker: Jobs, Blobs and Hooks are required")
+	case cfg.Deliveries == nil:
+		return cfg, errors.New("worker: Deliveries is required")
+	case cfg.Attempts == nil:
+		return cfg, errors.New("worker: Attempts is required")
 	case cfg.Compressor == nil:
 		return cfg, errors.New("worker: Compressor is required")
 	case cfg.Fetcher == nil:
@@ -153,11 +187,17 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.MaxCompressRetries <= 0 {
 		cfg.MaxCompressRetries = DefaultMaxCompressRetries
 	}
+	if cfg.IdleWait <= 0 {
+		cfg.IdleWait = DefaultIdleWait
+	}
 	if cfg.TaskCheckInterval <= 0 {
-		cfg.TaskCheckInterval = 25 * time.Millisecond
+		cfg.TaskCheckInterval = 5 * time.Millisecond
 	}
 	if cfg.DelayedTaskCheckInterval <= 0 {
 		cfg.DelayedTaskCheckInterval = time.Second
+	}
+	if cfg.OrphanAfter <= 0 {
+		cfg.OrphanAfter = orphanAfter
 	}
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 30 * time.Second
@@ -176,4 +216,5 @@ type nopObserver struct{}
 func (nopObserver) JobStarted(time.Duration)        {}
 func (nopObserver) JobFinished(string, string)      {}
 func (nopObserver) UpstreamCall(int, time.Duration) {}
+func (nopObserver) ChargeUncertain()                {}
 func (nopObserver) DeliveryDone(string)             {}

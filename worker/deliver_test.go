@@ -177,7 +177,9 @@ func TestHookAnswering410IsDisabled(t *testing.T) {
 
 func TestDeletedHookGetsNothingMore(t *testing.T) {
 	h := newHarness(t)
-	h.cfg.DeliverySchedule = []time.Duration{0, 500 * time.Millisecond, 500 * time.Millisecond}
+	// asynq keeps retry times in whole seconds, so a 1.5 s delay is 0.5 to
+	// 1.5 s: time enough to delete the hook after the first attempt.
+	h.cfg.DeliverySchedule = []time.Duration{0, 1500 * time.Millisecond, 1500 * time.Millisecond}
 	h.start()
 	rcv := newReceiver(t, 500, 500, 500)
 	h.newHook("hook_del", connector.EventJobFinished, rcv.URL)
@@ -187,7 +189,7 @@ func TestDeletedHookGetsNothingMore(t *testing.T) {
 	if err := h.store.DeleteHook(context.Background(), h.owner, "hook_del"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1500 * time.Millisecond) // past the rest of the schedule
+	time.Sleep(3500 * time.Millisecond) // past the rest of the schedule
 	if n := rcv.count(); n != 1 {
 		t.Errorf("expected no attempt after the hook was deleted, got %d requests", n)
 	}
@@ -246,7 +248,7 @@ func TestDeliveredCallbackIsNotPostedAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	task := deliveryTask(t, connector.Delivery{ID: callbackDeliveryID(job.ID), JobID: job.ID, Event: connector.EventJobCompleted})
+	task := deliveryTask(t, connector.Delivery{ID: connector.CallbackDeliveryID(job.ID), JobID: job.ID, Event: connector.EventJobCompleted})
 	if err := w.Handler().ProcessTask(context.Background(), task); err != nil {
 		t.Fatalf("expected nil, got %v", err)
 	}

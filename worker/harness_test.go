@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/connector/guard"
 	"github.com/imgflow/imgflow/connector/keyring"
 	"github.com/imgflow/imgflow/connector/redisstore"
 	"github.com/imgflow/imgflow/connector/webhook"
@@ -72,10 +74,12 @@ func newHarness(t *testing.T) *harness {
 		Concurrency:              4,
 		Compressor:               h.comp,
 		Fetcher:                  h.fetcher,
-		Sender:                   webhook.NewSender(webhook.SenderOptions{AllowPrivate: true, Timeout: 5 * time.Second}),
+		Sender:                   webhook.NewSender(webhook.SenderOptions{Allow: guard.Loopback(), Timeout: 5 * time.Second}),
 		Jobs:                     h.store,
 		Blobs:                    h.store,
 		Hooks:                    h.store,
+		Deliveries:               h.store,
+		Attempts:                 h.store,
 		Keyring:                  kr,
 		PublicURL:                "https://imgflow.test",
 		DeliverySchedule:         []time.Duration{0, 50 * time.Millisecond, 100 * time.Millisecond},
@@ -85,7 +89,7 @@ func newHarness(t *testing.T) *harness {
 	}
 	client := asynq.NewClient(opt)
 	t.Cleanup(func() { client.Close() })
-	h.queue = NewQueue(client, r.Queue())
+	h.queue = NewQueue(client, r.Queue(), WithWakeUps(r.Client))
 	return h
 }
 
@@ -204,6 +208,8 @@ type stubCompressor struct {
 	fail  []error
 	calls int
 	keys  []string
+	// onAnswer, when set, runs as each successful call answers.
+	onAnswer func()
 }
 
 func (s *stubCompressor) setFailures(errs ...error) {
@@ -240,6 +246,9 @@ func (s *stubCompressor) Compress(ctx context.Context, apiKey string, image io.R
 	s.mu.Unlock()
 	if fail != nil {
 		return nil, fail
+	}
+	if s.onAnswer != nil {
+		s.onAnswer()
 	}
 	credits := int64(499)
 	return &connector.Compressed{
@@ -345,4 +354,51 @@ func deliveryTask(t *testing.T, d connector.Delivery) *asynq.Task {
 		t.Fatal(err)
 	}
 	return asynq.NewTask(TypeDelivery, b)
+}
+
+// outage is the test's store, unreachable (EUNAVAILABLE, as redisstore
+// answers when Redis is down) for the worker while down; the test's own
+// reads go to the store directly.
+type outage struct {
+	*redisstore.Store
+	until   atomic.Int64 // unix nanos
+	refused atomic.Int64
+}
+
+func (o *outage) downFor(d time.Duration) { o.until.Store(time.Now().Add(d).UnixNano()) }
+
+func (o *outage) check() error {
+	if time.Now().UnixNano() < o.until.Load() {
+		o.refused.Add(1)
+		return &connector.Error{Code: connector.EUNAVAILABLE, Message: "storage unavailable", Retryable: true}
+	}
+	return nil
+}
+
+func (o *outage) GetJob(ctx context.Context, id string) (*connector.Job, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	return o.Store.GetJob(ctx, id)
+}
+
+func (o *outage) UpdateJob(ctx context.Context, id string, fn func(*connector.Job) error) (*connector.Job, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	return o.Store.UpdateJob(ctx, id, fn)
+}
+
+func (o *outage) PutBlob(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error {
+	if err := o.check(); err != nil {
+		return err
+	}
+	return o.Store.PutBlob(ctx, key, r, size, ttl)
+}
+
+func (o *outage) KeepAnswer(ctx context.Context, jobID string, call int, answer *connector.KeptAnswer) error {
+	if err := o.check(); err != nil {
+		return err
+	}
+	return o.Store.KeepAnswer(ctx, jobID, call, answer)
 }

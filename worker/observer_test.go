@@ -32,6 +32,7 @@ func (r *recorder) JobStarted(time.Duration)            { r.add("started") }
 func (r *recorder) JobFinished(status, code string)     { r.add("finished " + status + " " + code) }
 func (r *recorder) UpstreamCall(s int, _ time.Duration) { r.add("upstream " + strconv.Itoa(s)) }
 func (r *recorder) DeliveryDone(outcome string)         { r.add("delivery " + outcome) }
+func (r *recorder) ChargeUncertain()                    { r.add("charge uncertain") }
 
 func http3(s int) string {
 	return string(rune('0'+s/100)) + string(rune('0'+s/10%10)) + string(rune('0'+s%10))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/imgflow/imgflow/connector"
 )
@@ -46,6 +47,7 @@ type compressPayload struct {
 // Queue enqueues imgflow's tasks with asynq. It implements connector.Queue.
 type Queue struct {
 	client             *asynq.Client
+	wake               redis.UniversalClient // nil: no wake-ups
 	queue              string
 	maxCompressRetries int
 	schedule           []time.Duration
@@ -74,6 +76,13 @@ func WithDeliverySchedule(s []time.Duration) QueueOption {
 // enqueue stays a no-op (default DefaultRetention).
 func WithRetention(d time.Duration) QueueOption {
 	return func(q *Queue) { q.retention = d }
+}
+
+// WithWakeUps makes the Queue publish a wake-up on rdb after every task it
+// enqueues for now, so an idle worker starts it at once rather than at its
+// next poll (see wake.go). The publish does not delay the enqueue.
+func WithWakeUps(rdb redis.UniversalClient) QueueOption {
+	return func(q *Queue) { q.wake = rdb }
 }
 
 // NewQueue returns a Queue that puts tasks on the named asynq queue
@@ -106,21 +115,35 @@ func (q *Queue) EnqueueCompress(ctx context.Context, jobID string) error {
 	if err != nil {
 		return err
 	}
-	return q.enqueue(ctx, asynq.NewTask(TypeCompress, payload),
+	err = q.enqueue(ctx, asynq.NewTask(TypeCompress, payload),
 		asynq.TaskID(jobID),
 		asynq.Queue(q.queue),
 		asynq.MaxRetry(q.maxCompressRetries),
 		asynq.Timeout(compressTimeout),
 		asynq.Retention(q.retention),
 	)
+	if err == nil {
+		q.wakeWorkers(ctx)
+	}
+	return err
 }
 
 // EnqueueDelivery queues one delivery; d.ID is the task id, so a delivery
-// is queued at most once.
+// is queued at most once. A redelivery is one attempt under its own task
+// id, kept only while queued or running: a second one asked for meanwhile
+// is the same, and a later one goes through.
 func (q *Queue) EnqueueDelivery(ctx context.Context, d connector.Delivery) error {
 	payload, err := json.Marshal(d)
 	if err != nil {
 		return err
+	}
+	if d.Redeliver {
+		return q.enqueue(ctx, asynq.NewTask(TypeDelivery, payload),
+			asynq.TaskID(d.ID+":redeliver"),
+			asynq.Queue(q.queue),
+			asynq.MaxRetry(0),
+			asynq.Timeout(deliveryTimeout),
+		)
 	}
 	opts := []asynq.Option{
 		asynq.TaskID(d.ID),
@@ -132,7 +155,24 @@ func (q *Queue) EnqueueDelivery(ctx context.Context, d connector.Delivery) error
 	if q.schedule[0] > 0 {
 		opts = append(opts, asynq.ProcessIn(q.schedule[0]))
 	}
-	return q.enqueue(ctx, asynq.NewTask(TypeDelivery, payload), opts...)
+	err = q.enqueue(ctx, asynq.NewTask(TypeDelivery, payload), opts...)
+	if err == nil && q.schedule[0] == 0 {
+		q.wakeWorkers(ctx)
+	}
+	return err
+}
+
+// wakeWorkers publishes a wake-up in the background: a lost one only
+// costs the task up to the workers' IdleWait.
+func (q *Queue) wakeWorkers(ctx context.Context) {
+	if q.wake == nil {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		q.wake.Publish(ctx, wakeChannel(q.queue), "")
+	}()
 }
 
 func (q *Queue) enqueue(ctx context.Context, t *asynq.Task, opts ...asynq.Option) error {

@@ -128,3 +128,28 @@ func TestNewSaysWhatIsMissing(t *testing.T) {
 		t.Errorf("expected an error naming Keyring, got %v", err)
 	}
 }
+
+// An idle worker starts a job on the wake-up its enqueue publishes, and a
+// retry made due by its own asynq, without waiting to poll: here it would
+// poll only once an hour.
+func TestIdleWorkerStartsJobsOnWakeUpsNotPolls(t *testing.T) {
+	h := newHarness(t)
+	h.cfg.IdleWait = time.Hour
+	h.cfg.TaskCheckInterval = time.Second // asynq's sleep on shutdown only
+	// The 4th upstream call answers 503: that job is retried after the
+	// test's 10 ms backoff, when the forwarder moves it back.
+	h.comp.setFailures(nil, nil, nil, &connector.Error{Code: connector.EUPSTREAM, Message: "Service unavailable", UpstreamStatus: 503, Retryable: true})
+	w, _ := h.start()
+	for range 4 {
+		job := h.submitURLJob("")
+		h.waitJob(job.ID, "completed", func(j *connector.Job) bool { return j.Status == connector.StatusCompleted })
+	}
+	if got := h.comp.Calls(); got != 5 {
+		t.Fatalf("upstream calls = %d, want 5 (4 jobs, one retried)", got)
+	}
+	// With an hour between polls, only wake-ups can have started them
+	// (the first job may be found by the worker's first dequeue).
+	if got := w.wk.woken.Load(); got < 4 {
+		t.Fatalf("tasks started by a wake-up = %d, want at least 4 of 5", got)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/connector/fetch"
+	"github.com/imgflow/imgflow/connector/guard"
 	"github.com/imgflow/imgflow/connector/upstream"
 	"github.com/imgflow/imgflow/fixtures/images"
 	reference "github.com/imgflow/imgflow/fixtures/upstream"
@@ -31,7 +32,7 @@ func withReferenceUpstream(t *testing.T, h *harness, failRate float64) (*referen
 	t.Cleanup(imgs.Close)
 
 	h.cfg.Compressor = upstream.New(api.URL + "/api")
-	h.cfg.Fetcher = fetch.New(fetch.Options{AllowPrivate: true})
+	h.cfg.Fetcher = fetch.New(fetch.Options{Allow: guard.Loopback()})
 	h.apiKey = key
 	h.owner = h.keyring.KeyHash(key)
 	return ledger, imgs.URL
@@ -56,7 +57,7 @@ func TestJobsCompressThroughTheReferenceUpstreamForOneCreditEach(t *testing.T) {
 		if r.Filename != name || r.CompressedSize <= 0 || r.CompressedSize > r.OriginalSize || r.CreditsRemaining == nil {
 			t.Errorf("%s: expected a result named %s no larger than the input with credits_remaining, got %+v", name, name, r)
 		}
-		out, err := h.store.GetBlob(context.Background(), connector.OutputBlobKey(id))
+		out, err := connector.ReadBlob(context.Background(), h.store, connector.OutputBlobKey(id))
 		if err != nil || int64(len(out)) != r.CompressedSize || connector.SniffImageType(out) != r.MIMEType {
 			t.Errorf("%s: expected a stored %s of %d bytes, got %d bytes (%s), err %v", name, r.MIMEType, r.CompressedSize, len(out), connector.SniffImageType(out), err)
 		}

@@ -5,7 +5,14 @@ import (
 	"errors"
 	"math/rand/v2"
 	"time"
+
+	"github.com/imgflow/imgflow/connector"
 )
+
+// This file is the compress path's retry policy, all of it: when a failed
+// attempt is retried by asynq and when the job fails (judge), how long asynq
+// waits between attempts (backoff), and how a step that must not be redone
+// by a new attempt is retried where it stands (retryInPlace).
 
 // Compress retries back off exponentially: 1s, 2s, 4s ... capped at
 // maxBackoff, each with up to +25% jitter so that a burst of failures does
@@ -22,6 +29,100 @@ func backoff(n int) time.Duration {
 		d = min(baseBackoff<<n, maxBackoff)
 	}
 	return d + rand.N(d/4+1)
+}
+
+// maxFetchRetries bounds retries of an image URL that failed in a way that
+// may pass (connection refused, 5xx, timeout): a flow waiting on ?wait
+// should hear within seconds that its URL is unreachable, not after the
+// minutes that upstream outages are given.
+const maxFetchRetries = 2
+
+// verdict is what becomes of a compress attempt that failed.
+type verdict int
+
+const (
+	// retryTask: return the error; asynq runs the task again after backoff.
+	retryTask verdict = iota
+	// failJob: the job fails with the error; the task ends.
+	failJob
+)
+
+// judge decides the fate of an attempt that failed with err after retried
+// retries of at most maxRetry. A final error fails the job at once; one that
+// may pass is retried until the retries run out, and then fails the job
+// marked retryable (resubmitting later may work).
+func judge(err error, retried, maxRetry int) (v verdict, retryableFailure bool) {
+	if !retryable(err) {
+		return failJob, false
+	}
+	if connector.ErrorCodeOf(err) == connector.EFETCH {
+		maxRetry = min(maxRetry, maxFetchRetries)
+	}
+	if retried < maxRetry {
+		return retryTask, false
+	}
+	return failJob, true
+}
+
+// retryable reports whether another attempt may succeed: upstream 5xx,
+// timeouts and network errors, passing fetch errors, Redis being down, and
+// anything that is not a domain error (a deadline, a bug elsewhere). A 200
+// whose body could not be read is final even though the client calls it
+// retryable: the upstream charged for it, and a retry would charge again.
+func retryable(err error) bool {
+	var e *connector.Error
+	if !errors.As(err, &e) {
+		return true
+	}
+	if e.Code == connector.EUPSTREAM && e.UpstreamStatus == 200 {
+		return false
+	}
+	return e.Retryable || e.Code == connector.EUNAVAILABLE
+}
+
+// In-place retries back off from inPlaceBase, doubling up to inPlaceCap:
+// short enough that a result is stored within a second of Redis coming
+// back, long enough not to hammer a Redis that is restarting.
+const (
+	inPlaceBase = 50 * time.Millisecond
+	inPlaceCap  = time.Second
+)
+
+// retryInPlace runs step until it succeeds, fails in a way that will not
+// pass (anything but EUNAVAILABLE), or ctx ends, and returns its last error.
+// It is for the steps a new attempt must not redo: keeping and storing an
+// answer the upstream charged for, finishing a job, queueing its
+// deliveries. Give it a context that ends at the task's deadline.
+func retryInPlace(ctx context.Context, step func() error) error {
+	wait := inPlaceBase
+	for {
+		err := step()
+		if err == nil || connector.ErrorCodeOf(err) != connector.EUNAVAILABLE {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		wait = min(2*wait, inPlaceCap)
+	}
+}
+
+// untilDeadline returns a context that ends at ctx's deadline but not when
+// ctx is cancelled earlier. asynq cancels a task's context when it loses
+// the task's lease (Redis unreachable for ~30 s): a worker holding an
+// answer the upstream charged for must go on trying to store it until the
+// task's own deadline, since a new attempt would charge again. Without a
+// deadline on ctx, compressTimeout bounds it.
+func untilDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(compressTimeout)
+	}
+	return context.WithDeadline(context.WithoutCancel(ctx), deadline)
 }
 
 // retryAfterError is a failed delivery attempt whose receiver asked, with
@@ -47,29 +148,4 @@ func deliveryDelay(schedule []time.Duration, n int, err error) time.Duration {
 		d = min(ra.after, maxRetryAfter)
 	}
 	return d
-}
-
-// inPlaceDelays are the pauses between tries of a step that a task retry
-// must not redo: storing a result the upstream charged for, queueing the
-// deliveries of a finished job.
-var inPlaceDelays = []time.Duration{0, 100 * time.Millisecond, 500 * time.Millisecond, 2 * time.Second}
-
-// retryInPlace runs step until it succeeds, inPlaceDelays run out or ctx
-// ends, and returns its last error.
-func retryInPlace(ctx context.Context, step func() error) error {
-	var err error
-	for _, wait := range inPlaceDelays {
-		select {
-		case <-ctx.Done():
-			if err == nil {
-				err = ctx.Err()
-			}
-			return err
-		case <-time.After(wait):
-		}
-		if err = step(); err == nil {
-			return nil
-		}
-	}
-	return err
 }

@@ -2,11 +2,13 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 )
 
 // Worker serves imgflow's asynq queue: compress tasks and deliveries.
@@ -14,16 +16,22 @@ type Worker struct {
 	cfg    Config
 	log    *slog.Logger
 	obs    Observer
+	rdb    redis.UniversalClient // the client's connection, also for wake-ups
+	wk     *waker                // holds asynq's idle dequeues (wake.go)
 	client *asynq.Client
 	queue  *Queue
 	mux    *asynq.ServeMux
 
-	// afterResultStored, when set (tests only), runs right after a result
-	// is stored and before the job is marked completed; an error fails the
-	// attempt there, as a crash would.
-	afterResultStored func(jobID string) error
+	// crashHook, when set (tests only), is asked after each step of the
+	// billing path that a crash could follow ("answered", "kept",
+	// "stored"); true stops the attempt there, recording nothing more, as
+	// a killed worker would, and asynq retries the task.
+	crashHook func(step, jobID string) bool
 	// backoff is the compress retry delay; tests shorten it.
 	backoff func(retried int) time.Duration
+	// recoverEvery is how often orphaned tasks are looked for; tests
+	// shorten it.
+	recoverEvery time.Duration
 }
 
 // New checks cfg, fills its defaults and returns a Worker. Close it when
@@ -33,16 +41,24 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	rdb, ok := cfg.RedisConnOpt.MakeRedisClient().(redis.UniversalClient)
+	if !ok {
+		return nil, errors.New("worker: RedisConnOpt does not make a go-redis client")
+	}
 	w := &Worker{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		obs:     cfg.Observer,
-		client:  asynq.NewClient(cfg.RedisConnOpt),
-		backoff: backoff,
+		cfg:          cfg,
+		log:          cfg.Logger,
+		obs:          cfg.Observer,
+		rdb:          rdb,
+		client:       asynq.NewClientFromRedisClient(rdb),
+		backoff:      backoff,
+		wk:           newWaker(cfg.Queue, cfg.IdleWait),
+		recoverEvery: recoverEvery,
 	}
 	w.queue = NewQueue(w.client, cfg.Queue,
 		WithMaxCompressRetries(cfg.MaxCompressRetries),
-		WithDeliverySchedule(cfg.DeliverySchedule))
+		WithDeliverySchedule(cfg.DeliverySchedule),
+		WithWakeUps(rdb))
 	w.mux = asynq.NewServeMux()
 	w.mux.HandleFunc(TypeCompress, w.handleCompress)
 	w.mux.HandleFunc(TypeDelivery, w.handleDelivery)
@@ -72,7 +88,19 @@ func (w *Worker) RetryDelay(n int, err error, t *asynq.Task) time.Duration {
 // and puts the rest back on the queue. It returns an error only when the
 // server cannot start.
 func (w *Worker) Run(ctx context.Context) error {
-	srv := asynq.NewServer(w.cfg.RedisConnOpt, asynq.Config{
+	// asynq's server gets a client of its own with the wake-up hook (see
+	// wake.go) on its dequeue script.
+	rdb := w.cfg.RedisConnOpt.MakeRedisClient().(redis.UniversalClient)
+	defer rdb.Close()
+	wk := w.wk
+	rdb.AddHook(wk)
+	listenCtx, stopListening := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopListening()
+	if err := wk.listen(listenCtx, rdb, wakeChannel(w.cfg.Queue)); err != nil {
+		// Without wake-ups the worker still polls every IdleWait.
+		w.log.Warn("worker: no wake-ups on enqueue; polling only", "err", err)
+	}
+	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
 		Concurrency:              w.cfg.Concurrency,
 		Queues:                   map[string]int{w.cfg.Queue: 1},
 		TaskCheckInterval:        w.cfg.TaskCheckInterval,
@@ -86,15 +114,26 @@ func (w *Worker) Run(ctx context.Context) error {
 		return fmt.Errorf("worker: start: %w", err)
 	}
 	w.log.Info("worker started", "queue", w.cfg.Queue, "concurrency", w.cfg.Concurrency)
+	// The orphan recoverer (recover.go) uses the worker's own client.
+	rec := &orphanRecoverer{rdb: w.rdb, inspector: asynq.NewInspectorFromRedisClient(w.rdb), queue: w.cfg.Queue,
+		log: w.log, after: w.cfg.OrphanAfter, unclaimed: map[string]time.Time{}}
+	recCtx, stopRecovering := context.WithCancel(ctx)
+	recDone := make(chan struct{})
+	go func() { defer close(recDone); rec.run(recCtx, w.recoverEvery) }()
+	defer func() { stopRecovering(); <-recDone }()
 	<-ctx.Done()
 	w.log.Info("worker stopping", "shutdown_timeout", w.cfg.ShutdownTimeout)
+	wk.shutdown()
 	srv.Shutdown()
 	w.log.Info("worker stopped")
 	return nil
 }
 
 // Close releases the worker's Redis client (used to enqueue deliveries).
-func (w *Worker) Close() error { return w.client.Close() }
+func (w *Worker) Close() error {
+	w.client.Close() // shares rdb, which it leaves open
+	return w.rdb.Close()
+}
 
 // asynqLogger hands asynq's own log lines to slog.
 type asynqLogger struct{ l *slog.Logger }

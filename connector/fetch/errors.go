@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/connector/guard"
@@ -25,11 +26,16 @@ func (f *Fetcher) requestError(ctx context.Context, host string, err error) erro
 		return e
 	}
 	fail := func(msg string, retryable bool) error {
-		return &connector.Error{Code: connector.EFETCH, Message: msg, Retryable: retryable, Err: err}
+		return &connector.Error{Code: connector.EFETCH, Message: msg, Retryable: retryable, Err: withoutURL(err)}
 	}
 	var dnsErr *net.DNSError
 	var netErr net.Error
-	switch {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errNoFirstByte):
+		return fail(fmt.Sprintf("image_url host %s did not start answering within %s", host, f.opts.FirstByte), true)
+	case errors.Is(cause, errTooSlow):
+		// Final: another attempt would hold a worker as long again.
+		return fail(fmt.Sprintf("image_url host %s sent the image slower than %d KiB/s", host, f.opts.MinRate>>10), false)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
 		return fail(fmt.Sprintf("image_url host %s did not answer within %s", host, f.opts.Timeout), true)
 	case ctx.Err() != nil:
@@ -38,6 +44,18 @@ func (f *Fetcher) requestError(ctx context.Context, host string, err error) erro
 		return fail(fmt.Sprintf("image_url host %s could not be resolved", host), dnsErr.IsTemporary || dnsErr.IsTimeout)
 	}
 	return fail(fmt.Sprintf("could not fetch image_url from %s", host), true)
+}
+
+// withoutURL drops the URL that net/http's *url.Error carries and keeps
+// its cause: the cause goes to logs and to asynq's record of the attempt in
+// Redis, and an image URL's query may hold a presigned signature
+// (X-Amz-Signature=...) that belongs to the flow, not to our logs.
+func withoutURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s: %w", ue.Op, ue.Err)
+	}
+	return err
 }
 
 // statusError is a non-2xx answer. Server errors, 408 and 429 may pass;

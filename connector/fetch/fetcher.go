@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/imgflow/imgflow/connector"
@@ -19,9 +18,10 @@ const maxRedirects = 5
 
 // Options configures a Fetcher. The zero value is a safe production setup.
 type Options struct {
-	// AllowPrivate lets image URLs reach loopback, private and link-local
-	// addresses. For development on one machine only; default false.
-	AllowPrivate bool
+	// Allow names the non-public destinations image URLs may reach:
+	// guard.Loopback() in dev, plus IMGFLOW_ALLOW_HOSTS. The zero value
+	// allows public addresses only.
+	Allow guard.Policy
 	// Timeout bounds one whole fetch: connecting, redirects and reading the
 	// body. Default 30s. Too low fails large images on slow hosts; too high
 	// lets a slow host hold a worker that long.
@@ -35,15 +35,24 @@ type Options struct {
 	// Resolver resolves host names for the early URL check of each hop.
 	// Default net.DefaultResolver; the dial check always uses the system's.
 	Resolver guard.Resolver
+	// FirstByte bounds the wait for the answer's headers (each hop).
+	// Default 10s: a host that has not started answering by then is down
+	// or stalling, and holds a worker that other keys' jobs need.
+	FirstByte time.Duration
+	// MinRate is the slowest body transfer accepted, in bytes per second,
+	// averaged from RateGrace on. Default 32 KiB/s (a 10 MiB image in
+	// about 5 minutes at worst, but a trickling host is cut within
+	// seconds).
+	MinRate int64
+	// RateGrace is how long a body may start slowly before MinRate is
+	// enforced. Default 3s.
+	RateGrace time.Duration
 }
 
 // Fetcher implements connector.ImageFetcher. It is safe for concurrent use.
 type Fetcher struct {
 	opts   Options
 	client *http.Client
-	// exempt is a host:port the URL check lets through; only tests set it,
-	// to stand a loopback test server in for a public first hop.
-	exempt string
 }
 
 var _ connector.ImageFetcher = (*Fetcher)(nil)
@@ -59,9 +68,18 @@ func New(opts Options) *Fetcher {
 	if opts.UserAgent == "" {
 		opts.UserAgent = "imgflow"
 	}
+	if opts.FirstByte <= 0 {
+		opts.FirstByte = 10 * time.Second
+	}
+	if opts.MinRate <= 0 {
+		opts.MinRate = 32 << 10
+	}
+	if opts.RateGrace <= 0 {
+		opts.RateGrace = 3 * time.Second
+	}
 	f := &Fetcher{opts: opts}
 	f.client = &http.Client{
-		Transport:     guard.NewTransport(opts.AllowPrivate),
+		Transport:     guard.NewTransport(opts.Allow),
 		CheckRedirect: f.checkRedirect,
 	}
 	return f
@@ -78,6 +96,9 @@ func (f *Fetcher) FetchImage(ctx context.Context, rawURL string) (*connector.Ima
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
 	defer cancel()
+	ctx, stall := context.WithCancelCause(ctx)
+	defer stall(nil)
+	firstByte := time.AfterFunc(f.opts.FirstByte, func() { stall(errNoFirstByte) })
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		return nil, &connector.Error{Code: connector.EINVALID, Message: "image_url is not a valid URL", Err: err}
@@ -86,9 +107,11 @@ func (f *Fetcher) FetchImage(ctx context.Context, rawURL string) (*connector.Ima
 	req.Header.Set("Accept", "image/avif,image/webp,image/png,image/jpeg;q=0.9,*/*;q=0.1")
 
 	resp, err := f.client.Do(req)
+	firstByte.Stop()
 	if err != nil {
 		return nil, f.requestError(ctx, req.URL.Hostname(), err)
 	}
+	resp.Body = f.watchRate(resp.Body, stall)
 	defer resp.Body.Close()
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -137,13 +160,7 @@ func (f *Fetcher) checkRedirect(req *http.Request, via []*http.Request) error {
 }
 
 func (f *Fetcher) checkURL(ctx context.Context, rawURL string) error {
-	allowPrivate := f.opts.AllowPrivate
-	if f.exempt != "" {
-		if u, err := url.Parse(rawURL); err == nil && u.Host == f.exempt {
-			allowPrivate = true
-		}
-	}
-	return guard.CheckURL(ctx, rawURL, allowPrivate, f.opts.Resolver)
+	return guard.CheckURL(ctx, rawURL, f.opts.Allow, f.opts.Resolver)
 }
 
 func (f *Fetcher) tooLarge(size int64) error {

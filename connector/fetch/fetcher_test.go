@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/connector/guard"
 )
 
 var pngHead = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
@@ -107,8 +108,9 @@ func TestFetchRefusesARedirectToAPrivateAddress(t *testing.T) {
 	public := serve(t, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, private.URL+"/secret.png", http.StatusFound)
 	})
-	f := New(Options{})
-	f.exemptFirstHop(public.Listener.Addr().String())
+	// The first hop is on the allow-list by host:port; the private server
+	// is on the same address, another port.
+	f := New(Options{Allow: allowOnly(t, public)})
 
 	e := fetchErr(t, f, public.URL+"/a.png")
 	expectError(t, e, connector.EURLREFUSED, "image_url redirect points to a private or loopback address (127.0.0.1)")
@@ -128,8 +130,7 @@ func TestFetchRefusesARebindingRedirectAtTheDial(t *testing.T) {
 	public := serve(t, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "http://localhost:"+portOf(private)+"/secret.png", http.StatusFound)
 	})
-	f := New(Options{Resolver: fakeResolver{"localhost": "93.184.216.34"}})
-	f.exemptFirstHop(public.Listener.Addr().String())
+	f := New(Options{Allow: allowOnly(t, public), Resolver: fakeResolver{"localhost": "93.184.216.34"}})
 
 	e := fetchErr(t, f, public.URL+"/a.png")
 	if e.Code != connector.EURLREFUSED || !strings.HasPrefix(e.Message, "image_url points to a private or loopback address") {
@@ -142,7 +143,7 @@ func TestFetchRefusesARebindingRedirectAtTheDial(t *testing.T) {
 
 func TestFetchAllowsPrivateAddressesWhenAllowed(t *testing.T) {
 	srv := servePNG(t, 100)
-	img, err := New(Options{AllowPrivate: true}).FetchImage(context.Background(), srv.URL+"/images/cat.png")
+	img, err := New(Options{Allow: guard.Loopback()}).FetchImage(context.Background(), srv.URL+"/images/cat.png")
 	if err != nil {
 		t.Fatalf("expected an image, got %v", err)
 	}
@@ -162,7 +163,7 @@ func TestFetchSniffsTheFourFormats(t *testing.T) {
 			w.Header().Set("Content-Type", "application/octet-stream")
 			w.Write(head)
 		})
-		img, err := New(Options{AllowPrivate: true}).FetchImage(context.Background(), srv.URL+"/x")
+		img, err := New(Options{Allow: guard.Loopback()}).FetchImage(context.Background(), srv.URL+"/x")
 		if err != nil || img.MIMEType != want {
 			t.Errorf("expected %s, got %v %v", want, img, err)
 		}
@@ -178,7 +179,7 @@ func TestFetchRefusesFilesThatAreNotImages(t *testing.T) {
 			w.Header().Set("Content-Type", "image/png") // declared types are not trusted
 			fmt.Fprint(w, body)
 		})
-		e := fetchErr(t, New(Options{AllowPrivate: true}), srv.URL+"/a.png")
+		e := fetchErr(t, New(Options{Allow: guard.Loopback()}), srv.URL+"/a.png")
 		t.Run(name, func(t *testing.T) {
 			expectError(t, e, connector.EFORMAT, "the file at image_url is not a PNG, JPEG, WebP or AVIF image")
 		})
@@ -197,7 +198,7 @@ func TestFetchReportsANon2xxStatus(t *testing.T) {
 	}
 	for _, c := range cases {
 		srv := serve(t, func(w http.ResponseWriter, r *http.Request) { http.Error(w, "nope", c.status) })
-		e := fetchErr(t, New(Options{AllowPrivate: true}), srv.URL+"/a.png")
+		e := fetchErr(t, New(Options{Allow: guard.Loopback()}), srv.URL+"/a.png")
 		expectError(t, e, connector.EFETCH, fmt.Sprintf("image_url answered %d %s", c.status, http.StatusText(c.status)))
 		if e.Retryable != c.retryable {
 			t.Errorf("%d: expected retryable %v, got %v", c.status, c.retryable, e.Retryable)
@@ -210,7 +211,7 @@ func TestFetchRefusesTooLargeWithContentLength(t *testing.T) {
 		w.Header().Set("Content-Length", "2000")
 		w.Write(png(2000))
 	})
-	e := fetchErr(t, New(Options{AllowPrivate: true, MaxBytes: 1000}), srv.URL+"/a.png")
+	e := fetchErr(t, New(Options{Allow: guard.Loopback(), MaxBytes: 1000}), srv.URL+"/a.png")
 	expectError(t, e, connector.ETOOLARGE, "the image at image_url is 2000 bytes, over the 1000 bytes limit")
 }
 
@@ -220,7 +221,7 @@ func TestFetchRefusesTooLargeWithoutContentLength(t *testing.T) {
 		w.(http.Flusher).Flush() // chunked: no Content-Length
 		w.Write(make([]byte, 600))
 	})
-	e := fetchErr(t, New(Options{AllowPrivate: true, MaxBytes: 1000}), srv.URL+"/a.png")
+	e := fetchErr(t, New(Options{Allow: guard.Loopback(), MaxBytes: 1000}), srv.URL+"/a.png")
 	expectError(t, e, connector.ETOOLARGE, "the image at image_url is over the 1000 bytes limit")
 }
 
@@ -230,7 +231,7 @@ func TestFetchRefusesMoreThan10MiBByDefault(t *testing.T) {
 		w.(http.Flusher).Flush()
 		w.Write([]byte{0})
 	})
-	e := fetchErr(t, New(Options{AllowPrivate: true}), srv.URL+"/a.png")
+	e := fetchErr(t, New(Options{Allow: guard.Loopback()}), srv.URL+"/a.png")
 	expectError(t, e, connector.ETOOLARGE, "the image at image_url is over the 10 MiB limit")
 }
 
@@ -242,7 +243,7 @@ func TestFetchAcceptsAnImageOfExactlyTheCap(t *testing.T) {
 			}
 			w.Write(png(1000))
 		})
-		img, err := New(Options{AllowPrivate: true, MaxBytes: 1000}).FetchImage(context.Background(), srv.URL+"/a.png")
+		img, err := New(Options{Allow: guard.Loopback(), MaxBytes: 1000}).FetchImage(context.Background(), srv.URL+"/a.png")
 		if err != nil || len(img.Data) != 1000 {
 			t.Errorf("chunked=%v: expected 1000 bytes, got %v %v", chunked, img, err)
 		}
@@ -257,7 +258,7 @@ func TestFetchTimesOut(t *testing.T) {
 		}
 	})
 	start := time.Now()
-	e := fetchErr(t, New(Options{AllowPrivate: true, Timeout: 100 * time.Millisecond}), srv.URL+"/a.png")
+	e := fetchErr(t, New(Options{Allow: guard.Loopback(), Timeout: 100 * time.Millisecond}), srv.URL+"/a.png")
 	expectError(t, e, connector.EFETCH, "image_url host 127.0.0.1 did not answer within 100ms")
 	if !e.Retryable {
 		t.Errorf("expected a timeout to be retryable")
@@ -271,7 +272,7 @@ func TestFetchNamesTheHostWhenItCannotConnect(t *testing.T) {
 	srv := servePNG(t, 10)
 	url := srv.URL + "/a.png"
 	srv.Close()
-	e := fetchErr(t, New(Options{AllowPrivate: true}), url)
+	e := fetchErr(t, New(Options{Allow: guard.Loopback()}), url)
 	expectError(t, e, connector.EFETCH, "could not fetch image_url from 127.0.0.1")
 	if !e.Retryable {
 		t.Errorf("expected a connection failure to be retryable")
@@ -293,7 +294,7 @@ func redirector(t *testing.T, stop int) *httptest.Server {
 
 func TestFetchFollowsFiveRedirects(t *testing.T) {
 	srv := redirector(t, 5)
-	img, err := New(Options{AllowPrivate: true}).FetchImage(context.Background(), srv.URL+"/r/0")
+	img, err := New(Options{Allow: guard.Loopback()}).FetchImage(context.Background(), srv.URL+"/r/0")
 	if err != nil || img.Filename != "5" {
 		t.Fatalf("expected the image after 5 redirects, got %v %v", img, err)
 	}
@@ -301,7 +302,7 @@ func TestFetchFollowsFiveRedirects(t *testing.T) {
 
 func TestFetchRefusesMoreThanFiveRedirects(t *testing.T) {
 	srv := redirector(t, 6)
-	e := fetchErr(t, New(Options{AllowPrivate: true}), srv.URL+"/r/0")
+	e := fetchErr(t, New(Options{Allow: guard.Loopback()}), srv.URL+"/r/0")
 	expectError(t, e, connector.EFETCH, "image_url redirected more than 5 times")
 }
 
@@ -310,7 +311,7 @@ func TestFetchTakesTheFilenameFromContentDisposition(t *testing.T) {
 		w.Header().Set("Content-Disposition", `attachment; filename="../../etc/holiday.png"`)
 		w.Write(png(10))
 	})
-	img, err := New(Options{AllowPrivate: true}).FetchImage(context.Background(), srv.URL+"/download?id=7")
+	img, err := New(Options{Allow: guard.Loopback()}).FetchImage(context.Background(), srv.URL+"/download?id=7")
 	if err != nil || img.Filename != "holiday.png" {
 		t.Errorf("expected holiday.png, got %v %v", img, err)
 	}
@@ -318,7 +319,7 @@ func TestFetchTakesTheFilenameFromContentDisposition(t *testing.T) {
 
 func TestFetchLeavesTheFilenameEmptyForABarePath(t *testing.T) {
 	srv := servePNG(t, 10)
-	img, err := New(Options{AllowPrivate: true}).FetchImage(context.Background(), srv.URL+"/")
+	img, err := New(Options{Allow: guard.Loopback()}).FetchImage(context.Background(), srv.URL+"/")
 	if err != nil || img.Filename != "" {
 		t.Errorf("expected no filename, got %v %v", img, err)
 	}
@@ -330,7 +331,7 @@ func TestFetchSendsTheUserAgent(t *testing.T) {
 		ua.Store(r.UserAgent())
 		w.Write(png(10))
 	})
-	if _, err := New(Options{AllowPrivate: true, UserAgent: "imgflow-test/1"}).FetchImage(context.Background(), srv.URL); err != nil {
+	if _, err := New(Options{Allow: guard.Loopback(), UserAgent: "imgflow-test/1"}).FetchImage(context.Background(), srv.URL); err != nil {
 		t.Fatal(err)
 	}
 	if got := ua.Load(); got != "imgflow-test/1" {
@@ -339,7 +340,7 @@ func TestFetchSendsTheUserAgent(t *testing.T) {
 }
 
 func TestFetchRefusesOtherSchemes(t *testing.T) {
-	e := fetchErr(t, New(Options{AllowPrivate: true}), "file:///etc/passwd")
+	e := fetchErr(t, New(Options{Allow: guard.Loopback()}), "file:///etc/passwd")
 	expectError(t, e, connector.EURLREFUSED, "image_url must start with http:// or https://")
 }
 
@@ -348,5 +349,27 @@ func TestFetchReportsAnUnresolvableHostAsAFetchError(t *testing.T) {
 	expectError(t, e, connector.EFETCH, "image_url host nowhere.example could not be resolved")
 	if e.Retryable {
 		t.Errorf("expected a name that does not exist not to be retryable")
+	}
+}
+
+// allowOnly is the policy that lets srv's host:port through (a loopback
+// test server standing in for a public host) and nothing else.
+func allowOnly(t *testing.T, srv *httptest.Server) guard.Policy {
+	p, err := guard.ParseAllowList(srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A failed fetch's error, which is logged and kept by asynq in Redis, does
+// not carry the URL's query: a presigned URL's signature stays the flow's.
+func TestAFetchErrorDoesNotCarryTheURLsQuery(t *testing.T) {
+	srv := servePNG(t, 10)
+	url := srv.URL + "/a.png?X-Amz-Signature=s3cr3t-signature"
+	srv.Close()
+	e := fetchErr(t, New(Options{Allow: guard.Loopback()}), url)
+	if e.Code != connector.EFETCH || strings.Contains(e.Error(), "s3cr3t-signature") {
+		t.Errorf("expected %s without the query, got %q", connector.EFETCH, e.Error())
 	}
 }

@@ -7,31 +7,18 @@ import (
 	"github.com/imgflow/imgflow/connector"
 )
 
-func TestCheckAddrRefusesNonPublicAddresses(t *testing.T) {
-	for _, s := range []string{
-		"127.0.0.1", "127.1.2.3", "10.0.0.1", "172.16.0.1", "192.168.1.1",
-		"169.254.169.254", "100.64.0.1", "0.0.0.0", "255.255.255.255", "224.0.0.1",
-		"::1", "::", "fe80::1", "fc00::1", "fd12:3456::1",
-		"::ffff:127.0.0.1", "::ffff:10.0.0.1", "::ffff:169.254.169.254",
-		"64:ff9b::7f00:1", "2001:db8::1",
-	} {
-		err := CheckAddr(netip.MustParseAddr(s))
-		if connector.ErrorCodeOf(err) != connector.EURLREFUSED {
-			t.Errorf("%s: expected %s, got %v", s, connector.EURLREFUSED, err)
+func TestPublicAddressesAreAllowedInEveryMode(t *testing.T) {
+	for _, m := range modes {
+		for _, s := range []string{"8.8.8.8", "1.1.1.1", "93.184.216.34", "2606:4700:4700::1111", "::ffff:8.8.8.8"} {
+			if err := m.policy.check(s, netip.MustParseAddr(s), 443); err != nil {
+				t.Errorf("%s, %s: expected nil, got %v", m.name, s, err)
+			}
 		}
 	}
 }
 
-func TestCheckAddrAllowsPublicAddresses(t *testing.T) {
-	for _, s := range []string{"8.8.8.8", "1.1.1.1", "93.184.216.34", "2606:4700:4700::1111", "::ffff:8.8.8.8"} {
-		if err := CheckAddr(netip.MustParseAddr(s)); err != nil {
-			t.Errorf("%s: expected nil, got %v", s, err)
-		}
-	}
-}
-
-func TestCheckAddrNamesTheUnmappedAddress(t *testing.T) {
-	err := CheckAddr(netip.MustParseAddr("::ffff:127.0.0.1"))
+func TestARefusalNamesTheUnmappedAddress(t *testing.T) {
+	err := Policy{}.check("::ffff:127.0.0.1", netip.MustParseAddr("::ffff:127.0.0.1"), 80)
 	want := "URL points to a private or loopback address (127.0.0.1)"
 	if got := connector.ErrorMessage(err); got != want {
 		t.Errorf("expected %q, got %q", want, got)
@@ -44,14 +31,32 @@ func TestControlAllowsAnyPortOnAPublicAddress(t *testing.T) {
 		if addr[0] == '[' {
 			network = "tcp6"
 		}
-		if err := control(network, addr, nil); err != nil {
+		if err := (Policy{}).control("images.example", network, addr, nil); err != nil {
 			t.Errorf("%s: expected nil, got %v", addr, err)
 		}
 	}
 }
 
 func TestControlRefusesOtherNetworks(t *testing.T) {
-	if err := control("udp4", "8.8.8.8:53", nil); connector.ErrorCodeOf(err) != connector.EURLREFUSED {
+	if err := Loopback().control("127.0.0.1", "udp4", "127.0.0.1:53", nil); connector.ErrorCodeOf(err) != connector.EURLREFUSED {
 		t.Errorf("expected %s, got %v", connector.EURLREFUSED, err)
+	}
+}
+
+// The dial check knows the URL's host name, so a name on the list is let
+// through to whatever it resolves to, and no other name is.
+func TestControlAllowsANamedHostOnlyUnderItsName(t *testing.T) {
+	p := mustParse("minio.internal:9000")
+	if err := p.control("MINIO.internal.", "tcp4", "10.1.2.3:9000", nil); err != nil {
+		t.Errorf("minio.internal:9000: expected nil, got %v", err)
+	}
+	for _, c := range []struct{ host, addr string }{
+		{"minio.internal", "10.1.2.3:9001"},
+		{"other.internal", "10.1.2.3:9000"},
+		{"minio.internal", "0.0.0.0:9000"},
+	} {
+		if err := p.control(c.host, "tcp4", c.addr, nil); connector.ErrorCodeOf(err) != connector.EURLREFUSED {
+			t.Errorf("%s at %s: expected %s, got %v", c.host, c.addr, connector.EURLREFUSED, err)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"strconv"
 
 	"github.com/imgflow/imgflow/connector"
 )
@@ -18,17 +19,17 @@ type Resolver interface {
 }
 
 // CheckURL validates a URL a flow handed in before anything is fetched or
-// posted: scheme http or https, a host, no user name or password. Unless
-// allowPrivate is true it also resolves the host (with resolver, or
-// net.DefaultResolver when nil) and refuses the URL if any of its addresses
-// is not public. Errors are *connector.Error whose message starts with
-// "URL" (ForField names the field instead): EURLREFUSED, or EFETCH when the
-// host name does not resolve.
+// posted: scheme http or https, a host, no user name or password. Then it
+// resolves the host (with resolver, or net.DefaultResolver when nil) and
+// refuses the URL if any of its addresses is neither public nor allowed by
+// p. Errors are *connector.Error whose message starts with "URL" (ForField
+// names the field instead): EURLREFUSED, or EFETCH when the host name does
+// not resolve.
 //
-// This is the early check. The guarded transport checks again at every
-// dial, so a host whose DNS answer changes in between (DNS rebinding) is
-// still refused.
-func CheckURL(ctx context.Context, rawURL string, allowPrivate bool, resolver Resolver) error {
+// This is the early check, for a 400 at submission. The guarded transport
+// checks again at every dial, so a host whose DNS answer changes in between
+// (DNS rebinding) is still refused.
+func CheckURL(ctx context.Context, rawURL string, p Policy, resolver Resolver) error {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return refuse(err, "is not a valid URL")
@@ -43,11 +44,12 @@ func CheckURL(ctx context.Context, rawURL string, allowPrivate bool, resolver Re
 	if u.User != nil {
 		return refuse(nil, "must not carry a user name or password")
 	}
-	if allowPrivate {
-		return nil
+	port, err := urlPort(u)
+	if err != nil {
+		return refuse(err, "has an invalid port")
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
-		return CheckAddr(ip)
+		return p.check(host, ip, port)
 	}
 	if resolver == nil {
 		resolver = net.DefaultResolver
@@ -62,9 +64,26 @@ func CheckURL(ctx context.Context, rawURL string, allowPrivate bool, resolver Re
 		return r.asError("URL")
 	}
 	for _, ip := range addrs {
-		if err := CheckAddr(ip); err != nil {
+		if err := p.check(host, ip, port); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// urlPort is the port a request to u dials: the explicit one, else the
+// scheme's.
+func urlPort(u *url.URL) (uint16, error) {
+	s := u.Port()
+	if s == "" {
+		if u.Scheme == "https" {
+			return 443, nil
+		}
+		return 80, nil
+	}
+	n, err := strconv.ParseUint(s, 10, 16)
+	if err != nil || n == 0 {
+		return 0, fmt.Errorf("port %q", s)
+	}
+	return uint16(n), nil
 }

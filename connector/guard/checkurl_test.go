@@ -25,10 +25,11 @@ func (f fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Ad
 }
 
 var resolver = fakeResolver{
-	"images.example":   {"93.184.216.34"},
-	"internal.example": {"10.1.2.3"},
-	"mixed.example":    {"93.184.216.34", "127.0.0.1"},
-	"v6.example":       {"2606:4700:4700::1111"},
+	"images.example":        {"93.184.216.34"},
+	"internal.example":      {"10.1.2.3"},
+	"mixed.example":         {"93.184.216.34", "127.0.0.1"},
+	"mixed-private.example": {"127.0.0.1", "192.168.0.10"},
+	"v6.example":            {"2606:4700:4700::1111"},
 }
 
 func TestCheckURLRefuses(t *testing.T) {
@@ -51,7 +52,7 @@ func TestCheckURLRefuses(t *testing.T) {
 		{"http://%zz/", "URL is not a valid URL"},
 	}
 	for _, c := range cases {
-		err := CheckURL(context.Background(), c.url, false, resolver)
+		err := CheckURL(context.Background(), c.url, Policy{}, resolver)
 		if connector.ErrorCodeOf(err) != connector.EURLREFUSED || connector.ErrorMessage(err) != c.message {
 			t.Errorf("%s: expected %s %q, got %v", c.url, connector.EURLREFUSED, c.message, err)
 		}
@@ -59,7 +60,7 @@ func TestCheckURLRefuses(t *testing.T) {
 }
 
 func TestCheckURLReportsAnUnresolvableHostAsAFetchError(t *testing.T) {
-	err := CheckURL(context.Background(), "http://nowhere.example/a.png", false, resolver)
+	err := CheckURL(context.Background(), "http://nowhere.example/a.png", Policy{}, resolver)
 	want := "URL host nowhere.example could not be resolved"
 	if connector.ErrorCodeOf(err) != connector.EFETCH || connector.ErrorMessage(err) != want {
 		t.Errorf("expected %s %q, got %v", connector.EFETCH, want, err)
@@ -67,7 +68,7 @@ func TestCheckURLReportsAnUnresolvableHostAsAFetchError(t *testing.T) {
 }
 
 func TestCheckURLRefusesLocalhostWithTheSystemResolver(t *testing.T) {
-	err := CheckURL(context.Background(), "http://localhost:8080/a.png", false, nil)
+	err := CheckURL(context.Background(), "http://localhost:8080/a.png", Policy{}, nil)
 	if connector.ErrorCodeOf(err) != connector.EURLREFUSED {
 		t.Errorf("expected %s, got %v", connector.EURLREFUSED, err)
 	}
@@ -80,23 +81,51 @@ func TestCheckURLAllowsPublicHosts(t *testing.T) {
 		"https://v6.example/a.png",
 		"http://93.184.216.34/a.png",
 	} {
-		if err := CheckURL(context.Background(), u, false, resolver); err != nil {
+		if err := CheckURL(context.Background(), u, Policy{}, resolver); err != nil {
 			t.Errorf("%s: expected nil, got %v", u, err)
 		}
 	}
 }
 
-func TestCheckURLAllowsPrivateWhenAllowedButStillChecksTheForm(t *testing.T) {
-	if err := CheckURL(context.Background(), "http://127.0.0.1:5678/a.png", true, resolver); err != nil {
-		t.Errorf("expected nil, got %v", err)
+func TestCheckURLInDevAllowsLoopbackButStillChecksTheForm(t *testing.T) {
+	for _, u := range []string{"http://127.0.0.1:5678/a.png", "http://[::1]:5678/a.png", "http://localhost:5678/a.png"} {
+		if err := CheckURL(context.Background(), u, Loopback(), nil); err != nil {
+			t.Errorf("%s: expected nil, got %v", u, err)
+		}
 	}
-	if err := CheckURL(context.Background(), "ftp://127.0.0.1/a.png", true, resolver); connector.ErrorCodeOf(err) != connector.EURLREFUSED {
-		t.Errorf("expected %s for ftp, got %v", connector.EURLREFUSED, err)
+	for _, u := range []string{"ftp://127.0.0.1/a.png", "http://user:pw@127.0.0.1/a.png", "http://127.0.0.1:99999/a.png"} {
+		if err := CheckURL(context.Background(), u, Loopback(), resolver); connector.ErrorCodeOf(err) != connector.EURLREFUSED {
+			t.Errorf("%s: expected %s, got %v", u, connector.EURLREFUSED, err)
+		}
+	}
+}
+
+func TestCheckURLInDevRefusesANameThatResolvesToAPrivateAddress(t *testing.T) {
+	for _, u := range []string{"http://internal.example/a.png", "https://mixed-private.example/a.png"} {
+		err := CheckURL(context.Background(), u, Loopback(), resolver)
+		if connector.ErrorCodeOf(err) != connector.EURLREFUSED {
+			t.Errorf("%s: expected %s, got %v", u, connector.EURLREFUSED, err)
+		}
+	}
+}
+
+func TestCheckURLAllowsANamedHostOnItsPort(t *testing.T) {
+	p := mustParse("internal.example:8080,10.9.0.0/16")
+	for _, u := range []string{"http://internal.example:8080/a.png", "http://10.9.1.2/a.png", "https://10.9.1.2:8443/a.png"} {
+		if err := CheckURL(context.Background(), u, p, resolver); err != nil {
+			t.Errorf("%s: expected nil, got %v", u, err)
+		}
+	}
+	// The scheme's port is the one compared: http:// is 80, not 8080.
+	for _, u := range []string{"http://internal.example/a.png", "https://internal.example/a.png", "http://10.8.0.1/a.png"} {
+		if err := CheckURL(context.Background(), u, p, resolver); connector.ErrorCodeOf(err) != connector.EURLREFUSED {
+			t.Errorf("%s: expected %s, got %v", u, connector.EURLREFUSED, err)
+		}
 	}
 }
 
 func TestForFieldNamesTheField(t *testing.T) {
-	err := ForField(CheckURL(context.Background(), "http://10.0.0.1/", false, resolver), "image_url")
+	err := ForField(CheckURL(context.Background(), "http://10.0.0.1/", Policy{}, resolver), "image_url")
 	e := connector.AsError(err)
 	want := "image_url points to a private or loopback address (10.0.0.1)"
 	if e.Code != connector.EURLREFUSED || e.Message != want {

@@ -30,7 +30,7 @@ func TestTransportRefusesLoopbackAtTheDial(t *testing.T) {
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
 
 	for _, host := range []string{"127.0.0.1", "localhost", "[::ffff:127.0.0.1]"} {
-		_, err := get(t, NewTransport(false), "http://"+host+":"+port+"/")
+		_, err := get(t, NewTransport(Policy{}), "http://"+host+":"+port+"/")
 		if connector.ErrorCodeOf(err) != connector.EURLREFUSED {
 			t.Errorf("%s: expected %s, got %v", host, connector.EURLREFUSED, err)
 		}
@@ -46,24 +46,47 @@ func TestTransportRefusesIPv6LoopbackAtTheDial(t *testing.T) {
 	srv.Listener = ln
 	srv.Start()
 	defer srv.Close()
-	_, err = get(t, NewTransport(false), srv.URL)
+	_, err = get(t, NewTransport(Policy{}), srv.URL)
 	if connector.ErrorCodeOf(err) != connector.EURLREFUSED {
 		t.Errorf("expected %s, got %v", connector.EURLREFUSED, err)
 	}
 }
 
-func TestTransportAllowsLoopbackWhenPrivateIsAllowed(t *testing.T) {
+func TestTransportAllowsLoopbackInDev(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
-	resp, err := get(t, NewTransport(true), srv.URL)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("expected 200, got %v %v", resp, err)
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+	for _, host := range []string{"127.0.0.1", "localhost"} {
+		resp, err := get(t, NewTransport(Loopback()), "http://"+host+":"+port+"/")
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: expected 200, got %v %v", host, resp, err)
+		}
+	}
+}
+
+// A host:port entry opens that port only: another server on the same
+// loopback address stays refused at the dial.
+func TestTransportAllowsANamedHostPortOnly(t *testing.T) {
+	var otherHits int
+	allowed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer allowed.Close()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { otherHits++ }))
+	defer other.Close()
+	p := mustParse(strings.TrimPrefix(allowed.URL, "http://"))
+	if resp, err := get(t, NewTransport(p), allowed.URL); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("allowed: expected 200, got %v %v", resp, err)
+	}
+	if _, err := get(t, NewTransport(p), other.URL); connector.ErrorCodeOf(err) != connector.EURLREFUSED {
+		t.Errorf("other port: expected %s, got %v", connector.EURLREFUSED, err)
+	}
+	if otherHits != 0 {
+		t.Errorf("expected the other server never reached, got %d requests", otherHits)
 	}
 }
 
 func TestTransportUsesNoProxy(t *testing.T) {
 	t.Setenv("HTTP_PROXY", "http://93.184.216.34:3128")
-	if NewTransport(false).Proxy != nil {
+	if NewTransport(Policy{}).Proxy != nil {
 		t.Errorf("expected no proxy function, got one")
 	}
 }

@@ -2,31 +2,203 @@ package redisstore
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"io"
 	"time"
 
+	"github.com/imgflow/imgflow/connector"
 	"github.com/redis/go-redis/v9"
 )
 
-// PutBlob stores data under key for ttl (ttl <= 0: no expiry). The slice is
-// written to the connection as it is, without a copy.
-func (s *Store) PutBlob(ctx context.Context, key string, data []byte, ttl time.Duration) error {
-	return storageErr(s.rdb.Set(ctx, s.blobKey(key), data, max(ttl, 0)).Err())
+// blobChunk is the most of a blob the store holds in memory at once: blobs
+// are written in appends and read in GETRANGEs of this size.
+const blobChunk = 1 << 20
+
+// partTTL bounds how long the part of a blob whose writer died survives
+// when the blob itself has no expiry.
+const partTTL = time.Hour
+
+// PutBlob stores the bytes read from r under key for ttl. A blob of up to
+// blobChunk bytes is one SET. A larger one is appended chunk by chunk to a
+// part key in the blob's slot, which one MULTI then renames over the blob,
+// so readers never see half a blob and a writer that dies leaves a part
+// that expires. Errors of r come back unchanged.
+func (s *Store) PutBlob(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error {
+	first := blobChunk
+	if size >= 0 && size < blobChunk {
+		first = int(size)
+	}
+	buf := make([]byte, first)
+	n, err := readChunk(r, buf)
+	if err != nil {
+		return err
+	}
+	final := s.blobKey(key)
+	if n < len(buf) || size == int64(n) {
+		if err := wantSize(int64(n), size, r); err != nil {
+			return err
+		}
+		return storageErr(s.rdb.Set(ctx, final, buf[:n], max(ttl, 0)).Err())
+	}
+	part := final + ":part:" + randomHex(6)
+	partExpiry := ttl
+	if ttl <= 0 {
+		partExpiry = partTTL
+	}
+	err = s.appendParts(ctx, part, buf, n, r, size, partExpiry)
+	if err == nil {
+		_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Rename(ctx, part, final)
+			if ttl > 0 {
+				p.PExpire(ctx, final, ttl) // counted from the end of the write
+			} else {
+				p.Persist(ctx, final)
+			}
+			return nil
+		})
+		err = storageErr(err)
+	}
+	if err != nil {
+		s.rdb.Del(context.WithoutCancel(ctx), part)
+	}
+	return err
 }
 
-// GetBlob returns the bytes under key, or ENOTFOUND when they are gone.
-func (s *Store) GetBlob(ctx context.Context, key string) ([]byte, error) {
-	data, err := s.rdb.Get(ctx, s.blobKey(key)).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return nil, notFound("blob", key)
+// appendParts writes buf[:n] and the rest of r to part.
+func (s *Store) appendParts(ctx context.Context, part string, buf []byte, n int, r io.Reader, size int64, expiry time.Duration) error {
+	if err := s.rdb.Set(ctx, part, buf[:n], expiry).Err(); err != nil {
+		return storageErr(err)
 	}
+	total := int64(n)
+	if cap(buf) < blobChunk {
+		buf = make([]byte, blobChunk)
+	}
+	buf = buf[:blobChunk]
+	for {
+		n, err := readChunk(r, buf)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			// Do, not Append: Append takes a string, a copy of the chunk.
+			if err := s.rdb.Do(ctx, "APPEND", part, buf[:n]).Err(); err != nil {
+				return storageErr(err)
+			}
+			total += int64(n)
+		}
+		if size >= 0 && total > size {
+			return wantSize(total, size, r)
+		}
+		if n < len(buf) {
+			return wantSize(total, size, r)
+		}
+	}
+}
+
+// readChunk fills buf from r as far as r goes; n < len(buf) means r ended.
+func readChunk(r io.Reader, buf []byte) (int, error) {
+	n, err := io.ReadFull(r, buf)
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		err = nil
+	}
+	return n, err
+}
+
+// wantSize checks that a reader which gave got bytes had size of them (-1:
+// any) and nothing more.
+func wantSize(got, size int64, r io.Reader) error {
+	if size >= 0 && got == size {
+		var one [1]byte
+		if n, _ := io.ReadFull(r, one[:]); n > 0 {
+			return internalErr(fmt.Errorf("put blob: reader has more than the %d bytes announced", size))
+		}
+	}
+	if size >= 0 && got != size {
+		return internalErr(fmt.Errorf("put blob: reader gave %d bytes, %d announced", got, size))
+	}
+	return nil
+}
+
+// OpenBlob returns the blob under key, or ENOTFOUND when it is gone. Its
+// size and first chunk come in one round trip; each further chunk is one
+// GETRANGE, read as the caller reads.
+func (s *Store) OpenBlob(ctx context.Context, key string) (b *connector.Blob, err error) {
+	err = s.orAdopted(ctx, s.legacyBlobKey(key), s.blobKey(key), func() error {
+		b, err = s.openBlob(ctx, key)
+		return err
+	})
+	return b, err
+}
+
+func (s *Store) openBlob(ctx context.Context, key string) (*connector.Blob, error) {
+	k := s.blobKey(key)
+	var size *redis.IntCmd
+	var first *redis.StringCmd
+	var exists *redis.IntCmd
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		size = p.StrLen(ctx, k)
+		first = p.GetRange(ctx, k, 0, blobChunk-1)
+		exists = p.Exists(ctx, k)
+		return nil
+	})
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	return data, nil
+	if exists.Val() == 0 {
+		return nil, notFound("blob", key)
+	}
+	buf, _ := first.Bytes()
+	r := &rangeReader{ctx: ctx, rdb: s.rdb, key: k, size: size.Val(), buf: buf}
+	r.off = int64(len(r.buf))
+	return &connector.Blob{ReadCloser: r, Size: r.size}, nil
 }
+
+// rangeReader reads a Redis string in blobChunk ranges.
+type rangeReader struct {
+	ctx  context.Context
+	rdb  redis.UniversalClient
+	key  string
+	size int64
+	off  int64  // where the next GETRANGE starts
+	buf  []byte // read but not yet returned
+}
+
+func (r *rangeReader) Read(p []byte) (int, error) {
+	if len(r.buf) == 0 {
+		if r.off >= r.size {
+			return 0, io.EOF
+		}
+		chunk, err := r.rdb.GetRange(r.ctx, r.key, r.off, r.off+blobChunk-1).Bytes()
+		if err != nil {
+			return 0, storageErr(err)
+		}
+		if len(chunk) == 0 {
+			// Deleted or expired while being read.
+			return 0, connector.Errorf(connector.ENOTFOUND, "blob expired while it was read")
+		}
+		r.buf, r.off = chunk, r.off+int64(len(chunk))
+	}
+	n := copy(p, r.buf)
+	r.buf = r.buf[n:]
+	return n, nil
+}
+
+func (r *rangeReader) Close() error { r.buf = nil; r.off = r.size; return nil }
 
 // DeleteBlob removes the bytes under key; a missing blob is not an error.
 func (s *Store) DeleteBlob(ctx context.Context, key string) error {
+	if s.legacy != nil {
+		// One node: an older version's copy goes in the same command.
+		return storageErr(s.rdb.Del(ctx, s.blobKey(key), s.legacyBlobKey(key)).Err())
+	}
 	return storageErr(s.rdb.Del(ctx, s.blobKey(key)).Err())
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
 }

@@ -3,43 +3,14 @@ package redisstore
 import (
 	"bytes"
 	"context"
+	"io"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/internal/blobtest"
 )
-
-func TestBlobRoundTripsTenMiB(t *testing.T) {
-	s, _ := newStore(t, Options{})
-	ctx := context.Background()
-	data := bytes.Repeat([]byte{0, 1, 2, 0xff}, connector.MaxImageSize/4)
-	if err := s.PutBlob(ctx, "out:j1", data, time.Minute); err != nil {
-		t.Fatalf("PutBlob: %v", err)
-	}
-	got, err := s.GetBlob(ctx, "out:j1")
-	if err != nil {
-		t.Fatalf("GetBlob: %v", err)
-	}
-	if !bytes.Equal(got, data) {
-		t.Fatalf("GetBlob returned %d bytes differing from the %d put", len(got), len(data))
-	}
-}
-
-func TestDeletedOrUnknownBlobIsNotFound(t *testing.T) {
-	s, _ := newStore(t, Options{})
-	ctx := context.Background()
-	if err := s.PutBlob(ctx, "in:j1", []byte("x"), time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.DeleteBlob(ctx, "in:j1"); err != nil {
-		t.Fatalf("DeleteBlob: %v", err)
-	}
-	_, err := s.GetBlob(ctx, "in:j1")
-	wantCode(t, err, connector.ENOTFOUND)
-	if err := s.DeleteBlob(ctx, "in:j1"); err != nil {
-		t.Fatalf("DeleteBlob of a missing blob = %v, want nil", err)
-	}
-}
 
 func TestBlobExpiresAfterItsTTL(t *testing.T) {
 	s, r := newStore(t, Options{})
@@ -48,10 +19,10 @@ func TestBlobExpiresAfterItsTTL(t *testing.T) {
 	if r.Mini == nil {
 		ttl = 1100 * time.Millisecond // real Redis: wait it out
 	}
-	if err := s.PutBlob(ctx, "out:j1", []byte("x"), ttl); err != nil {
+	if err := s.PutBlob(ctx, "out:j1", strings.NewReader("x"), 1, ttl); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.GetBlob(ctx, "out:j1"); err != nil {
+	if _, err := connector.ReadBlob(ctx, s, "out:j1"); err != nil {
 		t.Fatalf("GetBlob before expiry: %v", err)
 	}
 	if r.Mini != nil {
@@ -59,6 +30,39 @@ func TestBlobExpiresAfterItsTTL(t *testing.T) {
 	} else {
 		time.Sleep(ttl + 400*time.Millisecond)
 	}
-	_, err := s.GetBlob(ctx, "out:j1")
+	_, err := connector.ReadBlob(ctx, s, "out:j1")
 	wantCode(t, err, connector.ENOTFOUND)
+}
+
+func TestBlobStoreContract(t *testing.T) {
+	blobtest.Run(t, func(t *testing.T) connector.BlobStore {
+		s, r := newStore(t, Options{})
+		t.Cleanup(func() {
+			// Nothing but finished blobs is left: no parts of failed writes.
+			keys := r.Client.Keys(context.Background(), r.Prefix+"*:part:*").Val()
+			if len(keys) > 0 {
+				t.Errorf("parts left behind: %v", keys)
+			}
+		})
+		return s
+	})
+}
+
+func TestBlobExpiredWhileReadIsNotFound(t *testing.T) {
+	s, r := newStore(t, Options{})
+	ctx := context.Background()
+	data := bytes.Repeat([]byte("x"), 3*blobChunk)
+	if err := s.PutBlob(ctx, "out:j", bytes.NewReader(data), int64(len(data)), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.OpenBlob(ctx, "out:j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	r.Client.Del(ctx, s.blobKey("out:j"))
+	n, err := io.Copy(io.Discard, b)
+	if connector.ErrorCodeOf(err) != connector.ENOTFOUND || n != blobChunk {
+		t.Fatalf("reading a blob deleted after its first chunk: %d bytes, %v; want %d bytes then ENOTFOUND", n, err, blobChunk)
+	}
 }

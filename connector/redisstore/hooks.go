@@ -60,7 +60,15 @@ func (s *Store) CreateHook(ctx context.Context, h *connector.Hook) error {
 
 // GetHook returns the hook, or ENOTFOUND. It does not check the owner: the
 // worker reads hooks by id; the HTTP layer compares Owner itself.
-func (s *Store) GetHook(ctx context.Context, id string) (*connector.Hook, error) {
+func (s *Store) GetHook(ctx context.Context, id string) (h *connector.Hook, err error) {
+	err = s.orAdopted(ctx, s.legacyKey("hook", id), s.hookKey(id), func() error {
+		h, err = s.getHook(ctx, id)
+		return err
+	})
+	return h, err
+}
+
+func (s *Store) getHook(ctx context.Context, id string) (*connector.Hook, error) {
 	data, err := s.rdb.Get(ctx, s.hookKey(id)).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, notFound("hook", id)
@@ -75,6 +83,9 @@ func (s *Store) GetHook(ctx context.Context, id string) (*connector.Hook, error)
 // first (by CreatedAt, then id).
 func (s *Store) ListHooks(ctx context.Context, owner string) ([]*connector.Hook, error) {
 	idx := s.hookIndexKey(owner)
+	if err := s.mergeIndex(ctx, s.legacyKey("hooks", owner), idx, false); err != nil {
+		return nil, err
+	}
 	ids, err := s.rdb.SMembers(ctx, idx).Result()
 	if err != nil {
 		return nil, storageErr(err)
@@ -97,7 +108,17 @@ func (s *Store) ListHooks(ctx context.Context, owner string) ([]*connector.Hook,
 	for i, cmd := range cmds {
 		data, err := cmd.Bytes()
 		if errors.Is(err, redis.Nil) {
-			stale = append(stale, ids[i]) // left behind by a DeleteHook that failed halfway
+			// Left behind by a DeleteHook that failed halfway, or written
+			// by an older version (GetHook adopts it).
+			h, err := s.GetHook(ctx, ids[i])
+			if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
+				stale = append(stale, ids[i])
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			hooks = append(hooks, h)
 			continue
 		}
 		if err != nil {
@@ -142,6 +163,12 @@ func (s *Store) DeleteHook(ctx context.Context, owner, id string) error {
 // DisableHook marks the hook disabled (its target answered 410 Gone); it stays
 // listed so the owner can see why deliveries stopped. ENOTFOUND if missing.
 func (s *Store) DisableHook(ctx context.Context, id string) error {
+	return s.orAdopted(ctx, s.legacyKey("hook", id), s.hookKey(id), func() error {
+		return s.disableHook(ctx, id)
+	})
+}
+
+func (s *Store) disableHook(ctx context.Context, id string) error {
 	key := s.hookKey(id)
 	return s.watch(ctx, key, func(tx *redis.Tx) error {
 		data, err := tx.Get(ctx, key).Bytes()

@@ -13,20 +13,23 @@ import (
 
 // Idempotency record lifetimes.
 const (
-	// IdempotencyTTL is how long a completed Idempotency-Key is remembered,
-	// counted from the request that reserved it.
+	// IdempotencyTTL is how long an Idempotency-Key is remembered, counted
+	// from the request that reserved it.
 	IdempotencyTTL = 24 * time.Hour
-	// PendingTTL is how long a reservation lives before its request
-	// completes: long enough for any request, short enough that a server that
-	// crashed mid-request does not block the key (409) for a day.
-	PendingTTL = 5 * time.Minute
+	// DefaultIdempotencyLease is how long a reservation stays held without
+	// being renewed: the request renews it every few seconds while it lives
+	// (RenewIdempotencyKey), so a server that crashed mid-request blocks the
+	// key (409) for at most this long.
+	DefaultIdempotencyLease = 10 * time.Second
 )
 
 // storedIdem is an idempotency record as kept in Redis: the domain record and
-// when it was reserved, which fixes its 24-hour expiry.
+// when it was reserved, which fixes its 24-hour expiry. ReservedMS is the
+// same instant in Unix milliseconds, for completeIdemScript.
 type storedIdem struct {
 	connector.IdempotencyRecord
 	ReservedAt time.Time `json:"reserved_at"`
+	ReservedMS int64     `json:"reserved_ms"`
 }
 
 func decodeIdem(data []byte) (*storedIdem, error) {
@@ -38,78 +41,149 @@ func decodeIdem(data []byte) (*storedIdem, error) {
 }
 
 // ReserveIdempotencyKey claims owner's key for a request with fingerprint
-// (SET NX, for PendingTTL). It returns (nil, true, nil) when the caller now
-// holds the key, and (earlier record, false, nil) when another request did:
-// the caller compares fingerprints (422 when they differ) and job ids (409
-// while "", a replay otherwise).
-func (s *Store) ReserveIdempotencyKey(ctx context.Context, owner, key, fingerprint string) (*connector.IdempotencyRecord, bool, error) {
-	rkey := s.idemKey(owner, key)
-	data, err := json.Marshal(storedIdem{
-		IdempotencyRecord: connector.IdempotencyRecord{Fingerprint: fingerprint},
-		ReservedAt:        s.now().UTC(),
-	})
+// that would make job jobID. The record (idem:{owner}:key) lives 24 hours
+// from the first reservation; who holds it in flight is a separate lease
+// (idemlease:{owner}:key, holding jobID) of a few seconds that the request
+// renews. It returns:
+//
+//   - (record, true, nil) when the caller now holds the key: a fresh
+//     reservation (record.PlannedJobID == jobID), or one taken over from a
+//     request whose lease ran out (record.PlannedJobID is that request's
+//     job, which the caller must find or make);
+//   - (earlier record, false, nil) otherwise: the caller compares
+//     fingerprints (422 when they differ) and job ids (409 while "", a
+//     replay otherwise).
+func (s *Store) ReserveIdempotencyKey(ctx context.Context, owner, key, fingerprint, jobID string) (*connector.IdempotencyRecord, bool, error) {
+	rkey, lkey := s.idemKey(owner, key), s.idemLeaseKey(owner, key)
+	now := s.now().UTC()
+	fresh := storedIdem{
+		IdempotencyRecord: connector.IdempotencyRecord{Fingerprint: fingerprint, PlannedJobID: jobID},
+		ReservedAt:        now,
+		ReservedMS:        now.UnixMilli(),
+	}
+	data, err := json.Marshal(fresh)
 	if err != nil {
 		return nil, false, internalErr(err)
 	}
 	// The earlier record may expire between the SET NX and the GET: try again.
 	for range 3 {
-		ok, err := s.rdb.SetNX(ctx, rkey, data, PendingTTL).Result()
-		if err != nil {
-			return nil, false, storageErr(err)
-		}
-		if ok {
-			return nil, true, nil
-		}
-		old, err := s.rdb.Get(ctx, rkey).Bytes()
-		if errors.Is(err, redis.Nil) {
-			continue
-		}
-		if err != nil {
-			return nil, false, storageErr(err)
-		}
-		rec, err := decodeIdem(old)
+		ok, err := s.reserve(ctx, owner, key, data)
 		if err != nil {
 			return nil, false, err
 		}
-		return &rec.IdempotencyRecord, false, nil
+		if ok {
+			// A crash right here leaves a record without a lease: the next
+			// request with the key takes it over at once.
+			if err := s.rdb.Set(ctx, lkey, jobID, s.idemLease).Err(); err != nil {
+				return nil, false, storageErr(err)
+			}
+			return &fresh.IdempotencyRecord, true, nil
+		}
+		var rec *connector.IdempotencyRecord
+		var took bool
+		err = s.watch(ctx, rkey, func(tx *redis.Tx) error {
+			rec, took = nil, false
+			old, err := tx.Get(ctx, rkey).Bytes()
+			if errors.Is(err, redis.Nil) {
+				return nil // gone meanwhile: reserve again
+			}
+			if err != nil {
+				return err
+			}
+			r, err := decodeIdem(old)
+			if err != nil {
+				return err
+			}
+			rec = &r.IdempotencyRecord
+			if r.JobID != "" || r.Fingerprint != fingerprint {
+				return nil
+			}
+			held, err := tx.Exists(ctx, lkey).Result()
+			if err != nil || held == 1 {
+				return err
+			}
+			// The holder died: take the key over, with its planned job.
+			if r.PlannedJobID == "" { // reserved by an older version
+				r.PlannedJobID = jobID
+			}
+			if data, err = json.Marshal(r); err != nil {
+				return internalErr(err)
+			}
+			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.SetArgs(ctx, rkey, data, redis.SetArgs{KeepTTL: true})
+				p.Set(ctx, lkey, jobID, s.idemLease)
+				return nil
+			})
+			took = err == nil
+			return err
+		})
+		if err != nil {
+			return nil, false, err
+		}
+		if rec != nil {
+			return rec, took, nil
+		}
 	}
 	return nil, false, &connector.Error{Code: connector.EUNAVAILABLE, Message: "storage busy", RetryAfter: time.Second, Retryable: true,
 		Err: fmt.Errorf("redisstore: idempotency key kept vanishing")}
 }
 
-// CompleteIdempotencyKey records the job the reserving request created and
-// keeps the record until 24 hours after the reservation. A reservation that
-// is gone (it outlived PendingTTL) is ENOTFOUND: the job exists, but a retry
+// renewLeaseScript extends the lease KEYS[1] when it still holds ARGV[1].
+var renewLeaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+`)
+
+// RenewIdempotencyKey extends the lease of the request that reserved key
+// with jobID; held is false when it was lost.
+func (s *Store) RenewIdempotencyKey(ctx context.Context, owner, key, jobID string) (bool, error) {
+	n, err := renewLeaseScript.Run(ctx, s.rdb, []string{s.idemLeaseKey(owner, key)}, jobID, s.idemLease.Milliseconds()).Int()
+	if err != nil {
+		return false, storageErr(err)
+	}
+	return n == 1, nil
+}
+
+// reserve is SET NX of the tagged key. Against a single Redis an older
+// version's untagged record is first moved there (legacy.go), in the same
+// round trip, so a retry across an upgrade is still recognised.
+func (s *Store) reserve(ctx context.Context, owner, key string, data []byte) (bool, error) {
+	rkey := s.idemKey(owner, key)
+	if s.legacy == nil {
+		ok, err := s.rdb.SetNX(ctx, rkey, data, IdempotencyTTL).Result()
+		return ok, storageErr(err)
+	}
+	var set *redis.BoolCmd
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.RenameNX(ctx, s.legacyKey("idem", owner+":"+key), rkey)
+		set = p.SetNX(ctx, rkey, data, IdempotencyTTL)
+		return nil
+	})
+	if err != nil && !isNoSuchKey(err) {
+		return false, storageErr(err)
+	}
+	ok, err := set.Result()
+	return ok, storageErr(err)
+}
+
+// CompleteIdempotencyKey records the job the reserving request created,
+// keeps the record until 24 hours after the reservation and drops the
+// lease. A record that is gone is ENOTFOUND: the job exists, but a retry
 // with the same key will not be recognised; the caller should log it.
 func (s *Store) CompleteIdempotencyKey(ctx context.Context, owner, key, jobID string) error {
-	rkey := s.idemKey(owner, key)
-	return s.watch(ctx, rkey, func(tx *redis.Tx) error {
-		data, err := tx.Get(ctx, rkey).Bytes()
-		if errors.Is(err, redis.Nil) {
-			return notFound("idempotency key", key)
-		}
-		if err != nil {
-			return err
-		}
-		rec, err := decodeIdem(data)
-		if err != nil {
-			return err
-		}
-		rec.JobID = jobID
-		if data, err = json.Marshal(rec); err != nil {
-			return internalErr(err)
-		}
-		expireAt := rec.ReservedAt.Add(IdempotencyTTL)
-		if now := s.now(); !expireAt.After(now) {
-			// No reservation time, or a clock far off: remember a full day.
-			expireAt = now.Add(IdempotencyTTL)
-		}
-		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.SetArgs(ctx, rkey, data, redis.SetArgs{ExpireAt: expireAt})
-			return nil
-		})
-		return err
-	})
+	// One script, one round trip; a record without reserved_ms (or a clock
+	// far off) is remembered for a full day from now.
+	n, err := completeIdemScript.Run(ctx, s.rdb, []string{s.idemKey(owner, key), s.idemLeaseKey(owner, key)},
+		jobID, s.now().UnixMilli(), IdempotencyTTL.Milliseconds()).Int()
+	if err != nil {
+		return storageErr(err)
+	}
+	if n == 0 {
+		return notFound("idempotency key", key)
+	}
+	return nil
 }
 
 // ReleaseIdempotencyKey forgets a reservation whose request failed, so that a
@@ -133,7 +207,7 @@ func (s *Store) ReleaseIdempotencyKey(ctx context.Context, owner, key string) er
 			return nil
 		}
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.Del(ctx, rkey)
+			p.Del(ctx, rkey, s.idemLeaseKey(owner, key))
 			return nil
 		})
 		return err

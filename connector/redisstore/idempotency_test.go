@@ -2,15 +2,20 @@ package redisstore
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/imgflow/imgflow/connector"
 )
 
+var planned atomic.Int64
+
+// reserve reserves key for a request that would make a fresh job id.
 func reserve(t *testing.T, s *Store, owner, key, fp string) (*connector.IdempotencyRecord, bool) {
 	t.Helper()
-	rec, ok, err := s.ReserveIdempotencyKey(context.Background(), owner, key, fp)
+	rec, ok, err := s.ReserveIdempotencyKey(context.Background(), owner, key, fp, fmt.Sprintf("job-%d", planned.Add(1)))
 	if err != nil {
 		t.Fatalf("ReserveIdempotencyKey: %v", err)
 	}
@@ -23,11 +28,11 @@ func reserve(t *testing.T, s *Store, owner, key, fp string) (*connector.Idempote
 func TestIdempotencyReserveThenCompleteThenReplay(t *testing.T) {
 	s, r := newStore(t, Options{})
 	ctx := context.Background()
-	if rec, ok := reserve(t, s, "o", "k1", "fp-a"); !ok || rec != nil {
-		t.Fatalf("first reserve = %v, %v; want nil, true", rec, ok)
+	if rec, ok := reserve(t, s, "o", "k1", "fp-a"); !ok || rec == nil || rec.PlannedJobID == "" {
+		t.Fatalf("first reserve = %+v, %v; want the caller's planned job, true", rec, ok)
 	}
-	if ttl := r.Client.PTTL(ctx, s.idemKey("o", "k1")).Val(); ttl <= 0 || ttl > PendingTTL {
-		t.Fatalf("pending TTL = %v, want (0, %v]", ttl, PendingTTL)
+	if ttl := r.Client.PTTL(ctx, s.idemLeaseKey("o", "k1")).Val(); ttl <= 0 || ttl > DefaultIdempotencyLease {
+		t.Fatalf("lease TTL = %v, want (0, %v]", ttl, DefaultIdempotencyLease)
 	}
 	rec, ok := reserve(t, s, "o", "k1", "fp-b")
 	if ok || rec == nil || rec.Fingerprint != "fp-a" || rec.JobID != "" {
@@ -73,15 +78,56 @@ func TestIdempotencyCompletedRecordLasts24HoursFromFirstUse(t *testing.T) {
 	}
 }
 
-func TestIdempotencyPendingReservationExpiresAfterACrash(t *testing.T) {
-	s, r := newStore(t, Options{})
-	if r.Mini == nil {
-		t.Skip("needs miniredis's FastForward")
+// A server killed while holding a key: its lease runs out within seconds,
+// and a retry with the same request takes the key over with the dead
+// request's planned job id (to find that job, or make it once). A live
+// holder that renews keeps the key.
+func TestIdempotencyKeyOfADeadRequestIsTakenOverWithinItsLease(t *testing.T) {
+	lease := 300 * time.Millisecond
+	s, r := newStore(t, Options{IdempotencyLease: lease})
+	ctx := context.Background()
+	wait := func() {
+		if r.Mini != nil {
+			r.Mini.FastForward(lease + 50*time.Millisecond)
+		} else {
+			time.Sleep(lease + 50*time.Millisecond)
+		}
 	}
-	reserve(t, s, "o", "k", "fp")
-	r.Mini.FastForward(PendingTTL + time.Second) // the request never completed
-	if _, ok := reserve(t, s, "o", "k", "fp"); !ok {
-		t.Fatal("an abandoned reservation still holds the key, want it free after PendingTTL")
+	if _, ok, err := s.ReserveIdempotencyKey(ctx, "o", "live", "fp", "job-live"); err != nil || !ok {
+		t.Fatalf("reserve = %v, %v", ok, err)
+	}
+	for range 3 { // the live holder renews within each lease
+		if r.Mini != nil {
+			r.Mini.FastForward(lease / 2)
+		} else {
+			time.Sleep(lease / 2)
+		}
+		if held, err := s.RenewIdempotencyKey(ctx, "o", "live", "job-live"); err != nil || !held {
+			t.Fatalf("RenewIdempotencyKey by the holder = %v, %v; want held", held, err)
+		}
+	}
+	if rec, ok := reserve(t, s, "o", "live", "fp"); ok || rec.JobID != "" {
+		t.Fatalf("reserve while the holder renews = %+v, %v; want in flight", rec, ok)
+	}
+
+	if _, ok := reserve(t, s, "o", "dead", "fp"); !ok {
+		t.Fatal("first reserve refused")
+	}
+	rec, ok := reserve(t, s, "o", "dead", "fp")
+	if ok {
+		t.Fatal("a second reserve within the lease took the key, want in flight (409)")
+	}
+	planned := rec.PlannedJobID
+	wait() // the holder died: no renewal
+	if rec, ok := reserve(t, s, "o", "dead", "fp-other"); ok || rec.Fingerprint != "fp" {
+		t.Fatalf("another body after the lease = %+v, %v; want refused with the first fingerprint (422)", rec, ok)
+	}
+	rec, ok = reserve(t, s, "o", "dead", "fp")
+	if !ok || rec.PlannedJobID != planned {
+		t.Fatalf("retry after the lease = %+v, %v; want taken over with the dead request's job %s", rec, ok, planned)
+	}
+	if held, _ := s.RenewIdempotencyKey(ctx, "o", "dead", planned); held {
+		t.Error("the dead request's lease still renews after a takeover, want it lost")
 	}
 }
 

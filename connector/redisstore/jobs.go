@@ -2,9 +2,12 @@ package redisstore
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/imgflow/imgflow/connector"
 	"github.com/redis/go-redis/v9"
@@ -40,6 +43,10 @@ func decodeJob(data []byte) (*connector.Job, error) {
 // CreateJob stores a new job for JobTTL and adds it to its owner's listing.
 // A zero CreatedAt or UpdatedAt is set to now (on job itself). An id that
 // already exists is an internal error: ids are fresh UUIDv7s.
+//
+// The record and the index entry go in one pipeline (one round trip), not
+// one MULTI: they may live in different cluster slots. Should the index
+// writes fail, the job is still readable by id and expires unlisted.
 func (s *Store) CreateJob(ctx context.Context, job *connector.Job) error {
 	if job.ID == "" {
 		return internalErr(errors.New("create job: empty id"))
@@ -55,89 +62,142 @@ func (s *Store) CreateJob(ctx context.Context, job *connector.Job) error {
 	if err != nil {
 		return internalErr(err)
 	}
-	ok, err := s.rdb.SetNX(ctx, s.jobKey(job.ID), data, s.jobTTL).Result()
-	if err != nil {
-		return storageErr(err)
-	}
-	if !ok {
-		return internalErr(fmt.Errorf("create job: id %s already exists", job.ID))
-	}
-	// The record and the index may live in different cluster slots, so they
-	// are written one after the other rather than in one MULTI. A job whose
-	// index entry failed is still readable by id; it expires unlisted.
+	// The record (slot of {id}) and the index (slot of {owner}) live in
+	// different cluster slots, so they go in one pipeline (one round trip),
+	// not one MULTI. A job whose index writes failed is still readable by
+	// id; it expires unlisted.
 	idx := s.jobIndexKey(job.Owner)
+	var created *redis.BoolCmd
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		created = p.SetNX(ctx, s.jobKey(job.ID), data, s.jobTTL)
 		p.ZAdd(ctx, idx, redis.Z{Member: job.ID})
 		p.ZRemRangeByLex(ctx, idx, "-", "("+idFloor(now.Add(-s.jobTTL)))
 		p.Expire(ctx, idx, s.jobTTL)
 		return nil
 	})
-	return storageErr(err)
+	if err != nil {
+		return storageErr(err)
+	}
+	if !created.Val() {
+		return internalErr(fmt.Errorf("create job: id %s already exists", job.ID))
+	}
+	return nil
 }
 
 // GetJob returns the job, or ENOTFOUND when it is unknown or expired.
-func (s *Store) GetJob(ctx context.Context, id string) (*connector.Job, error) {
+func (s *Store) GetJob(ctx context.Context, id string) (job *connector.Job, err error) {
+	err = s.orAdopted(ctx, s.legacyKey("job", id), s.jobKey(id), func() error {
+		job, err = s.getJob(ctx, id)
+		return err
+	})
+	return job, err
+}
+
+func (s *Store) getJob(ctx context.Context, id string) (*connector.Job, error) {
 	data, err := s.rdb.Get(ctx, s.jobKey(id)).Bytes()
 	if errors.Is(err, redis.Nil) {
+		s.jobs.forget(id)
 		return nil, notFound("job", id)
 	}
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	return decodeJob(data)
+	job, err := decodeJob(data)
+	if err == nil {
+		s.jobs.put(id, data, job.Status.Finished())
+	}
+	return job, err
 }
 
-// UpdateJob applies fn to the current record under WATCH and stores the
-// result with MULTI/EXEC, retrying when another writer got in first, so fn
+// UpdateJob applies fn to the current record and stores the result only if
+// the record did not change meanwhile (casScript), retrying otherwise, so fn
 // may run more than once and must only change the job it is given. An error
-// from fn aborts the update and comes back unchanged. UpdatedAt is set to now;
-// the record keeps its expiry. When the job moves to a finished status, a
-// message on done:{id} in the same transaction wakes WaitJob.
-func (s *Store) UpdateJob(ctx context.Context, id string, fn func(*connector.Job) error) (*connector.Job, error) {
+// from fn aborts the update and comes back unchanged. UpdatedAt is set to
+// now; the record keeps its expiry. When the job moves to a finished status,
+// the new record is published on done:{id} by the same script, which wakes
+// WaitJob without another read. The script touches job:{id} alone (PUBLISH
+// names no key), so this works on a cluster.
+//
+// One round trip when this process read or wrote the unfinished record last
+// (jobCache), two (GET, then the script) otherwise.
+func (s *Store) UpdateJob(ctx context.Context, id string, fn func(*connector.Job) error) (job *connector.Job, err error) {
+	err = s.orAdopted(ctx, s.legacyKey("job", id), s.jobKey(id), func() error {
+		job, err = s.updateJob(ctx, id, fn)
+		return err
+	})
+	return job, err
+}
+
+func (s *Store) updateJob(ctx context.Context, id string, fn func(*connector.Job) error) (*connector.Job, error) {
 	key := s.jobKey(id)
-	var updated *connector.Job
-	err := s.watch(ctx, key, func(tx *redis.Tx) error {
-		data, err := tx.Get(ctx, key).Bytes()
-		if errors.Is(err, redis.Nil) {
-			return notFound("job", id)
+	old := s.jobs.get(id)
+	cached := old != nil
+	for range maxTxAttempts {
+		if old == nil {
+			data, err := s.rdb.Get(ctx, key).Bytes()
+			if errors.Is(err, redis.Nil) {
+				s.jobs.forget(id)
+				return nil, notFound("job", id)
+			}
+			if err != nil {
+				return nil, storageErr(err)
+			}
+			old, cached = data, false
 		}
+		job, err := decodeJob(old)
 		if err != nil {
-			return err
-		}
-		job, err := decodeJob(data)
-		if err != nil {
-			return err
+			return nil, err
 		}
 		wasFinished := job.Status.Finished()
 		if err := fn(job); err != nil {
-			return callerErr{err}
+			if cached {
+				// fn refused what may be an old copy: ask Redis.
+				old = nil
+				continue
+			}
+			return nil, err
 		}
 		job.ID = id
 		job.UpdatedAt = s.now()
-		if data, err = encodeJob(job); err != nil {
-			return internalErr(err)
-		}
-		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			// XX: a record that expired meanwhile must not come back without a TTL.
-			p.SetArgs(ctx, key, data, redis.SetArgs{Mode: "XX", KeepTTL: true})
-			if !wasFinished && job.Status.Finished() {
-				p.Publish(ctx, s.doneChannel(id), string(job.Status))
-			}
-			return nil
-		})
-		if errors.Is(err, redis.Nil) {
-			return notFound("job", id)
-		}
+		data, err := encodeJob(job)
 		if err != nil {
-			return err
+			return nil, internalErr(err)
 		}
-		updated = job
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		channel := ""
+		if !wasFinished && job.Status.Finished() {
+			channel = s.doneChannel(id)
+		}
+		sum := sha1.Sum(old)
+		res, err := casScript.Run(ctx, s.rdb, []string{key}, hex.EncodeToString(sum[:]), data, channel).Result()
+		if err != nil {
+			s.jobs.forget(id)
+			return nil, storageErr(err)
+		}
+		switch v := res.(type) {
+		case int64:
+			if v == -1 {
+				// Expired meanwhile: it must not come back without a TTL.
+				s.jobs.forget(id)
+				return nil, notFound("job", id)
+			}
+			s.jobs.put(id, data, job.Status.Finished())
+			if channel != "" && job.Owner != "" {
+				// Frees the key's in-flight place. Another slot, so not in
+				// the script; a lost ZREM is pruned at its deadline.
+				_ = s.ReleaseJob(ctx, job.Owner, id)
+			}
+			return job, nil
+		case string:
+			old, cached = []byte(v), false // changed meanwhile: retry on the current record
+		default:
+			return nil, internalErr(fmt.Errorf("update job: unexpected script answer %T", res))
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 	}
-	return updated, nil
+	return nil, &connector.Error{Code: connector.EUNAVAILABLE, Message: "storage busy", RetryAfter: time.Second, Retryable: true,
+		Err: fmt.Errorf("redisstore: %s still contended after %d attempts", key, maxTxAttempts)}
 }
 
 // DeleteJob forgets a job that never ran (its enqueue failed): the record
@@ -151,8 +211,14 @@ func (s *Store) DeleteJob(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	// Two slots, so a pipeline, not a MULTI; on a cluster its halves run on
+	// different nodes in no set order. Either half alone is safe: a listing
+	// entry without its record is dropped by ListJobs, a record without its
+	// entry expires unlisted.
+	s.jobs.forget(id)
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZRem(ctx, s.jobIndexKey(job.Owner), id)
+		p.ZRem(ctx, s.inflightKey(job.Owner), id)
 		p.Del(ctx, s.jobKey(id))
 		return nil
 	})

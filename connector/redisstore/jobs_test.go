@@ -189,3 +189,69 @@ func TestDeleteJobForgetsTheRecordAndItsListing(t *testing.T) {
 		t.Errorf("deleting it again: %v, want nil", err)
 	}
 }
+
+// Two processes (two Stores on one Redis) updating the same job: each
+// remembers the record it wrote last, and neither may overwrite the other's
+// change with its old copy.
+func TestUpdatesFromTwoProcessesAreNotLost(t *testing.T) {
+	a, r := newStore(t, Options{})
+	b := New(r.Client, Options{Prefix: r.Prefix})
+	ctx := context.Background()
+	job := newJob(t, a, "o", connector.StatusQueued)
+	inc := func(s *Store) {
+		t.Helper()
+		if _, err := s.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Attempts++; return nil }); err != nil {
+			t.Fatalf("UpdateJob: %v", err)
+		}
+	}
+	inc(a) // a now remembers Attempts=1
+	inc(b)
+	inc(b)
+	inc(a) // from a's old copy: must see b's two increments
+	got, _ := b.GetJob(ctx, job.ID)
+	if got.Attempts != 4 {
+		t.Fatalf("Attempts = %d after 4 increments from two stores, want 4", got.Attempts)
+	}
+}
+
+// A change refused on an old copy is checked against the current record:
+// a job another process finished is not started again, and a refusal that
+// holds comes back to the caller.
+func TestUpdateJobDecidesOnTheCurrentRecordNotAnOldCopy(t *testing.T) {
+	a, r := newStore(t, Options{})
+	b := New(r.Client, Options{Prefix: r.Prefix})
+	ctx := context.Background()
+	job := newJob(t, a, "o", connector.StatusQueued)
+	errNotQueued := errors.New("not queued")
+	if _, err := a.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Attempts = 1; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	// b starts the job; a's copy still says queued.
+	if _, err := b.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusProcessing; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	_, err := a.UpdateJob(ctx, job.ID, func(j *connector.Job) error {
+		if j.Status != connector.StatusQueued {
+			return errNotQueued
+		}
+		j.Status = connector.StatusFailed
+		return nil
+	})
+	if !errors.Is(err, errNotQueued) {
+		t.Fatalf("UpdateJob on a job another store started = %v, want the refusal", err)
+	}
+	// And a refusal that an old copy would not make is not made either:
+	// the caller's decision follows the current record.
+	if _, err := b.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusQueued; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.UpdateJob(ctx, job.ID, func(j *connector.Job) error {
+		if j.Status != connector.StatusQueued {
+			return errNotQueued
+		}
+		j.Status = connector.StatusProcessing
+		return nil
+	}); err != nil {
+		t.Fatalf("UpdateJob on a queued job = %v, want it started", err)
+	}
+}

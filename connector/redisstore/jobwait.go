@@ -16,8 +16,9 @@ const finalReadTimeout = 2 * time.Second
 // registers, makes sure the subscription is confirmed, and only then reads
 // the job, so a finish that lands between the read and the wait cannot be
 // missed; UpdateJob publishes on done:{id} in the transaction that finishes
-// the job. No polling: the job is read again only when its message arrives
-// or the subscription was re-established after a reconnect.
+// the job. No polling: the message carries the finished record (no second
+// read), and the job is read again only when a message does not decode or
+// the subscription was re-established after a reconnect.
 //
 // It returns (finished job, nil) when the job is or becomes finished. When ctx
 // ends first it returns the job as it is then, read afresh, together with
@@ -48,7 +49,10 @@ func (s *Store) WaitJob(ctx context.Context, id string) (*connector.Job, error) 
 			woken = nil
 		}
 		select {
-		case <-woken:
+		case done := <-woken:
+			if done != nil {
+				return done, nil // the published record: no read needed
+			}
 		case <-s.hub.readyOrNil(subscribed):
 		case <-ctx.Done():
 			return s.jobAfterWait(ctx, id, last)

@@ -1,26 +1,42 @@
 // Package redisstore keeps imgflow's state in Redis: job records and their
 // per-key listing, image blobs, Idempotency-Key records, the preflight account
-// cache and REST hook subscriptions. One *Store implements every storage
-// interface of package connector, so the server and the worker can share a
-// Redis (or a Sentinel / Cluster set-up through redis.UniversalClient).
+// cache, REST hook subscriptions and each job's delivery log. One *Store
+// implements every storage interface of package connector, so the server and
+// the worker can share a Redis (or a Sentinel / Cluster set-up through
+// redis.UniversalClient).
 //
 // Every failure to reach Redis comes back as a *connector.Error with code
 // EUNAVAILABLE and a RetryAfter hint, which the HTTP layer answers with 503.
 //
-// Keys, all under Options.Prefix:
+// Keys, all under Options.Prefix. The part in braces is the Redis Cluster
+// hash tag: a job's keys share the job id's slot and an owner's keys the
+// owner's, so every MULTI/WATCH or script of the store touches one slot and
+// work across slots goes through plain pipelines (see legacy.go for the keys
+// older versions wrote without tags):
 //
 //	job:{id}               JSON job record (with owner, sealed key, callback URL), TTL JobTTL
-//	jobs:{owner}           sorted set of the owner's job ids (score 0, ordered by id)
 //	done:{id}              pub/sub channel: a message when the job finishes
-//	blob:{key}             raw bytes, TTL chosen by the caller
-//	idem:{owner}:{key}     JSON idempotency record, 5 min while pending, 24 h once complete
+//	blob:in:{id}           raw bytes of job id's input (blob key "in:id"), TTL chosen by the caller
+//	blob:out:{id}          raw bytes of job id's result (blob key "out:id")
+//	jobs:{owner}           sorted set of the owner's job ids (score 0, ordered by id)
+//	idem:{owner}:key       JSON idempotency record, 24 h from its reservation
+//	idemlease:{owner}:key  the in-flight request's lease on it (its job id), seconds, renewed
 //	acct:{owner}           JSON account check, TTL chosen by the caller
-//	hook:{id}              JSON hook subscription, no TTL
 //	hooks:{owner}          set of the owner's hook ids
+//	hook:{id}              JSON hook subscription, no TTL
+//	blobdue:{minute}       set of external blob names due in that unix minute (blobdeadlines.go)
+//	deliveries:{id}        list of the job's delivery attempts (JSON), expiring with the job
+//	attempts:{id}          hash: the job's calls of the compression API (attempts.go), TTL JobTTL
+//	inflight:{owner}       sorted set of the owner's unfinished job ids, scored by a deadline (inflight.go)
+//
+// The prefix itself must not contain braces, or it would become the tag of
+// every key.
 package redisstore
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/imgflow/imgflow/connector"
@@ -34,6 +50,7 @@ var (
 	_ connector.IdempotencyStore = (*Store)(nil)
 	_ connector.AccountCache     = (*Store)(nil)
 	_ connector.HookStore        = (*Store)(nil)
+	_ connector.AttemptStore     = (*Store)(nil)
 )
 
 // Default option values.
@@ -51,6 +68,12 @@ type Options struct {
 	// JobTTL is how long a job record and its listing entry live, counted from
 	// the job's creation; updates do not extend it. Default 7 days.
 	JobTTL time.Duration
+	// IdempotencyLease is how long an Idempotency-Key reservation stays
+	// held without renewal. Default DefaultIdempotencyLease (10 s).
+	IdempotencyLease time.Duration
+	// InflightTTL is how long an admitted job counts against its key's
+	// in-flight cap if nothing frees its place. Default DefaultInflightTTL.
+	InflightTTL time.Duration
 	// Now is the clock used for UpdatedAt, CreatedAt when unset, and the age
 	// of listing entries. Default time.Now.
 	Now func() time.Time
@@ -62,21 +85,40 @@ type Store struct {
 	rdb    redis.UniversalClient
 	prefix string
 	jobTTL time.Duration
-	now    func() time.Time
-	hub    *waitHub // shared by every WaitJob
+	// idemLease is how long an Idempotency-Key reservation lives unrenewed.
+	idemLease   time.Duration
+	inflightTTL time.Duration
+	now         func() time.Time
+	hub         *waitHub    // shared by every WaitJob
+	legacy      *legacyKeys // nil on a cluster, where no untagged keys can exist
+	jobs        *jobCache   // unfinished records last seen, for UpdateJob
+
+	sweepMu   sync.Mutex
+	sweepFrom int64 // next unix minute DueBlobs looks at; 0 until the first sweep
 }
 
 // New returns a Store over rdb. It does not contact Redis; see Ping.
 func New(rdb redis.UniversalClient, opts Options) *Store {
-	s := &Store{rdb: rdb, prefix: opts.Prefix, jobTTL: opts.JobTTL, now: opts.Now, hub: newWaitHub()}
+	s := &Store{rdb: rdb, prefix: opts.Prefix, jobTTL: opts.JobTTL, now: opts.Now, hub: newWaitHub(), jobs: newJobCache()}
 	if s.prefix == "" {
 		s.prefix = DefaultPrefix
 	}
 	if s.jobTTL <= 0 {
 		s.jobTTL = DefaultJobTTL
 	}
+	s.idemLease = opts.IdempotencyLease
+	if s.idemLease <= 0 {
+		s.idemLease = DefaultIdempotencyLease
+	}
+	s.inflightTTL = opts.InflightTTL
+	if s.inflightTTL <= 0 {
+		s.inflightTTL = DefaultInflightTTL
+	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if _, cluster := rdb.(*redis.ClusterClient); !cluster {
+		s.legacy = &legacyKeys{}
 	}
 	return s
 }
@@ -87,13 +129,24 @@ func (s *Store) Ping(ctx context.Context) error {
 	return storageErr(s.rdb.Ping(ctx).Err())
 }
 
-func (s *Store) jobKey(id string) string         { return s.prefix + "job:" + id }
-func (s *Store) jobIndexKey(owner string) string { return s.prefix + "jobs:" + owner }
-func (s *Store) doneChannel(id string) string    { return s.prefix + "done:" + id }
-func (s *Store) blobKey(key string) string       { return s.prefix + "blob:" + key }
+func (s *Store) jobKey(id string) string         { return s.prefix + "job:{" + id + "}" }
+func (s *Store) jobIndexKey(owner string) string { return s.prefix + "jobs:{" + owner + "}" }
+func (s *Store) doneChannel(id string) string    { return s.prefix + "done:{" + id + "}" }
 func (s *Store) idemKey(owner, key string) string {
-	return s.prefix + "idem:" + owner + ":" + key
+	return s.prefix + "idem:{" + owner + "}:" + key
 }
-func (s *Store) acctKey(owner string) string      { return s.prefix + "acct:" + owner }
-func (s *Store) hookKey(id string) string         { return s.prefix + "hook:" + id }
-func (s *Store) hookIndexKey(owner string) string { return s.prefix + "hooks:" + owner }
+func (s *Store) acctKey(owner string) string      { return s.prefix + "acct:{" + owner + "}" }
+func (s *Store) hookKey(id string) string         { return s.prefix + "hook:{" + id + "}" }
+func (s *Store) hookIndexKey(owner string) string { return s.prefix + "hooks:{" + owner + "}" }
+
+// blobKey tags the last segment of a blob key ("in:<job id>", see
+// connector.InputBlobKey), so a job's blobs live in its slot.
+func (s *Store) blobKey(key string) string {
+	i := strings.LastIndexByte(key, ':')
+	return s.prefix + "blob:" + key[:i+1] + "{" + key[i+1:] + "}"
+}
+
+func (s *Store) idemLeaseKey(owner, key string) string {
+	return s.prefix + "idemlease:{" + owner + "}:" + key
+}
+func (s *Store) attemptsKey(id string) string { return s.prefix + "attempts:{" + id + "}" }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,16 +84,20 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 		"UpdateJob":  func(ctx context.Context) error { _, err := s.UpdateJob(ctx, job.ID, noop); return err },
 		"ListJobs":   func(ctx context.Context) error { _, err := s.ListJobs(ctx, "o", connector.JobFilter{}); return err },
 		"WaitJob":    func(ctx context.Context) error { _, err := s.WaitJob(ctx, job.ID); return err },
-		"PutBlob":    func(ctx context.Context) error { return s.PutBlob(ctx, "k", []byte("x"), time.Minute) },
-		"GetBlob":    func(ctx context.Context) error { _, err := s.GetBlob(ctx, "k"); return err },
+		"PutBlob":    func(ctx context.Context) error { return s.PutBlob(ctx, "k", strings.NewReader("x"), 1, time.Minute) },
+		"OpenBlob":   func(ctx context.Context) error { _, err := connector.ReadBlob(ctx, s, "k"); return err },
 		"DeleteBlob": func(ctx context.Context) error { return s.DeleteBlob(ctx, "k") },
 		"ReserveIdempotencyKey": func(ctx context.Context) error {
-			_, _, err := s.ReserveIdempotencyKey(ctx, "o", "k", "f")
+			_, _, err := s.ReserveIdempotencyKey(ctx, "o", "k", "f", "j")
 			return err
 		},
 		"CompleteIdempotencyKey": func(ctx context.Context) error { return s.CompleteIdempotencyKey(ctx, "o", "k", "j") },
 		"ReleaseIdempotencyKey":  func(ctx context.Context) error { return s.ReleaseIdempotencyKey(ctx, "o", "k") },
-		"CachedAccount":          func(ctx context.Context) error { _, _, err := s.CachedAccount(ctx, "o"); return err },
+		"RenewIdempotencyKey": func(ctx context.Context) error {
+			_, err := s.RenewIdempotencyKey(ctx, "o", "k", "j")
+			return err
+		},
+		"CachedAccount": func(ctx context.Context) error { _, _, err := s.CachedAccount(ctx, "o"); return err },
 		"CacheAccount": func(ctx context.Context) error {
 			return s.CacheAccount(ctx, "o", &connector.Account{Valid: true}, time.Minute)
 		},

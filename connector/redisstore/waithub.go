@@ -5,21 +5,24 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/imgflow/imgflow/connector"
 	"github.com/redis/go-redis/v9"
 )
 
-// waitHub shares one Redis subscription (PSUBSCRIBE {prefix}done:*) among
+// waitHub shares one Redis subscription (PSUBSCRIBE <prefix>done:*) among
 // every WaitJob of a Store, so a thousand flows waiting on ?wait hold one
-// connection, not a thousand, and a waiter costs a map entry.
+// connection, not a thousand, and a waiter costs a map entry. A message
+// carries the finished record (UpdateJob publishes it), so a woken waiter
+// has its answer without reading the job again.
 type waitHub struct {
 	once    sync.Once
 	ready   chan struct{} // closed once Redis confirmed the subscription
 	mu      sync.Mutex
-	waiters map[string]map[chan struct{}]struct{}
+	waiters map[string]map[chan *connector.Job]struct{}
 }
 
 func newWaitHub() *waitHub {
-	return &waitHub{ready: make(chan struct{}), waiters: map[string]map[chan struct{}]struct{}{}}
+	return &waitHub{ready: make(chan struct{}), waiters: map[string]map[chan *connector.Job]struct{}{}}
 }
 
 // start subscribes on first use; the subscription lives as long as the
@@ -45,7 +48,7 @@ func (h *waitHub) run(ps *redis.PubSub, channelPrefix string) {
 			// missed meanwhile, so every waiter reads its job again.
 			h.wakeAll()
 		case *redis.Message:
-			h.wake(strings.TrimPrefix(m.Channel, channelPrefix))
+			h.wake(jobOfChannel(m.Channel, channelPrefix), m.Payload)
 		}
 	}
 }
@@ -60,6 +63,16 @@ func (h *waitHub) subscribed() bool {
 	}
 }
 
+// jobOfChannel is the job id of a done channel: done:{id}, or done:id as
+// versions before the hash tags published it (a rolling upgrade).
+func jobOfChannel(channel, channelPrefix string) string {
+	id := strings.TrimPrefix(channel, channelPrefix)
+	if strings.HasPrefix(id, "{") && strings.HasSuffix(id, "}") {
+		id = id[1 : len(id)-1]
+	}
+	return id
+}
+
 // readyOrNil is the channel to wait on for the confirmation, or nil (never
 // ready) once it has come.
 func (h *waitHub) readyOrNil(subscribed bool) <-chan struct{} {
@@ -69,20 +82,21 @@ func (h *waitHub) readyOrNil(subscribed bool) <-chan struct{} {
 	return h.ready
 }
 
-// add registers a waiter for job id; the returned channel receives a value
-// when the job may have finished. remove must follow.
-func (h *waitHub) add(id string) chan struct{} {
-	ch := make(chan struct{}, 1)
+// add registers a waiter for job id; the returned channel receives the
+// finished job, or nil when the job may have finished and must be read
+// again. remove must follow.
+func (h *waitHub) add(id string) chan *connector.Job {
+	ch := make(chan *connector.Job, 1)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.waiters[id] == nil {
-		h.waiters[id] = map[chan struct{}]struct{}{}
+		h.waiters[id] = map[chan *connector.Job]struct{}{}
 	}
 	h.waiters[id][ch] = struct{}{}
 	return ch
 }
 
-func (h *waitHub) remove(id string, ch chan struct{}) {
+func (h *waitHub) remove(id string, ch chan *connector.Job) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.waiters[id], ch)
@@ -91,11 +105,18 @@ func (h *waitHub) remove(id string, ch chan struct{}) {
 	}
 }
 
-func (h *waitHub) wake(id string) {
+// wake hands the published record to id's waiters; one that does not
+// decode (an older publisher sent only the status) wakes them to read it.
+func (h *waitHub) wake(id, payload string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for ch := range h.waiters[id] {
-		notify(ch)
+		// Decoded per waiter (usually one): each may change what it gets.
+		job, err := decodeJob([]byte(payload))
+		if err != nil || job.ID != id || !job.Status.Finished() {
+			job = nil
+		}
+		notify(ch, job)
 	}
 }
 
@@ -104,7 +125,7 @@ func (h *waitHub) wakeAll() {
 	defer h.mu.Unlock()
 	for _, set := range h.waiters {
 		for ch := range set {
-			notify(ch)
+			notify(ch, nil)
 		}
 	}
 }
@@ -116,10 +137,10 @@ func (h *waitHub) waiting(id string) int {
 	return len(h.waiters[id])
 }
 
-func notify(ch chan struct{}) {
+func notify(ch chan *connector.Job, job *connector.Job) {
 	select {
-	case ch <- struct{}{}:
-	default: // a wake-up is already pending
+	case ch <- job:
+	default: // a wake-up is already pending; finished is final, so either does
 	}
 }
 

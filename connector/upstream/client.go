@@ -76,19 +76,26 @@ func New(baseURL string, opts ...Option) *Client {
 		o(c)
 	}
 	if c.http == nil {
-		c.http = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		// Every call goes to one host, from up to IMGFLOW_CONCURRENCY tasks
+		// at once: with Go's default of 2 idle connections per host, most
+		// calls would open (and leave in TIME_WAIT) a connection of their own.
+		t.MaxIdleConnsPerHost = maxIdleConnsPerHost
+		c.http = &http.Client{Transport: t}
 	}
 	return c
 }
 
+// maxIdleConnsPerHost keeps enough connections to the compression API open
+// for a busy worker's parallel calls.
+const maxIdleConnsPerHost = 128
+
 // do sends req and returns the answer's status, headers and body (at most
 // limit bytes). A failure to get an answer is EUPSTREAM, Retryable.
 func (c *Client) do(req *http.Request, limit int64, timeout time.Duration) (*http.Response, []byte, error) {
-	req.Header.Set("User-Agent", c.userAgent)
-	req.Header.Set("Accept", "application/json")
-	resp, err := c.http.Do(req)
+	resp, err := c.send(req, timeout)
 	if err != nil {
-		return nil, nil, networkError(req.Context(), err, timeout)
+		return nil, nil, err
 	}
 	defer resp.Body.Close()
 	body, err := readAll(resp, limit)
@@ -100,6 +107,17 @@ func (c *Client) do(req *http.Request, limit int64, timeout time.Duration) (*htt
 		return nil, nil, e
 	}
 	return resp, body, nil
+}
+
+// send sends req and returns the answer with its body unread.
+func (c *Client) send(req *http.Request, timeout time.Duration) (*http.Response, error) {
+	req.Header.Set("User-Agent", c.userAgent)
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, networkError(req.Context(), err, timeout)
+	}
+	return resp, nil
 }
 
 // readAll reads at most limit bytes of the answer, in one allocation when

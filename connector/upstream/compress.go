@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/internal/b64json"
 )
 
 // sniffLen is how many leading bytes are read ahead to name the file part's
@@ -25,7 +26,7 @@ type compressAnswer struct {
 	Success          *bool   `json:"success"`
 	JobID            string  `json:"job_id"`
 	Status           string  `json:"status"`
-	CompressedData   []byte  `json:"compressed_data"` // base64 in JSON
+	CompressedData   []byte  `json:"-"` // compressed_data, decoded as it streams
 	OriginalSize     int64   `json:"original_size"`
 	CompressedSize   int64   `json:"compressed_size"`
 	CompressionRatio float64 `json:"compression_ratio"`
@@ -79,14 +80,30 @@ func (c *Client) Compress(ctx context.Context, apiKey string, image io.Reader, f
 		return nil, &connector.Error{Code: connector.EINTERNAL, Message: "Internal error", Err: err}
 	}
 	req.Header.Set("Content-Type", form.FormDataContentType())
-	resp, body, err := c.do(req, maxCompressAnswer, c.compressTimeout)
+	resp, err := c.send(req, c.compressTimeout)
 	if err != nil {
 		return nil, err
 	}
+	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
+		body, err := readAll(resp, maxCompressAnswer)
+		if err != nil {
+			e := networkError(ctx, err, c.compressTimeout)
+			e.UpstreamStatus = resp.StatusCode
+			return nil, e
+		}
 		return nil, compressError(resp, body)
 	}
-	return decodeCompressed(body)
+	c2, err := decodeCompressed(resp)
+	var domainErr *connector.Error
+	if err != nil && !errors.As(err, &domainErr) {
+		// Cut off mid-body: the status came and a 200 was charged, so it
+		// keeps its status and the worker does not compress again.
+		e := networkError(ctx, err, c.compressTimeout)
+		e.UpstreamStatus = resp.StatusCode
+		return nil, e
+	}
+	return c2, err
 }
 
 // writeForm writes the multipart body: the api_key field, then the file
@@ -112,12 +129,31 @@ var quoteEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\r", "", "\n", "")
 
 // decodeCompressed reads a 200 answer. One that is not JSON or lacks the
 // compressed data is an upstream fault, retryable.
-func decodeCompressed(body []byte) (*connector.Compressed, error) {
+//
+// compressed_data is decoded from base64 while it streams in, into one
+// buffer sized from Content-Length: the answer's text is never held. A read
+// failure is returned as is (no *connector.Error) for the caller to wrap.
+func decodeCompressed(resp *http.Response) (*connector.Compressed, error) {
 	var a compressAnswer
-	if err := json.Unmarshal(body, &a); err != nil {
+	hint := 0
+	if resp.ContentLength > 0 {
+		hint = int(min(resp.ContentLength, maxCompressAnswer) / 4 * 3)
+	}
+	res, err := b64json.Decode(io.LimitReader(resp.Body, maxCompressAnswer), b64json.Options{
+		Field: "compressed_data", MaxDecoded: maxCompressAnswer / 4 * 3, DecodedHint: hint, MaxOther: maxSmallAnswer,
+	}, &a)
+	var b64Err *b64json.Error
+	var syntaxErr *json.SyntaxError
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		a.CompressedData = res.Data
+	case errors.As(err, &b64Err), errors.Is(err, b64json.ErrTooLarge), errors.As(err, &syntaxErr), errors.As(err, &typeErr):
 		e := unexpected(http.StatusOK, "compression API answered 200 with a body that is not the expected JSON")
 		e.Err = err
 		return nil, e
+	default:
+		return nil, err
 	}
 	if len(a.CompressedData) == 0 {
 		return nil, unexpected(http.StatusOK, "compression API answered 200 without compressed_data")

@@ -15,16 +15,17 @@ import (
 	"github.com/imgflow/imgflow/connector/guard"
 )
 
-// maxAnswer is how much of a receiver's answer is read (and thrown away)
-// so that the connection can be reused.
+// maxAnswer is how much of a receiver's answer is read so that the
+// connection can be reused.
 const maxAnswer = 64 << 10
 
 // SenderOptions configures a Sender. The zero value is a safe production
 // setup.
 type SenderOptions struct {
-	// AllowPrivate lets deliveries reach loopback, private and link-local
-	// addresses. For development on one machine only; default false.
-	AllowPrivate bool
+	// Allow names the non-public destinations deliveries may reach:
+	// guard.Loopback() in dev, plus IMGFLOW_ALLOW_HOSTS. The zero value
+	// allows public addresses only.
+	Allow guard.Policy
 	// Timeout bounds one delivery attempt, answer included. Default 15s.
 	// Too high lets a slow receiver hold a worker; too low fails receivers
 	// that do work before answering.
@@ -52,6 +53,13 @@ type Result struct {
 	Err error
 	// Gone is set on 410: the receiver asks for no more deliveries.
 	Gone bool
+	// Duration is how long the attempt took, from sending the request to
+	// the end of the answer's read.
+	Duration time.Duration
+	// Response is the start of the receiver's answer, at most
+	// connector.MaxResponseSnippet bytes of valid UTF-8, for the delivery
+	// log.
+	Response string
 }
 
 // NewSender returns a Sender with opts, defaults filled in.
@@ -65,7 +73,7 @@ func NewSender(opts SenderOptions) *Sender {
 	return &Sender{
 		opts: opts,
 		client: &http.Client{
-			Transport: guard.NewTransport(opts.AllowPrivate),
+			Transport: guard.NewTransport(opts.Allow),
 			// A redirect is an answer, not an instruction: following it
 			// would re-send a signed body to a place nobody registered.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -79,7 +87,7 @@ func NewSender(opts SenderOptions) *Sender {
 // string included, is used exactly as given (resume URLs carry their own
 // signature there). Only a 2xx answer is a success.
 func (s *Sender) Send(ctx context.Context, targetURL, secret, msgID string, body []byte) Result {
-	if err := guard.CheckURL(ctx, targetURL, s.opts.AllowPrivate, nil); err != nil {
+	if err := guard.CheckURL(ctx, targetURL, s.opts.Allow, nil); err != nil {
 		return Result{Err: guard.ForField(err, "webhook URL")}
 	}
 	ts := s.now()
@@ -99,14 +107,19 @@ func (s *Sender) Send(ctx context.Context, targetURL, secret, msgID string, body
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", s.opts.UserAgent)
 
+	start := s.now()
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return Result{Err: s.requestError(ctx, req.URL.Hostname(), err)}
+		return Result{Err: s.requestError(ctx, req.URL.Hostname(), err), Duration: s.now().Sub(start)}
 	}
 	defer resp.Body.Close()
-	io.Copy(io.Discard, io.LimitReader(resp.Body, maxAnswer))
+	// The answer is read (up to maxAnswer) so the connection can be reused;
+	// its start is kept for the delivery log.
+	answer := io.LimitReader(resp.Body, maxAnswer)
+	head, _ := io.ReadAll(io.LimitReader(answer, connector.MaxResponseSnippet))
+	io.Copy(io.Discard, answer)
 
-	res := Result{Status: resp.StatusCode}
+	res := Result{Status: resp.StatusCode, Duration: s.now().Sub(start), Response: snippet(head)}
 	status := fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode <= 299:

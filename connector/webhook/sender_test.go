@@ -13,6 +13,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/connector/guard"
 )
 
 // delivery is what a receiver saw.
@@ -43,7 +44,7 @@ func receiver(t *testing.T, status int, extra http.Header) (*httptest.Server, *a
 
 var event = []byte(`{"type":"job.completed","timestamp":"2026-11-21T12:00:00Z","data":{"id":"j1"}}`)
 
-func dev() *Sender { return NewSender(SenderOptions{AllowPrivate: true}) }
+func dev() *Sender { return NewSender(SenderOptions{Allow: guard.Loopback()}) }
 
 func TestSendDeliversASignedEventThatVerifies(t *testing.T) {
 	srv, last := receiver(t, http.StatusNoContent, nil)
@@ -159,7 +160,7 @@ func TestSendTimesOut(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	res := NewSender(SenderOptions{AllowPrivate: true, Timeout: 100 * time.Millisecond}).Send(context.Background(), srv.URL, secret, "m", event)
+	res := NewSender(SenderOptions{Allow: guard.Loopback(), Timeout: 100 * time.Millisecond}).Send(context.Background(), srv.URL, secret, "m", event)
 	if res.Status != 0 || res.Err == nil || res.Err.Error() != "webhook URL host 127.0.0.1 did not answer within 100ms" {
 		t.Errorf("expected a timeout, got %+v", res)
 	}
@@ -170,5 +171,38 @@ func TestSendRefusesABadSecret(t *testing.T) {
 	res := dev().Send(context.Background(), srv.URL, "not a secret", "m", event)
 	if res.Err == nil || last.Load() != nil {
 		t.Errorf("expected an error and nothing sent, got %+v", res)
+	}
+}
+
+func TestSendKeepsTheStartOfTheAnswerForTheDeliveryLog(t *testing.T) {
+	srv, _ := receiver(t, http.StatusBadRequest, nil) // answers "thanks"
+	res := dev().Send(context.Background(), srv.URL, secret, "m", event)
+	if res.Response != "thanks" || res.Duration <= 0 {
+		t.Errorf("expected the answer \"thanks\" and a duration, got %q and %s", res.Response, res.Duration)
+	}
+	long := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+		// A 3-byte rune straddles the limit; a control character is dropped.
+		io.WriteString(w, "\x1b"+strings.Repeat("a", connector.MaxResponseSnippet-2)+"€"+strings.Repeat("b", 100<<10))
+	}))
+	defer long.Close()
+	res = dev().Send(context.Background(), long.URL, secret, "m", event)
+	if want := strings.Repeat("a", connector.MaxResponseSnippet-2); res.Response != want {
+		t.Errorf("expected the first %d bytes without the control character or the cut rune, got %d bytes ending %q",
+			connector.MaxResponseSnippet, len(res.Response), res.Response[max(0, len(res.Response)-8):])
+	}
+}
+
+func TestSnippetKeepsWholeRunesAndLines(t *testing.T) {
+	for in, want := range map[string]string{
+		"ok\n\tdone\r\n":   "ok\n\tdone",
+		"caf\xc3\xa9":      "café",
+		"caf\xc3":          "caf",
+		"a\xffb":           "a\uFFFDb",
+		"  {\"ok\":true} ": `{"ok":true}`,
+	} {
+		if got := snippet([]byte(in)); got != want {
+			t.Errorf("snippet(%q): expected %q, got %q", in, want, got)
+		}
 	}
 }

@@ -18,11 +18,19 @@ const (
 // standard base64. The secret itself never appears in an error.
 var ErrBadSecret = errors.New("webhook: signing secret is not whsec_<base64>")
 
+// ErrNoMessageID is returned for an empty message id: receivers' Standard
+// Webhooks libraries refuse a delivery without webhook-id, so its
+// signature could never be verified.
+var ErrNoMessageID = errors.New("webhook: message id is empty")
+
 // Sign returns the webhook-signature value for one message: "v1," and the
 // base64 HMAC-SHA256, keyed with the decoded secret, of
 // "<msgID>.<unix seconds of ts>.<body>". It is the reference library's
 // signature, so receivers can verify with any Standard Webhooks library.
 func Sign(secret, msgID string, ts time.Time, body []byte) (string, error) {
+	if msgID == "" {
+		return "", ErrNoMessageID
+	}
 	wh, err := standardwebhooks.NewWebhook(secret)
 	if err != nil {
 		return "", ErrBadSecret

@@ -23,12 +23,14 @@ const cases = {
   'n8n-unknown-node': ['unknown node type', (d) => edit(d, 'compress-image-wait.json', (w) => (w.nodes[1].type = 'n8n-nodes-base.httpRequestV5'))],
   'n8n-dangling-connection': ['missing node', (d) => edit(d, 'compress-image-callback.json', (w) => (w.connections.Start.main[0][0].node = 'Nowhere'))],
   'n8n-inline-key': ['inline', (d) => edit(d, 'compress-image-wait.json', (w) => {
-    const n = w.nodes[1];
+    const n = w.nodes.find((x) => x.type === 'n8n-nodes-base.httpRequest');
     delete n.credentials;
     n.parameters.sendHeaders = true;
     n.parameters.headerParameters = { parameters: [{ name: 'X-API-Key', value: 'sk_live_123' }] };
   })],
-  'n8n-wait-get': ['imgflow callbacks POST', (d) => edit(d, 'compress-image-callback.json', (w) => delete w.nodes[2].parameters.httpMethod)],
+  'n8n-wait-get': ['imgflow callbacks POST', (d) => edit(d, 'compress-image-callback.json', (w) => delete w.nodes.find((n) => n.type === 'n8n-nodes-base.wait').parameters.httpMethod)],
+  'n8n-wait-unlimited': ['without limitWaitTime', (d) => edit(d, 'compress-image-callback.json', (w) => delete w.nodes.find((n) => n.type === 'n8n-nodes-base.wait').parameters.limitWaitTime)],
+  'n8n-unverified-webhook': ['does not verify', (d) => edit(d, 'job-finished-webhook.json', (w) => (w.nodes.find((n) => n.type === 'n8n-nodes-base.webhook').parameters.options = {}))],
   // Make schemas: a parameter needs a non-empty name; a request's method is an enum.
   'make-bad-param': ['parameters.json', (d) => edit(d, 'module-compressImage.mappable-params.iml.json', (p) => (p[0].name = ''))],
   'make-bad-method': ['api.json', (d) => edit(d, 'webhook-jobFinished.attach.iml.json', (a) => (a.method = 'SEND'))],

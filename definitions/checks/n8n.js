@@ -19,7 +19,7 @@ const NODES = {
     webhook: true,
   },
   'n8n-nodes-base.httpRequest': {
-    versions: [1, 2, 3, 4, 4.1, 4.2, 4.3],
+    versions: [1, 2, 3, 4, 4.1, 4.2, 4.3, 4.4, 4.5],
     params: ['method', 'url', 'authentication', 'genericAuthType', 'nodeCredentialType', 'provideSslCertificates', 'sendQuery', 'specifyQuery', 'queryParameters', 'jsonQuery', 'sendHeaders', 'specifyHeaders', 'headerParameters', 'jsonHeaders', 'sendBody', 'contentType', 'specifyBody', 'bodyParameters', 'jsonBody', 'body', 'rawContentType', 'inputDataFieldName', 'options'],
     required: ['url'],
   },
@@ -28,11 +28,14 @@ const NODES = {
     params: ['resume', 'amount', 'unit', 'dateTime', 'httpMethod', 'responseCode', 'responseMode', 'responseData', 'limitWaitTime', 'limitType', 'resumeAmount', 'resumeUnit', 'maxDateAndTime', 'incomingAuthentication', 'options'],
     webhook: true,
   },
-  'n8n-nodes-base.if': { versions: [1, 2, 2.1, 2.2], params: ['conditions', 'combineOperation', 'looseTypeValidation', 'options'] },
+  'n8n-nodes-base.if': { versions: [1, 2, 2.1, 2.2, 2.3], params: ['conditions', 'combineOperation', 'looseTypeValidation', 'options'] },
   'n8n-nodes-base.set': { versions: [1, 2, 3, 3.1, 3.2, 3.3, 3.4], params: ['mode', 'fields', 'assignments', 'includeOtherFields', 'include', 'options', 'values', 'keepOnlySet'] },
   'n8n-nodes-base.noOp': { versions: [1], params: [] },
-  'n8n-nodes-base.respondToWebhook': { versions: [1, 1.1], params: ['respondWith', 'responseBody', 'options'] },
+  'n8n-nodes-base.respondToWebhook': { versions: [1, 1.1, 1.2, 1.3, 1.4, 1.5], params: ['respondWith', 'responseBody', 'options'] },
   'n8n-nodes-base.stickyNote': { versions: [1], params: ['content', 'height', 'width', 'color'] },
+  'n8n-nodes-base.readWriteFile': { versions: [1, 1.1], params: ['operation', 'fileSelector', 'fileName', 'dataPropertyName', 'options'] },
+  'n8n-nodes-base.code': { versions: [1, 2], params: ['mode', 'language', 'jsCode', 'pythonCode', 'notice'] },
+  'n8n-nodes-base.stopAndError': { versions: [1], params: ['errorType', 'errorMessage', 'errorObject'] },
 };
 const ENUMS = {
   'n8n-nodes-base.httpRequest': {
@@ -46,6 +49,8 @@ const ENUMS = {
 };
 // What a key or secret looks like if someone pasted it into a workflow.
 const INLINE_SECRET = /(x-api-key|authorization|bearer\s|sk_[a-z0-9]|whsec_)/i;
+// A Sticky Note may name the header; only a value pasted there is a leak.
+const INLINE_SECRET_VALUE = /(bearer\s|sk_[a-z0-9]|whsec_)/i;
 
 function checkWorkflow(name, wf) {
   const p = [];
@@ -75,7 +80,8 @@ function checkWorkflow(name, wf) {
       if (k in params && !allowed.includes(params[k])) say(`${where} parameter ${k}=${params[k]} is not one of ${allowed.join(', ')}`);
     }
     if (spec.webhook && n.type !== 'n8n-nodes-base.wait' && !n.webhookId) say(`${where} has no webhookId`);
-    if (INLINE_SECRET.test(JSON.stringify(params))) say(`${where} has a key or auth header inline; use credentials`);
+    const leak = n.type === 'n8n-nodes-base.stickyNote' ? INLINE_SECRET_VALUE : INLINE_SECRET;
+    if (leak.test(JSON.stringify(params))) say(`${where} has a key or auth header inline; use credentials`);
     if (params.authentication === 'genericCredentialType') {
       const cred = (n.credentials || {})[params.genericAuthType];
       if (!cred || !cred.id || !cred.name) say(`${where} uses ${params.genericAuthType} without a credential reference {id, name}`);
@@ -86,6 +92,9 @@ function checkWorkflow(name, wf) {
     }
     if (n.type === 'n8n-nodes-base.wait' && params.resume === 'webhook' && params.httpMethod !== 'POST') {
       say(`${where} resumes on ${params.httpMethod || 'GET (the default)'}, but imgflow callbacks POST`);
+    }
+    if (n.type === 'n8n-nodes-base.wait' && params.resume === 'webhook' && params.limitWaitTime !== true) {
+      say(`${where} waits for a callback without limitWaitTime: a lost callback would hold the execution forever`);
     }
   }
   const incoming = new Set();
@@ -112,6 +121,29 @@ function checkWorkflow(name, wf) {
   if (!wf.nodes.some((n) => NODES[n.type] && NODES[n.type].trigger)) say('no trigger node');
   const waits = wf.nodes.filter((n) => n.type === 'n8n-nodes-base.wait' && (n.parameters || {}).resume === 'webhook');
   if (waits.length && !JSON.stringify(wf.nodes).includes('$execution.resumeUrl')) say('a Wait node waits for a webhook but no node sends $execution.resumeUrl');
+  // Usable by a new user: the setup on the canvas, failed jobs stop the
+  // workflow, files go in as multipart uploads and come out as files.
+  if (!wf.nodes.some((n) => n.type === 'n8n-nodes-base.stickyNote' && /setup|subscribe|credential/i.test((n.parameters || {}).content || ''))) {
+    say('no Sticky Note with the setup');
+  }
+  if (!wf.nodes.some((n) => n.type === 'n8n-nodes-base.if') || !wf.nodes.some((n) => n.type === 'n8n-nodes-base.stopAndError')) {
+    say('no If / Stop And Error branch for failed jobs');
+  }
+  const http = wf.nodes.filter((n) => n.type === 'n8n-nodes-base.httpRequest').map((n) => n.parameters || {});
+  const creates = http.filter((p) => p.method === 'POST' && /\/v1\/jobs/.test(p.url || ''));
+  for (const c of creates) {
+    const file = ((c.bodyParameters || {}).parameters || []).some((b) => b.parameterType === 'formBinaryData');
+    if (c.contentType !== 'multipart-form-data' || !file) say('a job is created without uploading the incoming binary (multipart formBinaryData)');
+  }
+  const downloads = http.filter((p) => (((p.options || {}).response || {}).response || {}).responseFormat === 'file');
+  if ((creates.length || wf.nodes.some((n) => n.type === 'n8n-nodes-base.webhook')) && !downloads.length) say('no HTTP Request returns the compressed image as a file');
+  const hooks = wf.nodes.filter((n) => n.type === 'n8n-nodes-base.webhook');
+  for (const h of hooks) {
+    const code = wf.nodes.filter((n) => n.type === 'n8n-nodes-base.code').map((n) => (n.parameters || {}).jsCode || '').join('\n');
+    if (!((h.parameters || {}).options || {}).rawBody || !/webhook-signature/.test(code) || !/createHmac/.test(code)) {
+      say(`webhook "${h.name}" does not verify the Standard Webhooks signature over the raw body`);
+    }
+  }
   return p;
 }
 

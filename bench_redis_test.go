@@ -1,0 +1,279 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/imgflow/imgflow/fixtures/images"
+	"github.com/imgflow/imgflow/internal/redistest"
+)
+
+// The benchmarks in this file count what each path costs Redis: every
+// command the server executed (INFO commandstats, so Lua-internal calls
+// count too) and the round trips of the API's and worker's go-redis client
+// (asynq's server polls on connections of its own and is only in the first
+// figure). INFO commandstats is server-wide: run them against a Redis of
+// their own, e.g.
+//
+//	redis-server --port 6413 --save '' &
+//	REDIS_URL=redis://127.0.0.1:6413/0 go test -run '^$' -bench RedisCommands -benchtime 200x .
+//
+// With -v the per-command breakdown is logged.
+
+// commandStats reads INFO commandstats: calls per command.
+func commandStats(b *testing.B, c *redis.Client) map[string]int64 {
+	b.Helper()
+	info, err := c.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := map[string]int64{}
+	sc := bufio.NewScanner(strings.NewReader(info))
+	for sc.Scan() {
+		name, rest, ok := strings.Cut(strings.TrimPrefix(sc.Text(), "cmdstat_"), ":calls=")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseInt(strings.SplitN(rest, ",", 2)[0], 10, 64)
+		out[name] = n
+	}
+	return out
+}
+
+// tripCounter is a go-redis hook counting round trips: one per command, one
+// per pipeline or MULTI/EXEC block.
+type tripCounter struct{ n atomic.Int64 }
+
+func (t *tripCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (t *tripCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { t.n.Add(1); return next(ctx, cmd) }
+}
+func (t *tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error { t.n.Add(1); return next(ctx, cmds) }
+}
+
+// redisCost measures the commands and round trips of what runs between
+// start and stop, per op.
+type redisCost struct {
+	b      *testing.B
+	admin  *redis.Client // INFO and the done subscription: not counted in trips
+	trips  *tripCounter
+	before map[string]int64
+	t0     int64
+}
+
+func newRedisCost(b *testing.B, r *redistest.Redis) *redisCost {
+	if r.Mini != nil {
+		b.Skip("set REDIS_URL to a Redis of the benchmark's own: INFO commandstats counts every client")
+	}
+	opts, _ := redis.ParseURL(r.URL)
+	admin := redis.NewClient(opts)
+	b.Cleanup(func() { admin.Close() })
+	t := &tripCounter{}
+	r.Client.AddHook(t)
+	return &redisCost{b: b, admin: admin, trips: t}
+}
+
+func (c *redisCost) start() {
+	c.before = commandStats(c.b, c.admin)
+	c.t0 = c.trips.n.Load()
+}
+
+func (c *redisCost) stop(ops int) {
+	after := commandStats(c.b, c.admin)
+	trips := c.trips.n.Load() - c.t0
+	type row struct {
+		name string
+		n    int64
+	}
+	var rows []row
+	var total int64
+	for name, n := range after {
+		d := n - c.before[name]
+		if name == "info" {
+			d-- // our own INFO
+		}
+		if d > 0 {
+			rows = append(rows, row{name, d})
+			total += d
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		return rows[i].n > rows[j].n || rows[i].n == rows[j].n && rows[i].name < rows[j].name
+	})
+	var sb strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&sb, " %s=%.2f", r.name, float64(r.n)/float64(ops))
+	}
+	c.b.Logf("per op over %d ops:%s", ops, sb.String())
+	c.b.ReportMetric(float64(total)/float64(ops), "redis-cmds/op")
+	c.b.ReportMetric(float64(trips)/float64(ops), "client-trips/op")
+}
+
+// doJSON sends a request with the bench key and decodes a JSON answer.
+func doJSON(b *testing.B, method, url string, body []byte, header map[string]string, want int) map[string]any {
+	req, _ := http.NewRequest(method, url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-API-Key", "sk_bench_key_0000")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer res.Body.Close()
+	data, _ := io.ReadAll(res.Body)
+	if res.StatusCode != want {
+		b.Fatalf("%s %s: %d %s", method, url, res.StatusCode, data)
+	}
+	var out map[string]any
+	json.Unmarshal(data, &out)
+	return out
+}
+
+// waitDone counts finished jobs of r's store through its own subscription.
+func waitDone(b *testing.B, admin *redis.Client, r *redistest.Redis) func(n int) {
+	ps := admin.PSubscribe(context.Background(), r.Prefix+"done:*")
+	if _, err := ps.Receive(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ps.Close() })
+	ch := ps.Channel()
+	return func(n int) {
+		for range n {
+			select {
+			case <-ch:
+			case <-time.After(time.Minute):
+				b.Fatal("jobs did not finish")
+			}
+		}
+	}
+}
+
+// BenchmarkRedisCommandsPerJob counts, per request or job, the Redis
+// commands and round trips of each path: POST /v1/jobs (with and without an
+// Idempotency-Key; the worker not running), the worker's handling of a
+// queued job, GET /v1/jobs/{id}, GET /v1/jobs/{id}/file, and POST ?wait=25
+// all the way to the answer.
+func BenchmarkRedisCommandsPerJob(b *testing.B) {
+	body := []byte(`{"image_base64":"` + base64.StdEncoding.EncodeToString(images.Read(b, "screenshot.png")) + `"}`)
+	post := func(b *testing.B, api string, header map[string]string) string {
+		return doJSON(b, "POST", api+"/v1/jobs", body, header, http.StatusAccepted)["id"].(string)
+	}
+	b.Run("POST", func(b *testing.B) {
+		r := redistest.New(b)
+		cost := newRedisCost(b, r)
+		api, _ := benchParts(b, r)
+		post(b, api, nil) // warm-up: script loads, queue registration, key check cache
+		cost.start()
+		for range b.N {
+			post(b, api, nil)
+		}
+		cost.stop(b.N)
+	})
+	b.Run("POST-idempotency-key", func(b *testing.B) {
+		r := redistest.New(b)
+		cost := newRedisCost(b, r)
+		api, _ := benchParts(b, r)
+		post(b, api, map[string]string{"Idempotency-Key": "warm-up"})
+		cost.start()
+		for i := range b.N {
+			post(b, api, map[string]string{"Idempotency-Key": "k" + strconv.Itoa(i)})
+		}
+		cost.stop(b.N)
+	})
+	b.Run("work", func(b *testing.B) {
+		r := redistest.New(b)
+		cost := newRedisCost(b, r)
+		api, startWorker := benchParts(b, r)
+		done := waitDone(b, cost.admin, r)
+		for range b.N {
+			post(b, api, nil)
+		}
+		cost.start()
+		startWorker(64)
+		done(b.N)
+		cost.stop(b.N)
+	})
+	b.Run("GET", func(b *testing.B) {
+		r := redistest.New(b)
+		cost := newRedisCost(b, r)
+		api, startWorker := benchParts(b, r)
+		startWorker(4)
+		id := doJSON(b, "POST", api+"/v1/jobs?wait=25", body, nil, http.StatusOK)["id"].(string)
+		cost.start()
+		for range b.N {
+			doJSON(b, "GET", api+"/v1/jobs/"+id, nil, nil, http.StatusOK)
+		}
+		cost.stop(b.N)
+	})
+	b.Run("GET-file", func(b *testing.B) {
+		r := redistest.New(b)
+		cost := newRedisCost(b, r)
+		api, startWorker := benchParts(b, r)
+		startWorker(4)
+		id := doJSON(b, "POST", api+"/v1/jobs?wait=25", body, nil, http.StatusOK)["id"].(string)
+		cost.start()
+		for range b.N {
+			req, _ := http.NewRequest("GET", api+"/v1/jobs/"+id+"/file", nil)
+			req.Header.Set("X-API-Key", "sk_bench_key_0000")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil || res.StatusCode != http.StatusOK {
+				b.Fatal(res, err)
+			}
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+		}
+		cost.stop(b.N)
+	})
+	b.Run("POST-wait", func(b *testing.B) {
+		r := redistest.New(b)
+		cost := newRedisCost(b, r)
+		api, startWorker := benchParts(b, r)
+		startWorker(4)
+		doJSON(b, "POST", api+"/v1/jobs?wait=25", body, nil, http.StatusOK)
+		cost.start()
+		for range b.N {
+			doJSON(b, "POST", api+"/v1/jobs?wait=25", body, nil, http.StatusOK)
+		}
+		cost.stop(b.N)
+	})
+}
+
+// BenchmarkRedisCommandsIdle reports what an idle serve + work pair costs
+// Redis per second (asynq's polling and housekeeping); each op is 100 ms.
+func BenchmarkRedisCommandsIdle(b *testing.B) {
+	r := redistest.New(b)
+	cost := newRedisCost(b, r)
+	_, startWorker := benchParts(b, r)
+	startWorker(10)
+	time.Sleep(time.Second) // past start-up
+	cost.start()
+	start := time.Now()
+	for range b.N {
+		time.Sleep(100 * time.Millisecond)
+	}
+	secs := time.Since(start).Seconds()
+	cost.stop(b.N)
+	after := commandStats(b, cost.admin)
+	var total int64
+	for name, n := range after {
+		total += n - cost.before[name]
+	}
+	b.ReportMetric(float64(total)/secs, "redis-cmds/s")
+}

@@ -1,0 +1,165 @@
+package connector
+
+import (
+	"context"
+	"net/url"
+	"time"
+)
+
+// Delivery is one event for one target: a job's callback, or one hook.
+type Delivery struct {
+	ID     string `json:"id"`      // webhook-id: stable across retries and redeliveries
+	JobID  string `json:"job_id"`  // the job whose event this is
+	HookID string `json:"hook_id"` // "" for the job's own callback_url
+	Event  string `json:"event"`
+	// Redeliver marks a one-off attempt its owner asked for: it is sent
+	// even when the delivery already succeeded, and not retried.
+	Redeliver bool `json:"redeliver,omitempty"`
+}
+
+// CallbackDeliveryID and HookDeliveryID are the webhook-ids of a job's
+// deliveries: stable per job and target, so retries and redeliveries of
+// one event carry the same id and receivers can drop duplicates.
+func CallbackDeliveryID(jobID string) string     { return "msg_" + jobID + "_cb" }
+func HookDeliveryID(jobID, hookID string) string { return "msg_" + jobID + "_" + hookID }
+
+// AttemptOutcome is what one delivery attempt came to.
+type AttemptOutcome string
+
+const (
+	OutcomeDelivered AttemptOutcome = "delivered" // the receiver answered 2xx
+	OutcomeRetrying  AttemptOutcome = "retrying"  // failed; another attempt is scheduled (NextRetryAt)
+	OutcomeFailed    AttemptOutcome = "failed"    // failed, and no further attempt is scheduled
+	OutcomeGone      AttemptOutcome = "gone"      // the receiver answered 410: no more deliveries
+	OutcomeDropped   AttemptOutcome = "dropped"   // not sent: the hook was deleted or disabled
+)
+
+// DeliveryAttempt is one attempt at one delivery, as the job's owner sees
+// it. It never holds the signature, the secret, the request body or the
+// target's query string (a callback URL may carry a signature there).
+type DeliveryAttempt struct {
+	DeliveryID string `json:"delivery_id"`
+	// Attempt numbers the attempts of one delivery from 1, in order; set
+	// when a log is read (GroupDeliveries), not stored.
+	Attempt int    `json:"attempt"`
+	HookID  string `json:"hook_id,omitempty"`
+	Event   string `json:"event"`
+	// Target is the receiver's URL without query string or user info.
+	Target     string    `json:"target"`
+	Redelivery bool      `json:"redelivery,omitempty"`
+	At         time.Time `json:"at"`
+	// DurationMS is how long the request took, answer included.
+	DurationMS int64 `json:"duration_ms"`
+	// StatusCode is the receiver's HTTP status; 0 when none came back.
+	StatusCode int `json:"status_code,omitempty"`
+	// Response is the start of the receiver's answer (MaxResponseSnippet
+	// bytes at most, valid UTF-8).
+	Response    string         `json:"response,omitempty"`
+	Error       string         `json:"error,omitempty"`
+	Outcome     AttemptOutcome `json:"outcome"`
+	NextRetryAt *time.Time     `json:"next_retry_at,omitempty"`
+}
+
+// MaxResponseSnippet bounds DeliveryAttempt.Response: enough to read an
+// error page's message, small enough to keep hundreds of attempts per job.
+const MaxResponseSnippet = 512
+
+// DeliveryLog keeps every delivery attempt of a job for as long as the job
+// itself is kept.
+type DeliveryLog interface {
+	// RecordDeliveryAttempt appends a to job's attempts.
+	RecordDeliveryAttempt(ctx context.Context, job *Job, a *DeliveryAttempt) error
+	// DeliveryAttempts returns the job's attempts, oldest first; none (and
+	// no error) for a job that has none.
+	DeliveryAttempts(ctx context.Context, jobID string) ([]*DeliveryAttempt, error)
+}
+
+// TargetForDisplay is a receiver URL fit for the delivery log and for
+// logs: scheme, host and path, without user info or query string.
+func TargetForDisplay(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+}
+
+// DeliveryRecord is one delivery of a job, its callback or one hook, with
+// every attempt at it, oldest first: what GET /v1/jobs/{id}/deliveries lists.
+type DeliveryRecord struct {
+	ID     string `json:"id"`   // the webhook-id
+	Kind   string `json:"kind"` // "callback" or "hook"
+	HookID string `json:"hook_id,omitempty"`
+	Event  string `json:"event"`
+	Target string `json:"target,omitempty"`
+	// Status is delivered once any attempt got a 2xx, pending while a
+	// retry is due (or no attempt was made yet), failed otherwise.
+	Status   DeliveryStatus     `json:"status"`
+	Attempts []*DeliveryAttempt `json:"attempts"`
+}
+
+// Kinds of delivery.
+const (
+	KindCallback = "callback"
+	KindHook     = "hook"
+)
+
+// DeliveryList is the JSON of GET /v1/jobs/{id}/deliveries.
+type DeliveryList struct {
+	JobID      string            `json:"job_id"`
+	Deliveries []*DeliveryRecord `json:"deliveries"`
+}
+
+// GroupDeliveries turns a job's delivery log (oldest first) into one
+// record per delivery, in the order of their first attempts, numbering
+// each delivery's attempts.
+func GroupDeliveries(log []*DeliveryAttempt) []*DeliveryRecord {
+	out := []*DeliveryRecord{}
+	byID := map[string]*DeliveryRecord{}
+	for _, a := range log {
+		r := byID[a.DeliveryID]
+		if r == nil {
+			r = &DeliveryRecord{ID: a.DeliveryID, Kind: KindCallback, HookID: a.HookID, Event: a.Event}
+			if a.HookID != "" {
+				r.Kind = KindHook
+			}
+			byID[a.DeliveryID] = r
+			out = append(out, r)
+		}
+		a.Attempt = len(r.Attempts) + 1
+		if a.Target != "" {
+			r.Target = a.Target
+		}
+		r.Attempts = append(r.Attempts, a)
+	}
+	for _, r := range out {
+		r.Status = deliveryStatus(r.Attempts)
+	}
+	return out
+}
+
+func deliveryStatus(attempts []*DeliveryAttempt) DeliveryStatus {
+	if len(attempts) == 0 {
+		return DeliveryPending
+	}
+	for _, a := range attempts {
+		if a.Outcome == OutcomeDelivered {
+			return DeliveryDelivered
+		}
+	}
+	// A failed redelivery does not cancel a retry still scheduled.
+	if last := lastScheduled(attempts); last != nil && last.Outcome == OutcomeRetrying {
+		return DeliveryPending
+	}
+	return DeliveryFailed
+}
+
+// lastScheduled is the newest attempt that was not a redelivery, or nil.
+func lastScheduled(attempts []*DeliveryAttempt) *DeliveryAttempt {
+	for i := len(attempts) - 1; i >= 0; i-- {
+		if !attempts[i].Redelivery {
+			return attempts[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,135 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/imgflow/imgflow/connector"
+	"github.com/redis/go-redis/v9"
+)
+
+// A job's attempt record is one hash, attempts:{id}, living as long as a
+// job (JobTTL from its last write):
+//
+//	calls     calls of the compression API begun
+//	answered  calls whose answer was recorded
+//	last      number of the last call recorded as answered, so that a
+//	          repeated AnswerCall/KeepAnswer (a lost reply) counts once
+//	kept      JSON connector.KeptAnswer of the charged call
+//
+// Each change is one script over that one key, so it is atomic and works
+// on a Redis Cluster (the id is the hash tag).
+
+// beginCallScript counts a call begun and returns calls, answered, kept.
+var beginCallScript = redis.NewScript(`
+local calls = redis.call('HINCRBY', KEYS[1], 'calls', 1)
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+local r = redis.call('HMGET', KEYS[1], 'answered', 'kept')
+return {calls, r[1] or '0', r[2] or ''}
+`)
+
+// answerCallScript records call ARGV[2] as answered, once, and keeps the
+// answer ARGV[3] when it is not empty.
+var answerCallScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('HGET', KEYS[1], 'last') ~= ARGV[2] then
+  redis.call('HINCRBY', KEYS[1], 'answered', 1)
+  redis.call('HSET', KEYS[1], 'last', ARGV[2])
+end
+if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'kept', ARGV[3]) end
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return 1
+`)
+
+// Attempts returns the job's attempt record; a job without one has a zero
+// record.
+func (s *Store) Attempts(ctx context.Context, jobID string) (connector.Attempts, error) {
+	r, err := s.rdb.HMGet(ctx, s.attemptsKey(jobID), "calls", "answered", "kept").Result()
+	if err != nil {
+		return connector.Attempts{}, storageErr(err)
+	}
+	return decodeAttempts(r[0], r[1], r[2])
+}
+
+// BeginCall counts a call of the compression API about to begin and
+// returns the record with it.
+func (s *Store) BeginCall(ctx context.Context, jobID string) (connector.Attempts, error) {
+	r, err := beginCallScript.Run(ctx, s.rdb, []string{s.attemptsKey(jobID)}, s.jobTTL.Milliseconds()).Slice()
+	if err != nil {
+		return connector.Attempts{}, storageErr(err)
+	}
+	if len(r) != 3 {
+		return connector.Attempts{}, internalErr(fmt.Errorf("begin call: %d values", len(r)))
+	}
+	return decodeAttempts(r[0], r[1], r[2])
+}
+
+// AnswerCall records that call number call (as BeginCall counted it) was
+// answered without a charge.
+func (s *Store) AnswerCall(ctx context.Context, jobID string, call int) error {
+	return s.answer(ctx, jobID, call, "")
+}
+
+// KeepAnswer records that call number call was answered 200 and keeps its
+// answer for any later run of the job.
+func (s *Store) KeepAnswer(ctx context.Context, jobID string, call int, answer *connector.KeptAnswer) error {
+	data, err := json.Marshal(answer)
+	if err != nil {
+		return internalErr(err)
+	}
+	return s.answer(ctx, jobID, call, string(data))
+}
+
+func (s *Store) answer(ctx context.Context, jobID string, call int, kept string) error {
+	n, err := answerCallScript.Run(ctx, s.rdb, []string{s.attemptsKey(jobID)},
+		s.jobTTL.Milliseconds(), strconv.Itoa(call), kept).Int()
+	if err != nil {
+		return storageErr(err)
+	}
+	if n == 0 {
+		return notFound("attempt record of job", jobID)
+	}
+	return nil
+}
+
+// decodeAttempts reads the hash's values as HMGET or the scripts return
+// them (strings, integers or nil).
+func decodeAttempts(calls, answered, kept any) (connector.Attempts, error) {
+	var a connector.Attempts
+	var err error
+	if a.Calls, err = hashInt(calls); err != nil {
+		return a, err
+	}
+	if a.Answered, err = hashInt(answered); err != nil {
+		return a, err
+	}
+	if k, _ := kept.(string); k != "" {
+		a.Kept = new(connector.KeptAnswer)
+		if err := json.Unmarshal([]byte(k), a.Kept); err != nil {
+			return a, internalErr(fmt.Errorf("decode kept answer: %w", err))
+		}
+	}
+	return a, nil
+}
+
+func hashInt(v any) (int, error) {
+	switch v := v.(type) {
+	case nil:
+		return 0, nil
+	case int64:
+		return int(v), nil
+	case string:
+		if v == "" {
+			return 0, nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return 0, internalErr(fmt.Errorf("attempt record: %q is not a count", v))
+		}
+		return n, nil
+	}
+	return 0, internalErr(errors.New("attempt record: unexpected value type"))
+}

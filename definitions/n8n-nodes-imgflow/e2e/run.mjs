@@ -1,0 +1,510 @@
+// The real-n8n run of n8n-nodes-imgflow: a live `imgflow dev` (embedded
+// Redis, the reference upstream) and a pinned n8n with the packed package
+// installed as a community package, both on loopback ports of this machine.
+//
+//   node e2e/run.mjs N8N_DIR TARBALL REPO_ROOT IMGFLOW_BINARY
+//
+// 1. n8n execute runs the compress workflow (e2e/workflows.mjs): binary in
+//    and out, URL in, a broken image with Continue On Fail, credits down by
+//    exactly the jobs made; its Code nodes throw when a check fails.
+// 2. n8n start: the trigger workflow is activated through n8n's REST API, so
+//    the node subscribes with POST /v1/hooks; badly signed and stale
+//    deliveries get 401 and start nothing; a job made through the API starts
+//    the workflow with job.completed; deactivating removes the hook.
+// Prints "N passed, N failed" at the end; exits non-zero on any failure.
+import { execFileSync, spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+import { compressWorkflow, triggerWorkflow } from './workflows.mjs';
+
+const [n8nDir, tarball, repo, bin] = process.argv.slice(2);
+if (!n8nDir || !tarball || !repo || !bin) {
+	console.error('usage: node e2e/run.mjs N8N_DIR TARBALL REPO_ROOT IMGFLOW_BINARY');
+	process.exit(2);
+}
+const long = process.env.IMGFLOW_N8N_PROFILE === 'long';
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'imgflow-n8n-e2e-'));
+const children = [];
+let passed = 0;
+let failed = 0;
+const pass = (m) => {
+	passed++;
+	console.log(`PASS ${m}`);
+};
+const fail = (m) => {
+	failed++;
+	console.log(`FAIL ${m}`);
+};
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const elapsed = (t) => `${((Date.now() - t) / 1000).toFixed(1)} s`;
+
+function freePort() {
+	return new Promise((resolve, reject) => {
+		const s = net.createServer();
+		s.once('error', reject);
+		s.listen(0, '127.0.0.1', () => {
+			const { port } = s.address();
+			s.close(() => resolve(port));
+		});
+	});
+}
+
+function start(name, cmd, args, env, logFile) {
+	const log = fs.openSync(logFile, 'a');
+	const child = spawn(cmd, args, { env, stdio: ['ignore', log, log], detached: true });
+	child.name = name;
+	children.push(child);
+	return child;
+}
+
+function stopAll() {
+	for (const c of children) {
+		if (c.exitCode === null) {
+			try {
+				process.kill(-c.pid, 'SIGTERM');
+			} catch {
+				// already gone
+			}
+		}
+	}
+}
+process.on('exit', stopAll);
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(1));
+
+async function waitFor(what, fn, timeoutMs) {
+	const t = Date.now();
+	let last;
+	while (Date.now() - t < timeoutMs) {
+		try {
+			const v = await fn();
+			if (v) return v;
+		} catch (err) {
+			last = err;
+		}
+		await sleep(500);
+	}
+	throw new Error(`${what}: not within ${timeoutMs / 1000} s${last ? ` (${last.message})` : ''}`);
+}
+
+async function api(base, key, method, p, body, headers = {}) {
+	const res = await fetch(base + p, {
+		method,
+		headers: { 'X-API-Key': key, ...(body ? { 'Content-Type': 'application/json' } : {}), ...headers },
+		body: body ? JSON.stringify(body) : undefined,
+	});
+	const text = await res.text();
+	let json;
+	try {
+		json = text ? JSON.parse(text) : {};
+	} catch {
+		json = { text };
+	}
+	return { status: res.status, json, headers: res.headers };
+}
+
+function tail(file, n = 40) {
+	try {
+		return fs.readFileSync(file, 'utf8').split('\n').slice(-n).join('\n');
+	} catch {
+		return '';
+	}
+}
+
+async function main() {
+	const t0 = Date.now();
+	const [apiPort, upstreamPort, n8nPort, brokerPort, reportPort] = await Promise.all([
+		freePort(),
+		freePort(),
+		freePort(),
+		freePort(),
+		freePort(),
+	]);
+	const key = `e2e_${crypto.randomBytes(12).toString('hex')}`;
+	const imgflowUrl = `http://127.0.0.1:${apiPort}`;
+
+	// imgflow dev: its own embedded Redis (REDIS_URL is dropped so the
+	// shared one is never touched), loopback URLs allowed.
+	const imgflowEnv = { ...process.env };
+	delete imgflowEnv.REDIS_URL;
+	start(
+		'imgflow',
+		bin,
+		['dev', '--addr', `127.0.0.1:${apiPort}`, '--upstream-addr', `127.0.0.1:${upstreamPort}`, '--demo-key', key],
+		imgflowEnv,
+		path.join(tmp, 'imgflow.log'),
+	);
+	await waitFor('imgflow dev /health', async () => (await fetch(`${imgflowUrl}/health`)).ok, 60_000);
+	console.log(`imgflow dev on ${imgflowUrl} (${elapsed(t0)})`);
+
+	// n8n's home: the packed package installed as a community package
+	// (~/.n8n/nodes/node_modules/n8n-nodes-imgflow), images to read.
+	const home = path.join(tmp, 'n8n');
+	const pkgDir = path.join(home, '.n8n', 'nodes', 'node_modules', 'n8n-nodes-imgflow');
+	fs.mkdirSync(pkgDir, { recursive: true });
+	execFileSync('tar', ['-xzf', path.resolve(tarball), '-C', pkgDir, '--strip-components=1']);
+	fs.writeFileSync(
+		path.join(home, '.n8n', 'nodes', 'package.json'),
+		JSON.stringify({ name: 'installed-nodes', private: true, dependencies: { 'n8n-nodes-imgflow': '0.1.0' } }),
+	);
+	const files = path.join(tmp, 'files');
+	const images = path.join(files, 'images');
+	const mixed = path.join(files, 'mixed');
+	fs.mkdirSync(images, { recursive: true });
+	fs.mkdirSync(mixed, { recursive: true });
+	const fixtures = path.join(repo, 'fixtures', 'images');
+	const good = long
+		? ['photo.png', 'photo.jpg', 'photo.webp', 'screenshot.png', 'screenshot.jpg', 'screenshot.webp', 'alpha.png']
+		: ['photo.png', 'photo.jpg', 'screenshot.webp'];
+	for (const f of good) fs.copyFileSync(path.join(fixtures, f), path.join(images, f));
+	for (const f of ['not-an-image.png', 'screenshot.png']) fs.copyFileSync(path.join(fixtures, f), path.join(mixed, f));
+	const sampleUrls = (long ? ['photo.png', 'photo.jpg', 'photo.webp', 'screenshot.png'] : ['photo.jpg', 'screenshot.png']).map(
+		(f) => `${imgflowUrl}/samples/${f}`,
+	);
+
+	const n8nBin = path.join(n8nDir, 'node_modules', '.bin', 'n8n');
+	const n8nEnv = {
+		PATH: process.env.PATH,
+		HOME: home,
+		N8N_USER_FOLDER: home,
+		N8N_ENCRYPTION_KEY: 'imgflow-e2e-encryption-key-0123456789',
+		N8N_LISTEN_ADDRESS: '127.0.0.1',
+		N8N_HOST: '127.0.0.1',
+		N8N_PORT: String(n8nPort),
+		N8N_PROTOCOL: 'http',
+		WEBHOOK_URL: `http://127.0.0.1:${n8nPort}/`,
+		N8N_SECURE_COOKIE: 'false',
+		DB_TYPE: 'sqlite',
+		// No outside requests: telemetry, version checks, templates, the
+		// community package catalogue, AI features, the license server.
+		N8N_DIAGNOSTICS_ENABLED: 'false',
+		N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
+		N8N_TEMPLATES_ENABLED: 'false',
+		N8N_PERSONALIZATION_ENABLED: 'false',
+		N8N_HIRING_BANNER_ENABLED: 'false',
+		N8N_AI_ENABLED: 'false',
+		N8N_COMMUNITY_PACKAGES_ENABLED: 'true',
+		N8N_VERIFIED_PACKAGES_ENABLED: 'false',
+		N8N_UNVERIFIED_PACKAGES_ENABLED: 'true',
+		N8N_LICENSE_AUTO_RENEW_ENABLED: 'false',
+		EXTERNAL_FRONTEND_HOOKS_URLS: '',
+		N8N_DIAGNOSTICS_CONFIG_FRONTEND: '',
+		N8N_DIAGNOSTICS_CONFIG_BACKEND: '',
+		N8N_PUBLIC_API_DISABLED: 'true',
+		// Modules that fetch catalogues from n8n's servers at start.
+		N8N_DISABLED_MODULES: 'mcp-registry,instance-ai,n8n-packages,insights',
+		// Task runner (Code node) on a free loopback port.
+		N8N_RUNNERS_MODE: 'internal',
+		N8N_RUNNERS_BROKER_PORT: String(brokerPort),
+		N8N_RUNNERS_BROKER_LISTEN_ADDRESS: '127.0.0.1',
+		N8N_RESTRICT_FILE_ACCESS_TO: files,
+		N8N_BLOCK_ENV_ACCESS_IN_NODE: 'true',
+		// The webhook template's Code node verifies signatures with crypto.
+		NODE_FUNCTION_ALLOW_BUILTIN: 'crypto',
+		N8N_DEFAULT_BINARY_DATA_MODE: 'filesystem',
+		N8N_LOG_LEVEL: 'warn',
+		N8N_LOG_OUTPUT: 'file',
+		N8N_LOG_FILE_LOCATION: path.join(tmp, 'n8n-events.log'),
+		NODE_ENV: 'production',
+	};
+	const n8n = (args, opts = {}) =>
+		execFileSync(n8nBin, args, { env: n8nEnv, encoding: 'utf8', maxBuffer: 256 << 20, ...opts });
+
+	fs.writeFileSync(
+		path.join(tmp, 'credentials.json'),
+		JSON.stringify([
+			{ id: 'imgflowE2E', name: 'imgflow (e2e)', type: 'imgflowApi', data: { baseUrl: imgflowUrl, apiKey: key } },
+			// The built-in-node templates' Header Auth credential.
+			{ id: 'imgflowApiKey', name: 'imgflow API key (X-API-Key)', type: 'httpHeaderAuth', data: { name: 'X-API-Key', value: key } },
+		]),
+	);
+	const compress = compressWorkflow({ imagesDir: images, mixedDir: mixed, sampleUrls });
+	const trigger = triggerWorkflow({ reportUrl: `http://127.0.0.1:${reportPort}/report` });
+	fs.writeFileSync(path.join(tmp, 'compress.json'), JSON.stringify(compress));
+	fs.writeFileSync(path.join(tmp, 'trigger.json'), JSON.stringify(trigger));
+	// The built-in-node templates (definitions/n8n), rendered for this server.
+	const defs = path.join(tmp, 'definitions');
+	execFileSync(bin, ['definitions', '--out', defs, '--base-url', imgflowUrl], { stdio: 'ignore' });
+	const template = (file) => JSON.parse(fs.readFileSync(path.join(defs, 'n8n', file), 'utf8'));
+	const waitTpl = template('compress-image-wait.json');
+	waitTpl.id = 'imgflowTemplateWait';
+	waitTpl.nodes.find((n) => n.name === 'Read Image').parameters.fileSelector = path.join(images, 'photo.jpg');
+	fs.writeFileSync(path.join(tmp, 'template-wait.json'), JSON.stringify(waitTpl));
+
+	let t = Date.now();
+	n8n(['import:credentials', `--input=${path.join(tmp, 'credentials.json')}`]);
+	n8n(['import:workflow', `--input=${path.join(tmp, 'template-wait.json')}`]);
+	n8n(['import:workflow', `--input=${path.join(tmp, 'compress.json')}`]);
+	n8n(['import:workflow', `--input=${path.join(tmp, 'trigger.json')}`]);
+	console.log(`n8n: credential and workflows imported (${elapsed(t)})`);
+
+	// 1. The compress workflow, headless.
+	t = Date.now();
+	let out;
+	try {
+		// execute hands the run's JSON to n8n's logger (level info): one
+		// line of its JSON log file.
+		n8n(['execute', `--id=${compress.id}`, '--rawOutput'], {
+			stdio: ['ignore', 'pipe', 'pipe'],
+			env: { ...n8nEnv, N8N_LOG_LEVEL: 'info', N8N_LOG_FILE_LOCATION: path.join(tmp, 'execute.log') },
+		});
+		out = fs
+			.readFileSync(path.join(tmp, 'execute.log'), 'utf8')
+			.split('\n')
+			.map((l) => {
+				try {
+					return JSON.parse(l).message;
+				} catch {
+					return '';
+				}
+			})
+			.find((m) => typeof m === 'string' && m.startsWith('{') && m.includes('"resultData"'));
+		if (!out) throw new Error('n8n execute logged no run data');
+	} catch (err) {
+		const logged = tail(path.join(tmp, 'execute.log'), 400)
+			.split('\n')
+			.filter((l) => /"level":"(error|warn)"|Error|error/.test(l))
+			.join('\n');
+		fail(`n8n execute of the compress workflow failed (${elapsed(t)}): ${err.message.split('\n')[0]}\n${logged.slice(-6000)}`);
+		console.log(tail(path.join(tmp, 'n8n-events.log')));
+		return;
+	}
+	const run = JSON.parse(out);
+	const runData = run.data.resultData.runData;
+	const summary = runData['Check Credits']?.[0]?.data?.main?.[0]?.[0]?.json;
+	const count = (n) => runData[n]?.[0]?.data?.main?.[0]?.length ?? 0;
+	if (summary?.ok) {
+		pass(`compress workflow (${elapsed(t)}): Read Files From Disk -> imgflow Compress (binary) -> ${count('Check Binary')} smaller images of the same type and name`);
+		pass(`URL input: ${count('Check URL')} images compressed from URLs`);
+		pass(`Continue On Fail: not-an-image.png came back as one {error, code: ${summary.error_code}} item, the other item completed`);
+		pass(`Get Account: credits ${summary.credits_before} -> ${summary.credits_after}, down by exactly the ${summary.jobs_completed} completed jobs`);
+	} else {
+		fail(`compress workflow: no summary from Check Credits: ${JSON.stringify(run.data.resultData).slice(0, 3000)}`);
+	}
+	const jobs = runData['Check Jobs']?.[0]?.data?.main?.[0]?.[0]?.json;
+	if (jobs?.fetched === 3) pass(`Get Many Jobs (limit 3, status completed) and Get Job with the file as binary: ${jobs.fetched} jobs`);
+	else fail('Get Many Jobs / Get Job: no result from Check Jobs');
+	const validated = runData['Check Validate']?.[0]?.data?.main?.[0]?.[0]?.json;
+	if (validated?.validated === 2) pass(`Validate: screenshot.png valid, not-an-image.png refused (${validated.invalid.join('; ')}), no credit used`);
+	else fail('Validate: no result from Check Validate');
+
+	// The file-in, file-out template, headless too.
+	t = Date.now();
+	try {
+		n8n(['execute', `--id=${waitTpl.id}`, '--rawOutput'], {
+			stdio: ['ignore', 'pipe', 'pipe'],
+			env: { ...n8nEnv, N8N_LOG_LEVEL: 'info', N8N_LOG_FILE_LOCATION: path.join(tmp, 'execute-template.log') },
+		});
+		const line = fs
+			.readFileSync(path.join(tmp, 'execute-template.log'), 'utf8')
+			.split('\n')
+			.map((l) => {
+				try {
+					return JSON.parse(l).message;
+				} catch {
+					return '';
+				}
+			})
+			.find((m) => typeof m === 'string' && m.includes('"resultData"'));
+		const rd = JSON.parse(line).data.resultData.runData;
+		const file = rd.Download?.[0]?.data?.main?.[0]?.[0]?.binary?.data;
+		const job = rd['Compress Image']?.[0]?.data?.main?.[0]?.[0]?.json;
+		if (file && file.mimeType === 'image/jpeg' && job?.status === 'completed' && !rd['Stop: job not completed']) {
+			pass(`template compress-image-wait.json (${elapsed(t)}): multipart upload of the file, If completed, Download as file (${file.fileName}, ${job.result.compressed_size} bytes)`);
+		} else {
+			fail(`template compress-image-wait.json: ${JSON.stringify({ file, job }).slice(0, 1500)}`);
+		}
+	} catch (err) {
+		const logged = tail(path.join(tmp, 'execute-template.log'), 400)
+			.split('\n')
+			.filter((l) => /"level":"(error|warn)"|Error|error/.test(l))
+			.join('\n');
+		fail(`template compress-image-wait.json: n8n execute failed: ${err.message.split('\n')[0]}\n${logged.slice(-4000)}`);
+	}
+
+	// The webhook template: subscribed by hand as its Sticky Note says, the
+	// secret pasted into Verify Signature; imported now, while n8n is
+	// stopped (the CLI and a running n8n share the database). No job is
+	// made until n8n runs.
+	const tplUrl = `http://127.0.0.1:${n8nPort}/webhook/imgflow-job-finished`;
+	const tplHook = await api(imgflowUrl, key, 'POST', '/v1/hooks', { target_url: tplUrl, event: 'job.finished' });
+	const hookTpl = template('job-finished-webhook.json');
+	hookTpl.id = 'imgflowTemplateWebhook';
+	const verifyNode = hookTpl.nodes.find((n) => n.name === 'Verify Signature');
+	verifyNode.parameters.jsCode = verifyNode.parameters.jsCode.replace('PASTE-THE-HOOK-SECRET-HERE', tplHook.json.secret);
+	fs.writeFileSync(path.join(tmp, 'template-webhook.json'), JSON.stringify(hookTpl));
+	n8n(['import:workflow', `--input=${path.join(tmp, 'template-webhook.json')}`]);
+
+	// 2. The trigger, in a running n8n.
+	const received = [];
+	const listener = http.createServer((req, res) => {
+		let body = '';
+		req.on('data', (c) => (body += c));
+		req.on('end', () => {
+			try {
+				received.push(JSON.parse(body));
+			} catch {
+				received.push({ raw: body });
+			}
+			res.writeHead(200, { 'Content-Type': 'application/json' });
+			res.end('{}');
+		});
+	});
+	await new Promise((r) => listener.listen(reportPort, '127.0.0.1', r));
+	t = Date.now();
+	start('n8n', n8nBin, ['start'], n8nEnv, path.join(tmp, 'n8n.log'));
+	const n8nUrl = `http://127.0.0.1:${n8nPort}`;
+	await waitFor('n8n /healthz', async () => (await fetch(`${n8nUrl}/healthz`)).ok, 240_000);
+	console.log(`n8n start: up on ${n8nUrl} (${elapsed(t)})`);
+
+	// The owner account, then the workflow activated as a user would.
+	const browser = { 'browser-id': 'imgflow-e2e' };
+	// /healthz answers while n8n still starts up ("n8n is starting up"):
+	// the owner setup is retried until n8n really answers it.
+	const cookie = await waitFor(
+		'n8n owner setup',
+		async () => {
+			const setup = await fetch(`${n8nUrl}/rest/owner/setup`, {
+				method: 'POST',
+				headers: { 'Content-Type': 'application/json', ...browser },
+				body: JSON.stringify({ email: 'e2e@imgflow.example.com', firstName: 'E2E', lastName: 'Run', password: 'Imgflow-e2e-1' }),
+			});
+			const c = (setup.headers.get('set-cookie') || '').split(';')[0];
+			return setup.ok && c.startsWith('n8n-auth=') ? c : null;
+		},
+		120_000,
+	);
+	console.log(`n8n owner set up (${elapsed(t)})`);
+	const rest = async (method, p, body) => {
+		const res = await fetch(`${n8nUrl}/rest${p}`, {
+			method,
+			headers: { Cookie: cookie, 'Content-Type': 'application/json', ...browser },
+			body: body ? JSON.stringify(body) : undefined,
+		});
+		const text = await res.text();
+		if (!res.ok) throw new Error(`n8n ${method} /rest${p}: ${res.status} ${text.slice(0, 500)}`);
+		return JSON.parse(text).data;
+	};
+	const wf = await rest('GET', `/workflows/${trigger.id}`);
+	await rest('POST', `/workflows/${trigger.id}/activate`, { versionId: wf.versionId });
+
+	const hook = await waitFor(
+		'hook subscribed by the trigger',
+		async () => {
+			const { json } = await api(imgflowUrl, key, 'GET', '/v1/hooks');
+			return (json.hooks || []).find((h) => h.target_url.startsWith(`${n8nUrl}/webhook/`) && h.target_url !== tplUrl);
+		},
+		30_000,
+	);
+	if (hook.event === 'job.completed') pass(`activation subscribed ${hook.target_url} for job.completed (POST /v1/hooks)`);
+	else fail(`activation subscribed event ${hook.event}, want job.completed`);
+
+	// Deliveries that do not verify are refused and start nothing.
+	const { json: full } = await api(imgflowUrl, key, 'GET', `/v1/hooks/${hook.id}`);
+	const fake = JSON.stringify({ type: 'job.completed', timestamp: new Date().toISOString(), data: { id: 'forged', status: 'completed', result: {} } });
+	const signed = (ts, secret) => {
+		const k = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+		return 'v1,' + crypto.createHmac('sha256', k).update(`msg_forged.${ts}.${fake}`).digest('base64');
+	};
+	const now = Math.floor(Date.now() / 1000);
+	for (const [what, ts, sig] of [
+		['a wrong signature', now, signed(now, 'whsec_' + Buffer.from('not the secret').toString('base64'))],
+		['a stale timestamp (10 minutes old, correctly signed)', now - 600, signed(now - 600, full.secret)],
+		['no signature', now, ''],
+	]) {
+		const res = await fetch(hook.target_url, {
+			method: 'POST',
+			headers: { 'Content-Type': 'application/json', 'webhook-id': 'msg_forged', 'webhook-timestamp': String(ts), 'webhook-signature': sig },
+			body: fake,
+		});
+		if (res.status === 401) pass(`a delivery with ${what} is answered 401`);
+		else fail(`a delivery with ${what} is answered ${res.status}, want 401`);
+	}
+
+	// A job made through the API starts the workflow with job.completed.
+	const job = await api(imgflowUrl, key, 'POST', '/v1/jobs?wait=20', { image_url: `${imgflowUrl}/samples/photo.png` });
+	if (job.json.status !== 'completed') fail(`job through the API: ${job.status} ${JSON.stringify(job.json)}`);
+	const got = await waitFor('the trigger workflow run', async () => received.find((r) => r.id === job.json.id), 60_000).catch((e) => {
+		fail(e.message);
+		return null;
+	});
+	if (got) {
+		if (got.event === 'job.completed' && got.status === 'completed' && got.file_url) {
+			pass(`job ${job.json.id} made through the API started the trigger workflow with job.completed`);
+		} else {
+			fail(`the trigger workflow received ${JSON.stringify(got)}`);
+		}
+	}
+	if (received.some((r) => r.id === 'forged')) fail('a forged delivery started the workflow');
+	else pass('no refused delivery started the workflow');
+
+	// Deactivation removes the hook.
+	await rest('POST', `/workflows/${trigger.id}/deactivate`, {});
+	const gone = await waitFor(
+		'hook removed after deactivation',
+		async () => {
+			const { json } = await api(imgflowUrl, key, 'GET', '/v1/hooks');
+			return !(json.hooks || []).some((h) => h.id === hook.id);
+		},
+		30_000,
+	).catch((e) => {
+		fail(e.message);
+		return false;
+	});
+	if (gone) pass('deactivating the workflow deleted the hook (DELETE /v1/hooks/{id})');
+	listener.close();
+
+	// The webhook template, activated in the running n8n (imported above).
+	const tplWf = await rest('GET', `/workflows/${hookTpl.id}`);
+	await rest('POST', `/workflows/${hookTpl.id}/activate`, { versionId: tplWf.versionId });
+	// The production webhook is registered shortly after activation (404 until then).
+	const forged = await waitFor(
+		'the template webhook registered',
+		async () => {
+			const ts = Math.floor(Date.now() / 1000);
+			const res = await fetch(tplUrl, {
+				method: 'POST',
+				headers: { 'Content-Type': 'application/json', 'webhook-id': 'msg_forged', 'webhook-timestamp': String(ts), 'webhook-signature': signed(ts, 'whsec_' + Buffer.from('nope').toString('base64')) },
+				body: fake,
+			});
+			return res.status === 404 ? null : res;
+		},
+		30_000,
+	);
+	if (forged.status === 401) pass('template job-finished-webhook.json answers a badly signed delivery 401');
+	else fail(`template job-finished-webhook.json answered a badly signed delivery ${forged.status}, want 401`);
+	const job2 = await api(imgflowUrl, key, 'POST', '/v1/jobs?wait=20', { image_url: `${imgflowUrl}/samples/screenshot.png` });
+	const accepted = await waitFor(
+		'the template accepting the real delivery',
+		async () => {
+			const { json } = await api(imgflowUrl, key, 'GET', `/v1/jobs/${job2.json.id}/deliveries`);
+			const text = JSON.stringify(json);
+			return text.includes(tplUrl) && /"status_code":204/.test(text) ? text : null;
+		},
+		60_000,
+	).catch((e) => {
+		fail(e.message);
+		return null;
+	});
+	if (accepted) pass(`template job-finished-webhook.json verified imgflow's signed delivery of job ${job2.json.id} and answered 204`);
+	console.log(`e2e took ${elapsed(t0)}`);
+}
+
+try {
+	await main();
+} catch (err) {
+	fail(err.stack || String(err));
+	console.log('--- imgflow log ---\n' + tail(path.join(tmp, 'imgflow.log')));
+	console.log('--- n8n log ---\n' + tail(path.join(tmp, 'n8n.log')) + '\n' + tail(path.join(tmp, 'n8n-events.log')));
+} finally {
+	stopAll();
+	await sleep(1000);
+	if (!process.env.IMGFLOW_N8N_KEEP) fs.rmSync(tmp, { recursive: true, force: true });
+	else console.log(`kept ${tmp}`);
+}
+console.log(`n8n e2e: ${passed} passed, ${failed} failed`);
+process.exit(failed || !passed ? 1 : 0);

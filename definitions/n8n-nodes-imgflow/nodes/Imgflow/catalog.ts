@@ -1,0 +1,244 @@
+import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+
+import catalogJson from './catalog.json';
+
+// catalog.json is written from connector.Catalog (definitions/n8nnode.go);
+// this file turns it into n8n parameters and says which catalog operation
+// each node operation runs. A field added to the catalog appears in the node,
+// and is sent to the API, without a change here.
+
+export interface CatalogField {
+	key: string;
+	label: string;
+	help: string;
+	type: 'string' | 'text' | 'integer' | 'number' | 'boolean' | 'datetime' | 'file' | 'object';
+	required: boolean;
+	in: 'body' | 'query' | 'path';
+	choices: string[];
+	default: string;
+	example: string;
+}
+
+export interface CatalogOperation {
+	key: string;
+	noun: string;
+	label: string;
+	description: string;
+	help: string;
+	kind: string;
+	method: 'GET' | 'POST' | 'DELETE';
+	path: string;
+	query: Record<string, string>;
+	inputs: CatalogField[];
+	outputs: Array<{ key: string; label: string; type: string }>;
+}
+
+export interface Catalog {
+	name: string;
+	description: string;
+	auth: { header: string; testMethod: string; testPath: string; fields: CatalogField[] };
+	hooks: { create: string; delete: string };
+	limits: { maxImageSize: number; maxWait: number };
+	operations: CatalogOperation[];
+}
+
+export const catalog = catalogJson as unknown as Catalog;
+
+/** How the node offers one catalog operation. */
+export interface Offer {
+	resource: string;
+	operation: string;
+	name: string;
+	action: string;
+	/** Where optional catalog fields go: a collection of this name. */
+	collection: 'additionalFields' | 'filters';
+	/** Parameter names that differ from the camelCase of the API key. */
+	rename?: Record<string, string>;
+}
+
+/** The catalog operations the imgflow node runs, by catalog key. */
+export const offers: Record<string, Offer> = {
+	compress_image: {
+		resource: 'image',
+		operation: 'compress',
+		name: 'Compress',
+		action: 'Compress an image',
+		collection: 'additionalFields',
+	},
+	get_job: {
+		resource: 'job',
+		operation: 'get',
+		name: 'Get',
+		action: 'Get a job',
+		collection: 'additionalFields',
+		rename: { id: 'jobId' },
+	},
+	job_finished_polling: {
+		resource: 'job',
+		operation: 'getMany',
+		name: 'Get Many',
+		action: 'Get many jobs',
+		collection: 'filters',
+	},
+	check_account: {
+		resource: 'account',
+		operation: 'get',
+		name: 'Get',
+		action: 'Get the account',
+		collection: 'additionalFields',
+	},
+};
+
+/**
+ * Catalog operations the imgflow node does not run, and why. A new catalog
+ * operation must be added to offers or here (test/catalog.test.js).
+ */
+export const notOffered: Record<string, string> = {
+	compress_image_callback:
+		'Compress waits for the job itself (inline wait, then polling), so no callback URL is needed',
+	job_finished: 'offered by the imgflow Trigger node (events)',
+};
+
+/** The compress fields that carry the image; the Input Type picks one. */
+export const sourceFields: Record<string, string> = { image_url: 'url', image_base64: 'base64' };
+
+export function catalogOperation(key: string): CatalogOperation {
+	const op = catalog.operations.find((o) => o.key === key);
+	if (!op) throw new Error(`catalog has no operation ${key}`);
+	return op;
+}
+
+/** The catalog operation behind a node resource and operation. */
+export function offeredOperation(resource: string, operation: string): CatalogOperation {
+	for (const [key, offer] of Object.entries(offers)) {
+		if (offer.resource === resource && offer.operation === operation) return catalogOperation(key);
+	}
+	throw new Error(`no catalog operation for ${resource}:${operation}`);
+}
+
+export function camelCase(key: string): string {
+	return key.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+}
+
+/** The n8n parameter name of a catalog field of an operation. */
+export function paramName(opKey: string, field: CatalogField): string {
+	return offers[opKey]?.rename?.[field.key] ?? camelCase(field.key);
+}
+
+function sentence(text: string): string {
+	const t = text.trim();
+	return t === '' || /[.!?]$/.test(t) ? t : `${t}.`;
+}
+
+/** One n8n parameter for one catalog field. */
+export function fieldProperty(opKey: string, field: CatalogField): INodeProperties {
+	const base = {
+		displayName: field.label,
+		name: paramName(opKey, field),
+		description: sentence(field.help),
+	};
+	if (field.choices.length > 0) {
+		const options: INodePropertyOptions[] = field.choices.map((c) => ({ name: c, value: c }));
+		return {
+			...base,
+			type: 'options',
+			options,
+			default: field.default || field.choices[0],
+		};
+	}
+	switch (field.type) {
+		case 'integer':
+		case 'number':
+			return { ...base, type: 'number', default: Number(field.default) || 0 };
+		case 'boolean':
+			return { ...base, type: 'boolean', default: field.default === 'true' };
+		case 'datetime':
+			return { ...base, type: 'dateTime', default: field.default };
+		case 'object':
+			return { ...base, type: 'json', default: field.default || '{}' };
+		case 'text':
+			return {
+				...base,
+				type: 'string',
+				typeOptions: { rows: 4 },
+				default: field.default,
+				placeholder: field.example.slice(0, 60),
+			};
+		default:
+			return { ...base, type: 'string', default: field.default, placeholder: field.example };
+	}
+}
+
+/**
+ * The parameters of every offered operation: required fields on their own,
+ * optional ones in the operation's collection; the image fields of Compress
+ * show for their Input Type only.
+ */
+export function catalogProperties(): INodeProperties[] {
+	const props: INodeProperties[] = [];
+	for (const [key, offer] of Object.entries(offers)) {
+		const op = catalogOperation(key);
+		const show = { resource: [offer.resource], operation: [offer.operation] };
+		const optional: INodeProperties[] = [];
+		for (const field of op.inputs) {
+			const prop = fieldProperty(key, field);
+			const source = sourceFields[field.key];
+			if (key === 'compress_image' && source) {
+				props.push({
+					...prop,
+					required: true,
+					// Validate reads the image the same way.
+					displayOptions: {
+						show: { resource: ['image'], operation: ['compress', 'validate'], inputType: [source] },
+					},
+				});
+			} else if (field.required) {
+				props.push({ ...prop, required: true, displayOptions: { show } });
+			} else {
+				optional.push(prop);
+			}
+		}
+		if (optional.length > 0) {
+			props.push({
+				displayName: offer.collection === 'filters' ? 'Filters' : 'Additional Fields',
+				name: offer.collection,
+				type: 'collection',
+				placeholder: offer.collection === 'filters' ? 'Add Filter' : 'Add Field',
+				default: {},
+				displayOptions: { show },
+				options: optional.sort((a, b) => a.displayName.localeCompare(b.displayName)),
+			});
+		}
+	}
+	return props;
+}
+
+/** The Operation selector of one resource, from the offers. */
+export function operationProperty(resource: string, extra: INodePropertyOptions[] = []): INodeProperties {
+	const options: INodePropertyOptions[] = [...extra];
+	for (const [key, offer] of Object.entries(offers)) {
+		if (offer.resource !== resource) continue;
+		options.push({
+			name: offer.name,
+			value: offer.operation,
+			action: offer.action,
+			description: catalogOperation(key).description,
+		});
+	}
+	options.sort((a, b) => a.name.localeCompare(b.name));
+	return {
+		displayName: 'Operation',
+		name: 'operation',
+		type: 'options',
+		noDataExpression: true,
+		displayOptions: { show: { resource: [resource] } },
+		options,
+		default: String(options[0].value),
+	};
+}
+
+/** The events a hook subscription takes (the catalog's hook trigger). */
+export function hookEvents(): string[] {
+	const op = catalog.operations.find((o) => o.kind === 'hook_trigger');
+	return op?.inputs.find((f) => f.key === 'event')?.choices ?? [];
+}

@@ -1,0 +1,103 @@
+// The node and connector.Catalog agree: every catalog operation is offered by
+// a node (or deliberately not, with a reason), every input field of an offered
+// operation is a node parameter, and the credential uses the catalog's auth.
+// catalog.json itself is checked against the Go catalog by
+// definitions/n8nnode_test.go, so a catalog change reaches this test too.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { catalog, offers, notOffered, paramName, sourceFields, hookEvents } = require('../dist/nodes/Imgflow/catalog');
+const { Imgflow } = require('../dist/nodes/Imgflow/Imgflow.node');
+const { ImgflowTrigger } = require('../dist/nodes/ImgflowTrigger/ImgflowTrigger.node');
+const { ImgflowApi } = require('../dist/credentials/ImgflowApi.credentials');
+const pkg = require('../package.json');
+
+const node = new Imgflow().description;
+const trigger = new ImgflowTrigger().description;
+
+// Every parameter, collections opened, with the resource/operation it shows for.
+function params(props, show = {}) {
+	const out = [];
+	for (const p of props) {
+		const s = { ...show, ...(p.displayOptions?.show ?? {}) };
+		out.push({ name: p.name, show: s, prop: p });
+		if (p.type === 'collection') out.push(...params(p.options, s));
+	}
+	return out;
+}
+const all = params(node.properties);
+
+test('every catalog operation is offered by a node or deliberately left out', () => {
+	for (const op of catalog.operations) {
+		assert.ok(offers[op.key] || notOffered[op.key], `catalog operation ${op.key} is neither offered nor in notOffered`);
+	}
+	for (const key of [...Object.keys(offers), ...Object.keys(notOffered)]) {
+		assert.ok(catalog.operations.some((op) => op.key === key), `${key} is not a catalog operation any more`);
+	}
+});
+
+test('every input field of an offered operation is a parameter of its operation', () => {
+	for (const [key, offer] of Object.entries(offers)) {
+		const op = catalog.operations.find((o) => o.key === key);
+		for (const field of op.inputs) {
+			const name = paramName(key, field);
+			const found = all.find(
+				(p) => p.name === name && p.show.resource?.includes(offer.resource) && p.show.operation?.includes(offer.operation),
+			);
+			assert.ok(found, `${key}.${field.key} has no parameter ${name} for ${offer.resource}:${offer.operation}`);
+			assert.equal(found.prop.displayName, field.label);
+			if (field.choices.length) {
+				assert.deepEqual(found.prop.options.map((o) => o.value), field.choices, `${key}.${field.key} choices`);
+			}
+		}
+	}
+});
+
+test('each Operation selector offers exactly the mapped operations (plus Validate)', () => {
+	for (const resource of ['account', 'image', 'job']) {
+		const sel = node.properties.find((p) => p.name === 'operation' && p.displayOptions.show.resource[0] === resource);
+		const want = Object.values(offers).filter((o) => o.resource === resource).map((o) => o.operation);
+		if (resource === 'image') want.push('validate');
+		assert.deepEqual(sel.options.map((o) => o.value).sort(), want.sort());
+	}
+});
+
+test('the image fields follow the Input Type, and the issue\'s names hold', () => {
+	assert.deepEqual(Object.keys(sourceFields).map((k) => paramName('compress_image', { key: k })), ['imageUrl', 'imageBase64']);
+	const inputType = all.find((p) => p.name === 'inputType');
+	assert.equal(inputType.prop.default, 'binary');
+	assert.deepEqual(inputType.prop.options.map((o) => o.value).sort(), ['base64', 'binary', 'url']);
+	for (const name of ['binaryPropertyName', 'outputBinaryPropertyName', 'download', 'timeout', 'concurrency']) {
+		assert.ok(all.some((p) => p.name === name), `parameter ${name}`);
+	}
+	assert.equal(all.find((p) => p.name === 'timeout').prop.default, 300);
+	assert.equal(all.find((p) => p.name === 'concurrency').prop.default, 5);
+	assert.equal(all.find((p) => p.name === 'imageUrl').show.inputType[0], 'url');
+});
+
+test('the credential sends the key the way the catalog says and tests with its route', () => {
+	const cred = new ImgflowApi();
+	assert.equal(cred.name, 'imgflowApi');
+	assert.deepEqual(Object.keys(cred.authenticate.properties.headers), [catalog.auth.header]);
+	assert.equal(cred.test.request.url, catalog.auth.testPath);
+	assert.equal(cred.test.request.method, catalog.auth.testMethod);
+	assert.equal(cred.properties.find((p) => p.name === 'baseUrl').default, 'http://127.0.0.1:8080');
+	assert.equal(cred.properties.find((p) => p.name === 'apiKey').typeOptions.password, true);
+});
+
+test('the trigger offers the catalog hook events', () => {
+	const events = trigger.properties.find((p) => p.name === 'events');
+	assert.equal(events.type, 'multiOptions');
+	assert.deepEqual(events.options.map((o) => o.value).sort(), hookEvents().slice().sort());
+	assert.deepEqual(hookEvents().slice().sort(), ['job.completed', 'job.failed', 'job.finished']);
+});
+
+test('the package is a community node package with the names flows rely on', () => {
+	assert.equal(pkg.name, 'n8n-nodes-imgflow');
+	assert.ok(pkg.keywords.includes('n8n-community-node-package'));
+	assert.equal(pkg.license, 'MIT');
+	assert.equal(pkg.dependencies, undefined, 'no runtime dependencies');
+	assert.equal(node.name, 'imgflow');
+	assert.equal(trigger.name, 'imgflowTrigger');
+	assert.equal(node.usableAsTool, true);
+	for (const f of [...pkg.n8n.nodes, ...pkg.n8n.credentials]) require(`../${f}`);
+});

@@ -1,0 +1,84 @@
+package definitions
+
+import (
+	"github.com/imgflow/imgflow/connector"
+)
+
+// N8nNodeCatalogPath is where the n8n community node package reads the
+// catalog from, relative to the definitions folder. The node builds its
+// operations, fields and requests from this file, so a field added to
+// connector.Catalog reaches the node with no change to its TypeScript.
+const N8nNodeCatalogPath = "n8n-nodes-imgflow/nodes/Imgflow/catalog.json"
+
+// N8nNodeCatalog renders the catalog as the JSON the n8n node imports:
+// every operation with its route and input fields, the auth header and test
+// request, and the limits the node enforces before sending. It does not
+// depend on a base URL: the node's credential holds that.
+func N8nNodeCatalog() ([]byte, error) {
+	c := connector.DefaultCatalog()
+	ops := make([]any, 0, len(c.Operations()))
+	for _, op := range c.Operations() {
+		query := obj{}
+		for k, v := range op.Query {
+			query[k] = v
+		}
+		outputs := make([]any, 0, len(op.Outputs))
+		for _, o := range op.Outputs {
+			outputs = append(outputs, obj{"key": o.Key, "label": o.Label, "type": string(o.Type)})
+		}
+		ops = append(ops, obj{
+			"key":         op.Key,
+			"noun":        op.Noun,
+			"label":       op.Label,
+			"description": op.Description,
+			"help":        op.Help,
+			"kind":        string(op.Kind),
+			"method":      op.Method,
+			"path":        op.Path,
+			"query":       query,
+			"inputs":      n8nNodeFields(op.Inputs),
+			"outputs":     outputs,
+		})
+	}
+	doc := obj{
+		"$comment":    "Generated from connector.Catalog by definitions/n8nnode.go; do not edit. Regenerate: go run . definitions --out definitions",
+		"name":        c.Name,
+		"description": c.Description,
+		"auth": obj{
+			"header":     c.Auth.Header,
+			"testMethod": c.Auth.TestMethod,
+			"testPath":   c.Auth.TestPath,
+			"fields":     n8nNodeFields(c.Auth.Fields),
+		},
+		"hooks":      obj{"create": connector.HooksPath, "delete": connector.HookPath},
+		"limits":     obj{"maxImageSize": connector.MaxImageSize, "maxWait": connector.DefaultWait},
+		"operations": ops,
+	}
+	return encodeJSON(doc)
+}
+
+func n8nNodeFields(fields []connector.Field) []any {
+	out := make([]any, 0, len(fields))
+	for _, f := range fields {
+		in := f.In
+		if in == "" {
+			in = connector.InBody
+		}
+		choices := f.Choices
+		if choices == nil {
+			choices = []string{}
+		}
+		out = append(out, obj{
+			"key":      f.Key,
+			"label":    f.Label,
+			"help":     f.Help,
+			"type":     string(f.Type),
+			"required": f.Required,
+			"in":       in,
+			"choices":  choices,
+			"default":  f.Default,
+			"example":  f.Example,
+		})
+	}
+	return out
+}

@@ -1,0 +1,170 @@
+package b64json
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strings"
+)
+
+// decoder turns base64 text, written in pieces, into bytes as it comes:
+// standard or (when urlSafe) URL-safe alphabet, with or without padding,
+// line breaks and spaces ignored, optionally behind a data: URI prefix.
+type decoder struct {
+	urlSafe, dataURI bool
+	max              int // decoded bytes allowed
+
+	chunk [4096]byte // pending characters, decoded when full
+	n     int
+	chars int // characters decoded so far (for error offsets)
+	pad   int
+	std   bool // saw + or /
+	url   bool // saw - or _
+	out   []byte
+
+	// data: URI prefix state: prefix collects "data:..." up to the comma.
+	started   bool
+	inPrefix  bool
+	prefix    []byte
+	mediaType string
+}
+
+const maxDataURIPrefix = 256
+
+func newDecoder(max, hint int, urlSafe, dataURI bool) *decoder {
+	d := &decoder{max: max, urlSafe: urlSafe, dataURI: dataURI}
+	if hint > 0 {
+		d.out = make([]byte, 0, min(hint, max)+3)
+	}
+	return d
+}
+
+// write feeds base64 text.
+func (d *decoder) write(p []byte) error {
+	if !d.started && len(p) > 0 {
+		d.started = true
+		d.inPrefix = d.dataURI && p[0] == 'd'
+	}
+	if d.inPrefix {
+		i := 0
+		for ; i < len(p) && p[i] != ','; i++ {
+		}
+		d.prefix = append(d.prefix, p[:i]...)
+		if len(d.prefix) > maxDataURIPrefix {
+			return d.prefixError()
+		}
+		if i == len(p) {
+			return nil
+		}
+		if err := d.parsePrefix(); err != nil {
+			return err
+		}
+		d.inPrefix = false
+		p = p[i+1:]
+	}
+	for _, c := range p {
+		switch c {
+		case '\n', '\r', ' ', '\t':
+			continue
+		case '=':
+			d.pad++
+			if d.pad > 2 {
+				return d.invalid("too much padding")
+			}
+			continue
+		case '-', '_':
+			if !d.urlSafe {
+				return d.invalid(fmt.Sprintf("illegal character %q", c))
+			}
+			d.url = true
+			if c == '-' {
+				c = '+'
+			} else {
+				c = '/'
+			}
+		case '+', '/':
+			d.std = true
+		}
+		if d.pad > 0 {
+			return d.invalid("data after the padding")
+		}
+		if d.std && d.url {
+			return d.invalid("it mixes the standard and URL-safe alphabets")
+		}
+		d.chunk[d.n] = c
+		d.n++
+		if d.n == len(d.chunk) {
+			if err := d.flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// flush decodes the pending characters (a multiple of 4 except at the end).
+func (d *decoder) flush() error {
+	if d.n == 0 {
+		return nil
+	}
+	need := len(d.out) + base64.RawStdEncoding.DecodedLen(d.n)
+	if need > d.max+3 {
+		return ErrTooLarge
+	}
+	if need > cap(d.out) {
+		// Grow towards the cap at most, never far past it: a doubling
+		// from 8 MiB would hold 16 MiB for a 10 MiB image.
+		grown := make([]byte, len(d.out), min(max(2*cap(d.out), need, 64<<10), d.max+3))
+		copy(grown, d.out)
+		d.out = grown
+	}
+	n, err := base64.RawStdEncoding.Decode(d.out[len(d.out):need], d.chunk[:d.n])
+	if err != nil {
+		if ce, ok := err.(base64.CorruptInputError); ok {
+			return d.invalid(fmt.Sprintf("illegal data at character %d", d.chars+int(ce)))
+		}
+		return d.invalid(err.Error())
+	}
+	d.out = d.out[:len(d.out)+n]
+	d.chars += d.n
+	d.n = 0
+	if len(d.out) > d.max {
+		return ErrTooLarge
+	}
+	return nil
+}
+
+// finish decodes what is left and returns the bytes.
+func (d *decoder) finish() ([]byte, error) {
+	if d.inPrefix {
+		return nil, d.prefixError()
+	}
+	total := d.chars + d.n
+	if d.pad > 0 && (total+d.pad)%4 != 0 {
+		return nil, d.invalid("wrong padding")
+	}
+	if total%4 == 1 {
+		return nil, d.invalid("it ends in the middle of a byte")
+	}
+	if err := d.flush(); err != nil {
+		return nil, err
+	}
+	return d.out, nil
+}
+
+func (d *decoder) parsePrefix() error {
+	meta, ok := strings.CutPrefix(string(d.prefix), "data:")
+	if !ok || !strings.HasSuffix(meta, ";base64") {
+		return d.prefixError()
+	}
+	mediaType, _, _ := strings.Cut(strings.TrimSuffix(meta, ";base64"), ";")
+	d.mediaType = strings.ToLower(strings.TrimSpace(mediaType))
+	return nil
+}
+
+func (d *decoder) prefixError() error {
+	return &Error{Msg: "a data: URI must be base64-encoded (data:image/png;base64,...)"}
+}
+
+func (d *decoder) invalid(why string) error {
+	return &Error{Msg: "is not valid base64: " + why}
+}

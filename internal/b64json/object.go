@@ -1,0 +1,355 @@
+// Package b64json reads a JSON object one of whose fields is a large base64
+// string (an image), decoding that field while it streams in instead of
+// holding its text, the decoder's buffer and the decoded bytes at once. Job
+// requests (image_base64) and the compression API's answers
+// (compressed_data) carry up to 10 MiB that way.
+package b64json
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// ErrTooLarge is returned when the decoded field exceeds Options.MaxDecoded.
+var ErrTooLarge = errors.New("b64json: decoded field over the limit")
+
+// Error is a malformed document (Field "") or field.
+type Error struct {
+	Field string
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	if e.Field == "" {
+		return e.Msg
+	}
+	return e.Field + ": " + e.Msg
+}
+
+// Options says which field streams and how.
+type Options struct {
+	Field      string // the base64 field
+	MaxDecoded int    // its largest decoded size
+	// DecodedHint is the expected decoded size (from Content-Length, or the
+	// image sent): the output is allocated once at that size.
+	DecodedHint int
+	// MaxOther bounds the JSON text of all the other fields together.
+	MaxOther int
+	// Lenient accepts the URL-safe alphabet and a data: URI prefix.
+	Lenient bool
+}
+
+// Result is the decoded field.
+type Result struct {
+	Data    []byte // nil when the field is absent or null
+	Present bool
+	// MediaType is the data: URI's declared type, lower case; "" when none.
+	MediaType string
+}
+
+// Decode reads one JSON object from r: the field named in opt is decoded
+// from base64 as it streams; every other field is unmarshalled into rest
+// (a pointer to a struct or map) as encoding/json would. Anything after the
+// object other than white space is an error.
+func Decode(r io.Reader, opt Options, rest any) (*Result, error) {
+	s := &scanner{r: bufio.NewReaderSize(r, 32<<10), opt: opt}
+	res, err := s.object()
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(s.rest.Bytes(), rest); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// DecodeText decodes base64 text that is not inside JSON (a multipart
+// text part), with the same rules as a field.
+func DecodeText(r io.Reader, opt Options) (*Result, error) {
+	d := newDecoder(opt.MaxDecoded, opt.DecodedHint, opt.Lenient, opt.Lenient)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if werr := d.write(buf[:n]); werr != nil {
+			return nil, withField(werr, opt.Field)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	data, err := d.finish()
+	if err != nil {
+		return nil, withField(err, opt.Field)
+	}
+	return &Result{Data: data, Present: true, MediaType: d.mediaType}, nil
+}
+
+func withField(err error, field string) error {
+	var e *Error
+	if errors.As(err, &e) && e.Field == "" {
+		return &Error{Field: field, Msg: e.Msg}
+	}
+	return err
+}
+
+type scanner struct {
+	r    *bufio.Reader
+	opt  Options
+	rest bytes.Buffer // {"other":fields,...} for json.Unmarshal
+	res  Result
+}
+
+func syntaxErr(format string, args ...any) error {
+	return &Error{Msg: "request body is not valid JSON: " + fmt.Sprintf(format, args...)}
+}
+
+// next returns the next byte that is not white space; io.EOF at the end.
+func (s *scanner) next() (byte, error) {
+	for {
+		c, err := s.r.ReadByte()
+		if err != nil {
+			return 0, err
+		}
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return c, nil
+		}
+	}
+}
+
+// must is next where the end of input is a syntax error.
+func (s *scanner) must() (byte, error) {
+	c, err := s.next()
+	if err == io.EOF {
+		return 0, syntaxErr("unexpected end of input")
+	}
+	return c, err
+}
+
+func (s *scanner) object() (*Result, error) {
+	c, err := s.next()
+	switch {
+	case err == io.EOF:
+		return nil, &Error{Msg: "request body is empty: send a JSON object"}
+	case err != nil:
+		return nil, err
+	case c != '{':
+		return nil, &Error{Msg: "request body must be a JSON object"}
+	}
+	s.rest.WriteByte('{')
+	if c, err = s.must(); err != nil {
+		return nil, err
+	}
+	for first := true; c != '}' || !first; first = false {
+		if c != '"' {
+			return nil, syntaxErr("expected a field name")
+		}
+		rawKey, err := s.value('"', 1024)
+		if err != nil {
+			return nil, err
+		}
+		var key string
+		if err := json.Unmarshal(rawKey, &key); err != nil {
+			return nil, syntaxErr("bad field name")
+		}
+		if c, err = s.must(); err != nil {
+			return nil, err
+		}
+		if c != ':' {
+			return nil, syntaxErr("expected ':' after field %q", key)
+		}
+		if c, err = s.must(); err != nil {
+			return nil, err
+		}
+		if key == s.opt.Field {
+			if err := s.field(c); err != nil {
+				return nil, err
+			}
+		} else {
+			raw, err := s.value(c, s.opt.MaxOther-s.rest.Len())
+			if err != nil {
+				return nil, err
+			}
+			if s.rest.Len() > 1 {
+				s.rest.WriteByte(',')
+			}
+			s.rest.Write(rawKey)
+			s.rest.WriteByte(':')
+			s.rest.Write(raw)
+		}
+		if c, err = s.must(); err != nil {
+			return nil, err
+		}
+		if c == '}' {
+			break
+		}
+		if c != ',' {
+			return nil, syntaxErr("expected ',' or '}' after field %q", key)
+		}
+		if c, err = s.must(); err != nil {
+			return nil, err
+		}
+		if c == '}' {
+			return nil, syntaxErr("a ',' before '}'")
+		}
+	}
+	s.rest.WriteByte('}')
+	if _, err := s.next(); err != io.EOF {
+		if err != nil {
+			return nil, err
+		}
+		return nil, &Error{Msg: "request body has data after the JSON object: send exactly one object"}
+	}
+	return &s.res, nil
+}
+
+// field streams the base64 field's value, whose first byte is c.
+func (s *scanner) field(c byte) error {
+	name := s.opt.Field
+	if s.res.Present {
+		return &Error{Field: name, Msg: "must appear only once"}
+	}
+	s.res.Present = true
+	if c == 'n' {
+		lit, err := s.value(c, 8)
+		if err != nil || string(lit) != "null" {
+			return &Error{Field: name, Msg: "must be a string"}
+		}
+		s.res.Present = false
+		return nil
+	}
+	if c != '"' {
+		return &Error{Field: name, Msg: "must be a string"}
+	}
+	d := newDecoder(s.opt.MaxDecoded, s.opt.DecodedHint, s.opt.Lenient, s.opt.Lenient)
+	var esc [1]byte
+	for {
+		buf, err := s.r.Peek(max(1, s.r.Buffered()))
+		if err != nil && len(buf) == 0 {
+			if err == io.EOF {
+				return syntaxErr("unexpected end of input in %s", name)
+			}
+			return err
+		}
+		i := bytes.IndexAny(buf, "\"\\")
+		if i < 0 {
+			i = len(buf)
+		}
+		for _, b := range buf[:i] {
+			if b < 0x20 {
+				return syntaxErr("control character in %s", name)
+			}
+		}
+		if err := d.write(buf[:i]); err != nil {
+			return withField(err, name)
+		}
+		s.r.Discard(i)
+		if i == len(buf) {
+			continue
+		}
+		if buf[i] == '"' {
+			s.r.Discard(1)
+			break
+		}
+		// An escape: base64 text only ever needs \/ and white space.
+		s.r.Discard(1)
+		e, err := s.r.ReadByte()
+		if err != nil {
+			return syntaxErr("unexpected end of input in %s", name)
+		}
+		switch e {
+		case '/':
+			esc[0] = '/'
+		case 'n', 'r', 't':
+			esc[0] = '\n' // white space, skipped by the decoder
+		default:
+			return &Error{Field: name, Msg: fmt.Sprintf("is not valid base64: illegal escape \\%c", e)}
+		}
+		if err := d.write(esc[:]); err != nil {
+			return withField(err, name)
+		}
+	}
+	data, err := d.finish()
+	if err != nil {
+		return withField(err, name)
+	}
+	s.res.Data, s.res.MediaType = data, d.mediaType
+	return nil
+}
+
+// value reads one JSON value whose first byte, c, was already read, and
+// returns its text (at most limit bytes).
+func (s *scanner) value(c byte, limit int) ([]byte, error) {
+	out := []byte{c}
+	grow := func(b byte) error {
+		out = append(out, b)
+		if len(out) > limit {
+			return &Error{Msg: "request body: the fields other than the image are too large"}
+		}
+		return nil
+	}
+	depth, inString := 0, c == '"'
+	switch c {
+	case '{', '[':
+		depth = 1
+	case '"':
+	default:
+		// A literal: read up to the next delimiter.
+		for {
+			b, err := s.r.ReadByte()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return nil, err
+			}
+			if strings.IndexByte(",}] \t\r\n", b) >= 0 {
+				s.r.UnreadByte()
+				break
+			}
+			if err := grow(b); err != nil {
+				return nil, err
+			}
+		}
+		if !json.Valid(out) {
+			return nil, syntaxErr("invalid value %.20q", out)
+		}
+		return out, nil
+	}
+	for escaped := false; inString || depth > 0; {
+		b, err := s.r.ReadByte()
+		if err == io.EOF {
+			return nil, syntaxErr("unexpected end of input")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := grow(b); err != nil {
+			return nil, err
+		}
+		switch {
+		case escaped:
+			escaped = false
+		case inString && b == '\\':
+			escaped = true
+		case b == '"':
+			inString = !inString
+		case inString:
+		case b == '{' || b == '[':
+			depth++
+		case b == '}' || b == ']':
+			depth--
+		}
+	}
+	if !json.Valid(out) {
+		return nil, syntaxErr("invalid value %.20q", out)
+	}
+	return out, nil
+}

@@ -1,0 +1,121 @@
+package b64json
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+type rest struct {
+	Name string         `json:"name"`
+	Meta map[string]any `json:"meta"`
+}
+
+func opts() Options {
+	return Options{Field: "image", MaxDecoded: 1 << 20, MaxOther: 4096, Lenient: true}
+}
+
+func TestDecodeStreamsTheFieldAndUnmarshalsTheRest(t *testing.T) {
+	data := make([]byte, 100_000)
+	for i := range data {
+		data[i] = byte(rand.IntN(256))
+	}
+	std := base64.StdEncoding.EncodeToString(data)
+	cases := map[string]string{
+		"standard":           std,
+		"no padding":         strings.TrimRight(std, "="),
+		"URL-safe":           base64.URLEncoding.EncodeToString(data),
+		"escaped slashes":    strings.ReplaceAll(std, "/", `\/`),
+		"line breaks":        std[:76] + `\n` + std[76:152] + `\r\n` + std[152:],
+		"data URI":           "data:image/png;base64," + std,
+		"data URI with args": "data:image/PNG;name=a.png;base64," + std,
+	}
+	for name, enc := range cases {
+		t.Run(name, func(t *testing.T) {
+			doc := `{"name":"a\"b","image":"` + enc + `", "meta": {"x":[1,{"y":"}"}]}}` + "\n"
+			var r rest
+			// One byte at a time: every boundary of the buffered reader.
+			res, err := Decode(iotest.OneByteReader(strings.NewReader(doc)), opts(), &r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(res.Data, data) {
+				t.Fatalf("decoded %d bytes, not the %d sent", len(res.Data), len(data))
+			}
+			if r.Name != `a"b` || r.Meta["x"] == nil {
+				t.Errorf("rest = %+v", r)
+			}
+			if strings.HasPrefix(enc, "data:") && res.MediaType != "image/png" {
+				t.Errorf("media type = %q, want image/png", res.MediaType)
+			}
+		})
+	}
+}
+
+func TestDecodeRefusesWhatIsNotOneCleanObject(t *testing.T) {
+	ok := base64.StdEncoding.EncodeToString([]byte("hello world"))
+	cases := []struct{ doc, field, text string }{
+		{``, "", "empty"},
+		{`[1]`, "", "JSON object"},
+		{`{"image":"` + ok + `"} x`, "", "after the JSON object"},
+		{`{"image":"` + ok + `"}{}`, "", "after the JSON object"},
+		{`{"image":"` + ok + `",}`, "", "not valid JSON"},
+		{`{"image":"` + ok + `"`, "", "not valid JSON"},
+		{`{"image":"` + ok, "", "not valid JSON"},
+		{`{"name":tru}`, "", "not valid JSON"},
+		{`{"image":5}`, "image", "must be a string"},
+		{`{"image":"YQ==","image":"Yg=="}`, "image", "only once"},
+		{`{"image":"***"}`, "image", "not valid base64"},
+		{`{"image":"aGVsbG8=aGVsbG8="}`, "image", "after the padding"},
+		{`{"image":"aGVsbG8-+"}`, "image", "mixes"},
+		{`{"image":"aGVsb"}`, "image", "middle of a byte"},
+		{`{"image":"\u0041"}`, "image", "illegal escape"},
+		{`{"image":"data:image/png,abc"}`, "image", "data: URI"},
+	}
+	for _, tc := range cases {
+		var r rest
+		_, err := Decode(strings.NewReader(tc.doc), opts(), &r)
+		var e *Error
+		if !errors.As(err, &e) || e.Field != tc.field || !strings.Contains(e.Msg, tc.text) {
+			t.Errorf("%s: err = %v, want field %q and %q", tc.doc, err, tc.field, tc.text)
+		}
+	}
+	var r rest
+	if _, err := Decode(strings.NewReader(`{"name":5}`), opts(), &r); err == nil {
+		t.Error("a wrongly typed other field was accepted")
+	} else if _, ok := err.(*json.UnmarshalTypeError); !ok {
+		t.Errorf("err = %T %v, want the json type error", err, err)
+	}
+}
+
+func TestDecodeStopsAtTheLimit(t *testing.T) {
+	o := opts()
+	o.MaxDecoded = 1000
+	over := base64.StdEncoding.EncodeToString(make([]byte, 1001))
+	if _, err := Decode(strings.NewReader(`{"image":"`+over+`"}`), o, &rest{}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("err = %v, want ErrTooLarge", err)
+	}
+	at := base64.StdEncoding.EncodeToString(make([]byte, 1000))
+	if res, err := Decode(strings.NewReader(`{"image":"`+at+`"}`), o, &rest{}); err != nil || len(res.Data) != 1000 {
+		t.Errorf("exactly the limit: %v", err)
+	}
+	o.MaxOther = 10
+	if _, err := Decode(strings.NewReader(`{"name":"`+strings.Repeat("x", 20)+`"}`), o, &rest{}); err == nil {
+		t.Error("other fields over MaxOther were accepted")
+	}
+}
+
+func TestDecodeTextReadsAPart(t *testing.T) {
+	res, err := DecodeText(strings.NewReader("data:image/webp;base64,"+base64.StdEncoding.EncodeToString([]byte("abc"))), opts())
+	if err != nil || string(res.Data) != "abc" || res.MediaType != "image/webp" {
+		t.Fatalf("res = %+v, %v", res, err)
+	}
+	if _, err := DecodeText(strings.NewReader("!!"), opts()); err == nil || !strings.Contains(err.Error(), "image: is not valid base64") {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -1,0 +1,305 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// outcome is what the client saw for one Idempotency-Key.
+type outcome struct {
+	key   string
+	ids   map[string]bool // job ids answered for the key (more than one breaks idempotency)
+	tries int
+}
+
+type client struct {
+	s        *system
+	body     []byte
+	mu       sync.Mutex
+	statuses map[int]int // every answer's status (0: no answer)
+	bad      []string    // answers no user may see
+}
+
+func (c *client) post(key string) (string, int) {
+	req, _ := http.NewRequest(http.MethodPost, c.s.api+"/v1/jobs", bytes.NewReader(c.body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-API-Key", c.s.key)
+	req.Header.Set("Idempotency-Key", key)
+	resp, err := http.DefaultClient.Do(req)
+	status := 0
+	var job struct {
+		ID string `json:"id"`
+	}
+	if err == nil {
+		status = resp.StatusCode
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		json.Unmarshal(data, &job)
+		if status >= 500 && status != http.StatusServiceUnavailable || status >= 400 && status < 500 && status != http.StatusConflict {
+			c.mu.Lock()
+			c.bad = append(c.bad, fmt.Sprintf("key %s: %d %s", key, status, bytes.TrimSpace(data)))
+			c.mu.Unlock()
+		}
+	}
+	c.mu.Lock()
+	c.statuses[status]++
+	c.mu.Unlock()
+	return job.ID, status
+}
+
+// submit sends one job with its Idempotency-Key, retrying with the same
+// key as a flow would (no answer, 503, 409) until it is accepted; every
+// tenth job is sent once more after its acceptance, as a flow whose answer
+// was lost would.
+func (c *client) submit(ctx context.Context, key string, again bool) *outcome {
+	o := &outcome{key: key, ids: map[string]bool{}}
+	for ctx.Err() == nil {
+		o.tries++
+		id, status := c.post(key)
+		if status == http.StatusAccepted || status == http.StatusOK {
+			o.ids[id] = true
+			if !again {
+				return o
+			}
+			again = false
+			continue
+		}
+		if status != 0 && status != http.StatusServiceUnavailable && status != http.StatusConflict {
+			return o // a refusal: reported by post
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	return o
+}
+
+// recovery is how long the tasks active at a fault stayed active.
+type recovery struct {
+	fault string
+	at    time.Time
+	took  time.Duration
+	tasks int
+}
+
+func (s *system) activeTasks(ctx context.Context) []string {
+	ids, _ := s.rdb.LRange(ctx, "asynq:{imgflow}:active", 0, -1).Result()
+	return ids
+}
+
+// watchRecovery measures, in the background, how long the tasks in ids
+// stay active.
+func (s *system) watchRecovery(ctx context.Context, fault string, ids []string, wg *sync.WaitGroup, out chan<- recovery) {
+	at := time.Now()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for ctx.Err() == nil {
+			still := map[string]bool{}
+			for _, id := range s.activeTasks(ctx) {
+				still[id] = true
+			}
+			left := 0
+			for _, id := range ids {
+				if still[id] {
+					left++
+				}
+			}
+			if left == 0 && s.rdb.Ping(ctx).Err() == nil {
+				out <- recovery{fault: fault, at: at, took: time.Since(at), tasks: len(ids)}
+				return
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	}()
+}
+
+func (s *system) exercise(ctx context.Context, p profile) (bool, error) {
+	img, err := os.ReadFile("fixtures/images/photo.png")
+	if err != nil {
+		return false, err
+	}
+	body, _ := json.Marshal(map[string]string{"image_base64": base64.StdEncoding.EncodeToString(img)})
+	c := &client{s: s, body: body, statuses: map[int]int{}}
+
+	// Faults, spread over the sending time.
+	sendFor := time.Duration(float64(p.jobs) / p.rate * float64(time.Second))
+	type fault struct {
+		name string
+		do   func() error
+	}
+	var faults []fault
+	for i := range max(p.workerKills, p.redisRests, p.serveKills) {
+		if i < p.workerKills {
+			w := s.workers[i%len(s.workers)]
+			faults = append(faults, fault{"SIGKILL " + w.name, func() error {
+				w.signal(syscall.SIGKILL)
+				time.Sleep(time.Second)
+				return w.start()
+			}})
+		}
+		if i < p.redisRests {
+			faults = append(faults, fault{"Redis restart (down 3 s)", func() error { return s.restartRedis(ctx, 3*time.Second) }})
+		}
+		if i < p.serveKills {
+			faults = append(faults, fault{"SIGKILL serve", func() error {
+				s.serve.signal(syscall.SIGKILL)
+				return s.serve.start()
+			}})
+		}
+	}
+	recoveries := make(chan recovery, len(faults))
+	var watchers sync.WaitGroup
+	faultsDone := make(chan error, 1)
+	go func() {
+		gap := sendFor / time.Duration(len(faults)+1)
+		for _, f := range faults {
+			time.Sleep(gap)
+			active := s.activeTasks(ctx)
+			fmt.Printf("faults: %s: %s (%d tasks active)\n", time.Now().Format("15:04:05.000"), f.name, len(active))
+			if err := f.do(); err != nil {
+				faultsDone <- fmt.Errorf("%s: %w", f.name, err)
+				return
+			}
+			if f.name != "SIGKILL serve" { // serve runs no tasks
+				s.watchRecovery(ctx, f.name, active, &watchers, recoveries)
+			}
+		}
+		faultsDone <- nil
+	}()
+
+	// The load: one job every 1/rate seconds, each with its own key.
+	sendCtx, stopSending := context.WithTimeout(ctx, sendFor+3*time.Minute)
+	defer stopSending()
+	outcomes := make([]*outcome, p.jobs)
+	var clients sync.WaitGroup
+	tick := time.NewTicker(time.Duration(float64(time.Second) / p.rate))
+	for i := range p.jobs {
+		<-tick.C
+		clients.Add(1)
+		go func() {
+			defer clients.Done()
+			outcomes[i] = c.submit(sendCtx, fmt.Sprintf("faults-%d", i), i%10 == 0)
+		}()
+	}
+	tick.Stop()
+	clients.Wait()
+	sent := time.Now()
+	if err := <-faultsDone; err != nil {
+		return false, err
+	}
+
+	ok := true
+	fail := func(format string, args ...any) {
+		ok = false
+		fmt.Printf("faults: VIOLATION: "+format+"\n", args...)
+	}
+	var ids []string
+	for _, o := range outcomes {
+		switch len(o.ids) {
+		case 0:
+			fail("key %s never accepted after %d tries", o.key, o.tries)
+		case 1:
+			for id := range o.ids {
+				ids = append(ids, id)
+			}
+		default:
+			fail("key %s got %d different jobs", o.key, len(o.ids))
+		}
+	}
+	for _, b := range c.bad {
+		fail("a client saw %s", b)
+	}
+
+	// Every accepted job ends.
+	jobs := map[string]*jobView{}
+	deadline := time.Now().Add(4 * time.Minute)
+	for _, id := range ids {
+		for {
+			j := s.getJob(id)
+			if j != nil && (j.Status == "completed" || j.Status == "failed") {
+				jobs[id] = j
+				break
+			}
+			if time.Now().After(deadline) {
+				fail("job %s not finished 4 min after the load (status %v)", id, j)
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	drained := time.Since(sent)
+	watchers.Wait()
+	close(recoveries)
+
+	completed, failed := 0, map[string]int{}
+	var uncertain []string
+	for id, j := range jobs {
+		if j.Status == "completed" {
+			completed++
+		} else {
+			failed[j.Error.Code]++
+		}
+		if j.ChargeUncertain {
+			uncertain = append(uncertain, id)
+		}
+	}
+	sort.Strings(uncertain)
+	acct, err := s.ledger.Lookup(ctx, s.key)
+	if err != nil {
+		return false, err
+	}
+	charged := int(s.credits - acct.CreditsRemaining)
+	fmt.Printf("faults: %d jobs accepted, %d completed, failed by code %v; answers by status %v\n", len(ids), completed, failed, c.statuses)
+	fmt.Printf("faults: upstream charged %d credits for %d completed jobs; %d job(s) charge_uncertain %v\n", charged, completed, len(uncertain), uncertain)
+	switch extra := charged - completed; {
+	case extra < 0:
+		fail("the upstream charged %d for %d completed jobs: a completed job was never charged", charged, completed)
+	case extra > len(uncertain):
+		fail("%d extra charge(s) but only %d job(s) marked charge_uncertain", extra, len(uncertain))
+	case extra > 0:
+		fmt.Printf("faults: %d extra charge(s), each on a job marked charge_uncertain (a worker killed mid-call)\n", extra)
+	}
+	for r := range recoveries {
+		fmt.Printf("faults: recovery: %s at %s: its %d active task(s) left \"active\" within %s\n",
+			r.fault, r.at.Format("15:04:05"), r.tasks, r.took.Round(100*time.Millisecond))
+	}
+	fmt.Printf("faults: all jobs finished %s after the last was sent\n", drained.Round(100*time.Millisecond))
+	return ok, nil
+}
+
+// jobView is what the suite reads of a job.
+type jobView struct {
+	Status          string `json:"status"`
+	ChargeUncertain bool   `json:"charge_uncertain"`
+	UpstreamCalls   int    `json:"upstream_calls"`
+	Error           *struct {
+		Code string `json:"code"`
+	} `json:"error"`
+}
+
+func (s *system) getJob(id string) *jobView {
+	req, _ := http.NewRequest(http.MethodGet, s.api+"/v1/jobs/"+id, nil)
+	req.Header.Set("X-API-Key", s.key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil
+	}
+	var j jobView
+	if json.NewDecoder(resp.Body).Decode(&j) != nil {
+		return nil
+	}
+	return &j
+}

@@ -1,0 +1,233 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/connector/redisstore"
+	"github.com/imgflow/imgflow/connector/upstream"
+	"github.com/imgflow/imgflow/definitions"
+	"github.com/imgflow/imgflow/fixtures/images"
+	"github.com/imgflow/imgflow/server"
+)
+
+// contract validates requests and answers against the committed
+// definitions/openapi/openapi.json with kin-openapi, and remembers which
+// documented operations were driven.
+type contract struct {
+	t      *testing.T
+	doc    *openapi3.T
+	mu     sync.Mutex
+	driven map[string]bool // "GET /v1/jobs/{id}"
+}
+
+func loadContract(t *testing.T) *contract {
+	t.Helper()
+	// Pages and scripts are text the document describes as strings.
+	for _, ct := range []string{"text/html", "text/css", "text/javascript"} {
+		openapi3filter.RegisterBodyDecoder(ct, openapi3filter.FileBodyDecoder)
+	}
+	doc, err := openapi3.NewLoader().LoadFromFile("../definitions/openapi/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("the OpenAPI document is not valid: %v", err)
+	}
+	return &contract{t: t, doc: doc, driven: map[string]bool{}}
+}
+
+// documentedHeaders are answer headers the document must name when sent.
+var documentedHeaders = []string{"Location", "Retry-After", "Content-Disposition"}
+
+// do sends a request through h and validates it (unless badRequest: the
+// request is wrong on purpose) and its answer (always).
+func (c *contract) do(h *harness, method, path string, body []byte, header map[string]string, badRequest bool) *response {
+	c.t.Helper()
+	c.doc.Servers = openapi3.Servers{{URL: h.url}}
+	router, err := gorillamux.NewRouter(c.doc)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req, _ := http.NewRequest(method, h.url+path, bytes.NewReader(body))
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	route, params, err := router.FindRoute(req)
+	if err != nil {
+		c.t.Errorf("%s %s is not in the OpenAPI document: %v", method, path, err)
+		return h.do(method, path, bytes.NewReader(body), header)
+	}
+	c.mu.Lock()
+	c.driven[method+" "+route.Path] = true
+	c.mu.Unlock()
+	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+	if !badRequest {
+		if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
+			c.t.Errorf("%s %s: the request does not match the document: %v", method, path, err)
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	r := h.do(method, path, bytes.NewReader(body), header)
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: r.status, Header: r.header,
+		Body: io.NopCloser(bytes.NewReader(r.body)), Options: &openapi3filter.Options{IncludeResponseStatus: true}}
+	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+		c.t.Errorf("%s %s answered %d, which the document does not describe: %v\nbody: %s", method, path, r.status, err, truncate(r.body))
+	}
+	if resp := route.Operation.Responses.Status(r.status); resp != nil && resp.Value != nil {
+		for _, name := range documentedHeaders {
+			if r.header.Get(name) != "" && resp.Value.Headers[name] == nil {
+				c.t.Errorf("%s %s: %d carries %s, undocumented", method, path, r.status, name)
+			}
+		}
+	}
+	return r
+}
+
+var echoParam = regexp.MustCompile(`:([a-z_]+)`)
+
+// TestEveryRouteMatchesTheOpenAPIDocument drives every route the server
+// has, on success and error paths, with the upstream and Redis down, and
+// validates each request and answer against the committed document: an
+// undocumented route, status, header or schema mismatch fails. A route
+// added without a documented, driven case here fails too.
+func TestEveryRouteMatchesTheOpenAPIDocument(t *testing.T) {
+	c := loadContract(t)
+	withDefinitions := func(cfg *server.Config) {
+		cfg.Definitions = func(base string) ([]server.DefinitionFile, []byte, error) {
+			files, err := definitions.Render(base)
+			if err != nil {
+				return nil, nil, err
+			}
+			doc, err := definitions.OpenAPI(base)
+			out := make([]server.DefinitionFile, len(files))
+			for i, f := range files {
+				out[i] = server.DefinitionFile{Platform: f.Platform, Name: f.Name, Data: f.Data}
+			}
+			return out, doc, err
+		}
+	}
+	h := newHarness(t, withDefinitions)
+	key := map[string]string{"X-API-Key": h.key}
+	jsonKey := map[string]string{"X-API-Key": h.key, "Content-Type": "application/json"}
+	bad := map[string]string{"X-API-Key": "sk_unknown_key_0000"}
+	png := base64.StdEncoding.EncodeToString(images.Read(t, "photo.png"))
+
+	created := c.do(h, "POST", "/v1/jobs", []byte(`{"image_base64":"`+png+`","metadata":{"row":1}}`), jsonKey, false)
+	expectStatus(t, created, http.StatusAccepted)
+	id := created.str("id")
+	c.do(h, "GET", "/v1/jobs/"+id+"?poll=1", nil, key, false)
+	h.finish(id, []byte("\x89PNG compressed"))
+	c.do(h, "POST", "/v1/jobs?wait=1", []byte(`{"image_url":"https://images.example.com/a.png"}`), jsonKey, false)
+	c.do(h, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/a.png"} x`), jsonKey, true)
+	c.do(h, "POST", "/v1/jobs?wait=NaN", []byte(`{"image_url":"https://images.example.com/a.png"}`), jsonKey, true)
+	c.do(h, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/a.png"}`), map[string]string{"X-API-Key": h.key, "Content-Type": "text/plain"}, true)
+	c.do(h, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/a.png"}`), map[string]string{"X-API-Key": "sk_unknown_key_0000", "Content-Type": "application/json"}, false)
+	c.do(h, "POST", "/v1/jobs", []byte(`{"image_base64":"`+base64.StdEncoding.EncodeToString(make([]byte, connector.MaxImageSize+1))+`"}`), jsonKey, true)
+	idem := map[string]string{"X-API-Key": h.key, "Content-Type": "application/json", "Idempotency-Key": "contract-1"}
+	c.do(h, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/b.png"}`), idem, false)
+	c.do(h, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/c.png"}`), idem, false)
+
+	c.do(h, "GET", "/v1/jobs/"+id, nil, key, false)
+	c.do(h, "GET", "/v1/jobs/"+id+"?include=data", nil, key, false)
+	c.do(h, "GET", "/v1/jobs/"+id, nil, bad, false)
+	c.do(h, "GET", "/v1/jobs/0190c0de-0000-7000-8000-000000000000", nil, key, false)
+	c.do(h, "GET", "/v1/jobs/"+id+"/file", nil, key, false)
+	c.do(h, "GET", "/v1/jobs/"+id+"/file?token=nope", nil, nil, false)
+	c.do(h, "GET", "/v1/jobs?limit=1", nil, key, false)
+	c.do(h, "GET", "/v1/jobs?limit=100", nil, key, false)
+	c.do(h, "GET", "/v1/jobs?limit=0", nil, key, true)
+	c.do(h, "GET", "/v1/jobs", nil, nil, false)
+	c.do(h, "GET", "/v1/jobs/"+id+"/deliveries", nil, key, false)
+	c.do(h, "POST", "/v1/jobs/"+id+"/deliveries/nope/redeliver", nil, key, false)
+	c.do(h, "GET", "/v1/account", nil, key, false)
+	c.do(h, "GET", "/v1/account", nil, bad, false)
+
+	hook := c.do(h, "POST", "/v1/hooks", []byte(`{"target_url":"https://hooks.example.com/in","event":"job.completed"}`), jsonKey, false)
+	c.do(h, "POST", "/v1/hooks", []byte(`{"target_url":"https://hooks.example.com/in"}`), map[string]string{"X-API-Key": h.key, "Content-Type": "text/plain"}, true)
+	c.do(h, "POST", "/v1/hooks", []byte(`{"target_url":"https://hooks.example.com/in","pad":"`+strings.Repeat("x", 70<<10)+`"}`), jsonKey, true)
+	c.do(h, "GET", "/v1/hooks", nil, key, false)
+	c.do(h, "GET", "/v1/hooks/"+hook.str("id"), nil, key, false)
+	c.do(h, "DELETE", "/v1/hooks/"+hook.str("id"), nil, key, false)
+	c.do(h, "DELETE", "/v1/hooks/"+hook.str("id"), nil, key, false)
+
+	c.do(h, "GET", "/", nil, nil, false)
+	c.do(h, "GET", "/health", nil, nil, false)
+	c.do(h, "GET", "/ready", nil, nil, false)
+	c.do(h, "GET", "/openapi.json", nil, nil, false)
+	c.do(h, "GET", "/v1/definitions", nil, nil, false)
+	c.do(h, "GET", "/v1/definitions/zapier", nil, nil, false)
+	c.do(h, "GET", "/v1/definitions/nope", nil, nil, true)
+	c.do(h, "GET", "/v1/definitions/openapi/openapi.json", nil, nil, false)
+
+	// The compression API down: the key check cannot be made.
+	down := newHarness(t, withDefinitions, func(cfg *server.Config) { cfg.Compressor = upstream.New("http://127.0.0.1:1/api") })
+	c.do(down, "GET", "/v1/account", nil, map[string]string{"X-API-Key": down.key}, false)
+	c.do(down, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/a.png"}`), map[string]string{"X-API-Key": down.key, "Content-Type": "application/json"}, false)
+
+	// A key at its cap of unfinished jobs: 429 too_many_jobs.
+	capped := newHarness(t, withDefinitions, func(cfg *server.Config) { cfg.Inflight, cfg.MaxJobsPerKey = cfg.Jobs.(connector.InflightLimiter), 1 })
+	cj := map[string]string{"X-API-Key": capped.key, "Content-Type": "application/json"}
+	expectStatus(t, c.do(capped, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/a.png"}`), cj, false), http.StatusAccepted)
+	full := c.do(capped, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/b.png"}`), cj, false)
+	expectStatus(t, full, http.StatusTooManyRequests)
+	if full.str("code") != string(connector.ETOOMANY) || full.header.Get("Retry-After") == "" {
+		t.Errorf("over the cap: code %q, Retry-After %q; want too_many_jobs with Retry-After", full.str("code"), full.header.Get("Retry-After"))
+	}
+
+	// Redis down: every route that needs storage answers 503.
+	dead := redisstore.New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1}), redisstore.Options{})
+	gone := newHarness(t, withDefinitions, func(cfg *server.Config) {
+		cfg.Jobs, cfg.Blobs, cfg.Idempotency, cfg.Accounts, cfg.Hooks, cfg.Deliveries = dead, dead, dead, dead, dead, dead
+		cfg.Ready = map[string]func(context.Context) error{"redis": dead.Ping}
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	})
+	gk := map[string]string{"X-API-Key": gone.key}
+	gj := map[string]string{"X-API-Key": gone.key, "Content-Type": "application/json"}
+	token := h.keys.FileURL("", id, time.Now().Add(time.Hour))
+	for _, r := range []struct{ method, path string }{
+		{"GET", "/v1/jobs"}, {"GET", "/v1/jobs/" + id}, {"GET", "/v1/jobs/" + id + "/deliveries"},
+		{"GET", "/v1/hooks"}, {"GET", "/v1/hooks/" + hook.str("id")}, {"DELETE", "/v1/hooks/" + hook.str("id")},
+		{"GET", "/ready"}, {"GET", token}, {"POST", "/v1/jobs/" + id + "/deliveries/nope/redeliver"},
+	} {
+		c.do(gone, r.method, r.path, nil, gk, false)
+	}
+	c.do(gone, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/a.png"}`), gj, false)
+	c.do(gone, "POST", "/v1/hooks", []byte(`{"target_url":"https://hooks.example.com/in"}`), gj, false)
+
+	// Every route the server really has is documented and was driven.
+	var missing []string
+	for _, rt := range h.api.Routes() {
+		path := echoParam.ReplaceAllString(rt.Path, "{$1}")
+		if strings.Contains(path, "*") || rt.Method == "echo_route_any" || rt.Method == http.MethodHead {
+			continue // Echo's catch-alls for 404/405; HEAD is GET without the body
+		}
+		item := c.doc.Paths.Find(path)
+		if item == nil || item.GetOperation(rt.Method) == nil {
+			missing = append(missing, rt.Method+" "+path+" (undocumented)")
+		} else if !c.driven[rt.Method+" "+path] {
+			missing = append(missing, rt.Method+" "+path+" (documented, not driven by this test: add its cases)")
+		}
+	}
+	sort.Strings(missing)
+	for _, m := range missing {
+		t.Errorf("route %s", m)
+	}
+}

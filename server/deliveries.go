@@ -1,0 +1,90 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/imgflow/imgflow/connector"
+)
+
+// listDeliveries is GET /v1/jobs/:id/deliveries: the job's callback and
+// hook deliveries, each with every attempt. A finished job's callback that
+// has not been attempted yet is listed as pending, with no attempts.
+func (s *Server) listDeliveries(c echo.Context) error {
+	job, err := s.ownedJob(c)
+	if err != nil {
+		return err
+	}
+	records, err := s.deliveries(c, job)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, connector.DeliveryList{JobID: job.ID, Deliveries: records})
+}
+
+func (s *Server) deliveries(c echo.Context, job *connector.Job) ([]*connector.DeliveryRecord, error) {
+	log, err := s.cfg.Deliveries.DeliveryAttempts(c.Request().Context(), job.ID)
+	if err != nil {
+		return nil, err
+	}
+	records := connector.GroupDeliveries(log)
+	cb := connector.CallbackDeliveryID(job.ID)
+	if job.CallbackURL != "" && job.Status.Finished() && findDelivery(records, cb) == nil {
+		records = append([]*connector.DeliveryRecord{{
+			ID: cb, Kind: connector.KindCallback, Event: job.EventType(),
+			Target: connector.TargetForDisplay(job.CallbackURL), Status: connector.DeliveryPending,
+			Attempts: []*connector.DeliveryAttempt{},
+		}}, records...)
+	}
+	return records, nil
+}
+
+func findDelivery(records []*connector.DeliveryRecord, id string) *connector.DeliveryRecord {
+	for _, r := range records {
+		if r.ID == id {
+			return r
+		}
+	}
+	return nil
+}
+
+// redeliver is POST /v1/jobs/:id/deliveries/:delivery_id/redeliver: the
+// same message (same webhook-id and body) is queued for one more attempt,
+// with a fresh timestamp and signature. The worker sends it, as it sends
+// every delivery, so the API never connects to receivers; the attempt
+// shows up in the delivery list.
+func (s *Server) redeliver(c echo.Context) error {
+	job, err := s.ownedJob(c)
+	if err != nil {
+		return err
+	}
+	records, err := s.deliveries(c, job)
+	if err != nil {
+		return err
+	}
+	id := c.Param("delivery_id")
+	rec := findDelivery(records, id)
+	if rec == nil {
+		return connector.Errorf(connector.ENOTFOUND, "delivery %s of job %s not found", id, job.ID)
+	}
+	ctx := c.Request().Context()
+	if rec.HookID != "" {
+		h, err := s.cfg.Hooks.GetHook(ctx, rec.HookID)
+		switch {
+		case isCode(err, connector.ENOTFOUND) || (err == nil && h.Owner != job.Owner):
+			return connector.Errorf(connector.ENOTFOUND, "hook %s was deleted: its deliveries cannot be sent again", rec.HookID)
+		case err != nil:
+			return err
+		case h.Disabled:
+			return connector.Errorf(connector.EDISABLED, "hook %s is disabled: its target answered 410 Gone; subscribe again to receive events", rec.HookID)
+		}
+	}
+	d := connector.Delivery{ID: rec.ID, JobID: job.ID, HookID: rec.HookID, Event: rec.Event, Redeliver: true}
+	if err := s.cfg.Queue.EnqueueDelivery(ctx, d); err != nil {
+		return err
+	}
+	s.logger(c).Info("redelivery queued", "delivery_id", rec.ID, "hook_id", rec.HookID)
+	c.Response().Header().Set(echo.HeaderLocation, s.cfg.PublicURL+"/v1/jobs/"+job.ID+"/deliveries")
+	return c.JSON(http.StatusAccepted, connector.RedeliveryAnswer{DeliveryID: rec.ID, Status: "queued"})
+}

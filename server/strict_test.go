@@ -1,0 +1,200 @@
+package server_test
+
+import (
+	"context"
+	"encoding/base64"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/connector/upstream"
+	"github.com/imgflow/imgflow/fixtures/images"
+	"github.com/imgflow/imgflow/server"
+)
+
+// stalledBody is a request body that sends nothing until told: a handler
+// that answers without it has not read it.
+type stalledBody struct {
+	pr *io.PipeReader
+	pw *io.PipeWriter
+}
+
+func newStalledBody() *stalledBody {
+	pr, pw := io.Pipe()
+	return &stalledBody{pr: pr, pw: pw}
+}
+
+// postStalled sends a request whose body declares size bytes and delivers
+// what body gives.
+func (h *harness) postStalled(path string, size int64, body io.Reader, header map[string]string) *response {
+	h.t.Helper()
+	r, err := h.tryPost(path, size, body, header)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return r
+}
+
+func (h *harness) tryPost(path string, size int64, body io.Reader, header map[string]string) (*response, error) {
+	req, _ := http.NewRequest(http.MethodPost, h.url+path, body)
+	req.ContentLength = size
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	out := &response{status: res.StatusCode, header: res.Header}
+	out.body, _ = io.ReadAll(res.Body)
+	return out, nil
+}
+
+func TestUnknownHeaderKeyIs401BeforeTheBodyIsRead(t *testing.T) {
+	h := newHarness(t)
+	for _, path := range []string{"/v1/jobs", "/v1/hooks"} {
+		b := newStalledBody()
+		r := h.postStalled(path, 14<<20, b.pr, map[string]string{"Content-Type": "application/json", "X-API-Key": "sk_unknown_key_0000"})
+		b.pw.Close()
+		if r.status != http.StatusUnauthorized || !strings.Contains(string(r.body), `"invalid_key"`) {
+			t.Errorf("%s: %d %s; want 401 invalid_key with the body never sent", path, r.status, r.body)
+		}
+	}
+}
+
+func TestUnknownKeysGet401OnEveryRoute(t *testing.T) {
+	h := newHarness(t)
+	r := h.postJSON("/v1/jobs", map[string]any{"image_url": "https://images.example.com/cat.png"}, nil)
+	id := r.str("id")
+	h.finish(id, []byte("\x89PNG"))
+	bad := map[string]string{"X-API-Key": "sk_unknown_key_0000"}
+	for _, rt := range []struct{ method, path string }{
+		{"GET", "/v1/jobs"}, {"GET", "/v1/jobs/" + id}, {"GET", "/v1/jobs/" + id + "/file"},
+		{"GET", "/v1/hooks"}, {"GET", "/v1/hooks/0190c0de-0000-7000-8000-000000000000"},
+		{"DELETE", "/v1/hooks/0190c0de-0000-7000-8000-000000000000"}, {"GET", "/v1/account"},
+	} {
+		r := h.do(rt.method, rt.path, nil, bad)
+		expectError(t, r, http.StatusUnauthorized, connector.EUNAUTHORIZED, "Invalid API key")
+	}
+	// The same key, known, reads its own job.
+	expectStatus(t, h.do("GET", "/v1/jobs/"+id, nil, map[string]string{"X-API-Key": h.key}), http.StatusOK)
+}
+
+// TestReadsPassWhenTheKeyCannotBeChecked: with the compression API down and
+// no cached answer, reads go on (a key the API never accepted owns
+// nothing), so polling flows survive an upstream outage.
+func TestReadsPassWhenTheKeyCannotBeChecked(t *testing.T) {
+	h := newHarness(t, func(c *server.Config) { c.Compressor = upstream.New("http://127.0.0.1:1/api") })
+	r := h.do("GET", "/v1/jobs", nil, map[string]string{"X-API-Key": "sk_never_seen_0000"})
+	expectStatus(t, r, http.StatusOK)
+	if jobs, _ := r.get("jobs").([]any); len(jobs) != 0 {
+		t.Errorf("jobs = %v, want none", jobs)
+	}
+}
+
+func TestLargeBodiesBeyondTheCapGet503(t *testing.T) {
+	h := newHarness(t, func(c *server.Config) { c.MaxLargeBodies, c.LargeBodyWait = 1, 50*time.Millisecond })
+	hdr := map[string]string{"Content-Type": "application/json", "X-API-Key": h.key}
+	// A first body takes the only slot and stalls; a second large body then
+	// waits 50 ms and gets 503. The client hands the first body over a
+	// moment before the server reads it, so if the second won the slot
+	// (its body ends after 2 s) the round is tried again.
+	var first *stalledBody
+	var done chan struct{}
+	var r *response
+	for round := 0; round < 10; round++ {
+		first, done = newStalledBody(), make(chan struct{})
+		go func(b *stalledBody, done chan struct{}) { h.tryPost("/v1/jobs", 1<<20, b.pr, hdr); close(done) }(first, done)
+		if _, err := first.pw.Write([]byte(`{"image_base64":"`)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+		second := newStalledBody()
+		stop := time.AfterFunc(2*time.Second, func() { second.pw.Close() })
+		got, err := h.tryPost("/v1/jobs", 1<<20, second.pr, hdr)
+		stop.Stop()
+		second.pw.Close()
+		if err == nil && got.status == http.StatusServiceUnavailable {
+			r = got
+			break
+		}
+		first.pw.Close()
+		<-done
+	}
+	if r == nil {
+		t.Fatal("a second large body was never refused while the first held the only slot")
+	}
+	if r.header.Get("Retry-After") == "" || !strings.Contains(string(r.body), `"server_busy"`) {
+		t.Errorf("503 = %s (Retry-After %q); want server_busy with Retry-After", r.body, r.header.Get("Retry-After"))
+	}
+	// Small bodies never wait for a slot.
+	expectStatus(t, h.postJSON("/v1/jobs", map[string]any{"image_url": "https://images.example.com/cat.png"}, nil), http.StatusAccepted)
+	first.pw.CloseWithError(io.ErrUnexpectedEOF)
+	<-done
+	// The slot is free again.
+	png := base64.StdEncoding.EncodeToString(images.Read(t, "photo.png"))
+	big := `{"image_base64":"` + png + `","metadata":{"pad":"` + strings.Repeat("x", 300<<10) + `"}}`
+	r = h.postStalled("/v1/jobs", int64(len(big)), strings.NewReader(big), hdr)
+	if r.status == http.StatusServiceUnavailable {
+		t.Errorf("after the first body ended: %d %s", r.status, r.body)
+	}
+}
+
+func TestStrictInput(t *testing.T) {
+	h := newHarness(t)
+	png := images.Read(t, "photo.png")
+	b64 := base64.StdEncoding.EncodeToString(png)
+	gif := base64.StdEncoding.EncodeToString(images.Read(t, "animated.gif"))
+	cases := []struct {
+		name, path, body string
+		field, text      string
+	}{
+		{"trailing garbage after a job", "/v1/jobs", `{"image_url":"https://images.example.com/a.png"} trailing`, "", "after the JSON object"},
+		{"two job objects", "/v1/jobs", `{"image_url":"https://images.example.com/a.png"}{}`, "", "after the JSON object"},
+		{"trailing garbage after a hook", "/v1/hooks", `{"target_url":"https://hooks.example.com/x"}]`, "", "after the JSON object"},
+		{"wait NaN", "/v1/jobs?wait=NaN", `{"image_url":"https://images.example.com/a.png"}`, "wait", "whole number"},
+		{"wait fraction", "/v1/jobs?wait=1.5", `{"image_url":"https://images.example.com/a.png"}`, "wait", "whole number"},
+		{"wait hex float", "/v1/jobs?wait=0x1p3", `{"image_url":"https://images.example.com/a.png"}`, "wait", "whole number"},
+		{"wait hex", "/v1/jobs?wait=0x10", `{"image_url":"https://images.example.com/a.png"}`, "wait", "whole number"},
+		{"wait exponent", "/v1/jobs?wait=1e1", `{"image_url":"https://images.example.com/a.png"}`, "wait", "whole number"},
+		{"wait signed", "/v1/jobs?wait=+5", `{"image_url":"https://images.example.com/a.png"}`, "wait", "whole number"},
+		{"wait empty", "/v1/jobs?wait=", `{"image_url":"https://images.example.com/a.png"}`, "wait", "whole number"},
+		{"wait twice", "/v1/jobs?wait=1&wait=2", `{"image_url":"https://images.example.com/a.png"}`, "wait", "whole number"},
+		{"data URI says GIF, bytes are PNG", "/v1/jobs", `{"image_base64":"data:image/gif;base64,` + b64 + `"}`, "image_base64", "declares image/gif but the bytes are image/png"},
+		{"data URI says JPEG, bytes are PNG", "/v1/jobs", `{"image_base64":"data:image/jpeg;base64,` + b64 + `"}`, "image_base64", "declares image/jpeg"},
+		{"data URI says text", "/v1/jobs", `{"image_base64":"data:text/plain;base64,` + b64 + `"}`, "image_base64", "declares text/plain"},
+		{"image_base64 not a string", "/v1/jobs", `{"image_base64":12}`, "image_base64", "must be a string"},
+		{"image_base64 twice", "/v1/jobs", `{"image_base64":"` + b64 + `","image_base64":"` + gif + `"}`, "image_base64", "only once"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := h.postJSON(tc.path, tc.body, nil)
+			expectError(t, r, http.StatusBadRequest, connector.EINVALID, tc.text)
+			if tc.field != "" {
+				details, _ := r.get("details").([]any)
+				if len(details) != 1 || details[0].(map[string]any)["field"] != tc.field {
+					t.Errorf("details = %v, want one about %s", r.get("details"), tc.field)
+				}
+			}
+		})
+	}
+	// What agrees passes: a matching data URI, image/jpg for JPEG, no type,
+	// and whole seconds.
+	jpeg := base64.StdEncoding.EncodeToString(images.Read(t, "photo.jpg"))
+	for _, body := range []string{
+		`{"image_base64":"data:image/png;base64,` + b64 + `"}`,
+		`{"image_base64":"data:image/jpg;base64,` + jpeg + `"}`,
+		`{"image_base64":"data:;base64,` + b64 + `"}`,
+		`{"image_base64":"data:application/octet-stream;base64,` + b64 + `"}` + "\n",
+	} {
+		expectStatus(t, h.postJSON("/v1/jobs?wait=0", body, nil), http.StatusAccepted)
+	}
+	if n := len(h.queue.enqueued()); n != 4 {
+		t.Errorf("enqueued %d jobs, want 4", n)
+	}
+	_ = context.Background
+}
