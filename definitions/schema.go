@@ -119,6 +119,7 @@ func errorSchema() obj {
 			"message": obj{"type": "string"},
 		}}},
 		"credits_remaining": obj{"type": "integer", "format": "int64", "description": "With 429."},
+		"upstream_status":   obj{"type": "integer", "description": "The HTTP status the compression API answered, when the error is its answer passed on (an unknown key: 401)."},
 	}, "example": obj{"error": "image_url: must be an absolute http(s) URL", "code": "invalid_input",
 		"details": []any{obj{"field": "image_url", "message": "must be an absolute http(s) URL"}}}}
 }

@@ -50,7 +50,53 @@ func loadContract(t *testing.T) *contract {
 	if err := doc.Validate(context.Background()); err != nil {
 		t.Fatalf("the OpenAPI document is not valid: %v", err)
 	}
+	closeObjects(doc)
 	return &contract{t: t, doc: doc, driven: map[string]bool{}}
+}
+
+// closeObjects makes every documented object refuse properties it does not
+// list, for this test only: a field the server sends (or a request sends)
+// that the document does not describe then fails validation, while the
+// published document stays open to additions as clients expect. Objects
+// that list no properties (metadata) stay free-form.
+func closeObjects(doc *openapi3.T) {
+	seen := map[*openapi3.Schema]bool{}
+	var walk func(ref *openapi3.SchemaRef)
+	walk = func(ref *openapi3.SchemaRef) {
+		if ref == nil || ref.Value == nil || seen[ref.Value] {
+			return
+		}
+		s := ref.Value
+		seen[s] = true
+		if len(s.Properties) > 0 && s.AdditionalProperties.Has == nil && s.AdditionalProperties.Schema == nil {
+			closed := false
+			s.AdditionalProperties.Has = &closed
+		}
+		for _, p := range s.Properties {
+			walk(p)
+		}
+		walk(s.Items)
+	}
+	for _, ref := range doc.Components.Schemas {
+		walk(ref)
+	}
+	for _, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			if op.RequestBody != nil && op.RequestBody.Value != nil {
+				for _, media := range op.RequestBody.Value.Content {
+					walk(media.Schema)
+				}
+			}
+			for _, resp := range op.Responses.Map() {
+				if resp.Value == nil {
+					continue
+				}
+				for _, media := range resp.Value.Content {
+					walk(media.Schema)
+				}
+			}
+		}
+	}
 }
 
 // documentedHeaders are answer headers the document must name when sent.
