@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CI: a short run of every fuzz target (go test -fuzz), FUZZTIME inputs
-# each (default 30000x), one at a time. Their seed corpora (f.Add, and any
+# each (default 100000x), one at a time. Their seed corpora (f.Add, and any
 # testdata/fuzz/ inputs a past run found) already run in go test ./...;
 # this explores past them.
 #
@@ -16,7 +16,7 @@
 # commit it with the fix, and it stays a regression test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-fuzztime="${FUZZTIME:-30000x}"
+fuzztime="${FUZZTIME:-100000x}"
 pkgs=("$@")
 if [ ${#pkgs[@]} -eq 0 ]; then
   mapfile -t pkgs < <(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u)
