@@ -173,7 +173,7 @@ type AccountCache interface {
 // Compressed is a successful compression by the upstream API.
 type Compressed struct {
 	UpstreamJobID    string
-	Data             []byte
+	Data             Bytes // the compressed image
 	OriginalSize     int64
 	CompressedSize   int64
 	CompressionRatio float64
@@ -194,7 +194,7 @@ type Compressor interface {
 
 // Image is an image fetched or decoded from a flow's input.
 type Image struct {
-	Data     []byte
+	Data     Bytes
 	MIMEType string // sniffed from the bytes
 	Filename string // from the URL path or Content-Disposition, may be ""
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/internal/b64json"
+	"github.com/imgflow/imgflow/internal/chunkbuf"
 )
 
 // jobRequest is a create-job request, from JSON or multipart.
@@ -27,8 +28,10 @@ type jobRequest struct {
 	CallbackURL string          `json:"callback_url" validate:"omitempty,http_url,max=4096"`
 	Metadata    json.RawMessage `json:"metadata"`
 
-	kind  connector.InputKind
-	image []byte // decoded base64 or the uploaded file
+	kind connector.InputKind
+	// image is the decoded base64 or the uploaded file, in chunks: read
+	// without a Content-Length it is never copied into a larger buffer.
+	image *chunkbuf.Buffer
 	// base64 is the decoded image_base64 field, decoded while it was read.
 	base64 *b64json.Result
 }
@@ -241,8 +244,8 @@ func readMultipartJob(c echo.Context, boundary string) (*jobRequest, error) {
 			return nil, connector.Errorf(connector.EINVALID, "send exactly one file part (a second one is %q)", name)
 		}
 		sawFile = true
-		// One buffer the size the body declares: no doubling, no copy.
-		buf := bytes.NewBuffer(make([]byte, 0, min(max(c.Request().ContentLength, 0), connector.MaxImageSize)+bytes.MinRead))
+		// Chunks, sized to end near the length the body declares.
+		buf := chunkbuf.New(min(c.Request().ContentLength, connector.MaxImageSize))
 		n, err := buf.ReadFrom(io.LimitReader(part, connector.MaxImageSize+1))
 		if err != nil {
 			return nil, multipartError(err)
@@ -253,7 +256,7 @@ func readMultipartJob(c echo.Context, boundary string) (*jobRequest, error) {
 		if n == 0 {
 			return nil, fieldError(name, "the uploaded file is empty")
 		}
-		in.image, in.kind = buf.Bytes(), connector.InputUpload
+		in.image, in.kind = buf, connector.InputUpload
 		if in.Filename == "" {
 			in.Filename = part.FileName()
 		}
@@ -292,7 +295,7 @@ func (in *jobRequest) resolveSource() error {
 	if in.ImageURL != "" {
 		sources = append(sources, "image_url")
 	}
-	if in.base64 != nil && (len(in.base64.Data) > 0 || in.base64.MediaType != "") {
+	if in.base64 != nil && (in.base64.Data.Size() > 0 || in.base64.MediaType != "") {
 		sources = append(sources, "image_base64")
 	}
 	if in.kind == connector.InputUpload {
@@ -317,12 +320,12 @@ func (in *jobRequest) resolveSource() error {
 		in.kind = connector.InputURL
 		return nil
 	case in.kind != connector.InputUpload:
-		if len(in.base64.Data) == 0 {
+		if in.base64.Data.Size() == 0 {
 			return fieldError("image_base64", "is empty")
 		}
 		in.image, in.kind = in.base64.Data, connector.InputBase64
 	}
-	sniffed := connector.SniffImageType(in.image)
+	sniffed := connector.SniffBytes(in.image)
 	if sniffed == "" {
 		field := "file"
 		if in.kind == connector.InputBase64 {
@@ -362,6 +365,6 @@ func (in *jobRequest) fingerprint() string {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}
-	h.Write(in.image)
+	in.image.WriteTo(h) // chunk by chunk; nothing when there is no image
 	return hex.EncodeToString(h.Sum(nil))
 }

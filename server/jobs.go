@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -236,11 +235,11 @@ func (s *Server) makeJob(ctx context.Context, id, owner, key string, in *jobRequ
 		job.Callback = &connector.DeliveryState{Status: connector.DeliveryPending}
 	}
 	if in.image != nil {
-		job.Input.Size = int64(len(in.image))
-		job.Input.MIMEType = connector.SniffImageType(in.image)
+		job.Input.Size = in.image.Size()
+		job.Input.MIMEType = connector.SniffBytes(in.image)
 		// The input lives until the job ends; the TTL only guards against a
 		// job that never runs.
-		if err := s.cfg.Blobs.PutBlob(ctx, connector.InputBlobKey(job.ID), bytes.NewReader(in.image), int64(len(in.image)), s.cfg.ResultTTL); err != nil {
+		if err := s.cfg.Blobs.PutBlob(ctx, connector.InputBlobKey(job.ID), in.image.Reader(), in.image.Size(), s.cfg.ResultTTL); err != nil {
 			return nil, err
 		}
 	}

@@ -222,15 +222,15 @@ func (w *Worker) getInput(ctx context.Context, job *connector.Job) (*connector.I
 		if err != nil {
 			return nil, in, err
 		}
-		img = &connector.Image{Data: data}
+		img = &connector.Image{Data: bytes.NewReader(data)}
 	}
 	if img.MIMEType == "" {
-		img.MIMEType = connector.SniffImageType(img.Data)
+		img.MIMEType = connector.SniffBytes(img.Data)
 	}
 	if img.MIMEType == "" {
 		img.MIMEType = in.MIMEType
 	}
-	in.Size = int64(len(img.Data))
+	in.Size = img.Data.Size()
 	in.MIMEType = img.MIMEType
 	in.Filename = filenameFor(in.Filename, img.MIMEType)
 	return img, in, nil
@@ -266,7 +266,7 @@ func (w *Worker) call(ctx context.Context, a *attempt, call int, img *connector.
 		return nil, &connector.Error{Code: connector.EINTERNAL, Message: "Internal error", Err: err}
 	}
 	start := time.Now()
-	c, err := w.cfg.Compressor.Compress(ctx, apiKey, bytes.NewReader(img.Data), in.Filename)
+	c, err := w.cfg.Compressor.Compress(ctx, apiKey, connector.BytesReader(img.Data), in.Filename)
 	status := 200
 	if err != nil {
 		status = connector.AsError(err).UpstreamStatus
@@ -306,7 +306,7 @@ func nothingSent(err error) bool {
 // compressed bytes, then the answer in the attempt record. Redis hiccups
 // are retried here until the task's deadline, never by calling again.
 func (w *Worker) keep(ctx context.Context, a *attempt, call int, in connector.JobInput, inputType string, c *connector.Compressed) (*connector.KeptAnswer, error) {
-	mime := connector.SniffImageType(c.Data)
+	mime := connector.SniffBytes(c.Data)
 	if mime == "" {
 		mime = inputType // the output has the input's format
 	}
@@ -320,10 +320,10 @@ func (w *Worker) keep(ctx context.Context, a *attempt, call int, in connector.Jo
 		UpstreamJobID:    c.UpstreamJobID,
 	}}
 	if answer.Result.CompressedSize == 0 {
-		answer.Result.CompressedSize = int64(len(c.Data))
+		answer.Result.CompressedSize = c.Data.Size()
 	}
 	err := retryInPlace(ctx, func() error {
-		if err := w.cfg.Blobs.PutBlob(ctx, connector.OutputBlobKey(a.jobID), bytes.NewReader(c.Data), int64(len(c.Data)), w.cfg.ResultTTL); err != nil {
+		if err := w.cfg.Blobs.PutBlob(ctx, connector.OutputBlobKey(a.jobID), connector.BytesReader(c.Data), c.Data.Size(), w.cfg.ResultTTL); err != nil {
 			return err
 		}
 		return w.cfg.Attempts.KeepAnswer(ctx, a.jobID, call, answer)

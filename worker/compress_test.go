@@ -339,7 +339,7 @@ func TestKilledWorkersTaskIsRecoveredWithinSeconds(t *testing.T) {
 	h.cfg.OrphanAfter = 300 * time.Millisecond
 	h.tweak = func(w *Worker) { w.recoverEvery = 50 * time.Millisecond }
 	job := h.newJob(connector.JobInput{Kind: connector.InputURL, URL: "https://images.test/photo.png"}, "")
-	h.fetcher.set("https://images.test/photo.png", &connector.Image{Data: images.Read(t, "photo.png"), MIMEType: "image/png"})
+	h.fetcher.set("https://images.test/photo.png", &connector.Image{Data: bytes.NewReader(images.Read(t, "photo.png")), MIMEType: "image/png"})
 	h.enqueue(job.ID)
 	// A worker that took the task and was killed: asynq's dequeue moves it
 	// to the active list with a lease, and no heartbeat ever claims it.

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -151,7 +152,7 @@ func (h *harness) newJob(in connector.JobInput, callbackURL string) *connector.J
 func (h *harness) submitURLJob(callbackURL string) *connector.Job {
 	h.t.Helper()
 	url := "https://images.test/photo.png"
-	h.fetcher.set(url, &connector.Image{Data: images.Read(h.t, "photo.png"), MIMEType: "image/png", Filename: "photo.png"})
+	h.fetcher.set(url, &connector.Image{Data: bytes.NewReader(images.Read(h.t, "photo.png")), MIMEType: "image/png", Filename: "photo.png"})
 	job := h.newJob(connector.JobInput{Kind: connector.InputURL, URL: url}, callbackURL)
 	h.enqueue(job.ID)
 	return job
@@ -253,7 +254,7 @@ func (s *stubCompressor) Compress(ctx context.Context, apiKey string, image io.R
 	credits := int64(499)
 	return &connector.Compressed{
 		UpstreamJobID:    "up-" + strconv.Itoa(n),
-		Data:             data, // same format, same bytes: ratio 0 is a valid answer
+		Data:             bytes.NewReader(data), // same format, same bytes: ratio 0 is a valid answer
 		OriginalSize:     int64(len(data)),
 		CompressedSize:   int64(len(data)),
 		CompressionRatio: 0,

@@ -1,7 +1,6 @@
 package fetch
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/connector/guard"
+	"github.com/imgflow/imgflow/internal/chunkbuf"
 )
 
 // maxRedirects is how many redirects a fetch follows; every hop is checked
@@ -125,10 +125,10 @@ func (f *Fetcher) FetchImage(ctx context.Context, rawURL string) (*connector.Ima
 	if err != nil {
 		return nil, f.requestError(ctx, resp.Request.URL.Hostname(), err)
 	}
-	if int64(len(data)) > f.opts.MaxBytes {
+	if data.Size() > f.opts.MaxBytes {
 		return nil, f.tooLarge(-1)
 	}
-	mimeType := connector.SniffImageType(data)
+	mimeType := connector.SniffBytes(data)
 	if mimeType == "" {
 		return nil, connector.Errorf(connector.EFORMAT, "the file at image_url is not a PNG, JPEG, WebP or AVIF image")
 	}
@@ -136,16 +136,13 @@ func (f *Fetcher) FetchImage(ctx context.Context, rawURL string) (*connector.Ima
 }
 
 // readBody reads at most MaxBytes+1 bytes, so that one byte too many is
-// seen without reading the rest. A known Content-Length sizes the buffer
-// once instead of growing it.
-func (f *Fetcher) readBody(resp *http.Response) ([]byte, error) {
-	size := int64(bytes.MinRead)
-	if resp.ContentLength > 0 {
-		size = resp.ContentLength + 1
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
+// seen without reading the rest, into chunks: without a Content-Length the
+// image is never copied into a larger buffer, and with one the chunks add
+// up to it exactly.
+func (f *Fetcher) readBody(resp *http.Response) (*chunkbuf.Buffer, error) {
+	buf := chunkbuf.New(min(resp.ContentLength, f.opts.MaxBytes))
 	_, err := buf.ReadFrom(io.LimitReader(resp.Body, f.opts.MaxBytes+1))
-	return buf.Bytes(), err
+	return buf, err
 }
 
 // checkRedirect re-checks every hop's URL; the dial check guards it again.

@@ -42,7 +42,7 @@ func fetchErr(t *testing.T, f *Fetcher, url string) *connector.Error {
 	t.Helper()
 	img, err := f.FetchImage(context.Background(), url)
 	if err == nil {
-		t.Fatalf("%s: expected an error, got an image of %d bytes", url, len(img.Data))
+		t.Fatalf("%s: expected an error, got an image of %d bytes", url, img.Data.Size())
 	}
 	var e *connector.Error
 	if !errors.As(err, &e) {
@@ -147,8 +147,8 @@ func TestFetchAllowsPrivateAddressesWhenAllowed(t *testing.T) {
 	if err != nil {
 		t.Fatalf("expected an image, got %v", err)
 	}
-	if img.MIMEType != "image/png" || len(img.Data) != 100 || img.Filename != "cat.png" {
-		t.Errorf("expected image/png, 100 bytes, cat.png; got %s, %d bytes, %q", img.MIMEType, len(img.Data), img.Filename)
+	if img.MIMEType != "image/png" || img.Data.Size() != 100 || img.Filename != "cat.png" {
+		t.Errorf("expected image/png, 100 bytes, cat.png; got %s, %d bytes, %q", img.MIMEType, img.Data.Size(), img.Filename)
 	}
 }
 
@@ -244,7 +244,7 @@ func TestFetchAcceptsAnImageOfExactlyTheCap(t *testing.T) {
 			w.Write(png(1000))
 		})
 		img, err := New(Options{Allow: guard.Loopback(), MaxBytes: 1000}).FetchImage(context.Background(), srv.URL+"/a.png")
-		if err != nil || len(img.Data) != 1000 {
+		if err != nil || img.Data.Size() != 1000 {
 			t.Errorf("chunked=%v: expected 1000 bytes, got %v %v", chunked, img, err)
 		}
 	}

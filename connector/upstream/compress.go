@@ -14,6 +14,7 @@ import (
 
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/internal/b64json"
+	"github.com/imgflow/imgflow/internal/chunkbuf"
 )
 
 // sniffLen is how many leading bytes are read ahead to name the file part's
@@ -23,14 +24,14 @@ const sniffLen = 64
 // compressAnswer is the 200 body of /compress. Pointers tell a missing
 // field from a zero one.
 type compressAnswer struct {
-	Success          *bool   `json:"success"`
-	JobID            string  `json:"job_id"`
-	Status           string  `json:"status"`
-	CompressedData   []byte  `json:"-"` // compressed_data, decoded as it streams
-	OriginalSize     int64   `json:"original_size"`
-	CompressedSize   int64   `json:"compressed_size"`
-	CompressionRatio float64 `json:"compression_ratio"`
-	CreditsRemaining *int64  `json:"credits_remaining"` // absent in the older listing
+	Success          *bool            `json:"success"`
+	JobID            string           `json:"job_id"`
+	Status           string           `json:"status"`
+	CompressedData   *chunkbuf.Buffer `json:"-"` // compressed_data, decoded as it streams
+	OriginalSize     int64            `json:"original_size"`
+	CompressedSize   int64            `json:"compressed_size"`
+	CompressionRatio float64          `json:"compression_ratio"`
+	CreditsRemaining *int64           `json:"credits_remaining"` // absent in the older listing
 }
 
 // Compress sends image to POST /compress as multipart/form-data (api_key,
@@ -130,9 +131,11 @@ var quoteEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\r", "", "\n", "")
 // decodeCompressed reads a 200 answer. One that is not JSON or lacks the
 // compressed data is an upstream fault, retryable.
 //
-// compressed_data is decoded from base64 while it streams in, into one
-// buffer sized from Content-Length: the answer's text is never held. A read
-// failure is returned as is (no *connector.Error) for the caller to wrap.
+// compressed_data is decoded from base64 while it streams in, into chunks
+// that add up to the size Content-Length implies (see internal/chunkbuf):
+// the answer's text is never held, and an answer without Content-Length
+// costs no buffer grown by doubling. A read failure is returned as is (no
+// *connector.Error) for the caller to wrap.
 func decodeCompressed(resp *http.Response) (*connector.Compressed, error) {
 	var a compressAnswer
 	hint := 0
@@ -155,7 +158,7 @@ func decodeCompressed(resp *http.Response) (*connector.Compressed, error) {
 	default:
 		return nil, err
 	}
-	if len(a.CompressedData) == 0 {
+	if a.CompressedData.Size() == 0 {
 		return nil, unexpected(http.StatusOK, "compression API answered 200 without compressed_data")
 	}
 	if a.Success != nil && !*a.Success {

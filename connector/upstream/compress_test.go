@@ -32,8 +32,8 @@ func TestCompressStreamsTheFormAndDecodesTheResult(t *testing.T) {
 	if got.apiKey != "key-123" || got.filename != "cat.png" || got.partType != "image/png" || got.size != 1000 {
 		t.Errorf("expected key-123, cat.png, image/png, 1000 bytes; stub got %+v", got)
 	}
-	if !bytes.Equal(res.Data, []byte("\x89PNG\r\n\x1a\n")) {
-		t.Errorf("expected the decoded PNG signature, got %q", res.Data)
+	if got, _ := io.ReadAll(connector.BytesReader(res.Data)); !bytes.Equal(got, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Errorf("expected the decoded PNG signature, got %q", got)
 	}
 	if res.UpstreamJobID != "7d9f0a52-1111-4c3b-9a55-0c2a1e5e3c11" || res.OriginalSize != 1000 || res.CompressedSize != 8 || res.CompressionRatio != 99.2 {
 		t.Errorf("expected the answer's fields, got %+v", res)

@@ -72,11 +72,11 @@ func TestReferenceCompressesAPNGAndCharges(t *testing.T) {
 	if err != nil {
 		t.Fatalf("expected a compression, got %v", err)
 	}
-	if res.OriginalSize != int64(len(in)) || res.CompressedSize != int64(len(res.Data)) || res.CompressedSize > res.OriginalSize {
+	if res.OriginalSize != int64(len(in)) || res.CompressedSize != res.Data.Size() || res.CompressedSize > res.OriginalSize {
 		t.Errorf("expected original %d and compressed = len(data) <= original, got %d, %d, len %d",
-			len(in), res.OriginalSize, res.CompressedSize, len(res.Data))
+			len(in), res.OriginalSize, res.CompressedSize, res.Data.Size())
 	}
-	if got := connector.SniffImageType(res.Data); got != "image/png" {
+	if got := connector.SniffBytes(res.Data); got != "image/png" {
 		t.Errorf("expected a PNG back, got %q", got)
 	}
 	if res.CreditsRemaining == nil || *res.CreditsRemaining != ref.FreeCreditsPerMonth-1 {

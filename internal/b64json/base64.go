@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strings"
+
+	"github.com/imgflow/imgflow/internal/chunkbuf"
 )
 
 // decoder turns base64 text, written in pieces, into bytes as it comes:
@@ -13,13 +15,16 @@ type decoder struct {
 	urlSafe, dataURI bool
 	max              int // decoded bytes allowed
 
-	chunk [4096]byte // pending characters, decoded when full
-	n     int
-	chars int // characters decoded so far (for error offsets)
-	pad   int
-	std   bool // saw + or /
-	url   bool // saw - or _
-	out   []byte
+	chunk   [4096]byte // pending characters, decoded when full
+	decoded [3072]byte // chunk decoded, before it joins out
+	n       int
+	chars   int // characters decoded so far (for error offsets)
+	pad     int
+	std     bool // saw + or /
+	url     bool // saw - or _
+	// out holds the decoded bytes in chunks: it grows without copying
+	// and leaves no outgrown buffer behind.
+	out *chunkbuf.Buffer
 
 	// data: URI prefix state: prefix collects "data:..." up to the comma.
 	started   bool
@@ -31,11 +36,7 @@ type decoder struct {
 const maxDataURIPrefix = 256
 
 func newDecoder(max, hint int, urlSafe, dataURI bool) *decoder {
-	d := &decoder{max: max, urlSafe: urlSafe, dataURI: dataURI}
-	if hint > 0 {
-		d.out = make([]byte, 0, min(hint, max)+3)
-	}
-	return d
+	return &decoder{max: max, urlSafe: urlSafe, dataURI: dataURI, out: chunkbuf.New(int64(min(hint, max)))}
 }
 
 // write feeds base64 text.
@@ -106,35 +107,27 @@ func (d *decoder) flush() error {
 	if d.n == 0 {
 		return nil
 	}
-	need := len(d.out) + base64.RawStdEncoding.DecodedLen(d.n)
-	if need > d.max+3 {
+	if d.out.Size()+int64(base64.RawStdEncoding.DecodedLen(d.n)) > int64(d.max)+3 {
 		return ErrTooLarge
 	}
-	if need > cap(d.out) {
-		// Grow towards the cap at most, never far past it: a doubling
-		// from 8 MiB would hold 16 MiB for a 10 MiB image.
-		grown := make([]byte, len(d.out), min(max(2*cap(d.out), need, 64<<10), d.max+3))
-		copy(grown, d.out)
-		d.out = grown
-	}
-	n, err := base64.RawStdEncoding.Decode(d.out[len(d.out):need], d.chunk[:d.n])
+	n, err := base64.RawStdEncoding.Decode(d.decoded[:], d.chunk[:d.n])
 	if err != nil {
 		if ce, ok := err.(base64.CorruptInputError); ok {
 			return d.invalid(fmt.Sprintf("illegal data at character %d", d.chars+int(ce)))
 		}
 		return d.invalid(err.Error())
 	}
-	d.out = d.out[:len(d.out)+n]
+	d.out.Write(d.decoded[:n])
 	d.chars += d.n
 	d.n = 0
-	if len(d.out) > d.max {
+	if d.out.Size() > int64(d.max) {
 		return ErrTooLarge
 	}
 	return nil
 }
 
 // finish decodes what is left and returns the bytes.
-func (d *decoder) finish() ([]byte, error) {
+func (d *decoder) finish() (*chunkbuf.Buffer, error) {
 	if d.inPrefix {
 		return nil, d.prefixError()
 	}

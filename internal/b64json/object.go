@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/imgflow/imgflow/internal/chunkbuf"
 )
 
 // ErrTooLarge is returned when the decoded field exceeds Options.MaxDecoded.
@@ -36,7 +38,7 @@ type Options struct {
 	Field      string // the base64 field
 	MaxDecoded int    // its largest decoded size
 	// DecodedHint is the expected decoded size (from Content-Length, or the
-	// image sent): the output is allocated once at that size.
+	// image sent): the output's chunks end there exactly (see chunkbuf).
 	DecodedHint int
 	// MaxOther bounds the JSON text of all the other fields together.
 	MaxOther int
@@ -46,7 +48,9 @@ type Options struct {
 
 // Result is the decoded field.
 type Result struct {
-	Data    []byte // nil when the field is absent or null
+	// Data is the decoded bytes, held in chunks (never copied while they
+	// grow); nil when the field is absent or null.
+	Data    *chunkbuf.Buffer
 	Present bool
 	// MediaType is the data: URI's declared type, lower case; "" when none.
 	MediaType string

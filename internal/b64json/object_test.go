@@ -44,8 +44,8 @@ func TestDecodeStreamsTheFieldAndUnmarshalsTheRest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(res.Data, data) {
-				t.Fatalf("decoded %d bytes, not the %d sent", len(res.Data), len(data))
+			if !bytes.Equal(res.Data.Bytes(), data) {
+				t.Fatalf("decoded %d bytes, not the %d sent", res.Data.Size(), len(data))
 			}
 			if r.Name != `a"b` || r.Meta["x"] == nil {
 				t.Errorf("rest = %+v", r)
@@ -101,7 +101,7 @@ func TestDecodeStopsAtTheLimit(t *testing.T) {
 		t.Errorf("err = %v, want ErrTooLarge", err)
 	}
 	at := base64.StdEncoding.EncodeToString(make([]byte, 1000))
-	if res, err := Decode(strings.NewReader(`{"image":"`+at+`"}`), o, &rest{}); err != nil || len(res.Data) != 1000 {
+	if res, err := Decode(strings.NewReader(`{"image":"`+at+`"}`), o, &rest{}); err != nil || res.Data.Size() != 1000 {
 		t.Errorf("exactly the limit: %v", err)
 	}
 	o.MaxOther = 10
@@ -112,7 +112,7 @@ func TestDecodeStopsAtTheLimit(t *testing.T) {
 
 func TestDecodeTextReadsAPart(t *testing.T) {
 	res, err := DecodeText(strings.NewReader("data:image/webp;base64,"+base64.StdEncoding.EncodeToString([]byte("abc"))), opts())
-	if err != nil || string(res.Data) != "abc" || res.MediaType != "image/webp" {
+	if err != nil || string(res.Data.Bytes()) != "abc" || res.MediaType != "image/webp" {
 		t.Fatalf("res = %+v, %v", res, err)
 	}
 	if _, err := DecodeText(strings.NewReader("!!"), opts()); err == nil || !strings.Contains(err.Error(), "image: is not valid base64") {

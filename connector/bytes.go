@@ -1,0 +1,28 @@
+package connector
+
+import "io"
+
+// Bytes is an image held in memory: ReadAt reads any part of it, as often
+// as needed and from several goroutines at once, and Size is its length.
+// *bytes.Reader is one. The fetcher and the compression API's client return
+// internal/chunkbuf buffers, which hold a body whose length was not known
+// ahead in fixed chunks instead of one slice grown by doubling (which would
+// cost 2–3 × the image until the next garbage collection).
+type Bytes interface {
+	io.ReaderAt
+	Size() int64
+}
+
+// BytesReader reads b from its start; each call gives an independent reader.
+func BytesReader(b Bytes) io.Reader { return io.NewSectionReader(b, 0, b.Size()) }
+
+// sniffLen covers the longest header SniffImageType reads: an AVIF ftyp box
+// with a long list of compatible brands.
+const sniffLen = 4 << 10
+
+// SniffBytes is SniffImageType for an image held as Bytes.
+func SniffBytes(b Bytes) string {
+	head := make([]byte, min(b.Size(), sniffLen))
+	n, _ := b.ReadAt(head, 0)
+	return SniffImageType(head[:n])
+}
