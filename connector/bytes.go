@@ -16,13 +16,13 @@ type Bytes interface {
 // BytesReader reads b from its start; each call gives an independent reader.
 func BytesReader(b Bytes) io.Reader { return io.NewSectionReader(b, 0, b.Size()) }
 
-// sniffLen covers the longest header SniffImageType reads: an AVIF ftyp box
-// with a long list of compatible brands.
-const sniffLen = 4 << 10
+// SniffLen is as many leading bytes as SniffImageType ever needs: it covers
+// an AVIF ftyp box with a long list of compatible brands.
+const SniffLen = 4 << 10
 
 // SniffBytes is SniffImageType for an image held as Bytes.
 func SniffBytes(b Bytes) string {
-	head := make([]byte, min(b.Size(), sniffLen))
+	head := make([]byte, min(b.Size(), SniffLen))
 	n, _ := b.ReadAt(head, 0)
 	return SniffImageType(head[:n])
 }

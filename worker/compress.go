@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -99,6 +98,7 @@ func (w *Worker) compress(ctx context.Context, a *attempt) error {
 		if err != nil {
 			return err
 		}
+		defer img.Close()
 		a.input = &input
 		call, err := w.recordCallAttempt(ctx, a)
 		if err != nil {
@@ -111,7 +111,7 @@ func (w *Worker) compress(ctx context.Context, a *attempt) error {
 		if err := w.crashAt("answered", a.jobID); err != nil {
 			return err
 		}
-		if answer, err = w.keep(ctx, a, call, input, img.MIMEType, c); err != nil {
+		if answer, err = w.keep(ctx, a, call, input, img.mimeType, c); err != nil {
 			return err
 		}
 		if err := w.crashAt("kept", a.jobID); err != nil {
@@ -202,37 +202,32 @@ func (w *Worker) load(ctx context.Context, a *attempt) (next, error) {
 }
 
 // getInput returns the job's image and its input record, completed with
-// what the bytes tell (size, type, a filename for the upstream).
-func (w *Worker) getInput(ctx context.Context, job *connector.Job) (*connector.Image, connector.JobInput, error) {
+// what the bytes tell (size, type, a filename for the upstream). An upload
+// streams from the blob store while the call sends it: the caller closes it.
+func (w *Worker) getInput(ctx context.Context, job *connector.Job) (*image, connector.JobInput, error) {
 	in := job.Input
-	var img *connector.Image
+	var img *image
 	if in.Kind == connector.InputURL {
-		var err error
-		if img, err = w.cfg.Fetcher.FetchImage(ctx, in.URL); err != nil {
-			return nil, in, err
-		}
-		if in.Filename == "" {
-			in.Filename = img.Filename
-		}
-	} else {
-		data, err := connector.ReadBlob(ctx, w.cfg.Blobs, connector.InputBlobKey(job.ID))
-		if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
-			return nil, in, connector.Errorf(connector.EINVALID, "The uploaded image expired before it could be compressed")
-		}
+		fetched, err := w.cfg.Fetcher.FetchImage(ctx, in.URL)
 		if err != nil {
 			return nil, in, err
 		}
-		img = &connector.Image{Data: bytes.NewReader(data)}
+		if in.Filename == "" {
+			in.Filename = fetched.Filename
+		}
+		img = fetchedImage(fetched)
+	} else {
+		var err error
+		if img, err = openStoredImage(ctx, w.cfg.Blobs, job.ID); err != nil {
+			return nil, in, err
+		}
 	}
-	if img.MIMEType == "" {
-		img.MIMEType = connector.SniffBytes(img.Data)
+	if img.mimeType == "" {
+		img.mimeType = in.MIMEType
 	}
-	if img.MIMEType == "" {
-		img.MIMEType = in.MIMEType
-	}
-	in.Size = img.Data.Size()
-	in.MIMEType = img.MIMEType
-	in.Filename = filenameFor(in.Filename, img.MIMEType)
+	in.Size = img.size
+	in.MIMEType = img.mimeType
+	in.Filename = filenameFor(in.Filename, img.mimeType)
 	return img, in, nil
 }
 
@@ -258,7 +253,7 @@ func (w *Worker) recordCallAttempt(ctx context.Context, a *attempt) (call int, e
 // call sends the image to the compression API. Any answer but a 200 (and a
 // failure that sent nothing) is recorded as answered, since it cost
 // nothing; a 200 is recorded by keep.
-func (w *Worker) call(ctx context.Context, a *attempt, call int, img *connector.Image, in connector.JobInput) (*connector.Compressed, error) {
+func (w *Worker) call(ctx context.Context, a *attempt, call int, img *image, in connector.JobInput) (*connector.Compressed, error) {
 	apiKey, err := w.cfg.Keyring.Open(a.job.SealedKey)
 	if err != nil {
 		a.log.Error("sealed API key does not open: is IMGFLOW_SECRET the server's?", "err", err)
@@ -266,12 +261,20 @@ func (w *Worker) call(ctx context.Context, a *attempt, call int, img *connector.
 		return nil, &connector.Error{Code: connector.EINTERNAL, Message: "Internal error", Err: err}
 	}
 	start := time.Now()
-	c, err := w.cfg.Compressor.Compress(ctx, apiKey, connector.BytesReader(img.Data), in.Filename)
+	c, err := w.cfg.Compressor.Compress(ctx, apiKey, img, in.Filename)
 	status := 200
 	if err != nil {
 		status = connector.AsError(err).UpstreamStatus
 	}
 	w.obs.UpstreamCall(status, time.Since(start))
+	if err != nil && img.readErr != nil {
+		// The blob store failed while the image streamed out: the API got
+		// a cut-off body (no closing boundary), which it can neither
+		// compress nor charge for, whatever it answered to it.
+		a.log.Warn("the stored image could not be read while it was sent", "err", img.readErr)
+		w.answered(ctx, a, call)
+		return nil, storedImageError(img.readErr)
+	}
 	if err != nil {
 		a.log.Warn("upstream call failed", "upstream_status", status, "code", connector.ErrorCodeOf(err), "err", err)
 		if status != 0 || nothingSent(err) {
