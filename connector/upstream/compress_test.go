@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/imgflow/imgflow/connector"
@@ -193,5 +194,32 @@ func TestCompressKeepsTheStatusOfAnAnswerCutOff(t *testing.T) {
 	e := connector.AsError(err)
 	if e.Code != connector.EUPSTREAM || e.UpstreamStatus != http.StatusOK {
 		t.Errorf("expected %s with upstream_status 200, got %v (status %d)", connector.EUPSTREAM, err, e.UpstreamStatus)
+	}
+}
+
+// The worker streams uploads from the blob store into the call. A read
+// failure mid-image must reach the API as a cut-off body, never as a
+// complete form it could compress and charge for.
+func TestCompressCutsTheBodyOffWhenTheImageFailsToRead(t *testing.T) {
+	formComplete := make(chan bool, 1)
+	srv := httptestServer(t, func(w http.ResponseWriter, r *http.Request) {
+		err := r.ParseMultipartForm(1 << 20)
+		formComplete <- err == nil
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, okAnswer)
+	})
+	lost := errors.New("storage lost")
+	image := io.MultiReader(io.LimitReader(png(1<<20), 256<<10), iotest.ErrReader(lost))
+	_, err := New(srv.URL).Compress(context.Background(), "k", image, "a.png")
+	if err == nil || connector.AsError(err).UpstreamStatus == 200 {
+		t.Fatalf("expected the call to fail without an answer, got %v", err)
+	}
+	select {
+	case complete := <-formComplete:
+		if complete {
+			t.Error("the API parsed a complete form from a body whose image failed to read")
+		}
+	case <-time.After(5 * time.Second):
+		// The server never finished reading: it had no form either.
 	}
 }
