@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/imgflow/imgflow/internal/redistest"
@@ -84,4 +86,37 @@ func queueJob(b *testing.B, api, contentType string, body []byte, withLength boo
 	} else if status != http.StatusAccepted {
 		b.Errorf("job not accepted: %d %s", status, out)
 	}
+}
+
+// BenchmarkTenMiBResultPeakHeap is serve's side of handing a 10 MiB result
+// back inline: GET /v1/jobs/{id}?include=data, the compressed bytes as
+// base64 in the JSON answer (13.3 MiB). The job is run once beforehand by a
+// worker in this process, which is idle while the GETs are measured.
+func BenchmarkTenMiBResultPeakHeap(b *testing.B) {
+	image := tenMiBImage(b)
+	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		w.Write(image)
+	}))
+	b.Cleanup(host.Close)
+	api, startWorker := benchPartsUpstream(b, redistest.New(b), stubUpstream(b, image, true))
+	startWorker(1)
+	status, out, err := sendJob(api+"/v1/jobs?wait=25", "application/json", strings.NewReader(`{"image_url":"`+host.URL+`/big.png"}`))
+	var job struct{ ID, Status string }
+	if err != nil || status != http.StatusOK || json.Unmarshal(out, &job) != nil || job.Status != "completed" {
+		b.Fatalf("job not completed: %d %v %.200s", status, err, out)
+	}
+	peakHeapOf(b, func() {
+		req, _ := http.NewRequest("GET", api+"/v1/jobs/"+job.ID+"?include=data", nil)
+		req.Header.Set("X-API-Key", "sk_bench_key_0000")
+		res, err := benchClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, res.Body) // read as it comes: the client holds nothing
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || n < 10<<20*4/3 {
+			b.Errorf("answer %d of %d bytes, want 200 with the base64 of 10 MiB", res.StatusCode, n)
+		}
+	})
 }

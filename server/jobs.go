@@ -338,12 +338,8 @@ func (s *Server) getJob(c echo.Context) error {
 		return s.answerJob(c, job)
 	}
 	view := s.render(job)
-	if c.QueryParam("include") == "data" && job.Status == connector.StatusCompleted {
-		data, err := connector.ReadBlob(c.Request().Context(), s.cfg.Blobs, connector.OutputBlobKey(job.ID))
-		if err != nil {
-			return resultGone(err, job.ID)
-		}
-		view.Result.CompressedData = encodeBase64(data)
+	if c.QueryParam("include") == "data" && job.Status == connector.StatusCompleted && view.Result != nil {
+		return s.answerWithData(c, view)
 	}
 	return c.JSON(http.StatusOK, view)
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/base64"
 	"mime"
 	"time"
 
@@ -30,8 +29,6 @@ func (s *Server) fileURL(j *connector.Job, exp time.Time) string {
 	}
 	return s.cfg.Keyring.FileURL(s.cfg.PublicURL, j.ID, exp)
 }
-
-func encodeBase64(data []byte) string { return base64.StdEncoding.EncodeToString(data) }
 
 func mimeDisposition(filename string) string {
 	if filename == "" {
