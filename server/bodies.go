@@ -14,11 +14,13 @@ import (
 )
 
 // largeBody is the declared size from which a request body takes a slot:
-// reading and decoding one holds up to about two images in memory.
+// reading and decoding one holds the image once, plus buffers.
 const largeBody = 256 << 10
 
-// perLargeBody is what one large body may cost at peak while it is read
-// and decoded (the decoded image plus buffers), for sizing the slots.
+// perLargeBody is what one large body is counted as when sizing the slots.
+// Reading one costs about 1.15 × the image (held in chunks; BENCHMARK.md,
+// "10 MiB job heap"), but the image outlives its slot until it is stored,
+// while the next body is read: 3 × leaves room for that.
 const perLargeBody = 3 * connector.MaxImageSize
 
 // bodySlots caps how many large bodies are read and decoded at once, so a
