@@ -23,8 +23,22 @@ type JobStore interface {
 	// WaitJob blocks until the job is finished or ctx ends, then returns the
 	// job as it is. It is event-driven (pub/sub), not a sleep loop.
 	WaitJob(ctx context.Context, id string) (*Job, error)
+	// WatchJob starts a wait on job id's finish before the caller queues
+	// the job, so that its Wait needs no read of the job: whatever finishes
+	// it afterwards is seen. Stop must follow.
+	WatchJob(ctx context.Context, id string) (JobWatch, error)
 	// DeleteJob forgets a job that never ran, listing entry included.
 	DeleteJob(ctx context.Context, id string) error
+}
+
+// JobWatch is a wait on one job's finish begun by JobStore.WatchJob.
+type JobWatch interface {
+	// Wait blocks until the job is finished or ctx ends and returns the job
+	// as WaitJob does. last is the job as the caller made it, returned
+	// (with ctx's error) when ctx ends and a fresh read fails.
+	Wait(ctx context.Context, last *Job) (*Job, error)
+	// Stop ends the watch.
+	Stop()
 }
 
 // JobFilter selects a page of jobs.

@@ -28,5 +28,7 @@ func (s *Server) getAccount(c echo.Context) error {
 	if err := s.cfg.Accounts.CacheAccount(ctx, s.owner(key), acct, s.cfg.PreflightTTL); err != nil {
 		s.logger(c).Warn("account not cached", "err", err)
 	}
+	// This process's next requests see the live balance at once.
+	s.accounts.put(s.owner(key), acct, s.cfg.Now(), min(accountMemoTTL, s.cfg.PreflightTTL))
 	return c.JSON(http.StatusOK, accountView{Account: *acct, WebhookSecret: s.cfg.Keyring.WebhookSecret("callback", s.owner(key))})
 }

@@ -94,11 +94,18 @@ func (s *Server) owner(key string) string { return s.cfg.Keyring.KeyHash(key) }
 func (s *Server) preflight(c echo.Context, key string) error {
 	ctx := c.Request().Context()
 	owner := s.owner(key)
-	acct, ok, err := s.cfg.Accounts.CachedAccount(ctx, owner)
-	if err != nil {
-		return err
+	acct, ok := s.accounts.get(owner, s.cfg.Now())
+	if !ok {
+		var err error
+		if acct, ok, err = s.cfg.Accounts.CachedAccount(ctx, owner); err != nil {
+			return err
+		}
+		if ok {
+			s.accounts.put(owner, acct, s.cfg.Now(), min(accountMemoTTL, s.cfg.PreflightTTL))
+		}
 	}
 	if !ok {
+		var err error
 		acct, err = s.cfg.Compressor.Validate(ctx, key)
 		switch code := connector.ErrorCodeOf(err); code {
 		case "":
@@ -111,6 +118,7 @@ func (s *Server) preflight(c echo.Context, key string) error {
 		if err := s.cfg.Accounts.CacheAccount(ctx, owner, acct, s.cfg.PreflightTTL); err != nil {
 			return err
 		}
+		s.accounts.put(owner, acct, s.cfg.Now(), min(accountMemoTTL, s.cfg.PreflightTTL))
 	}
 	return accountError(acct)
 }

@@ -40,6 +40,10 @@ func (s *Server) createJob(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if wait > 0 {
+		c.Set(ctxWatch, (*jobWatch)(nil)) // makeJob watches the job it queues
+		defer stopWatch(c)
+	}
 	job, replay, err := s.createOnce(c, s.owner(key), key, in)
 	if err != nil {
 		return err
@@ -83,7 +87,7 @@ func (s *Server) createOnce(c echo.Context, owner, key string, in *jobRequest) (
 		if err != nil {
 			return nil, false, err
 		}
-		job, err = s.newJob(ctx, id.String(), owner, key, in)
+		job, err = s.newJob(c, id.String(), owner, key, in)
 		return job, false, err
 	}
 	if len(idemKey) > 255 {
@@ -121,7 +125,7 @@ func (s *Server) createOnce(c echo.Context, owner, key string, in *jobRequest) (
 		}
 	}
 	if err = s.admit(c, key, in); err == nil {
-		job, err = s.newJob(ctx, rec.PlannedJobID, owner, key, in)
+		job, err = s.newJob(c, rec.PlannedJobID, owner, key, in)
 	}
 	if err != nil {
 		// A refused or failed request must not hold the key.
@@ -202,7 +206,8 @@ func (s *Server) completeIdempotencyKey(c echo.Context, owner, idemKey, jobID st
 // newJob counts the job against its key's in-flight cap, stores the input,
 // records the job and queues it. A job whose enqueue fails is deleted, so it
 // never sits queued forever; one not made gives its place back.
-func (s *Server) newJob(ctx context.Context, id, owner, key string, in *jobRequest) (job *connector.Job, err error) {
+func (s *Server) newJob(c echo.Context, id, owner, key string, in *jobRequest) (job *connector.Job, err error) {
+	ctx := c.Request().Context()
 	if s.cfg.Inflight != nil && s.cfg.MaxJobsPerKey > 0 {
 		if err := s.cfg.Inflight.AdmitJob(ctx, owner, id, s.cfg.MaxJobsPerKey); err != nil {
 			return nil, err
@@ -215,10 +220,11 @@ func (s *Server) newJob(ctx context.Context, id, owner, key string, in *jobReque
 			}
 		}()
 	}
-	return s.makeJob(ctx, id, owner, key, in)
+	return s.makeJob(c, id, owner, key, in)
 }
 
-func (s *Server) makeJob(ctx context.Context, id, owner, key string, in *jobRequest) (*connector.Job, error) {
+func (s *Server) makeJob(c echo.Context, id, owner, key string, in *jobRequest) (*connector.Job, error) {
+	ctx := c.Request().Context()
 	now := s.cfg.Now().UTC()
 	job := &connector.Job{
 		ID:          id,
@@ -246,6 +252,7 @@ func (s *Server) makeJob(ctx context.Context, id, owner, key string, in *jobRequ
 	if err := s.cfg.Jobs.CreateJob(ctx, job); err != nil {
 		return nil, err
 	}
+	s.watchBeforeQueueing(c, job.ID)
 	if err := s.cfg.Queue.EnqueueCompress(ctx, job.ID); err != nil {
 		// The caller hears 503 and will retry: this job must not linger,
 		// in listings or polling triggers, as one that was made.
@@ -285,7 +292,13 @@ func (s *Server) parseWait(c echo.Context) (time.Duration, error) {
 func (s *Server) respondJob(c echo.Context, job *connector.Job, wait time.Duration) error {
 	if !job.Status.Finished() && wait > 0 {
 		ctx, cancel := context.WithTimeout(c.Request().Context(), wait)
-		waited, err := s.cfg.Jobs.WaitJob(ctx, job.ID)
+		var waited *connector.Job
+		var err error
+		if w := watchOf(c, job.ID); w != nil {
+			waited, err = w.Wait(ctx, job)
+		} else {
+			waited, err = s.cfg.Jobs.WaitJob(ctx, job.ID)
+		}
 		cancel()
 		switch {
 		case err == nil || errors.Is(err, context.DeadlineExceeded):

@@ -96,6 +96,7 @@ type Server struct {
 	log      *slog.Logger
 	defs     renderedDefinitions
 	bodies   *bodySlots
+	accounts *accountMemo // key checks read lately (accountmemo.go)
 }
 
 // New builds the API with defaults filled in.
@@ -124,7 +125,8 @@ func New(cfg Config) *Server {
 	if cfg.LargeBodyWait <= 0 {
 		cfg.LargeBodyWait = 2 * time.Second
 	}
-	s := &Server{cfg: cfg, validate: newValidator(), log: cfg.Logger, bodies: newBodySlots(cfg.MaxLargeBodies, cfg.LargeBodyWait)}
+	s := &Server{cfg: cfg, validate: newValidator(), log: cfg.Logger, bodies: newBodySlots(cfg.MaxLargeBodies, cfg.LargeBodyWait),
+		accounts: newAccountMemo()}
 	s.echo = s.routes()
 	return s
 }

@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -41,9 +40,9 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	rdb, ok := cfg.RedisConnOpt.MakeRedisClient().(redis.UniversalClient)
-	if !ok {
-		return nil, errors.New("worker: RedisConnOpt does not make a go-redis client")
+	rdb, err := newRedisClient(cfg.RedisConnOpt)
+	if err != nil {
+		return nil, err
 	}
 	w := &Worker{
 		cfg:          cfg,
@@ -90,7 +89,10 @@ func (w *Worker) RetryDelay(n int, err error, t *asynq.Task) time.Duration {
 func (w *Worker) Run(ctx context.Context) error {
 	// asynq's server gets a client of its own with the wake-up hook (see
 	// wake.go) on its dequeue script.
-	rdb := w.cfg.RedisConnOpt.MakeRedisClient().(redis.UniversalClient)
+	rdb, err := newRedisClient(w.cfg.RedisConnOpt)
+	if err != nil {
+		return err
+	}
 	defer rdb.Close()
 	wk := w.wk
 	rdb.AddHook(wk)

@@ -7,6 +7,45 @@ import (
 	"github.com/imgflow/imgflow/connector"
 )
 
+// WatchJob registers a waiter on job id before the caller queues it. When
+// the shared subscription is already confirmed (every request after a
+// process's first), nothing can finish the job unseen from here on, so Wait
+// answers from the published record alone: a ?wait job costs no read of its
+// record. Otherwise Wait falls back to WaitJob's read-then-wait.
+func (s *Store) WatchJob(ctx context.Context, id string) (connector.JobWatch, error) {
+	s.hub.start(s.rdb, s.prefix)
+	w := &jobWatch{s: s, id: id, wake: s.hub.add(id)}
+	w.confirmed = s.hub.subscribed() // after add: a message from here on reaches wake
+	return w, nil
+}
+
+// jobWatch is WatchJob's connector.JobWatch.
+type jobWatch struct {
+	s         *Store
+	id        string
+	wake      chan *connector.Job
+	confirmed bool // the subscription was confirmed when the waiter was added
+}
+
+func (w *jobWatch) Wait(ctx context.Context, last *connector.Job) (*connector.Job, error) {
+	if !w.confirmed {
+		return w.s.waitOn(ctx, w.id, w.wake, last)
+	}
+	select {
+	case done := <-w.wake:
+		if done != nil {
+			return done, nil
+		}
+		// A record that did not decode, or a resubscription after a
+		// reconnect (a finish may have been missed): read it.
+		return w.s.waitOn(ctx, w.id, w.wake, last)
+	case <-ctx.Done():
+		return w.s.jobAfterWait(ctx, w.id, last)
+	}
+}
+
+func (w *jobWatch) Stop() { w.s.hub.remove(w.id, w.wake) }
+
 // finalReadTimeout bounds the fresh read WaitJob makes after ctx has ended.
 const finalReadTimeout = 2 * time.Second
 
@@ -28,7 +67,12 @@ func (s *Store) WaitJob(ctx context.Context, id string) (*connector.Job, error) 
 	s.hub.start(s.rdb, s.prefix)
 	wake := s.hub.add(id)
 	defer s.hub.remove(id, wake)
-	var last *connector.Job
+	return s.waitOn(ctx, id, wake, nil)
+}
+
+// waitOn is WaitJob's loop over the registered waiter wake: read the job,
+// then wait for its finish.
+func (s *Store) waitOn(ctx context.Context, id string, wake chan *connector.Job, last *connector.Job) (*connector.Job, error) {
 	for {
 		subscribed := s.hub.subscribed()
 		job, err := s.GetJob(ctx, id)

@@ -38,6 +38,9 @@ func New(t testing.TB) *Redis {
 			t.Fatalf("REDIS_URL %q: %v", url, err)
 		}
 		r.URL = url
+		if opts.Protocol == 0 {
+			opts.Protocol = 2 // as imgflow's own clients (redisClient)
+		}
 		r.Client = redis.NewClient(opts)
 		if err := r.Client.Ping(context.Background()).Err(); err != nil {
 			t.Fatalf("REDIS_URL %q does not answer: %v", url, err)
@@ -45,7 +48,7 @@ func New(t testing.TB) *Redis {
 	} else {
 		r.Mini = miniredis.RunT(t)
 		r.URL = "redis://" + r.Mini.Addr()
-		r.Client = redis.NewClient(&redis.Options{Addr: r.Mini.Addr()})
+		r.Client = redis.NewClient(&redis.Options{Addr: r.Mini.Addr(), Protocol: 2})
 	}
 	t.Cleanup(func() {
 		if r.Mini == nil {
