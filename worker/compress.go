@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"reflect"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -18,9 +19,11 @@ import (
 // credit for every 200 and takes no idempotency key, so this file is
 // written as the job's life, in order (design §2, steps 4–7):
 //
-//	load → get input → record attempt → call → keep answer → store → finish → fan out
+//	load → get input → record attempt → call → keep answer → store and finish → fan out
 //
-// and guarantees that a failure on our side never calls the API twice:
+// (storing the result and marking the job completed are one write: the kept
+// answer before it is what a re-run needs) and guarantees that a failure on
+// our side never calls the API twice:
 //
 //   - "record attempt" writes, before each call, a durable attempt record
 //     (AttemptStore: attempts:{id}); an answer is recorded right after it
@@ -89,7 +92,7 @@ func (w *Worker) compress(ctx context.Context, a *attempt) error {
 	case fanOutOnly:
 		return w.fanOut(ctx, a.log, a.job)
 	case finishOnly:
-		return w.complete(ctx, a)
+		return w.complete(ctx, a, nil)
 	case storeKept:
 		a.log.Info("an earlier attempt kept the charged answer: storing it without calling the upstream")
 		answer = a.calls.Kept
@@ -118,13 +121,7 @@ func (w *Worker) compress(ctx context.Context, a *attempt) error {
 			return err
 		}
 	}
-	if err := w.store(ctx, a, answer); err != nil {
-		return err
-	}
-	if err := w.crashAt("stored", a.jobID); err != nil {
-		return err
-	}
-	return w.complete(ctx, a)
+	return w.complete(ctx, a, answer)
 }
 
 // next is what is left to do for a job, as load found it.
@@ -326,6 +323,9 @@ func (w *Worker) keep(ctx context.Context, a *attempt, call int, in connector.Jo
 		answer.Result.CompressedSize = c.Data.Size()
 	}
 	err := retryInPlace(ctx, func() error {
+		if k, ok := w.cfg.Attempts.(answerKeeper); ok && sameStore(w.cfg.Attempts, w.cfg.Blobs) {
+			return k.KeepAnswerWithBytes(ctx, a.jobID, call, answer, c.Data, w.cfg.ResultTTL)
+		}
 		if err := w.cfg.Blobs.PutBlob(ctx, connector.OutputBlobKey(a.jobID), connector.BytesReader(c.Data), c.Data.Size(), w.cfg.ResultTTL); err != nil {
 			return err
 		}
@@ -341,31 +341,21 @@ func (w *Worker) keep(ctx context.Context, a *attempt, call int, in connector.Jo
 	return answer, nil
 }
 
-// store puts the kept answer on the job, retried in place like keep.
-func (w *Worker) store(ctx context.Context, a *attempt, answer *connector.KeptAnswer) error {
-	return retryInPlace(ctx, func() error {
-		job, err := w.cfg.Jobs.UpdateJob(ctx, a.jobID, func(j *connector.Job) error {
-			j.Input = answer.Input
-			j.Result = answer.Result
-			a.record(j)
-			return nil
-		})
-		if err == nil {
-			a.job = job
-		}
-		return err
-	})
-}
-
 // record copies what the attempt record says onto the job.
 func (a *attempt) record(j *connector.Job) {
 	j.UpstreamCalls = max(j.UpstreamCalls, a.calls.Calls)
 	j.ChargeUncertain = j.ChargeUncertain || a.uncertain
 }
 
-// complete marks a job whose result is stored as completed, then fans out.
-func (w *Worker) complete(ctx context.Context, a *attempt) error {
+// complete stores the kept answer on the job (answer nil: an earlier run
+// stored it) and marks it completed, in one write retried in place like
+// keep, then fans out.
+func (w *Worker) complete(ctx context.Context, a *attempt, answer *connector.KeptAnswer) error {
 	job, err := w.finish(ctx, a, func(j *connector.Job) {
+		if answer != nil {
+			j.Input = answer.Input
+			j.Result = answer.Result
+		}
 		j.Status = connector.StatusCompleted
 		j.Error = nil
 	})
@@ -375,7 +365,11 @@ func (w *Worker) complete(ctx context.Context, a *attempt) error {
 	if err != nil {
 		return err
 	}
+	a.job = job
 	a.log.Info("job completed", "compressed_size", job.Result.CompressedSize, "upstream_calls", job.UpstreamCalls, "charge_uncertain", job.ChargeUncertain)
+	if err := w.crashAt("stored", a.jobID); err != nil {
+		return err
+	}
 	return retryInPlace(ctx, func() error { return w.fanOut(ctx, a.log, job) })
 }
 
@@ -455,11 +449,34 @@ func (w *Worker) finish(ctx context.Context, a *attempt, set func(*connector.Job
 		code = string(job.Error.Code)
 	}
 	w.obs.JobFinished(string(job.Status), code)
+	if d, ok := w.cfg.Jobs.(inputDropper); ok && d.DeletesInputOnFinish() && sameStore(w.cfg.Jobs, w.cfg.Blobs) {
+		return job, nil // the finishing write deleted it
+	}
 	err = w.cfg.Blobs.DeleteBlob(ctx, connector.InputBlobKey(a.jobID))
 	if err != nil && connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		a.log.Warn("could not delete the input blob; it expires on its own", "err", err)
 	}
 	return job, nil
+}
+
+// answerKeeper is an attempt store that also keeps the compressed bytes, in
+// the same round trip as the answer (redisstore.Store), used when it is the
+// blob store too.
+type answerKeeper interface {
+	KeepAnswerWithBytes(ctx context.Context, jobID string, call int, answer *connector.KeptAnswer, data connector.Bytes, ttl time.Duration) error
+}
+
+// inputDropper is a job store whose write that finishes a job deletes the
+// job's input blob (redisstore.Store), when it is the blob store too.
+type inputDropper interface {
+	DeletesInputOnFinish() bool
+}
+
+// sameStore reports whether two of the worker's stores are one object (one
+// Redis store), so that one may do the other's write in its round trip.
+func sameStore(a, b any) bool {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	return va.Kind() == reflect.Pointer && va.Type() == vb.Type() && va.Pointer() == vb.Pointer()
 }
 
 // crashAt runs the test hook for step, if any.

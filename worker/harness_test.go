@@ -397,6 +397,13 @@ func (o *outage) PutBlob(ctx context.Context, key string, r io.Reader, size int6
 	return o.Store.PutBlob(ctx, key, r, size, ttl)
 }
 
+func (o *outage) KeepAnswerWithBytes(ctx context.Context, jobID string, call int, answer *connector.KeptAnswer, data connector.Bytes, ttl time.Duration) error {
+	if err := o.check(); err != nil {
+		return err
+	}
+	return o.Store.KeepAnswerWithBytes(ctx, jobID, call, answer, data, ttl)
+}
+
 func (o *outage) KeepAnswer(ctx context.Context, jobID string, call int, answer *connector.KeptAnswer) error {
 	if err := o.check(); err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/imgflow/imgflow/connector"
 	"github.com/redis/go-redis/v9"
@@ -133,3 +134,42 @@ func hashInt(v any) (int, error) {
 	}
 	return 0, internalErr(errors.New("attempt record: unexpected value type"))
 }
+
+// KeepAnswerWithBytes is PutBlob of the charged call's compressed bytes
+// under connector.OutputBlobKey(jobID), then KeepAnswer, in one round trip
+// (the bytes first, as the worker's keep step wants them; both keys are in
+// the job's slot). Bytes over one blob chunk take PutBlob's own path.
+func (s *Store) KeepAnswerWithBytes(ctx context.Context, jobID string, call int, answer *connector.KeptAnswer, data connector.Bytes, ttl time.Duration) error {
+	if data.Size() > blobChunk {
+		if err := s.PutBlob(ctx, connector.OutputBlobKey(jobID), connector.BytesReader(data), data.Size(), ttl); err != nil {
+			return err
+		}
+		return s.KeepAnswer(ctx, jobID, call, answer)
+	}
+	kept, err := json.Marshal(answer)
+	if err != nil {
+		return internalErr(err)
+	}
+	buf := make([]byte, data.Size()) // at most one chunk, as PutBlob holds
+	if n, err := data.ReadAt(buf, 0); n < len(buf) {
+		return internalErr(fmt.Errorf("keep answer: read %d of %d bytes: %w", n, len(buf), err))
+	}
+	var ans *redis.Cmd
+	_, err = s.pipelinedScripts(ctx, func(p redis.Pipeliner) {
+		p.Set(ctx, s.blobKey(connector.OutputBlobKey(jobID)), buf, max(ttl, 0))
+		ans = answerCallScript.EvalSha(ctx, p, []string{s.attemptsKey(jobID)},
+			s.jobTTL.Milliseconds(), strconv.Itoa(call), string(kept))
+	})
+	if err != nil {
+		return storageErr(err)
+	}
+	if n, _ := ans.Int(); n == 0 {
+		return notFound("attempt record of job", jobID)
+	}
+	return nil
+}
+
+// DeletesInputOnFinish reports that UpdateJob deletes a job's input blob
+// in the write that finishes the job, so a caller whose blob store is this
+// Store need not delete it again.
+func (s *Store) DeletesInputOnFinish() bool { return true }

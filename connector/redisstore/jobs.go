@@ -163,12 +163,9 @@ func (s *Store) updateJob(ctx context.Context, id string, fn func(*connector.Job
 		if err != nil {
 			return nil, internalErr(err)
 		}
-		channel := ""
-		if !wasFinished && job.Status.Finished() {
-			channel = s.doneChannel(id)
-		}
+		finishing := !wasFinished && job.Status.Finished()
 		sum := sha1.Sum(old)
-		res, err := casScript.Run(ctx, s.rdb, []string{key}, hex.EncodeToString(sum[:]), data, channel).Result()
+		res, err := s.casJob(ctx, key, id, job, finishing, hex.EncodeToString(sum[:]), data)
 		if err != nil {
 			s.jobs.forget(id)
 			return nil, storageErr(err)
@@ -181,11 +178,6 @@ func (s *Store) updateJob(ctx context.Context, id string, fn func(*connector.Job
 				return nil, notFound("job", id)
 			}
 			s.jobs.put(id, data, job.Status.Finished())
-			if channel != "" && job.Owner != "" {
-				// Frees the key's in-flight place. Another slot, so not in
-				// the script; a lost ZREM is pruned at its deadline.
-				_ = s.ReleaseJob(ctx, job.Owner, id)
-			}
 			return job, nil
 		case string:
 			old, cached = []byte(v), false // changed meanwhile: retry on the current record
@@ -198,6 +190,36 @@ func (s *Store) updateJob(ctx context.Context, id string, fn func(*connector.Job
 	}
 	return nil, &connector.Error{Code: connector.EUNAVAILABLE, Message: "storage busy", RetryAfter: time.Second, Retryable: true,
 		Err: fmt.Errorf("redisstore: %s still contended after %d attempts", key, maxTxAttempts)}
+}
+
+// casJob runs casScript for UpdateJob. A write that finishes the job also
+// publishes it on done:{id} and deletes its input blob in the script (the
+// job's slot; inputs live until their job ends), and, in the same round
+// trip, frees the key's in-flight place: another slot, so a ZREM beside the
+// script, not in it. That ZREM runs even when the compare-and-set loses;
+// then the retry finishes the job a moment later, and a lost ZREM is pruned
+// at its deadline anyway.
+func (s *Store) casJob(ctx context.Context, key, id string, job *connector.Job, finishing bool, seen string, data []byte) (any, error) {
+	if !finishing {
+		return casScript.Run(ctx, s.rdb, []string{key}, seen, data, "").Result()
+	}
+	keys := []string{key, s.blobKey(connector.InputBlobKey(id))}
+	if s.legacy != nil {
+		keys = append(keys, s.legacyBlobKey(connector.InputBlobKey(id))) // one node: any key goes
+	}
+	args := []any{seen, data, s.doneChannel(id)}
+	if job.Owner == "" {
+		return casScript.Run(ctx, s.rdb, keys, args...).Result()
+	}
+	var cas *redis.Cmd
+	_, err := s.pipelinedScripts(ctx, func(p redis.Pipeliner) {
+		cas = casScript.EvalSha(ctx, p, keys, args...)
+		p.ZRem(ctx, s.inflightKey(job.Owner), id)
+	})
+	if err != nil && cas.Err() == nil {
+		return cas.Val(), nil // only the ZREM failed: pruned at its deadline
+	}
+	return cas.Result()
 }
 
 // DeleteJob forgets a job that never ran (its enqueue failed): the record

@@ -1,6 +1,11 @@
 package redisstore
 
-import "github.com/redis/go-redis/v9"
+import (
+	"context"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
 
 // Lua scripts, each over the keys of one hash slot so that they run on a
 // Redis Cluster too. go-redis sends EVALSHA and falls back to EVAL once
@@ -12,7 +17,8 @@ import "github.com/redis/go-redis/v9"
 // and MULTI/SET/EXEC took three. When the record differs it answers with
 // the current one, so the caller can retry without another read.
 //
-// KEYS[1] record; ARGV[1] SHA-1 hex of the value seen; ARGV[2] new value;
+// KEYS[1] record, KEYS[2...] keys to delete once written (a finished
+// job's input); ARGV[1] SHA-1 hex of the value seen; ARGV[2] new value;
 // ARGV[3] channel to publish the new value on, "" for none.
 // Returns 1 when written, -1 when the record is gone, else the record.
 var casScript = redis.NewScript(`
@@ -20,6 +26,7 @@ local cur = redis.call('GET', KEYS[1])
 if not cur then return -1 end
 if redis.sha1hex(cur) ~= ARGV[1] then return cur end
 redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+if #KEYS > 1 then redis.call('DEL', unpack(KEYS, 2)) end
 if ARGV[3] ~= '' then redis.call('PUBLISH', ARGV[3], ARGV[2]) end
 return 1
 `)
@@ -43,3 +50,32 @@ redis.call('SET', KEYS[1], cjson.encode(rec), 'PXAT', at)
 redis.call('DEL', KEYS[2])
 return 1
 `)
+
+// pipelinedScripts sends the commands queue adds (scripts as EVALSHA) in one
+// pipeline, one round trip. When Redis did not know a script (NOSCRIPT: a
+// restart or SCRIPT FLUSH since it was last loaded), it loads the scripts
+// and sends the pipeline once more, so queue must be safe to run twice.
+func (s *Store) pipelinedScripts(ctx context.Context, queue func(p redis.Pipeliner)) ([]redis.Cmder, error) {
+	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { queue(p); return nil })
+	if !noScript(cmds) {
+		return cmds, err
+	}
+	for _, sc := range allScripts {
+		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
+			return cmds, err
+		}
+	}
+	return s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { queue(p); return nil })
+}
+
+// allScripts are the scripts pipelinedScripts may have to load.
+var allScripts = []*redis.Script{casScript, answerCallScript}
+
+func noScript(cmds []redis.Cmder) bool {
+	for _, c := range cmds {
+		if err := c.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+			return true
+		}
+	}
+	return false
+}

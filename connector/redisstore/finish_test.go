@@ -1,0 +1,65 @@
+package redisstore
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/imgflow/imgflow/connector"
+)
+
+// The write that finishes a job deletes its input (inputs live until their
+// job ends); an update that does not finish it leaves the input alone.
+func TestFinishingAJobDeletesItsInputInTheSameWrite(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	ctx := context.Background()
+	job := newJob(t, s, "tenant", connector.StatusQueued)
+	in := connector.InputBlobKey(job.ID)
+	if err := s.PutBlob(ctx, in, bytes.NewReader([]byte("png")), 3, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusProcessing; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := connector.ReadBlob(ctx, s, in); err != nil {
+		t.Fatalf("input of a running job: expected it kept, got %v", err)
+	}
+	if _, err := s.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := connector.ReadBlob(ctx, s, in); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+		t.Fatalf("input of a finished job: expected ENOTFOUND, got %v", err)
+	}
+}
+
+// KeepAnswerWithBytes leaves what PutBlob and KeepAnswer leave, and works
+// again after Redis forgot its scripts (a restart).
+func TestKeepAnswerWithBytesKeepsTheBytesAndTheAnswer(t *testing.T) {
+	s, r := newStore(t, Options{})
+	ctx := context.Background()
+	for i, flush := range []bool{false, true} {
+		id := newJob(t, s, "tenant", connector.StatusProcessing).ID
+		rec, err := s.BeginCall(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if flush {
+			if err := r.Client.ScriptFlush(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		answer := &connector.KeptAnswer{Result: &connector.JobResult{CompressedSize: 4, UpstreamJobID: "up-1"}}
+		if err := s.KeepAnswerWithBytes(ctx, id, rec.Calls, answer, bytes.NewReader([]byte("tiny")), time.Hour); err != nil {
+			t.Fatalf("run %d: KeepAnswerWithBytes: %v", i, err)
+		}
+		got, err := s.Attempts(ctx, id)
+		if err != nil || got.Kept == nil || got.Kept.Result.UpstreamJobID != "up-1" || got.Answered != 1 {
+			t.Fatalf("run %d: attempt record: expected the kept answer, 1 answered, got %+v, %v", i, got, err)
+		}
+		out, err := connector.ReadBlob(ctx, s, connector.OutputBlobKey(id))
+		if err != nil || string(out) != "tiny" {
+			t.Fatalf("run %d: output blob: expected %q, got %q, %v", i, "tiny", out, err)
+		}
+	}
+}
