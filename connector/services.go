@@ -77,8 +77,10 @@ type Blob struct {
 	Size int64 // in bytes
 }
 
-// ReadBlob reads a whole blob, for callers that need its bytes at once
-// (base64 in a JSON answer, an input decoded in memory).
+// ReadBlob reads a whole blob into one slice: for tests and small blobs.
+// The API and the worker stream blobs instead (GET .../file and
+// ?include=data, the upload sent to the compression API), since holding a
+// 10 MiB image beside the store's own reads of it doubles its cost.
 func ReadBlob(ctx context.Context, bs BlobStore, key string) ([]byte, error) {
 	b, err := bs.OpenBlob(ctx, key)
 	if err != nil {
