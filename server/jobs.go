@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -208,23 +209,29 @@ func (s *Server) completeIdempotencyKey(c echo.Context, owner, idemKey, jobID st
 // never sits queued forever; one not made gives its place back.
 func (s *Server) newJob(c echo.Context, id, owner, key string, in *jobRequest) (job *connector.Job, err error) {
 	ctx := c.Request().Context()
-	if s.cfg.Inflight != nil && s.cfg.MaxJobsPerKey > 0 {
-		if err := s.cfg.Inflight.AdmitJob(ctx, owner, id, s.cfg.MaxJobsPerKey); err != nil {
-			return nil, err
-		}
-		defer func() {
-			if err != nil {
-				if rerr := s.cfg.Inflight.ReleaseJob(context.WithoutCancel(ctx), owner, id); rerr != nil {
-					s.log.Warn("in-flight place not released; it is pruned when its deadline passes", "job_id", id, "err", rerr)
-				}
-			}
-		}()
+	job = s.jobRecord(id, owner, key, in)
+	if err := s.storeJob(ctx, job, in); err != nil {
+		return nil, err
 	}
-	return s.makeJob(c, id, owner, key, in)
+	s.watchBeforeQueueing(c, job.ID)
+	if err := s.cfg.Queue.EnqueueCompress(ctx, job.ID); err != nil {
+		// The caller hears 503 and will retry: this job must not linger,
+		// in listings or polling triggers, as one that was made. Deleting
+		// it gives its in-flight place back too.
+		bg := context.WithoutCancel(ctx)
+		if derr := s.cfg.Jobs.DeleteJob(bg, job.ID); derr != nil {
+			s.log.Warn("job not deleted after enqueue failure; it stays queued until it expires", "job_id", job.ID, "err", derr)
+		}
+		if in.image != nil {
+			s.cfg.Blobs.DeleteBlob(bg, connector.InputBlobKey(job.ID))
+		}
+		return nil, err
+	}
+	return job, nil
 }
 
-func (s *Server) makeJob(c echo.Context, id, owner, key string, in *jobRequest) (*connector.Job, error) {
-	ctx := c.Request().Context()
+// jobRecord is the new job's record, queued.
+func (s *Server) jobRecord(id, owner, key string, in *jobRequest) *connector.Job {
 	now := s.cfg.Now().UTC()
 	job := &connector.Job{
 		ID:          id,
@@ -243,29 +250,60 @@ func (s *Server) makeJob(c echo.Context, id, owner, key string, in *jobRequest) 
 	if in.image != nil {
 		job.Input.Size = in.image.Size()
 		job.Input.MIMEType = connector.SniffBytes(in.image)
-		// The input lives until the job ends; the TTL only guards against a
-		// job that never runs.
+	}
+	return job
+}
+
+// jobMaker is a job store that takes the in-flight place, stores the input
+// and creates the record in one round trip (redisstore.Store), used when it
+// is the blob store and the in-flight limiter too.
+type jobMaker interface {
+	CreateJobWithInput(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration, limit int) error
+}
+
+// storeJob takes the job's in-flight place (when keys are capped), stores
+// its input and creates its record; on failure nothing of it stays. The
+// input lives until the job ends; its TTL only guards against a job that
+// never runs.
+func (s *Server) storeJob(ctx context.Context, job *connector.Job, in *jobRequest) (err error) {
+	capped := s.cfg.Inflight != nil && s.cfg.MaxJobsPerKey > 0
+	var input connector.Bytes
+	if in.image != nil {
+		input = in.image
+	}
+	if mk, ok := s.cfg.Jobs.(jobMaker); ok && (input == nil || sameStore(s.cfg.Jobs, s.cfg.Blobs)) &&
+		(!capped || sameStore(s.cfg.Jobs, s.cfg.Inflight)) {
+		limit := 0
+		if capped {
+			limit = s.cfg.MaxJobsPerKey
+		}
+		return mk.CreateJobWithInput(ctx, job, input, s.cfg.ResultTTL, limit)
+	}
+	if capped {
+		if err := s.cfg.Inflight.AdmitJob(ctx, job.Owner, job.ID, s.cfg.MaxJobsPerKey); err != nil {
+			return err
+		}
+		defer func() {
+			if err != nil {
+				if rerr := s.cfg.Inflight.ReleaseJob(context.WithoutCancel(ctx), job.Owner, job.ID); rerr != nil {
+					s.log.Warn("in-flight place not released; it is pruned when its deadline passes", "job_id", job.ID, "err", rerr)
+				}
+			}
+		}()
+	}
+	if input != nil {
 		if err := s.cfg.Blobs.PutBlob(ctx, connector.InputBlobKey(job.ID), in.image.Reader(), in.image.Size(), s.cfg.ResultTTL); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := s.cfg.Jobs.CreateJob(ctx, job); err != nil {
-		return nil, err
-	}
-	s.watchBeforeQueueing(c, job.ID)
-	if err := s.cfg.Queue.EnqueueCompress(ctx, job.ID); err != nil {
-		// The caller hears 503 and will retry: this job must not linger,
-		// in listings or polling triggers, as one that was made.
-		bg := context.WithoutCancel(ctx)
-		if derr := s.cfg.Jobs.DeleteJob(bg, job.ID); derr != nil {
-			s.log.Warn("job not deleted after enqueue failure; it stays queued until it expires", "job_id", job.ID, "err", derr)
-		}
-		if in.image != nil {
-			s.cfg.Blobs.DeleteBlob(bg, connector.InputBlobKey(job.ID))
-		}
-		return nil, err
-	}
-	return job, nil
+	return s.cfg.Jobs.CreateJob(ctx, job)
+}
+
+// sameStore reports whether two of the server's stores are one object (one
+// Redis store), so that one may do the other's write in its round trip.
+func sameStore(a, b any) bool {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	return va.Kind() == reflect.Pointer && va.Type() == vb.Type() && va.Pointer() == vb.Pointer()
 }
 
 // parseWait reads ?wait=N: whole seconds in decimal digits, 0 to MaxWait.

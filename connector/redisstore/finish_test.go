@@ -63,3 +63,40 @@ func TestKeepAnswerWithBytesKeepsTheBytesAndTheAnswer(t *testing.T) {
 		}
 	}
 }
+
+// CreateJobWithInput makes what AdmitJob, PutBlob and CreateJob make, and
+// a refused job leaves nothing: no record, no input, no listing entry.
+func TestCreateJobWithInputAdmitsStoresAndLists(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	ctx := context.Background()
+	mk := func() *connector.Job {
+		return &connector.Job{ID: newJob(t, s, "other", connector.StatusQueued).ID + "0", Status: connector.StatusQueued, Owner: "tenant",
+			Input: connector.JobInput{Kind: connector.InputBase64}}
+	}
+	a := mk()
+	if err := s.CreateJobWithInput(ctx, a, bytes.NewReader([]byte("png-a")), time.Hour, 1); err != nil {
+		t.Fatalf("first job: %v", err)
+	}
+	if got, err := s.GetJob(ctx, a.ID); err != nil || got.Owner != "tenant" {
+		t.Fatalf("record: expected the job, got %+v, %v", got, err)
+	}
+	if in, err := connector.ReadBlob(ctx, s, connector.InputBlobKey(a.ID)); err != nil || string(in) != "png-a" {
+		t.Fatalf("input: expected %q, got %q, %v", "png-a", in, err)
+	}
+	b := mk()
+	wantCode(t, s.CreateJobWithInput(ctx, b, bytes.NewReader([]byte("png-b")), time.Hour, 1), connector.ETOOMANY)
+	if _, err := s.GetJob(ctx, b.ID); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+		t.Errorf("refused job's record: expected ENOTFOUND, got %v", err)
+	}
+	if _, err := connector.ReadBlob(ctx, s, connector.InputBlobKey(b.ID)); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+		t.Errorf("refused job's input: expected ENOTFOUND, got %v", err)
+	}
+	c := mk()
+	if err := s.CreateJobWithInput(ctx, c, nil, time.Hour, 0); err != nil {
+		t.Fatalf("uncapped job without input: %v", err)
+	}
+	page, err := s.ListJobs(ctx, "tenant", connector.JobFilter{Limit: 10})
+	if err != nil || len(page.Jobs) != 2 || page.Jobs[0].ID != c.ID || page.Jobs[1].ID != a.ID {
+		t.Fatalf("listing: expected %s then %s, got %+v, %v", c.ID, a.ID, page, err)
+	}
+}

@@ -52,12 +52,19 @@ return 1
 `)
 
 // pipelinedScripts sends the commands queue adds (scripts as EVALSHA) in one
-// pipeline, one round trip. When Redis did not know a script (NOSCRIPT: a
-// restart or SCRIPT FLUSH since it was last loaded), it loads the scripts
-// and sends the pipeline once more, so queue must be safe to run twice.
+// pipeline, one round trip. When Redis did not know a script (NOSCRIPT: the
+// first use, a restart or SCRIPT FLUSH), it loads the scripts and sends
+// again only the commands that failed so: the others ran, and some (SET NX)
+// must not run twice.
 func (s *Store) pipelinedScripts(ctx context.Context, queue func(p redis.Pipeliner)) ([]redis.Cmder, error) {
 	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { queue(p); return nil })
-	if !noScript(cmds) {
+	var again []redis.Cmder
+	for _, c := range cmds {
+		if cerr := c.Err(); cerr != nil && strings.HasPrefix(cerr.Error(), "NOSCRIPT") {
+			again = append(again, c)
+		}
+	}
+	if len(again) == 0 {
 		return cmds, err
 	}
 	for _, sc := range allScripts {
@@ -65,17 +72,20 @@ func (s *Store) pipelinedScripts(ctx context.Context, queue func(p redis.Pipelin
 			return cmds, err
 		}
 	}
-	return s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { queue(p); return nil })
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, c := range again {
+			c.SetErr(nil)
+			p.Process(ctx, c)
+		}
+		return nil
+	})
+	for _, c := range cmds {
+		if err == nil {
+			err = c.Err()
+		}
+	}
+	return cmds, err
 }
 
 // allScripts are the scripts pipelinedScripts may have to load.
-var allScripts = []*redis.Script{casScript, answerCallScript}
-
-func noScript(cmds []redis.Cmder) bool {
-	for _, c := range cmds {
-		if err := c.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-			return true
-		}
-	}
-	return false
-}
+var allScripts = []*redis.Script{casScript, answerCallScript, admitAndListScript}

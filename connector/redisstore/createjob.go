@@ -1,0 +1,98 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/imgflow/imgflow/connector"
+	"github.com/redis/go-redis/v9"
+)
+
+// admitAndListScript is AdmitJob's admission (when ARGV[3] > 0) followed by
+// CreateJob's listing entry, on the owner's two keys (one slot): a job is
+// listed only when it was admitted.
+//
+// KEYS[1] inflight set, KEYS[2] listing; ARGV[1] now (Unix ms); ARGV[2]
+// place deadline (Unix ms); ARGV[3] limit (0: no cap); ARGV[4] job id;
+// ARGV[5] oldest id the listing keeps (exclusive floor); ARGV[6] JobTTL ms.
+// Returns 1 when admitted and listed, 0 when the owner has no place left.
+var admitAndListScript = redis.NewScript(`
+if tonumber(ARGV[3]) > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+  if not redis.call('ZSCORE', KEYS[1], ARGV[4]) then
+    if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+    redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
+    redis.call('PEXPIREAT', KEYS[1], ARGV[2])
+  end
+end
+redis.call('ZADD', KEYS[2], 0, ARGV[4])
+redis.call('ZREMRANGEBYLEX', KEYS[2], '-', ARGV[5])
+redis.call('PEXPIRE', KEYS[2], ARGV[6])
+return 1
+`)
+
+// CreateJobWithInput makes a new job in one round trip: it takes one of the
+// owner's limit in-flight places (AdmitJob; limit 0: no cap), stores the
+// input bytes (PutBlob under connector.InputBlobKey, for inputTTL; nil: no
+// input) and creates the record and its listing entry (CreateJob). A full
+// owner gets ETOOMANY, as from AdmitJob, and nothing of the job is left.
+//
+// The record and the input go in the job's slot, the place and the listing
+// entry in the owner's (admitAndListScript), in one pipeline. An input over
+// one blob chunk is written first by PutBlob's own path.
+func (s *Store) CreateJobWithInput(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration, limit int) error {
+	if job.ID == "" {
+		return internalErr(errors.New("create job: empty id"))
+	}
+	now := s.now()
+	if job.CreatedAt.IsZero() {
+		job.CreatedAt = now
+	}
+	if job.UpdatedAt.IsZero() {
+		job.UpdatedAt = job.CreatedAt
+	}
+	data, err := encodeJob(job)
+	if err != nil {
+		return internalErr(err)
+	}
+	var in []byte
+	if input != nil {
+		if input.Size() > blobChunk {
+			if err := s.PutBlob(ctx, connector.InputBlobKey(job.ID), connector.BytesReader(input), input.Size(), inputTTL); err != nil {
+				return err
+			}
+		} else {
+			in = make([]byte, input.Size()) // at most one chunk, as PutBlob holds
+			if n, err := input.ReadAt(in, 0); n < len(in) {
+				return internalErr(fmt.Errorf("create job: read %d of %d input bytes: %w", n, len(in), err))
+			}
+		}
+	}
+	var listed *redis.Cmd
+	var created *redis.BoolCmd
+	_, err = s.pipelinedScripts(ctx, func(p redis.Pipeliner) {
+		listed = admitAndListScript.EvalSha(ctx, p, []string{s.inflightKey(job.Owner), s.jobIndexKey(job.Owner)},
+			now.UnixMilli(), now.Add(s.inflightTTL).UnixMilli(), limit, job.ID,
+			"("+idFloor(now.Add(-s.jobTTL)), s.jobTTL.Milliseconds())
+		if in != nil {
+			p.Set(ctx, s.blobKey(connector.InputBlobKey(job.ID)), in, max(inputTTL, 0))
+		}
+		created = p.SetNX(ctx, s.jobKey(job.ID), data, s.jobTTL)
+	})
+	if err != nil {
+		return storageErr(err)
+	}
+	if admitted, _ := listed.Int(); admitted == 0 {
+		// Refused: the record and input were written beside the script;
+		// nothing knows the id yet, and they expire if this DEL is lost.
+		s.rdb.Del(context.WithoutCancel(ctx), s.jobKey(job.ID), s.blobKey(connector.InputBlobKey(job.ID)))
+		return &connector.Error{Code: connector.ETOOMANY, RetryAfter: inflightRetryAfter,
+			Message: "this key has too many unfinished jobs; retry when some have finished"}
+	}
+	if !created.Val() {
+		return internalErr(fmt.Errorf("create job: id %s already exists", job.ID))
+	}
+	return nil
+}
