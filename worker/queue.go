@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -48,6 +49,7 @@ type compressPayload struct {
 type Queue struct {
 	client             *asynq.Client
 	wake               redis.UniversalClient // nil: no wake-ups
+	wakes              *wakeUps
 	queue              string
 	maxCompressRetries int
 	schedule           []time.Duration
@@ -90,6 +92,7 @@ func WithWakeUps(rdb redis.UniversalClient) QueueOption {
 func NewQueue(client *asynq.Client, queue string, opts ...QueueOption) *Queue {
 	q := &Queue{
 		client:             client,
+		wakes:              &wakeUps{},
 		queue:              queue,
 		maxCompressRetries: DefaultMaxCompressRetries,
 		schedule:           DefaultDeliverySchedule,
@@ -162,16 +165,54 @@ func (q *Queue) EnqueueDelivery(ctx context.Context, d connector.Delivery) error
 	return err
 }
 
-// wakeWorkers publishes a wake-up in the background: a lost one only
-// costs the task up to the workers' IdleWait.
+// wakeWorkers asks for a wake-up after an enqueue; it never waits.
 func (q *Queue) wakeWorkers(ctx context.Context) {
 	if q.wake == nil {
 		return
 	}
-	go func() {
+	q.wakes.request(func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 		defer cancel()
 		q.wake.Publish(ctx, wakeChannel(q.queue), "")
+	})
+}
+
+// wakeUps coalesces a Queue's wake-ups: one PUBLISH at a time, in the
+// background, and one more after it if any enqueue finished meanwhile. An
+// enqueue that finished before a PUBLISH was sent is covered by it (Redis
+// runs the PUBLISH after the enqueue), so no task waits for IdleWait, and
+// under load a burst of enqueues costs one PUBLISH per round trip instead
+// of one each (and each worker one wake-up, not one per task). A lost
+// wake-up only costs the task up to the workers' IdleWait.
+type wakeUps struct {
+	mu      sync.Mutex
+	pending bool // an enqueue finished since the last PUBLISH was sent
+	running bool // the publishing goroutine runs
+}
+
+// request marks a wake-up due and starts publish in the background unless
+// it already runs.
+func (w *wakeUps) request(publish func()) {
+	w.mu.Lock()
+	w.pending = true
+	if w.running {
+		w.mu.Unlock()
+		return
+	}
+	w.running = true
+	w.mu.Unlock()
+	go func() {
+		for {
+			w.mu.Lock()
+			if !w.pending {
+				w.running = false
+				w.mu.Unlock()
+				return
+			}
+			w.pending = false
+			w.mu.Unlock()
+			publish()
+		}
 	}()
 }
 
