@@ -31,6 +31,16 @@ type JobStore interface {
 	DeleteJob(ctx context.Context, id string) error
 }
 
+// HooksHint is what a store could tell about an owner's hook subscriptions
+// in passing (see redisstore's FinishJob).
+type HooksHint int
+
+const (
+	HooksUnknown HooksHint = iota // not asked, or could not tell: list them
+	HooksNone                     // the owner had no hook
+	HooksSome                     // the owner had at least one hook: list them
+)
+
 // JobWatch is a wait on one job's finish begun by JobStore.WatchJob.
 type JobWatch interface {
 	// Wait blocks until the job is finished or ctx ends and returns the job

@@ -58,6 +58,8 @@ type attempt struct {
 	calls connector.Attempts
 	// uncertain: an earlier call may have been charged without an answer.
 	uncertain bool
+	// hooks is what the finishing write told of the owner's hooks.
+	hooks connector.HooksHint
 }
 
 // handleCompress runs one attempt at a compress job.
@@ -90,7 +92,7 @@ func (w *Worker) compress(ctx context.Context, a *attempt) error {
 	var answer *connector.KeptAnswer
 	switch next {
 	case fanOutOnly:
-		return w.fanOut(ctx, a.log, a.job)
+		return w.fanOut(ctx, a.log, a.job, connector.HooksUnknown)
 	case finishOnly:
 		return w.complete(ctx, a, nil)
 	case storeKept:
@@ -370,7 +372,7 @@ func (w *Worker) complete(ctx context.Context, a *attempt, answer *connector.Kep
 	if err := w.crashAt("stored", a.jobID); err != nil {
 		return err
 	}
-	return retryInPlace(ctx, func() error { return w.fanOut(ctx, a.log, job) })
+	return retryInPlace(ctx, func() error { return w.fanOut(ctx, a.log, job, a.hooks) })
 }
 
 // judged applies the retry policy (judge, in schedule.go) to an attempt
@@ -413,7 +415,7 @@ func (w *Worker) fail(ctx context.Context, a *attempt, cause error) error {
 		return err // asynq retries; the next attempt sees the same failure
 	}
 	a.log.Warn("job failed", "code", jobErr.Code, "upstream_status", jobErr.UpstreamStatus, "retryable", jobErr.Retryable, "err", cause)
-	if err := retryInPlace(ctx, func() error { return w.fanOut(ctx, a.log, job) }); err != nil {
+	if err := retryInPlace(ctx, func() error { return w.fanOut(ctx, a.log, job, a.hooks) }); err != nil {
 		return err
 	}
 	return fmt.Errorf("job failed: %w: %w", cause, asynq.SkipRetry)
@@ -426,7 +428,7 @@ func (w *Worker) finish(ctx context.Context, a *attempt, set func(*connector.Job
 	var job *connector.Job
 	err := retryInPlace(ctx, func() error {
 		var err error
-		job, err = w.cfg.Jobs.UpdateJob(ctx, a.jobID, func(j *connector.Job) error {
+		finishing := func(j *connector.Job) error {
 			if j.Status.Finished() {
 				return errFinished
 			}
@@ -438,7 +440,12 @@ func (w *Worker) finish(ctx context.Context, a *attempt, set func(*connector.Job
 				j.Callback = &connector.DeliveryState{Status: connector.DeliveryPending}
 			}
 			return nil
-		})
+		}
+		if f, ok := w.cfg.Jobs.(jobFinisher); ok && sameStore(w.cfg.Jobs, w.cfg.Hooks) {
+			job, a.hooks, err = f.FinishJob(ctx, a.jobID, finishing)
+			return err
+		}
+		job, err = w.cfg.Jobs.UpdateJob(ctx, a.jobID, finishing)
 		return err
 	})
 	if err != nil {
@@ -464,6 +471,13 @@ func (w *Worker) finish(ctx context.Context, a *attempt, set func(*connector.Job
 // blob store too.
 type answerKeeper interface {
 	KeepAnswerWithBytes(ctx context.Context, jobID string, call int, answer *connector.KeptAnswer, data connector.Bytes, ttl time.Duration) error
+}
+
+// jobFinisher is a job store whose finishing write also tells whether the
+// owner has hook subscriptions (redisstore.Store), used when it is the hook
+// store too: most owners have none, and fanOut then skips listing them.
+type jobFinisher interface {
+	FinishJob(ctx context.Context, id string, fn func(*connector.Job) error) (*connector.Job, connector.HooksHint, error)
 }
 
 // inputDropper is a job store whose write that finishes a job deletes the

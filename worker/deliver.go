@@ -16,8 +16,10 @@ import (
 )
 
 // fanOut queues the deliveries of a finished job: its callback and one per
-// matching hook of its owner. Delivery ids make it idempotent.
-func (w *Worker) fanOut(ctx context.Context, log *slog.Logger, job *connector.Job) error {
+// matching hook of its owner. Delivery ids make it idempotent. hooks is
+// what the job's finishing write saw of the owner's hooks: HooksNone skips
+// listing them (a hook made after the job finished does not get it).
+func (w *Worker) fanOut(ctx context.Context, log *slog.Logger, job *connector.Job, hooks connector.HooksHint) error {
 	event := job.EventType()
 	if job.CallbackURL != "" {
 		d := connector.Delivery{ID: connector.CallbackDeliveryID(job.ID), JobID: job.ID, Event: event}
@@ -26,12 +28,15 @@ func (w *Worker) fanOut(ctx context.Context, log *slog.Logger, job *connector.Jo
 			return err
 		}
 	}
-	hooks, err := w.cfg.Hooks.ListHooks(ctx, job.Owner)
+	if hooks == connector.HooksNone {
+		return nil // the finishing write saw no hook of the owner
+	}
+	subs, err := w.cfg.Hooks.ListHooks(ctx, job.Owner)
 	if err != nil {
 		log.Error("could not list hooks", "err", err)
 		return err
 	}
-	for _, h := range hooks {
+	for _, h := range subs {
 		if !h.Matches(event) {
 			continue
 		}

@@ -390,6 +390,13 @@ func (o *outage) UpdateJob(ctx context.Context, id string, fn func(*connector.Jo
 	return o.Store.UpdateJob(ctx, id, fn)
 }
 
+func (o *outage) FinishJob(ctx context.Context, id string, fn func(*connector.Job) error) (*connector.Job, connector.HooksHint, error) {
+	if err := o.check(); err != nil {
+		return nil, connector.HooksUnknown, err
+	}
+	return o.Store.FinishJob(ctx, id, fn)
+}
+
 func (o *outage) PutBlob(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error {
 	if err := o.check(); err != nil {
 		return err

@@ -100,3 +100,37 @@ func TestCreateJobWithInputAdmitsStoresAndLists(t *testing.T) {
 		t.Fatalf("listing: expected %s then %s, got %+v, %v", c.ID, a.ID, page, err)
 	}
 }
+
+// FinishJob tells, from its finishing write, whether the owner has hooks;
+// it does not guess while an older version's hook index may be unmerged.
+func TestFinishJobTellsWhetherTheOwnerHasHooks(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	ctx := context.Background()
+	finish := func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil }
+	run := func(j *connector.Job) error { j.Status = connector.StatusProcessing; return nil }
+
+	if s.legacy != nil {
+		_, hint, err := s.FinishJob(ctx, newJob(t, s, "tenant", connector.StatusQueued).ID, finish)
+		if err != nil || hint != connector.HooksUnknown {
+			t.Fatalf("before the owner's older index was merged: expected HooksUnknown, got %v, %v", hint, err)
+		}
+		if _, err := s.ListHooks(ctx, "tenant"); err != nil { // merges it
+			t.Fatal(err)
+		}
+	}
+	_, hint, err := s.FinishJob(ctx, newJob(t, s, "tenant", connector.StatusQueued).ID, finish)
+	if err != nil || hint != connector.HooksNone {
+		t.Fatalf("owner without hooks: expected HooksNone, got %v, %v", hint, err)
+	}
+	if err := s.CreateHook(ctx, &connector.Hook{ID: "h1", TargetURL: "https://hooks.example/x", Event: "job.finished", Owner: "tenant"}); err != nil {
+		t.Fatal(err)
+	}
+	_, hint, err = s.FinishJob(ctx, newJob(t, s, "tenant", connector.StatusQueued).ID, finish)
+	if err != nil || hint != connector.HooksSome {
+		t.Fatalf("owner with a hook: expected HooksSome, got %v, %v", hint, err)
+	}
+	_, hint, err = s.FinishJob(ctx, newJob(t, s, "tenant", connector.StatusQueued).ID, run)
+	if err != nil || hint != connector.HooksUnknown {
+		t.Fatalf("a write that does not finish the job: expected HooksUnknown, got %v, %v", hint, err)
+	}
+}

@@ -122,13 +122,27 @@ func (s *Store) getJob(ctx context.Context, id string) (*connector.Job, error) {
 // (jobCache), two (GET, then the script) otherwise.
 func (s *Store) UpdateJob(ctx context.Context, id string, fn func(*connector.Job) error) (job *connector.Job, err error) {
 	err = s.orAdopted(ctx, s.legacyKey("job", id), s.jobKey(id), func() error {
-		job, err = s.updateJob(ctx, id, fn)
+		job, err = s.updateJob(ctx, id, fn, nil)
 		return err
 	})
 	return job, err
 }
 
-func (s *Store) updateJob(ctx context.Context, id string, fn func(*connector.Job) error) (*connector.Job, error) {
+// FinishJob is UpdateJob for a write that finishes the job, which also
+// tells, from the same round trip, whether the job's owner has any hook
+// subscription at that moment: HooksNone lets the worker skip listing them.
+// HooksUnknown when it could not tell (the write did not finish the job, or
+// the owner's hooks may still sit under an older version's key).
+func (s *Store) FinishJob(ctx context.Context, id string, fn func(*connector.Job) error) (job *connector.Job, hooks connector.HooksHint, err error) {
+	err = s.orAdopted(ctx, s.legacyKey("job", id), s.jobKey(id), func() error {
+		hooks = connector.HooksUnknown
+		job, err = s.updateJob(ctx, id, fn, &hooks)
+		return err
+	})
+	return job, hooks, err
+}
+
+func (s *Store) updateJob(ctx context.Context, id string, fn func(*connector.Job) error, hooks *connector.HooksHint) (*connector.Job, error) {
 	key := s.jobKey(id)
 	old := s.jobs.get(id)
 	cached := old != nil
@@ -165,7 +179,7 @@ func (s *Store) updateJob(ctx context.Context, id string, fn func(*connector.Job
 		}
 		finishing := !wasFinished && job.Status.Finished()
 		sum := sha1.Sum(old)
-		res, err := s.casJob(ctx, key, id, job, finishing, hex.EncodeToString(sum[:]), data)
+		res, err := s.casJob(ctx, key, id, job, finishing, hex.EncodeToString(sum[:]), data, hooks)
 		if err != nil {
 			s.jobs.forget(id)
 			return nil, storageErr(err)
@@ -199,7 +213,10 @@ func (s *Store) updateJob(ctx context.Context, id string, fn func(*connector.Job
 // script, not in it. That ZREM runs even when the compare-and-set loses;
 // then the retry finishes the job a moment later, and a lost ZREM is pruned
 // at its deadline anyway.
-func (s *Store) casJob(ctx context.Context, key, id string, job *connector.Job, finishing bool, seen string, data []byte) (any, error) {
+//
+// With hooks set it also asks, in that pipeline, whether the owner's hook
+// index exists (EXISTS, the owner's slot) and says so in *hooks.
+func (s *Store) casJob(ctx context.Context, key, id string, job *connector.Job, finishing bool, seen string, data []byte, hooks *connector.HooksHint) (any, error) {
 	if !finishing {
 		return casScript.Run(ctx, s.rdb, []string{key}, seen, data, "").Result()
 	}
@@ -212,14 +229,36 @@ func (s *Store) casJob(ctx context.Context, key, id string, job *connector.Job, 
 		return casScript.Run(ctx, s.rdb, keys, args...).Result()
 	}
 	var cas *redis.Cmd
+	var hookIndex *redis.IntCmd
+	askHooks := hooks != nil && s.hooksMerged(job.Owner)
 	_, err := s.pipelinedScripts(ctx, func(p redis.Pipeliner) {
 		cas = casScript.EvalSha(ctx, p, keys, args...)
 		p.ZRem(ctx, s.inflightKey(job.Owner), id)
+		if askHooks {
+			hookIndex = p.Exists(ctx, s.hookIndexKey(job.Owner))
+		}
 	})
+	if askHooks && hookIndex.Err() == nil {
+		*hooks = connector.HooksNone
+		if hookIndex.Val() > 0 {
+			*hooks = connector.HooksSome
+		}
+	}
 	if err != nil && cas.Err() == nil {
-		return cas.Val(), nil // only the ZREM failed: pruned at its deadline
+		return cas.Val(), nil // only the ZREM or EXISTS failed: pruned at its deadline / unknown
 	}
 	return cas.Result()
+}
+
+// hooksMerged reports whether owner's hook index can only be under its
+// tagged key: on a cluster, or once this process merged the older untagged
+// one (ListHooks does, once per owner).
+func (s *Store) hooksMerged(owner string) bool {
+	if s.legacy == nil {
+		return true
+	}
+	_, done := s.legacy.merged.Load(s.hookIndexKey(owner))
+	return done
 }
 
 // DeleteJob forgets a job that never ran (its enqueue failed): the record
