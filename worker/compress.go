@@ -60,6 +60,9 @@ type attempt struct {
 	uncertain bool
 	// hooks is what the finishing write told of the owner's hooks.
 	hooks connector.HooksHint
+	// opened is the input blob, opened with the job's read; nil when there
+	// is none or getInput took it.
+	opened *connector.Blob
 }
 
 // handleCompress runs one attempt at a compress job.
@@ -81,6 +84,11 @@ func (w *Worker) handleCompress(ctx context.Context, t *asynq.Task) error {
 // or fail the job) by handleCompress.
 func (w *Worker) compress(ctx context.Context, a *attempt) error {
 	next, err := w.load(ctx, a)
+	defer func() {
+		if a.opened != nil { // read with the job, then not needed
+			a.opened.Close()
+		}
+	}()
 	if err != nil || next == nothingLeft {
 		return err
 	}
@@ -99,7 +107,7 @@ func (w *Worker) compress(ctx context.Context, a *attempt) error {
 		a.log.Info("an earlier attempt kept the charged answer: storing it without calling the upstream")
 		answer = a.calls.Kept
 	case compressNow:
-		img, input, err := w.getInput(ctx, a.job)
+		img, input, err := w.getInput(ctx, a)
 		if err != nil {
 			return err
 		}
@@ -140,7 +148,7 @@ const (
 // load reads the job and its attempt record, says what is left to do, and
 // marks the job processing when work remains.
 func (w *Worker) load(ctx context.Context, a *attempt) (next, error) {
-	job, err := w.cfg.Jobs.GetJob(ctx, a.jobID)
+	job, err := w.readJob(ctx, a)
 	switch {
 	case connector.ErrorCodeOf(err) == connector.ENOTFOUND:
 		a.log.Warn("compress task for an unknown or expired job, dropped")
@@ -200,10 +208,30 @@ func (w *Worker) load(ctx context.Context, a *attempt) (next, error) {
 	return compressNow, nil
 }
 
+// readJob reads the job, and with it, in the same round trip, opens its
+// input blob when the job store is also the blob store (a.opened; URL jobs
+// have none).
+func (w *Worker) readJob(ctx context.Context, a *attempt) (*connector.Job, error) {
+	r, ok := w.cfg.Jobs.(jobInputReader)
+	if !ok || !sameStore(w.cfg.Jobs, w.cfg.Blobs) {
+		return w.cfg.Jobs.GetJob(ctx, a.jobID)
+	}
+	job, input, err := r.GetJobWithInput(ctx, a.jobID)
+	a.opened = input
+	return job, err
+}
+
+// jobInputReader is a job store that reads a job and opens its input blob
+// in one round trip (redisstore.Store).
+type jobInputReader interface {
+	GetJobWithInput(ctx context.Context, id string) (*connector.Job, *connector.Blob, error)
+}
+
 // getInput returns the job's image and its input record, completed with
 // what the bytes tell (size, type, a filename for the upstream). An upload
 // streams from the blob store while the call sends it: the caller closes it.
-func (w *Worker) getInput(ctx context.Context, job *connector.Job) (*image, connector.JobInput, error) {
+func (w *Worker) getInput(ctx context.Context, a *attempt) (*image, connector.JobInput, error) {
+	job := a.job
 	in := job.Input
 	var img *image
 	if in.Kind == connector.InputURL {
@@ -217,7 +245,9 @@ func (w *Worker) getInput(ctx context.Context, job *connector.Job) (*image, conn
 		img = fetchedImage(fetched)
 	} else {
 		var err error
-		if img, err = openStoredImage(ctx, w.cfg.Blobs, job.ID); err != nil {
+		opened := a.opened
+		a.opened = nil // the image owns it now
+		if img, err = openStoredImage(ctx, w.cfg.Blobs, job.ID, opened); err != nil {
 			return nil, in, err
 		}
 	}

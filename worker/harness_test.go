@@ -397,6 +397,13 @@ func (o *outage) FinishJob(ctx context.Context, id string, fn func(*connector.Jo
 	return o.Store.FinishJob(ctx, id, fn)
 }
 
+func (o *outage) GetJobWithInput(ctx context.Context, id string) (*connector.Job, *connector.Blob, error) {
+	if err := o.check(); err != nil {
+		return nil, nil, err
+	}
+	return o.Store.GetJobWithInput(ctx, id)
+}
+
 func (o *outage) PutBlob(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error {
 	if err := o.check(); err != nil {
 		return err

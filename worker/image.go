@@ -29,12 +29,16 @@ func fetchedImage(f *connector.Image) *image {
 	return &image{mimeType: f.MIMEType, size: f.Data.Size(), body: connector.BytesReader(f.Data)}
 }
 
-// openStoredImage opens a job's input blob and sniffs its type from the
-// first bytes; the rest streams from the store as the call reads it.
-func openStoredImage(ctx context.Context, blobs connector.BlobStore, jobID string) (*image, error) {
-	blob, err := blobs.OpenBlob(ctx, connector.InputBlobKey(jobID))
-	if err != nil {
-		return nil, storedImageError(err)
+// openStoredImage opens a job's input blob (or takes opened, the blob as
+// the job's read opened it) and sniffs its type from the first bytes; the
+// rest streams from the store as the call reads it.
+func openStoredImage(ctx context.Context, blobs connector.BlobStore, jobID string, opened *connector.Blob) (*image, error) {
+	blob := opened
+	if blob == nil {
+		var err error
+		if blob, err = blobs.OpenBlob(ctx, connector.InputBlobKey(jobID)); err != nil {
+			return nil, storedImageError(err)
+		}
 	}
 	head := make([]byte, min(blob.Size, connector.SniffLen))
 	if _, err := io.ReadFull(blob, head); err != nil {

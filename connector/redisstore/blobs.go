@@ -134,24 +134,38 @@ func (s *Store) OpenBlob(ctx context.Context, key string) (b *connector.Blob, er
 }
 
 func (s *Store) openBlob(ctx context.Context, key string) (*connector.Blob, error) {
-	k := s.blobKey(key)
-	var size *redis.IntCmd
-	var first *redis.StringCmd
-	var exists *redis.IntCmd
+	var o blobOpening
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		size = p.StrLen(ctx, k)
-		first = p.GetRange(ctx, k, 0, blobChunk-1)
-		exists = p.Exists(ctx, k)
+		o = s.queueOpenBlob(ctx, p, key)
 		return nil
 	})
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	if exists.Val() == 0 {
+	return o.blob(ctx, s.rdb, key)
+}
+
+// blobOpening is an OpenBlob's first round trip, queued in a pipeline:
+// the size, the first chunk and whether the blob exists.
+type blobOpening struct {
+	key    string
+	size   *redis.IntCmd
+	first  *redis.StringCmd
+	exists *redis.IntCmd
+}
+
+func (s *Store) queueOpenBlob(ctx context.Context, p redis.Pipeliner, key string) blobOpening {
+	k := s.blobKey(key)
+	return blobOpening{key: k, size: p.StrLen(ctx, k), first: p.GetRange(ctx, k, 0, blobChunk-1), exists: p.Exists(ctx, k)}
+}
+
+// blob is the opened blob, ENOTFOUND when it did not exist.
+func (o blobOpening) blob(ctx context.Context, rdb redis.UniversalClient, key string) (*connector.Blob, error) {
+	if o.exists.Val() == 0 {
 		return nil, notFound("blob", key)
 	}
-	buf, _ := first.Bytes()
-	r := &rangeReader{ctx: ctx, rdb: s.rdb, key: k, size: size.Val(), buf: buf}
+	buf, _ := o.first.Bytes()
+	r := &rangeReader{ctx: ctx, rdb: rdb, key: o.key, size: o.size.Val(), buf: buf}
 	r.off = int64(len(r.buf))
 	return &connector.Blob{ReadCloser: r, Size: r.size}, nil
 }

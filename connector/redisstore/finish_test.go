@@ -3,6 +3,7 @@ package redisstore
 import (
 	"bytes"
 	"context"
+	"io"
 	"testing"
 	"time"
 
@@ -132,5 +133,32 @@ func TestFinishJobTellsWhetherTheOwnerHasHooks(t *testing.T) {
 	_, hint, err = s.FinishJob(ctx, newJob(t, s, "tenant", connector.StatusQueued).ID, run)
 	if err != nil || hint != connector.HooksUnknown {
 		t.Fatalf("a write that does not finish the job: expected HooksUnknown, got %v, %v", hint, err)
+	}
+}
+
+// GetJobWithInput reads the job and opens its input together; a job
+// without an input blob (a URL job) comes without one.
+func TestGetJobWithInputOpensTheInputBeside(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	ctx := context.Background()
+	job := newJob(t, s, "tenant", connector.StatusQueued)
+	got, in, err := s.GetJobWithInput(ctx, job.ID)
+	if err != nil || got.ID != job.ID || in != nil {
+		t.Fatalf("job without input: expected it and no blob, got %+v, %v, %v", got, in, err)
+	}
+	if err := s.PutBlob(ctx, connector.InputBlobKey(job.ID), bytes.NewReader([]byte("png-bytes")), 9, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	got, in, err = s.GetJobWithInput(ctx, job.ID)
+	if err != nil || got.ID != job.ID || in == nil || in.Size != 9 {
+		t.Fatalf("job with input: expected it and a 9-byte blob, got %+v, %+v, %v", got, in, err)
+	}
+	defer in.Close()
+	data := make([]byte, 9)
+	if _, err := io.ReadFull(in, data); err != nil || string(data) != "png-bytes" {
+		t.Fatalf("input: expected %q, got %q, %v", "png-bytes", data, err)
+	}
+	if _, _, err := s.GetJobWithInput(ctx, "nope"); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+		t.Fatalf("unknown job: expected ENOTFOUND, got %v", err)
 	}
 }

@@ -1,0 +1,44 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+
+	"github.com/imgflow/imgflow/connector"
+	"github.com/redis/go-redis/v9"
+)
+
+// GetJobWithInput is GetJob and OpenBlob of the job's input
+// (connector.InputBlobKey) in one round trip: both keys are in the job's
+// slot. The worker reads both to start a job; a URL job has no input blob,
+// which costs the pipeline three commands on a missing key. input is nil
+// when there is no blob (or the record took the older-version path); the
+// caller closes it otherwise.
+func (s *Store) GetJobWithInput(ctx context.Context, id string) (*connector.Job, *connector.Blob, error) {
+	var rec *redis.StringCmd
+	var o blobOpening
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		rec = p.Get(ctx, s.jobKey(id))
+		o = s.queueOpenBlob(ctx, p, connector.InputBlobKey(id))
+		return nil
+	})
+	data, rerr := rec.Bytes()
+	if errors.Is(rerr, redis.Nil) {
+		// Unknown, expired or an older version's key: GetJob knows.
+		job, err := s.GetJob(ctx, id)
+		return job, nil, err
+	}
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, nil, storageErr(err)
+	}
+	job, err := decodeJob(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.jobs.put(id, data, job.Status.Finished())
+	input, err := o.blob(ctx, s.rdb, connector.InputBlobKey(id))
+	if err != nil {
+		return job, nil, nil // no input blob: the caller's own read says why
+	}
+	return job, input, nil
+}
