@@ -63,6 +63,9 @@ type attempt struct {
 	// opened is the input blob, opened with the job's read; nil when there
 	// is none or getInput took it.
 	opened *connector.Blob
+	// begun is the attempt record when load's start of the job also began
+	// the call (jobStarter); recordCallAttempt then takes it.
+	begun *connector.Attempts
 }
 
 // handleCompress runs one attempt at a compress job.
@@ -109,6 +112,9 @@ func (w *Worker) compress(ctx context.Context, a *attempt) error {
 	case compressNow:
 		img, input, err := w.getInput(ctx, a)
 		if err != nil {
+			if a.begun != nil {
+				w.answered(ctx, a, a.begun.Calls) // begun with the start, never made
+			}
 			return err
 		}
 		defer img.Close()
@@ -181,7 +187,7 @@ func (w *Worker) load(ctx context.Context, a *attempt) (next, error) {
 			return nothingLeft, err
 		}
 	}
-	job, err = w.cfg.Jobs.UpdateJob(ctx, a.jobID, func(j *connector.Job) error {
+	start := func(j *connector.Job) error {
 		if j.Status.Finished() {
 			return errFinished
 		}
@@ -192,7 +198,18 @@ func (w *Worker) load(ctx context.Context, a *attempt) (next, error) {
 		}
 		j.Attempts++
 		return nil
-	})
+	}
+	if s, ok := w.cfg.Jobs.(jobStarter); ok && job.Attempts == 0 && a.opened != nil && sameStore(w.cfg.Jobs, w.cfg.Attempts) {
+		// A first run whose input is open already: nothing is left to fail
+		// before the call, so its attempt is recorded with the start.
+		var rec connector.Attempts
+		job, rec, err = s.StartJob(ctx, a.jobID, start)
+		if err == nil {
+			a.begun = &rec
+		}
+	} else {
+		job, err = w.cfg.Jobs.UpdateJob(ctx, a.jobID, start)
+	}
 	if errors.Is(err, errFinished) || connector.ErrorCodeOf(err) == connector.ENOTFOUND {
 		return nothingLeft, nil // finished or expired meanwhile
 	}
@@ -219,6 +236,13 @@ func (w *Worker) readJob(ctx context.Context, a *attempt) (*connector.Job, error
 	job, input, err := r.GetJobWithInput(ctx, a.jobID)
 	a.opened = input
 	return job, err
+}
+
+// jobStarter is a job store whose write that starts a run also begins the
+// call in the attempt record (redisstore.Store), used when it is the
+// attempt store too.
+type jobStarter interface {
+	StartJob(ctx context.Context, id string, fn func(*connector.Job) error) (*connector.Job, connector.Attempts, error)
 }
 
 // jobInputReader is a job store that reads a job and opens its input blob
@@ -265,8 +289,10 @@ func (w *Worker) getInput(ctx context.Context, a *attempt) (*image, connector.Jo
 // have been charged: this call goes ahead (nothing can tell whether it was)
 // and the job will say charge_uncertain.
 func (w *Worker) recordCallAttempt(ctx context.Context, a *attempt) (call int, err error) {
-	rec, err := w.cfg.Attempts.BeginCall(ctx, a.jobID)
-	if err != nil {
+	var rec connector.Attempts
+	if a.begun != nil {
+		rec, a.begun = *a.begun, nil // recorded with the job's start (load)
+	} else if rec, err = w.cfg.Attempts.BeginCall(ctx, a.jobID); err != nil {
 		return 0, err // nothing was sent: a retry is free
 	}
 	a.calls = rec

@@ -404,6 +404,13 @@ func (o *outage) GetJobWithInput(ctx context.Context, id string) (*connector.Job
 	return o.Store.GetJobWithInput(ctx, id)
 }
 
+func (o *outage) StartJob(ctx context.Context, id string, fn func(*connector.Job) error) (*connector.Job, connector.Attempts, error) {
+	if err := o.check(); err != nil {
+		return nil, connector.Attempts{}, err
+	}
+	return o.Store.StartJob(ctx, id, fn)
+}
+
 func (o *outage) PutBlob(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error {
 	if err := o.check(); err != nil {
 		return err

@@ -173,3 +173,55 @@ func (s *Store) KeepAnswerWithBytes(ctx context.Context, jobID string, call int,
 // in the write that finishes the job, so a caller whose blob store is this
 // Store need not delete it again.
 func (s *Store) DeletesInputOnFinish() bool { return true }
+
+// casBeginScript is casScript (without the publication) that, when it
+// writes, also begins a call as beginCallScript does: the job's start and
+// its first call's record in one step.
+//
+// KEYS[1] record, KEYS[2] attempt record; ARGV[1] SHA-1 hex of the value
+// seen; ARGV[2] new value; ARGV[3] JobTTL in ms. Returns -1 when the record
+// is gone, the record when it changed, else calls, answered, kept.
+var casBeginScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if not cur then return -1 end
+if redis.sha1hex(cur) ~= ARGV[1] then return cur end
+redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+local calls = redis.call('HINCRBY', KEYS[2], 'calls', 1)
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+local r = redis.call('HMGET', KEYS[2], 'answered', 'kept')
+return {calls, r[1] or '0', r[2] or ''}
+`)
+
+// StartJob is UpdateJob for the write that starts a job's run, which also
+// begins a call of the compression API (BeginCall) when it writes, in the
+// same script: for a worker that holds the job's input already, so that
+// nothing can fail between the two but the call itself. It returns the
+// attempt record with that call.
+func (s *Store) StartJob(ctx context.Context, id string, fn func(*connector.Job) error) (job *connector.Job, rec connector.Attempts, err error) {
+	err = s.orAdopted(ctx, s.legacyKey("job", id), s.jobKey(id), func() error {
+		rec = connector.Attempts{}
+		job, err = s.updateJob(ctx, id, fn, casExtras{begun: &rec})
+		return err
+	})
+	return job, rec, err
+}
+
+// casBeginCall runs casBeginScript for updateJob and answers as casScript
+// does (1, -1 or the current record), keeping the attempt record in *begun.
+func (s *Store) casBeginCall(ctx context.Context, key, id, seen string, data []byte, begun *connector.Attempts) (any, error) {
+	res, err := casBeginScript.Run(ctx, s.rdb, []string{key, s.attemptsKey(id)}, seen, data, s.jobTTL.Milliseconds()).Result()
+	if err != nil {
+		return nil, err
+	}
+	r, ok := res.([]any)
+	if !ok {
+		return res, nil
+	}
+	if len(r) != 3 {
+		return nil, internalErr(fmt.Errorf("start job: %d values", len(r)))
+	}
+	if *begun, err = decodeAttempts(r[0], r[1], r[2]); err != nil {
+		return nil, err
+	}
+	return int64(1), nil
+}

@@ -162,3 +162,35 @@ func TestGetJobWithInputOpensTheInputBeside(t *testing.T) {
 		t.Fatalf("unknown job: expected ENOTFOUND, got %v", err)
 	}
 }
+
+// StartJob begins the call only when its write lands: a start refused by
+// fn (the job finished meanwhile) counts no call.
+func TestStartJobBeginsTheCallWithTheStart(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	ctx := context.Background()
+	job := newJob(t, s, "tenant", connector.StatusQueued)
+	start := func(j *connector.Job) error {
+		if j.Status.Finished() {
+			return connector.Errorf(connector.ECONFLICT, "finished")
+		}
+		j.Status = connector.StatusProcessing
+		j.Attempts++
+		return nil
+	}
+	got, rec, err := s.StartJob(ctx, job.ID, start)
+	if err != nil || got.Status != connector.StatusProcessing || rec.Calls != 1 || rec.Answered != 0 {
+		t.Fatalf("start: expected processing and 1 call begun, got %+v, %+v, %v", got, rec, err)
+	}
+	if stored, err := s.Attempts(ctx, job.ID); err != nil || stored.Calls != 1 {
+		t.Fatalf("attempt record: expected 1 call, got %+v, %v", stored, err)
+	}
+	if _, err := s.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusFailed; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.StartJob(ctx, job.ID, start); connector.ErrorCodeOf(err) != connector.ECONFLICT {
+		t.Fatalf("start of a finished job: expected fn's error, got %v", err)
+	}
+	if stored, _ := s.Attempts(ctx, job.ID); stored.Calls != 1 {
+		t.Fatalf("attempt record after a refused start: expected still 1 call, got %d", stored.Calls)
+	}
+}

@@ -122,7 +122,7 @@ func (s *Store) getJob(ctx context.Context, id string) (*connector.Job, error) {
 // (jobCache), two (GET, then the script) otherwise.
 func (s *Store) UpdateJob(ctx context.Context, id string, fn func(*connector.Job) error) (job *connector.Job, err error) {
 	err = s.orAdopted(ctx, s.legacyKey("job", id), s.jobKey(id), func() error {
-		job, err = s.updateJob(ctx, id, fn, nil)
+		job, err = s.updateJob(ctx, id, fn, casExtras{})
 		return err
 	})
 	return job, err
@@ -136,13 +136,19 @@ func (s *Store) UpdateJob(ctx context.Context, id string, fn func(*connector.Job
 func (s *Store) FinishJob(ctx context.Context, id string, fn func(*connector.Job) error) (job *connector.Job, hooks connector.HooksHint, err error) {
 	err = s.orAdopted(ctx, s.legacyKey("job", id), s.jobKey(id), func() error {
 		hooks = connector.HooksUnknown
-		job, err = s.updateJob(ctx, id, fn, &hooks)
+		job, err = s.updateJob(ctx, id, fn, casExtras{hooks: &hooks})
 		return err
 	})
 	return job, hooks, err
 }
 
-func (s *Store) updateJob(ctx context.Context, id string, fn func(*connector.Job) error, hooks *connector.HooksHint) (*connector.Job, error) {
+// casExtras are what a caller of updateJob asks for beside the write.
+type casExtras struct {
+	hooks *connector.HooksHint // FinishJob: whether the owner has hooks
+	begun *connector.Attempts  // StartJob: begin a call in the same script
+}
+
+func (s *Store) updateJob(ctx context.Context, id string, fn func(*connector.Job) error, extras casExtras) (*connector.Job, error) {
 	key := s.jobKey(id)
 	old := s.jobs.get(id)
 	cached := old != nil
@@ -179,7 +185,7 @@ func (s *Store) updateJob(ctx context.Context, id string, fn func(*connector.Job
 		}
 		finishing := !wasFinished && job.Status.Finished()
 		sum := sha1.Sum(old)
-		res, err := s.casJob(ctx, key, id, job, finishing, hex.EncodeToString(sum[:]), data, hooks)
+		res, err := s.casJob(ctx, key, id, job, finishing, hex.EncodeToString(sum[:]), data, extras)
 		if err != nil {
 			s.jobs.forget(id)
 			return nil, storageErr(err)
@@ -216,7 +222,11 @@ func (s *Store) updateJob(ctx context.Context, id string, fn func(*connector.Job
 //
 // With hooks set it also asks, in that pipeline, whether the owner's hook
 // index exists (EXISTS, the owner's slot) and says so in *hooks.
-func (s *Store) casJob(ctx context.Context, key, id string, job *connector.Job, finishing bool, seen string, data []byte, hooks *connector.HooksHint) (any, error) {
+func (s *Store) casJob(ctx context.Context, key, id string, job *connector.Job, finishing bool, seen string, data []byte, extras casExtras) (any, error) {
+	hooks := extras.hooks
+	if extras.begun != nil && !finishing {
+		return s.casBeginCall(ctx, key, id, seen, data, extras.begun)
+	}
 	if !finishing {
 		return casScript.Run(ctx, s.rdb, []string{key}, seen, data, "").Result()
 	}
