@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"reflect"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -236,19 +235,6 @@ func (w *Worker) readJob(ctx context.Context, a *attempt) (*connector.Job, error
 	job, input, err := r.GetJobWithInput(ctx, a.jobID)
 	a.opened = input
 	return job, err
-}
-
-// jobStarter is a job store whose write that starts a run also begins the
-// call in the attempt record (redisstore.Store), used when it is the
-// attempt store too.
-type jobStarter interface {
-	StartJob(ctx context.Context, id string, fn func(*connector.Job) error) (*connector.Job, connector.Attempts, error)
-}
-
-// jobInputReader is a job store that reads a job and opens its input blob
-// in one round trip (redisstore.Store).
-type jobInputReader interface {
-	GetJobWithInput(ctx context.Context, id string) (*connector.Job, *connector.Blob, error)
 }
 
 // getInput returns the job's image and its input record, completed with
@@ -522,32 +508,7 @@ func (w *Worker) finish(ctx context.Context, a *attempt, set func(*connector.Job
 	return job, nil
 }
 
-// answerKeeper is an attempt store that also keeps the compressed bytes, in
-// the same round trip as the answer (redisstore.Store), used when it is the
-// blob store too.
-type answerKeeper interface {
-	KeepAnswerWithBytes(ctx context.Context, jobID string, call int, answer *connector.KeptAnswer, data connector.Bytes, ttl time.Duration) error
-}
 
-// jobFinisher is a job store whose finishing write also tells whether the
-// owner has hook subscriptions (redisstore.Store), used when it is the hook
-// store too: most owners have none, and fanOut then skips listing them.
-type jobFinisher interface {
-	FinishJob(ctx context.Context, id string, fn func(*connector.Job) error) (*connector.Job, connector.HooksHint, error)
-}
-
-// inputDropper is a job store whose write that finishes a job deletes the
-// job's input blob (redisstore.Store), when it is the blob store too.
-type inputDropper interface {
-	DeletesInputOnFinish() bool
-}
-
-// sameStore reports whether two of the worker's stores are one object (one
-// Redis store), so that one may do the other's write in its round trip.
-func sameStore(a, b any) bool {
-	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
-	return va.Kind() == reflect.Pointer && va.Type() == vb.Type() && va.Pointer() == vb.Pointer()
-}
 
 // crashAt runs the test hook for step, if any.
 func (w *Worker) crashAt(step, jobID string) error {
