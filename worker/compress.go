@@ -508,8 +508,6 @@ func (w *Worker) finish(ctx context.Context, a *attempt, set func(*connector.Job
 	return job, nil
 }
 
-
-
 // crashAt runs the test hook for step, if any.
 func (w *Worker) crashAt(step, jobID string) error {
 	if w.crashHook == nil || !w.crashHook(step, jobID) {
