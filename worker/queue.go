@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -104,6 +105,9 @@ func NewQueue(client *asynq.Client, queue string, opts ...QueueOption) *Queue {
 	for _, o := range opts {
 		o(q)
 	}
+	if q.wake != nil {
+		hookEnqueues(q.wake)
+	}
 	if len(q.schedule) == 0 {
 		q.schedule = DefaultDeliverySchedule
 	}
@@ -118,17 +122,27 @@ func (q *Queue) EnqueueCompress(ctx context.Context, jobID string) error {
 	if err != nil {
 		return err
 	}
-	err = q.enqueue(ctx, asynq.NewTask(TypeCompress, payload),
+	ectx, slot := q.wakeWithEnqueue(ctx)
+	err = q.enqueue(ectx, asynq.NewTask(TypeCompress, payload),
 		asynq.TaskID(jobID),
 		asynq.Queue(q.queue),
 		asynq.MaxRetry(q.maxCompressRetries),
 		asynq.Timeout(compressTimeout),
 		asynq.Retention(q.retention),
 	)
-	if err == nil {
+	if err == nil && (slot == nil || !slot.sent) {
 		q.wakeWorkers(ctx)
 	}
 	return err
+}
+
+// wakeWithEnqueue marks ctx so that the enqueue carries its wake-up
+// (wakehook.go); nil without wake-ups.
+func (q *Queue) wakeWithEnqueue(ctx context.Context) (context.Context, *wakeSlot) {
+	if q.wake == nil {
+		return ctx, nil
+	}
+	return withWakeUp(ctx, wakeChannel(q.queue))
 }
 
 // EnqueueDelivery queues one delivery; d.ID is the task id, so a delivery
@@ -188,6 +202,8 @@ type wakeUps struct {
 	mu      sync.Mutex
 	pending bool // an enqueue finished since the last PUBLISH was sent
 	running bool // the publishing goroutine runs
+	// background counts the PUBLISHes sent here (tests).
+	background atomic.Int64
 }
 
 // request marks a wake-up due and starts publish in the background unless
@@ -211,6 +227,7 @@ func (w *wakeUps) request(publish func()) {
 			}
 			w.pending = false
 			w.mu.Unlock()
+			w.background.Add(1)
 			publish()
 		}
 	}()

@@ -1,9 +1,14 @@
 package worker
 
 import (
+	"context"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/imgflow/imgflow/internal/redistest"
 )
 
 // Enqueues that finish while a wake-up is being published get one more
@@ -48,5 +53,29 @@ func TestWakeUpsCoalesceButNeverDropTheLast(t *testing.T) {
 			t.Fatalf("a later enqueue got no wake-up: %d publishes", sent.Load())
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// An enqueue's wake-up rides in its own round trip: the PUBLISH arrives,
+// the enqueue is done, and no background publish was needed.
+func TestEnqueueCarriesItsWakeUpInTheSameRoundTrip(t *testing.T) {
+	r := redistest.New(t)
+	ctx := context.Background()
+	q := NewQueue(asynq.NewClientFromRedisClient(r.Client), r.Queue(), WithWakeUps(r.Client))
+	ps := r.Client.Subscribe(ctx, wakeChannel(r.Queue()))
+	defer ps.Close()
+	if _, err := ps.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.EnqueueCompress(ctx, "job-1"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ps.Channel():
+	case <-time.After(5 * time.Second):
+		t.Fatal("no wake-up published")
+	}
+	if n := q.wakes.background.Load(); n != 0 {
+		t.Errorf("background publishes: expected none (the enqueue carried its wake-up), got %d", n)
 	}
 }

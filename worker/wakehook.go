@@ -1,0 +1,66 @@
+package worker
+
+import (
+	"context"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// A wake-up rides in its enqueue's round trip: the Queue marks the context
+// of an enqueue it wants workers woken for (withWakeUp), and a go-redis hook
+// on its client sends asynq's enqueue script (the only EVAL/EVALSHA asynq's
+// Client.Enqueue runs) and the PUBLISH together, in one pipeline, so Redis
+// runs the PUBLISH right after the enqueue. Should the hook not see the
+// enqueue (asynq given a different client), the Queue publishes as before
+// (wakeUps): the slot says whether the hook sent it.
+
+// wakeSlot is one enqueue's request for a wake-up.
+type wakeSlot struct {
+	channel string
+	sent    bool // the hook published it with the enqueue
+}
+
+type wakeSlotKey struct{}
+
+func withWakeUp(ctx context.Context, channel string) (context.Context, *wakeSlot) {
+	slot := &wakeSlot{channel: channel}
+	return context.WithValue(ctx, wakeSlotKey{}, slot), slot
+}
+
+// enqueueWaker is the hook; one per client (hookEnqueues).
+type enqueueWaker struct{ rdb redis.UniversalClient }
+
+// hooked remembers the clients that carry an enqueueWaker already.
+var hooked sync.Map
+
+// hookEnqueues adds the hook to rdb once.
+func hookEnqueues(rdb redis.UniversalClient) {
+	if _, dup := hooked.LoadOrStore(rdb, true); !dup {
+		rdb.AddHook(enqueueWaker{rdb: rdb})
+	}
+}
+
+func (h enqueueWaker) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h enqueueWaker) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (h enqueueWaker) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		slot, ok := ctx.Value(wakeSlotKey{}).(*wakeSlot)
+		if !ok || (cmd.Name() != "evalsha" && cmd.Name() != "eval") {
+			return next(ctx, cmd)
+		}
+		// A NOSCRIPT EVALSHA publishes too, before asynq's EVAL: a spurious
+		// wake-up, and the EVAL's own PUBLISH follows its enqueue.
+		_, _ = h.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.Process(ctx, cmd)
+			p.Publish(ctx, slot.channel, "")
+			return nil
+		})
+		slot.sent = true
+		return cmd.Err()
+	}
+}
