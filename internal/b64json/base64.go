@@ -1,6 +1,7 @@
 package b64json
 
 import (
+	"bytes"
 	"encoding/base64"
 	"fmt"
 	"strings"
@@ -15,7 +16,7 @@ type decoder struct {
 	urlSafe, dataURI bool
 	max              int // decoded bytes allowed
 
-	chunk   [4096]byte // pending characters, decoded when full
+	chunk   [4096]byte // pending characters (as sent), decoded when full
 	decoded [3072]byte // chunk decoded, before it joins out
 	n       int
 	chars   int // characters decoded so far (for error offsets)
@@ -62,42 +63,163 @@ func (d *decoder) write(p []byte) error {
 		d.inPrefix = false
 		p = p[i+1:]
 	}
-	for _, c := range p {
-		switch c {
-		case '\n', '\r', ' ', '\t':
-			continue
-		case '=':
-			d.pad++
-			if d.pad > 2 {
-				return d.invalid("too much padding")
-			}
-			continue
-		case '-', '_':
-			if !d.urlSafe {
-				return d.invalid(fmt.Sprintf("illegal character %q", c))
-			}
-			d.url = true
-			if c == '-' {
-				c = '+'
-			} else {
-				c = '/'
-			}
-		case '+', '/':
-			d.std = true
-		}
-		if d.pad > 0 {
-			return d.invalid("data after the padding")
-		}
-		if d.std && d.url {
-			return d.invalid("it mixes the standard and URL-safe alphabets")
-		}
-		d.chunk[d.n] = c
-		d.n++
-		if d.n == len(d.chunk) {
-			if err := d.flush(); err != nil {
+	for len(p) > 0 {
+		if d.pad == 0 {
+			n, err := d.plain(p)
+			if err != nil {
 				return err
 			}
+			if p = p[n:]; len(p) == 0 {
+				break
+			}
 		}
+		if err := d.char(p[0]); err != nil {
+			return err
+		}
+		p = p[1:]
+	}
+	return nil
+}
+
+// char takes one character the fast path (plain) leaves: white space,
+// padding, the other alphabet's characters, anything invalid, and every
+// character after the padding. The chunk keeps characters as they came;
+// flush decodes it in the alphabet in use.
+func (d *decoder) char(c byte) error {
+	switch c {
+	case '\n', '\r', ' ', '\t':
+		return nil
+	case '=':
+		d.pad++
+		if d.pad > 2 {
+			return d.invalid("too much padding")
+		}
+		return nil
+	case '-', '_':
+		if !d.urlSafe {
+			return d.invalid(fmt.Sprintf("illegal character %q", c))
+		}
+		d.url = true
+	case '+', '/':
+		d.std = true
+	}
+	if d.pad > 0 {
+		return d.invalid("data after the padding")
+	}
+	if d.std && d.url {
+		return d.invalid("it mixes the standard and URL-safe alphabets")
+	}
+	d.chunk[d.n] = c
+	d.n++
+	if d.n == len(d.chunk) {
+		return d.flush()
+	}
+	return nil
+}
+
+// Plain characters are those char would only append to the chunk (before
+// any padding): letters and digits, and + and / (- and _ once the text has
+// shown it is URL-safe). A chunk of them can only decode without error.
+var plainStd, plainURL = plainTable("+/"), plainTable("-_")
+
+func plainTable(extra string) *[256]uint8 {
+	var t [256]uint8
+	for _, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789" + extra {
+		t[c] = 1
+	}
+	return &t
+}
+
+// run is the length of the plain characters that start s.
+func run(s []byte, t *[256]uint8) int {
+	i := 0
+	for ; len(s)-i >= 8; i += 8 {
+		w := s[i : i+8 : i+8]
+		if t[w[0]]&t[w[1]]&t[w[2]]&t[w[3]]&t[w[4]]&t[w[5]]&t[w[6]]&t[w[7]] == 0 {
+			break
+		}
+	}
+	for ; i < len(s) && t[s[i]] != 0; i++ {
+	}
+	return i
+}
+
+// encoding is the alphabet the chunk is decoded in: URL-safe once a - or _
+// came (a + or / with it is an error), else standard. Characters of neither
+// are invalid in both, at the same offset.
+func (d *decoder) encoding() (*base64.Encoding, *[256]uint8) {
+	if d.url {
+		return base64.RawURLEncoding, plainURL
+	}
+	return base64.RawStdEncoding, plainStd
+}
+
+// plain takes the plain characters that start p (the caller checked that no
+// padding came yet) and returns how many it took. It is the byte-by-byte
+// path's outcome, in bulk: a chunk's worth that is all plain is decoded at
+// once, straight from p when the chunk is empty; a shorter run is copied
+// into the chunk. Chunks end at the same characters either way, so the
+// size checks (and the errors) come at the same points.
+func (d *decoder) plain(p []byte) (int, error) {
+	enc, table := d.encoding()
+	done := 0
+	for {
+		need := len(d.chunk) - d.n
+		if len(p)-done >= need {
+			src := p[done : done+need]
+			// Decode skips \r and \n (then it decodes fewer bytes): skip
+			// the attempt when they come, instead of decoding in vain.
+			if bytes.IndexByte(src, '\n') < 0 && bytes.IndexByte(src, '\r') < 0 {
+				whole := src
+				if d.n > 0 {
+					copy(d.chunk[d.n:], src)
+					whole = d.chunk[:]
+				}
+				// All of it decodes, to all of decoded, only when every
+				// character is of the alphabet: plain.
+				if n, err := enc.Decode(d.decoded[:], whole); err == nil && n == len(d.decoded) {
+					d.sawStd(src)
+					done += need
+					if err := d.commit(); err != nil {
+						return done, err
+					}
+					continue
+				}
+			}
+		}
+		seg := p[done:min(len(p), done+need)]
+		r := run(seg, table)
+		copy(d.chunk[d.n:], seg[:r])
+		d.sawStd(seg[:r])
+		d.n += r
+		done += r
+		if d.n < len(d.chunk) {
+			return done, nil
+		}
+		if err := d.flush(); err != nil {
+			return done, err
+		}
+	}
+}
+
+// sawStd notes a + or / among plain characters, as char does.
+func (d *decoder) sawStd(s []byte) {
+	if !d.std && !d.url && (bytes.IndexByte(s, '+') >= 0 || bytes.IndexByte(s, '/') >= 0) {
+		d.std = true
+	}
+}
+
+// commit adds a whole chunk that plain decoded into decoded: flush's checks
+// and bookkeeping, without decoding again.
+func (d *decoder) commit() error {
+	if d.out.Size()+int64(len(d.decoded)) > int64(d.max)+3 {
+		return ErrTooLarge
+	}
+	d.out.Write(d.decoded[:])
+	d.chars += len(d.chunk)
+	d.n = 0
+	if d.out.Size() > int64(d.max) {
+		return ErrTooLarge
 	}
 	return nil
 }
@@ -107,10 +229,11 @@ func (d *decoder) flush() error {
 	if d.n == 0 {
 		return nil
 	}
-	if d.out.Size()+int64(base64.RawStdEncoding.DecodedLen(d.n)) > int64(d.max)+3 {
+	enc, _ := d.encoding()
+	if d.out.Size()+int64(enc.DecodedLen(d.n)) > int64(d.max)+3 {
 		return ErrTooLarge
 	}
-	n, err := base64.RawStdEncoding.Decode(d.decoded[:], d.chunk[:d.n])
+	n, err := enc.Decode(d.decoded[:], d.chunk[:d.n])
 	if err != nil {
 		if ce, ok := err.(base64.CorruptInputError); ok {
 			return d.invalid(fmt.Sprintf("illegal data at character %d", d.chars+int(ce)))

@@ -8,6 +8,7 @@ package b64json
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -242,14 +243,22 @@ func (s *scanner) field(c byte) error {
 			}
 			return err
 		}
-		i := bytes.IndexAny(buf, "\"\\")
+		if len(buf) == 1 && s.r.Buffered() > 1 {
+			buf, _ = s.r.Peek(s.r.Buffered()) // Peek(1) filled the buffer: all of it
+		}
+		// Up to the first '\\' or '"' (IndexByte is vectorized; IndexAny
+		// is not), with no control character before it. The escape first:
+		// text may have one every few characters (\/ or \n), its closing
+		// quote comes once.
+		i := bytes.IndexByte(buf, '\\')
 		if i < 0 {
 			i = len(buf)
 		}
-		for _, b := range buf[:i] {
-			if b < 0x20 {
-				return syntaxErr("control character in %s", name)
-			}
+		if j := bytes.IndexByte(buf[:i], '"'); j >= 0 {
+			i = j
+		}
+		if hasControl(buf[:i]) {
+			return syntaxErr("control character in %s", name)
 		}
 		if err := d.write(buf[:i]); err != nil {
 			return withField(err, name)
@@ -286,6 +295,25 @@ func (s *scanner) field(c byte) error {
 	}
 	s.res.Data, s.res.MediaType = data, d.mediaType
 	return nil
+}
+
+// hasControl reports whether s holds a byte below 0x20, eight at a time:
+// a byte under 0x20 borrows, and so sets its top bit, in x-0x20…20 while its
+// top bit in x is clear (a borrow only crosses from a byte that is under
+// 0x20 itself, so there is no false positive).
+func hasControl(s []byte) bool {
+	for ; len(s) >= 8; s = s[8:] {
+		x := binary.LittleEndian.Uint64(s)
+		if (x-0x2020202020202020)&^x&0x8080808080808080 != 0 {
+			return true
+		}
+	}
+	for _, b := range s {
+		if b < 0x20 {
+			return true
+		}
+	}
+	return false
 }
 
 // value reads one JSON value whose first byte, c, was already read, and

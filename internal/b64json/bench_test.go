@@ -1,0 +1,66 @@
+package b64json
+
+import (
+	"bytes"
+	"encoding/base64"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// benchImage is n random bytes (incompressible, like an image), the same
+// on every run.
+func benchImage(n int) []byte {
+	r := rand.New(rand.NewPCG(1, 2))
+	data := make([]byte, n)
+	for i := range data {
+		data[i] = byte(r.Uint32())
+	}
+	return data
+}
+
+// wrap breaks s into lines of 76 characters, as MIME encoders do.
+func wrap(s, eol string) string {
+	var b strings.Builder
+	for len(s) > 76 {
+		b.WriteString(s[:76])
+		b.WriteString(eol)
+		s = s[76:]
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+// BenchmarkDecode decodes a job request whose image_base64 holds an image of
+// 8 KiB (about the end-to-end benchmark's PNG) or 10 MiB (the cap), in the
+// forms clients send. MB/s is of decoded image bytes.
+func BenchmarkDecode(b *testing.B) {
+	for _, size := range []struct {
+		name string
+		n    int
+	}{{"8KiB", 8 << 10}, {"10MiB", 10 << 20}} {
+		data := benchImage(size.n)
+		std := base64.StdEncoding.EncodeToString(data)
+		for _, form := range []struct{ name, enc string }{
+			{"std", std},
+			{"url", base64.RawURLEncoding.EncodeToString(data)},
+			{"lines", wrap(std, `\r\n`)},
+		} {
+			doc := []byte(`{"filename":"a.png","image_base64":"` + form.enc + `"}`)
+			opt := Options{Field: "image_base64", MaxDecoded: 10 << 20, DecodedHint: len(doc) / 4 * 3, MaxOther: 64 << 10, Lenient: true}
+			b.Run(form.name+"/"+size.name, func(b *testing.B) {
+				b.SetBytes(int64(len(data)))
+				b.ReportAllocs()
+				var rest struct {
+					Filename string `json:"filename"`
+				}
+				for b.Loop() {
+					res, err := Decode(bytes.NewReader(doc), opt, &rest)
+					if err != nil || res.Data.Size() != int64(len(data)) {
+						b.Fatalf("decoded %d bytes, %v", res.Data.Size(), err)
+					}
+				}
+			})
+		}
+	}
+}
