@@ -51,6 +51,10 @@ func (d *decoder) write(p []byte) error {
 		for ; i < len(p) && p[i] != ','; i++ {
 		}
 		d.prefix = append(d.prefix, p[:i]...)
+		if !maybeDataURI(d.prefix) {
+			// Base64 that starts with a d ("d3d3" is "www"): not a prefix.
+			return d.replayPrefix(p[i:])
+		}
 		if len(d.prefix) > maxDataURIPrefix {
 			return d.prefixError()
 		}
@@ -63,6 +67,33 @@ func (d *decoder) write(p []byte) error {
 		d.inPrefix = false
 		p = p[i+1:]
 	}
+	return d.body(p)
+}
+
+// maybeDataURI reports whether text held so far is, or may yet become,
+// the start of a data: URI.
+func maybeDataURI(held []byte) bool {
+	const scheme = "data:"
+	if len(held) < len(scheme) {
+		return strings.HasPrefix(scheme, string(held))
+	}
+	return strings.HasPrefix(string(held), scheme)
+}
+
+// replayPrefix decodes the text held as a possible prefix, and then rest,
+// as base64.
+func (d *decoder) replayPrefix(rest []byte) error {
+	d.inPrefix = false
+	held := d.prefix
+	d.prefix = nil
+	if err := d.body(held); err != nil {
+		return err
+	}
+	return d.body(rest)
+}
+
+// body decodes base64 text (after any data: URI prefix).
+func (d *decoder) body(p []byte) error {
 	for len(p) > 0 {
 		if d.pad == 0 {
 			n, err := d.plain(p)
@@ -251,6 +282,12 @@ func (d *decoder) flush() error {
 
 // finish decodes what is left and returns the bytes.
 func (d *decoder) finish() (*chunkbuf.Buffer, error) {
+	if d.inPrefix && len(d.prefix) < len("data:") {
+		// Text too short to tell, such as "d": base64 after all.
+		if err := d.replayPrefix(nil); err != nil {
+			return nil, err
+		}
+	}
 	if d.inPrefix {
 		return nil, d.prefixError()
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -54,6 +55,35 @@ func TestDecodeStreamsTheFieldAndUnmarshalsTheRest(t *testing.T) {
 				t.Errorf("media type = %q, want image/png", res.MediaType)
 			}
 		})
+	}
+}
+
+// TestBase64ThatStartsLikeADataURI: text is taken as a data: URI only
+// while it can still be "data:", so base64 starting with d, da, dat or data
+// decodes as base64, whatever pieces it arrives in.
+func TestBase64ThatStartsLikeADataURI(t *testing.T) {
+	for _, text := range []string{"d3d3", "dataAAAA", "datA", "ZGF0YQ==", `d3d3d3d3\nd3d3`} {
+		want, err := base64.StdEncoding.DecodeString(strings.ReplaceAll(text, `\n`, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, read := range []func(string) io.Reader{
+			func(s string) io.Reader { return strings.NewReader(s) },
+			func(s string) io.Reader { return iotest.OneByteReader(strings.NewReader(s)) },
+		} {
+			var r rest
+			res, err := Decode(read(`{"image":"`+text+`"}`), opts(), &r)
+			if err != nil {
+				t.Fatalf("%q: %v", text, err)
+			}
+			if !bytes.Equal(res.Data.Bytes(), want) || res.MediaType != "" {
+				t.Fatalf("%q: decoded %q (type %q), want %q", text, res.Data.Bytes(), res.MediaType, want)
+			}
+		}
+	}
+	var r rest
+	if _, err := Decode(strings.NewReader(`{"image":"data:image/png,AAAA"}`), opts(), &r); err == nil {
+		t.Fatal("a data: URI that is not base64 was accepted")
 	}
 }
 
