@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -43,19 +42,10 @@ return 1
 // entry in the owner's (admitAndListScript), in one pipeline. An input over
 // one blob chunk is written first by PutBlob's own path.
 func (s *Store) CreateJobWithInput(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration, limit int) error {
-	if job.ID == "" {
-		return internalErr(errors.New("create job: empty id"))
-	}
 	now := s.now()
-	if job.CreatedAt.IsZero() {
-		job.CreatedAt = now
-	}
-	if job.UpdatedAt.IsZero() {
-		job.UpdatedAt = job.CreatedAt
-	}
-	data, err := encodeJob(job)
+	data, err := newJobRecord(job, now)
 	if err != nil {
-		return internalErr(err)
+		return err
 	}
 	var in []byte
 	if input != nil {

@@ -48,19 +48,10 @@ func decodeJob(data []byte) (*connector.Job, error) {
 // one MULTI: they may live in different cluster slots. Should the index
 // writes fail, the job is still readable by id and expires unlisted.
 func (s *Store) CreateJob(ctx context.Context, job *connector.Job) error {
-	if job.ID == "" {
-		return internalErr(errors.New("create job: empty id"))
-	}
 	now := s.now()
-	if job.CreatedAt.IsZero() {
-		job.CreatedAt = now
-	}
-	if job.UpdatedAt.IsZero() {
-		job.UpdatedAt = job.CreatedAt
-	}
-	data, err := encodeJob(job)
+	data, err := newJobRecord(job, now)
 	if err != nil {
-		return internalErr(err)
+		return err
 	}
 	// The record (slot of {id}) and the index (slot of {owner}) live in
 	// different cluster slots, so they go in one pipeline (one round trip),
@@ -82,6 +73,24 @@ func (s *Store) CreateJob(ctx context.Context, job *connector.Job) error {
 		return internalErr(fmt.Errorf("create job: id %s already exists", job.ID))
 	}
 	return nil
+}
+
+// newJobRecord stamps a new job's times (when unset) and encodes it.
+func newJobRecord(job *connector.Job, now time.Time) ([]byte, error) {
+	if job.ID == "" {
+		return nil, internalErr(errors.New("create job: empty id"))
+	}
+	if job.CreatedAt.IsZero() {
+		job.CreatedAt = now
+	}
+	if job.UpdatedAt.IsZero() {
+		job.UpdatedAt = job.CreatedAt
+	}
+	data, err := encodeJob(job)
+	if err != nil {
+		return nil, internalErr(err)
+	}
+	return data, nil
 }
 
 // GetJob returns the job, or ENOTFOUND when it is unknown or expired.
