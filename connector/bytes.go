@@ -22,7 +22,7 @@ const SniffLen = 4 << 10
 
 // SniffBytes is SniffImageType for an image held as Bytes.
 func SniffBytes(b Bytes) string {
-	head := make([]byte, min(b.Size(), SniffLen))
-	n, _ := b.ReadAt(head, 0)
+	var head [SniffLen]byte // on the stack: called on every result
+	n, _ := b.ReadAt(head[:min(b.Size(), SniffLen)], 0)
 	return SniffImageType(head[:n])
 }

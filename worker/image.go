@@ -71,6 +71,10 @@ func (img *image) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Size is the image's size in bytes, so the call can send it with a
+// Content-Length.
+func (img *image) Size() int64 { return img.size }
+
 // Close closes the blob, if the image streams from one.
 func (img *image) Close() error {
 	if img.closer == nil {

@@ -7,9 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net/http"
-	"net/textproto"
 	"strings"
 
 	"github.com/imgflow/imgflow/connector"
@@ -35,9 +33,12 @@ type compressAnswer struct {
 }
 
 // Compress sends image to POST /compress as multipart/form-data (api_key,
-// then the file part) and returns the compressed bytes. The body is
-// streamed through a pipe as it is read from image, so the image is never
-// held a second time. filename may be ""; the part then gets a generic name.
+// then the file part) and returns the compressed bytes. The body streams
+// from image as the transport sends it, so the image is never held a second
+// time; when image tells its size (Size() int64, as connector.Bytes and the
+// worker's stored images do) the request has a Content-Length and a small
+// image goes out in one write. filename may be ""; the part then gets a
+// generic name.
 //
 // Errors are *connector.Error: 400 → EINVALID (EFORMAT for "Invalid file
 // format"), 401 → EUNAUTHORIZED, 413 → ETOOLARGE, 429 → ENOCREDITS with
@@ -61,26 +62,25 @@ func (c *Client) Compress(ctx context.Context, apiKey string, image io.Reader, f
 
 	ctx, cancel := context.WithTimeout(ctx, c.compressTimeout)
 	defer cancel()
-	pr, pw := io.Pipe()
-	form := multipart.NewWriter(pw)
-	written := make(chan struct{})
-	go func() {
-		defer close(written)
-		pw.CloseWithError(writeForm(form, apiKey, filename, contentType, io.MultiReader(bytes.NewReader(head), image)))
-	}()
-	// If the answer came before the whole body went (a 413, say), closing
-	// the pipe stops the writer; waiting for it means image is never read
-	// after Compress returns.
-	defer func() {
-		pr.Close()
-		<-written
-	}()
-
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.baseURL+"/compress", pr)
+	body, contentType, err := newFormBody(apiKey, filename, contentType, io.MultiReader(bytes.NewReader(head), image), sizeOf(image))
 	if err != nil {
 		return nil, &connector.Error{Code: connector.EINTERNAL, Message: "Internal error", Err: err}
 	}
-	req.Header.Set("Content-Type", form.FormDataContentType())
+	// If the answer came before the whole body went (a 413, say), the
+	// transport may still be reading it: stopping it means image is never
+	// read after Compress returns.
+	defer body.stop()
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.baseURL+"/compress", body.reader())
+	if err != nil {
+		return nil, &connector.Error{Code: connector.EINTERNAL, Message: "Internal error", Err: err}
+	}
+	req.ContentLength = body.size
+	if body.size < 0 {
+		req.ContentLength = 0
+		req.TransferEncoding = []string{"chunked"}
+	}
+	req.Header.Set("Content-Type", contentType)
 	resp, err := c.send(req, c.compressTimeout)
 	if err != nil {
 		return nil, err
@@ -105,25 +105,6 @@ func (c *Client) Compress(ctx context.Context, apiKey string, image io.Reader, f
 		return nil, e
 	}
 	return c2, err
-}
-
-// writeForm writes the multipart body: the api_key field, then the file
-// part with its sniffed Content-Type.
-func writeForm(form *multipart.Writer, apiKey, filename, contentType string, image io.Reader) error {
-	if err := form.WriteField("api_key", apiKey); err != nil {
-		return err
-	}
-	h := make(textproto.MIMEHeader)
-	h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="file"; filename="%s"`, quoteEscaper.Replace(filename)))
-	h.Set("Content-Type", contentType)
-	part, err := form.CreatePart(h)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(part, image); err != nil {
-		return err
-	}
-	return form.Close()
 }
 
 var quoteEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\r", "", "\n", "")

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/imgflow/imgflow/internal/chunkbuf"
 )
@@ -62,7 +63,13 @@ type Result struct {
 // (a pointer to a struct or map) as encoding/json would. Anything after the
 // object other than white space is an error.
 func Decode(r io.Reader, opt Options, rest any) (*Result, error) {
-	s := &scanner{r: bufio.NewReaderSize(r, 32<<10), opt: opt}
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(r)
+	defer func() {
+		br.Reset(nil) // drop r
+		readers.Put(br)
+	}()
+	s := &scanner{r: br, opt: opt}
 	res, err := s.object()
 	if err != nil {
 		return nil, err
@@ -72,6 +79,11 @@ func Decode(r io.Reader, opt Options, rest any) (*Result, error) {
 	}
 	return res, nil
 }
+
+// readers are Decode's read buffers: a request body and an upstream answer
+// are decoded per job, and a fresh 32 KiB each time was a quarter of the
+// bytes a job allocated. Nothing Decode returns points into them.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 32<<10) }}
 
 // DecodeText decodes base64 text that is not inside JSON (a multipart
 // text part), with the same rules as a field.
