@@ -1,6 +1,9 @@
 package connector
 
-import "io"
+import (
+	"io"
+	"sync"
+)
 
 // Bytes is an image held in memory: ReadAt reads any part of it, as often
 // as needed and from several goroutines at once, and Size is its length.
@@ -16,13 +19,18 @@ type Bytes interface {
 // BytesReader reads b from its start; each call gives an independent reader.
 func BytesReader(b Bytes) io.Reader { return io.NewSectionReader(b, 0, b.Size()) }
 
+// sniffBuffers saves SniffBytes a 4 KiB allocation per call (b.ReadAt,
+// an interface call, would move a local array to the heap).
+var sniffBuffers = sync.Pool{New: func() any { return new([SniffLen]byte) }}
+
 // SniffLen is as many leading bytes as SniffImageType ever needs: it covers
 // an AVIF ftyp box with a long list of compatible brands.
 const SniffLen = 4 << 10
 
 // SniffBytes is SniffImageType for an image held as Bytes.
 func SniffBytes(b Bytes) string {
-	var head [SniffLen]byte // on the stack: called on every result
+	head := sniffBuffers.Get().(*[SniffLen]byte) // called on every result
+	defer sniffBuffers.Put(head)
 	n, _ := b.ReadAt(head[:min(b.Size(), SniffLen)], 0)
 	return SniffImageType(head[:n])
 }
