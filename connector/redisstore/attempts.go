@@ -155,7 +155,7 @@ func (s *Store) KeepAnswerWithBytes(ctx context.Context, jobID string, call int,
 		return internalErr(fmt.Errorf("keep answer: read %d of %d bytes: %w", n, len(buf), err))
 	}
 	var ans *redis.Cmd
-	_, err = s.pipelinedScripts(ctx, func(p redis.Pipeliner) {
+	_, err = s.pipelinedScriptsOn(ctx, s.clientFor(int64(len(buf))), func(p redis.Pipeliner) {
 		p.Set(ctx, s.blobKey(connector.OutputBlobKey(jobID)), buf, max(ttl, 0))
 		ans = answerCallScript.EvalSha(ctx, p, []string{s.attemptsKey(jobID)},
 			s.jobTTL.Milliseconds(), strconv.Itoa(call), string(kept))

@@ -32,7 +32,7 @@ func (s *Store) blobDueKey(minute int64) string {
 func (s *Store) AddBlobDeadline(ctx context.Context, name string, at time.Time) error {
 	minute := at.Unix() / 60
 	key := s.blobDueKey(minute)
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := s.bulk.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.SAdd(ctx, key, name)
 		p.ExpireAt(ctx, key, time.Unix((minute+1)*60, 0).Add(blobDueKeep))
 		return nil
@@ -59,7 +59,7 @@ func (s *Store) DueBlobs(ctx context.Context, now time.Time, max int) ([]string,
 		// One round trip for a batch of minutes.
 		n := min(last-s.sweepFrom+1, 64)
 		cmds := make([]*redis.StringSliceCmd, n)
-		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		_, err := s.bulk.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for i := range n {
 				cmds[i] = p.SPopN(ctx, s.blobDueKey(s.sweepFrom+i), int64(max))
 			}

@@ -41,7 +41,7 @@ func (s *Store) PutBlob(ctx context.Context, key string, r io.Reader, size int64
 		if err := wantSize(int64(n), size, r); err != nil {
 			return err
 		}
-		return storageErr(s.rdb.Set(ctx, final, buf[:n], max(ttl, 0)).Err())
+		return storageErr(s.bulk.Set(ctx, final, buf[:n], max(ttl, 0)).Err())
 	}
 	part := final + ":part:" + randomHex(6)
 	partExpiry := ttl
@@ -50,7 +50,7 @@ func (s *Store) PutBlob(ctx context.Context, key string, r io.Reader, size int64
 	}
 	err = s.appendParts(ctx, part, buf, n, r, size, partExpiry)
 	if err == nil {
-		_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		_, err = s.bulk.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			p.Rename(ctx, part, final)
 			if ttl > 0 {
 				p.PExpire(ctx, final, ttl) // counted from the end of the write
@@ -62,14 +62,14 @@ func (s *Store) PutBlob(ctx context.Context, key string, r io.Reader, size int64
 		err = storageErr(err)
 	}
 	if err != nil {
-		s.rdb.Del(context.WithoutCancel(ctx), part)
+		s.bulk.Del(context.WithoutCancel(ctx), part)
 	}
 	return err
 }
 
 // appendParts writes buf[:n] and the rest of r to part.
 func (s *Store) appendParts(ctx context.Context, part string, buf []byte, n int, r io.Reader, size int64, expiry time.Duration) error {
-	if err := s.rdb.Set(ctx, part, buf[:n], expiry).Err(); err != nil {
+	if err := s.bulk.Set(ctx, part, buf[:n], expiry).Err(); err != nil {
 		return storageErr(err)
 	}
 	total := int64(n)
@@ -84,7 +84,7 @@ func (s *Store) appendParts(ctx context.Context, part string, buf []byte, n int,
 		}
 		if n > 0 {
 			// Do, not Append: Append takes a string, a copy of the chunk.
-			if err := s.rdb.Do(ctx, "APPEND", part, buf[:n]).Err(); err != nil {
+			if err := s.bulk.Do(ctx, "APPEND", part, buf[:n]).Err(); err != nil {
 				return storageErr(err)
 			}
 			total += int64(n)
@@ -135,18 +135,19 @@ func (s *Store) OpenBlob(ctx context.Context, key string) (b *connector.Blob, er
 
 func (s *Store) openBlob(ctx context.Context, key string) (*connector.Blob, error) {
 	var o blobOpening
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		o = s.queueOpenBlob(ctx, p, key)
+	_, err := s.bulk.Pipelined(ctx, func(p redis.Pipeliner) error {
+		o = s.queueOpenBlob(ctx, p, key, blobChunk)
 		return nil
 	})
 	if err != nil {
 		return nil, storageErr(err)
 	}
-	return o.blob(ctx, s.rdb, key)
+	return o.blob(ctx, s.bulk, key)
 }
 
 // blobOpening is an OpenBlob's first round trip, queued in a pipeline:
-// the size, the first chunk and whether the blob exists.
+// the size, the first chunk (or less: the first bytes) and whether the blob
+// exists.
 type blobOpening struct {
 	key    string
 	size   *redis.IntCmd
@@ -154,9 +155,9 @@ type blobOpening struct {
 	exists *redis.IntCmd
 }
 
-func (s *Store) queueOpenBlob(ctx context.Context, p redis.Pipeliner, key string) blobOpening {
+func (s *Store) queueOpenBlob(ctx context.Context, p redis.Pipeliner, key string, first int64) blobOpening {
 	k := s.blobKey(key)
-	return blobOpening{key: k, size: p.StrLen(ctx, k), first: p.GetRange(ctx, k, 0, blobChunk-1), exists: p.Exists(ctx, k)}
+	return blobOpening{key: k, size: p.StrLen(ctx, k), first: p.GetRange(ctx, k, 0, first-1), exists: p.Exists(ctx, k)}
 }
 
 // blob is the opened blob, ENOTFOUND when it did not exist.
@@ -206,9 +207,9 @@ func (r *rangeReader) Close() error { r.buf = nil; r.off = r.size; return nil }
 func (s *Store) DeleteBlob(ctx context.Context, key string) error {
 	if s.legacy != nil {
 		// One node: an older version's copy goes in the same command.
-		return storageErr(s.rdb.Del(ctx, s.blobKey(key), s.legacyBlobKey(key)).Err())
+		return storageErr(s.bulk.Del(ctx, s.blobKey(key), s.legacyBlobKey(key)).Err())
 	}
-	return storageErr(s.rdb.Del(ctx, s.blobKey(key)).Err())
+	return storageErr(s.bulk.Del(ctx, s.blobKey(key)).Err())
 }
 
 func randomHex(n int) string {

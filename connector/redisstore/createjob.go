@@ -62,7 +62,7 @@ func (s *Store) CreateJobWithInput(ctx context.Context, job *connector.Job, inpu
 	}
 	var listed *redis.Cmd
 	var created *redis.BoolCmd
-	_, err = s.pipelinedScripts(ctx, func(p redis.Pipeliner) {
+	_, err = s.pipelinedScriptsOn(ctx, s.clientFor(int64(len(in))), func(p redis.Pipeliner) {
 		listed = admitAndListScript.EvalSha(ctx, p, []string{s.inflightKey(job.Owner), s.jobIndexKey(job.Owner)},
 			now.UnixMilli(), now.Add(s.inflightTTL).UnixMilli(), limit, job.ID,
 			"("+idFloor(now.Add(-s.jobTTL)), s.jobTTL.Milliseconds())

@@ -81,7 +81,7 @@ func (e callerErr) Error() string { return e.err.Error() }
 // tx.TxPipelined; errors it returns wrapped in callerErr come back as they are.
 func (s *Store) watch(ctx context.Context, key string, fn func(tx *redis.Tx) error) error {
 	for range maxTxAttempts {
-		err := s.rdb.Watch(ctx, fn, key)
+		err := s.bulk.Watch(ctx, fn, key)
 		if errors.Is(err, redis.TxFailedErr) {
 			if ctx.Err() != nil {
 				return ctx.Err()

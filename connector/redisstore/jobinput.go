@@ -19,7 +19,8 @@ func (s *Store) GetJobWithInput(ctx context.Context, id string) (*connector.Job,
 	var o blobOpening
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		rec = p.Get(ctx, s.jobKey(id))
-		o = s.queueOpenBlob(ctx, p, connector.InputBlobKey(id))
+		// The first bytes only: this read goes through the autopipeliner.
+		o = s.queueOpenBlob(ctx, p, connector.InputBlobKey(id), smallValue)
 		return nil
 	})
 	data, rerr := rec.Bytes()
@@ -36,7 +37,7 @@ func (s *Store) GetJobWithInput(ctx context.Context, id string) (*connector.Job,
 		return nil, nil, err
 	}
 	s.jobs.put(id, data, job.Status.Finished())
-	input, err := o.blob(ctx, s.rdb, connector.InputBlobKey(id))
+	input, err := o.blob(ctx, s.bulk, connector.InputBlobKey(id))
 	if err != nil {
 		return job, nil, nil // no input blob: the caller's own read says why
 	}

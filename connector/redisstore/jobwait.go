@@ -13,7 +13,7 @@ import (
 // answers from the published record alone: a ?wait job costs no read of its
 // record. Otherwise Wait falls back to WaitJob's read-then-wait.
 func (s *Store) WatchJob(ctx context.Context, id string) (connector.JobWatch, error) {
-	s.hub.start(s.rdb, s.prefix)
+	s.hub.start(s.bulk, s.prefix)
 	w := &jobWatch{s: s, id: id, wake: s.hub.add(id)}
 	w.confirmed = s.hub.subscribed() // after add: a message from here on reaches wake
 	return w, nil
@@ -64,7 +64,7 @@ const finalReadTimeout = 2 * time.Second
 // ctx.Err(), so a caller with a deadline can tell "not finished yet" from a
 // result and still show the current state. An unknown id is ENOTFOUND.
 func (s *Store) WaitJob(ctx context.Context, id string) (*connector.Job, error) {
-	s.hub.start(s.rdb, s.prefix)
+	s.hub.start(s.bulk, s.prefix)
 	wake := s.hub.add(id)
 	defer s.hub.remove(id, wake)
 	return s.waitOn(ctx, id, wake, nil)

@@ -39,7 +39,7 @@ func (s *Store) adopt(ctx context.Context, oldKey, newKey string) (bool, error) 
 	if s.legacy == nil {
 		return false, nil
 	}
-	moved, err := s.rdb.RenameNX(ctx, oldKey, newKey).Result()
+	moved, err := s.bulk.RenameNX(ctx, oldKey, newKey).Result()
 	if err != nil {
 		if isNoSuchKey(err) {
 			return false, nil
@@ -56,7 +56,7 @@ func (s *Store) adoptMany(ctx context.Context, oldKeys, newKeys []string) (bool,
 		return false, nil
 	}
 	cmds := make([]*redis.BoolCmd, len(oldKeys))
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := s.bulk.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i := range oldKeys {
 			cmds[i] = p.RenameNX(ctx, oldKeys[i], newKeys[i])
 		}
@@ -103,12 +103,12 @@ func (s *Store) mergeIndex(ctx context.Context, oldKey, newKey string, sorted bo
 	if _, done := s.legacy.merged.Load(newKey); done {
 		return nil
 	}
-	n, err := s.rdb.Exists(ctx, oldKey).Result()
+	n, err := s.bulk.Exists(ctx, oldKey).Result()
 	if err != nil {
 		return storageErr(err)
 	}
 	if n > 0 {
-		_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		_, err = s.bulk.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			if sorted {
 				p.ZUnionStore(ctx, newKey, &redis.ZStore{Keys: []string{newKey, oldKey}})
 				p.Expire(ctx, newKey, s.jobTTL)

@@ -57,7 +57,12 @@ return 1
 // again only the commands that failed so: the others ran, and some (SET NX)
 // must not run twice.
 func (s *Store) pipelinedScripts(ctx context.Context, queue func(p redis.Pipeliner)) ([]redis.Cmder, error) {
-	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { queue(p); return nil })
+	return s.pipelinedScriptsOn(ctx, s.rdb, queue)
+}
+
+// pipelinedScriptsOn is pipelinedScripts on client c (see clientFor).
+func (s *Store) pipelinedScriptsOn(ctx context.Context, c redis.UniversalClient, queue func(p redis.Pipeliner)) ([]redis.Cmder, error) {
+	cmds, err := c.Pipelined(ctx, func(p redis.Pipeliner) error { queue(p); return nil })
 	var again []redis.Cmder
 	for _, c := range cmds {
 		if cerr := c.Err(); cerr != nil && strings.HasPrefix(cerr.Error(), "NOSCRIPT") {
@@ -68,14 +73,14 @@ func (s *Store) pipelinedScripts(ctx context.Context, queue func(p redis.Pipelin
 		return cmds, err
 	}
 	for _, sc := range allScripts {
-		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
+		if err := sc.Load(ctx, c).Err(); err != nil {
 			return cmds, err
 		}
 	}
-	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, c := range again {
-			c.SetErr(nil)
-			p.Process(ctx, c)
+	_, err = c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, cmd := range again {
+			cmd.SetErr(nil)
+			p.Process(ctx, cmd)
 		}
 		return nil
 	})

@@ -74,6 +74,13 @@ type Options struct {
 	// InflightTTL is how long an admitted job counts against its key's
 	// in-flight cap if nothing frees its place. Default DefaultInflightTTL.
 	InflightTTL time.Duration
+	// Unbatched sends every command on a pooled connection of its own, as
+	// go-redis does by default. Otherwise (the default, on a single Redis
+	// server) the store's small commands (records, scripts, indexes) go
+	// through one go-redis autopipeliner: what concurrent jobs send at the
+	// same moment leaves in one write on one connection, instead of a
+	// round trip each. Blob bytes and pub/sub stay on the pooled client.
+	Unbatched bool
 	// Now is the clock used for UpdatedAt, CreatedAt when unset, and the age
 	// of listing entries. Default time.Now.
 	Now func() time.Time
@@ -82,7 +89,11 @@ type Options struct {
 // Store is the Redis implementation of connector.JobStore, BlobStore,
 // IdempotencyStore, AccountCache and HookStore. It is safe for concurrent use.
 type Store struct {
-	rdb    redis.UniversalClient
+	// rdb sends the small commands: the autopipeliner over bulk, or bulk
+	// itself (Options.Unbatched, a cluster).
+	rdb redis.UniversalClient
+	// bulk is the client as given: blob bytes, pub/sub, WATCH.
+	bulk   redis.UniversalClient
 	prefix string
 	jobTTL time.Duration
 	// idemLease is how long an Idempotency-Key reservation lives unrenewed.
@@ -99,7 +110,7 @@ type Store struct {
 
 // New returns a Store over rdb. It does not contact Redis; see Ping.
 func New(rdb redis.UniversalClient, opts Options) *Store {
-	s := &Store{rdb: rdb, prefix: opts.Prefix, jobTTL: opts.JobTTL, now: opts.Now, hub: newWaitHub(), jobs: newJobCache()}
+	s := &Store{rdb: batched(rdb, opts.Unbatched), bulk: rdb, prefix: opts.Prefix, jobTTL: opts.JobTTL, now: opts.Now, hub: newWaitHub(), jobs: newJobCache()}
 	if s.prefix == "" {
 		s.prefix = DefaultPrefix
 	}
@@ -121,6 +132,35 @@ func New(rdb redis.UniversalClient, opts Options) *Store {
 		s.legacy = &legacyKeys{}
 	}
 	return s
+}
+
+// batched is the autopipeliner over rdb (see Options.Unbatched), or rdb.
+// Full duplex: one connection with a writer and a reader, so a batch is
+// written while the replies of the one before it are read. Cluster clients
+// keep rdb: their commands already fan out per node.
+func batched(rdb redis.UniversalClient, unbatched bool) redis.UniversalClient {
+	c, ok := rdb.(*redis.Client)
+	if !ok || unbatched {
+		return rdb
+	}
+	ap, err := c.AutoPipelineWithOptions(&redis.AutoPipelineOptions{FullDuplex: true})
+	if err != nil { // a client closed already: its own errors will say so
+		return rdb
+	}
+	return ap
+}
+
+// smallValue is the largest value the store writes or reads through the
+// autopipeliner: larger ones go on a pooled connection of their own, so a
+// 10 MiB upload never holds up other jobs' commands queued behind it.
+const smallValue = 32 << 10
+
+// clientFor is the client for a round trip that carries n bytes of blob.
+func (s *Store) clientFor(n int64) redis.UniversalClient {
+	if n <= smallValue {
+		return s.rdb
+	}
+	return s.bulk
 }
 
 // Ping reports whether Redis answers, as EUNAVAILABLE when it does not. The
