@@ -220,7 +220,9 @@ func (w *Worker) load(ctx context.Context, a *attempt) (next, error) {
 	if a.calls.Kept != nil {
 		return storeKept, nil
 	}
-	a.log.Info("compressing", "attempt", job.Attempts, "input", job.Input.Kind, "upstream_calls", a.calls.Calls)
+	// Debug: a job's one Info line is its outcome (complete, fail), so a
+	// busy worker writes one log line per job, not three.
+	a.log.Debug("compressing", "attempt", job.Attempts, "input", job.Input.Kind, "upstream_calls", a.calls.Calls)
 	return compressNow, nil
 }
 
@@ -323,7 +325,7 @@ func (w *Worker) call(ctx context.Context, a *attempt, call int, img *image, in 
 		}
 		return nil, err
 	}
-	a.log.Info("compressed", "upstream_job_id", c.UpstreamJobID, "original_size", c.OriginalSize, "compressed_size", c.CompressedSize, "took", time.Since(start))
+	a.log.Debug("compressed", "upstream_job_id", c.UpstreamJobID, "original_size", c.OriginalSize, "compressed_size", c.CompressedSize, "took", time.Since(start))
 	return c, nil
 }
 
@@ -410,7 +412,8 @@ func (w *Worker) complete(ctx context.Context, a *attempt, answer *connector.Kep
 		return err
 	}
 	a.job = job
-	a.log.Info("job completed", "compressed_size", job.Result.CompressedSize, "upstream_calls", job.UpstreamCalls, "charge_uncertain", job.ChargeUncertain)
+	a.log.Info("job completed", "input", job.Input.Kind, "attempt", job.Attempts, "upstream_job_id", job.Result.UpstreamJobID,
+		"original_size", job.Result.OriginalSize, "compressed_size", job.Result.CompressedSize, "upstream_calls", job.UpstreamCalls, "charge_uncertain", job.ChargeUncertain)
 	if err := w.crashAt("stored", a.jobID); err != nil {
 		return err
 	}
