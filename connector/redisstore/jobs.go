@@ -4,10 +4,13 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
+
+	// A drop-in for encoding/json, 4x as fast on a job record (read or
+	// written four or five times in a job's life; BenchmarkJobRecordCodec).
+	json "github.com/goccy/go-json"
 
 	"github.com/imgflow/imgflow/connector"
 	"github.com/redis/go-redis/v9"
