@@ -201,10 +201,13 @@ func newApp(opts appOptions, rdb redis.UniversalClient) (*app, error) {
 	}
 	a.compressor = a.metrics.Compressor(upstream.New(opts.UpstreamURL))
 	// Share the fail-fast Redis client (openRedis): with Redis down an
-	// enqueue answers 503 at once, not after go-redis's dial retries.
-	a.asynqClient = asynq.NewClientFromRedisClient(rdb)
+	// enqueue answers 503 at once, not after go-redis's dial retries. Its
+	// autopipeliner, shared with the store, sends the enqueue in the same
+	// writes as other requests' commands, and the wake-up after it.
+	batched := redisstore.Batched(rdb)
+	a.asynqClient = asynq.NewClientFromRedisClient(batched)
 	// Wake-ups on the same client let idle workers start a job at once.
-	a.queue = worker.NewQueue(a.asynqClient, opts.Queue, worker.WithWakeUps(rdb))
+	a.queue = worker.NewQueue(a.asynqClient, opts.Queue, worker.WithWakeUps(batched))
 	return a, nil
 }
 

@@ -110,7 +110,11 @@ type Store struct {
 
 // New returns a Store over rdb. It does not contact Redis; see Ping.
 func New(rdb redis.UniversalClient, opts Options) *Store {
-	s := &Store{rdb: batched(rdb, opts.Unbatched), bulk: rdb, prefix: opts.Prefix, jobTTL: opts.JobTTL, now: opts.Now, hub: newWaitHub(), jobs: newJobCache()}
+	batchedRDB := rdb
+	if !opts.Unbatched {
+		batchedRDB = Batched(rdb)
+	}
+	s := &Store{rdb: batchedRDB, bulk: rdb, prefix: opts.Prefix, jobTTL: opts.JobTTL, now: opts.Now, hub: newWaitHub(), jobs: newJobCache()}
 	if s.prefix == "" {
 		s.prefix = DefaultPrefix
 	}
@@ -134,13 +138,15 @@ func New(rdb redis.UniversalClient, opts Options) *Store {
 	return s
 }
 
-// batched is the autopipeliner over rdb (see Options.Unbatched), or rdb.
-// Full duplex: one connection with a writer and a reader, so a batch is
-// written while the replies of the one before it are read. Cluster clients
-// keep rdb: their commands already fan out per node.
-func batched(rdb redis.UniversalClient, unbatched bool) redis.UniversalClient {
+// Batched is the autopipeliner of rdb (see Options.Unbatched), or rdb
+// itself on a cluster, where commands already fan out per node. There is
+// one per client: the store and anything else batched on the same client
+// (main's asynq client) share its stream. Full duplex: one connection with
+// a writer and a reader, so a batch is written while the replies of the one
+// before it are read.
+func Batched(rdb redis.UniversalClient) redis.UniversalClient {
 	c, ok := rdb.(*redis.Client)
-	if !ok || unbatched {
+	if !ok {
 		return rdb
 	}
 	ap, err := c.AutoPipelineWithOptions(&redis.AutoPipelineOptions{FullDuplex: true})
