@@ -110,6 +110,14 @@ func (w *waker) isForward(cmd redis.Cmder) bool {
 	return fmt.Sprint(args[2]) == "2" && args[4] == w.pendingKey
 }
 
+// watches reports whether a script on keys is one the hook acts on (the
+// dequeue or the forward), by the keys isDequeue and isForward look at.
+func (w *waker) watches(keys []string) bool {
+	dequeue := len(keys) == 4 && keys[0] == w.pendingKey && keys[1] == w.pausedKey
+	forward := len(keys) == 2 && keys[1] == w.pendingKey
+	return dequeue || forward
+}
+
 func (w *waker) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (w *waker) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {

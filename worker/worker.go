@@ -88,7 +88,8 @@ func (w *Worker) RetryDelay(n int, err error, t *asynq.Task) time.Duration {
 // server cannot start.
 func (w *Worker) Run(ctx context.Context) error {
 	// asynq's server gets a client of its own with the wake-up hook (see
-	// wake.go) on its dequeue script.
+	// wake.go) on its dequeue script; the rest of what it sends is batched
+	// (serverClient).
 	rdb, err := newRedisClient(w.cfg.RedisConnOpt)
 	if err != nil {
 		return err
@@ -102,7 +103,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		// Without wake-ups the worker still polls every IdleWait.
 		w.log.Warn("worker: no wake-ups on enqueue; polling only", "err", err)
 	}
-	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
+	srv := asynq.NewServerFromRedisClient(asynqServerClient(rdb, wk), asynq.Config{
 		Concurrency:              w.cfg.Concurrency,
 		Queues:                   map[string]int{w.cfg.Queue: 1},
 		TaskCheckInterval:        w.cfg.TaskCheckInterval,
