@@ -13,7 +13,9 @@ import (
 // Client.Enqueue runs) and the PUBLISH together, in one pipeline, so Redis
 // runs the PUBLISH right after the enqueue. Should the hook not see the
 // enqueue (asynq given a different client), the Queue publishes as before
-// (wakeUps): the slot says whether the hook sent it.
+// (wakeUps): the slot says whether the hook sent it. On an autopipeliner
+// (redisstore.Batched) the enqueue is on its ordered stream before the hook
+// runs, so the hook lets it go and sends the PUBLISH right behind it.
 
 // wakeSlot is one enqueue's request for a wake-up.
 type wakeSlot struct {
@@ -52,6 +54,15 @@ func (h enqueueWaker) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		slot, ok := ctx.Value(wakeSlotKey{}).(*wakeSlot)
 		if !ok || (cmd.Name() != "evalsha" && cmd.Name() != "eval") {
 			return next(ctx, cmd)
+		}
+		if _, batched := h.rdb.(*redis.AutoPipeliner); batched {
+			// An autopipeliner sends cmd on its ordered stream whatever
+			// this hook does: the PUBLISH goes on the stream right after.
+			err := next(ctx, cmd)
+			if err == nil {
+				slot.sent = h.rdb.Publish(ctx, slot.channel, "").Err() == nil
+			}
+			return err
 		}
 		// A NOSCRIPT EVALSHA publishes too, before asynq's EVAL: a spurious
 		// wake-up, and the EVAL's own PUBLISH follows its enqueue.
