@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/imgflow/imgflow/internal/redistest"
 )
@@ -77,5 +78,65 @@ func TestEnqueueCarriesItsWakeUpInTheSameRoundTrip(t *testing.T) {
 	}
 	if n := q.wakes.background.Load(); n != 0 {
 		t.Errorf("background publishes: expected none (the enqueue carried its wake-up), got %d", n)
+	}
+}
+
+// scriptCounter counts the scripts a client sends, alone or in pipelines.
+type scriptCounter struct{ n atomic.Int32 }
+
+func (c *scriptCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c *scriptCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.count(cmd)
+		return next(ctx, cmd)
+	}
+}
+func (c *scriptCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			c.count(cmd)
+		}
+		return next(ctx, cmds)
+	}
+}
+func (c *scriptCounter) count(cmd redis.Cmder) {
+	if cmd.Name() == "evalsha" || cmd.Name() == "eval" {
+		c.n.Add(1)
+	}
+}
+
+// On an autopipeliner (the API's client, redisstore.Batched) the enqueue
+// goes on the stream as it is, once, and its wake-up right behind it.
+func TestEnqueueOnAnAutopipelinerRunsOnceAndWakes(t *testing.T) {
+	r := redistest.New(t)
+	ctx := context.Background()
+	scripts := &scriptCounter{}
+	r.Client.AddHook(scripts)
+	ap, err := r.Client.AutoPipelineWithOptions(&redis.AutoPipelineOptions{FullDuplex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := NewQueue(asynq.NewClientFromRedisClient(ap), r.Queue(), WithWakeUps(ap))
+	ps := r.Client.Subscribe(ctx, wakeChannel(r.Queue()))
+	defer ps.Close()
+	if _, err := ps.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"job-1", "job-2"} {
+		scripts.n.Store(0) // job-1 may load the script first (NOSCRIPT, then EVAL)
+		if err := q.EnqueueCompress(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ps.Channel():
+		case <-time.After(5 * time.Second):
+			t.Fatal("no wake-up published")
+		}
+	}
+	if n := scripts.n.Load(); n != 1 {
+		t.Errorf("scripts sent: expected asynq's enqueue once, got %d", n)
+	}
+	if n := q.wakes.background.Load(); n != 0 {
+		t.Errorf("background publishes: expected none (the hook sent it), got %d", n)
 	}
 }
