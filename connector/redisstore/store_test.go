@@ -124,3 +124,24 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 		})
 	}
 }
+
+// The default store batches its small commands through the client's
+// autopipeliner; Unbatched keeps the client as given, and both run a job's
+// writes the same.
+func TestUnbatchedAndBatchedStoresRunTheSameJob(t *testing.T) {
+	for _, unbatched := range []bool{false, true} {
+		s, r := newStore(t, Options{Unbatched: unbatched})
+		if _, ap := s.rdb.(*redis.AutoPipeliner); ap == unbatched || s.bulk != redis.UniversalClient(r.Client) {
+			t.Fatalf("unbatched %v: small commands on %T, bulk on %T", unbatched, s.rdb, s.bulk)
+		}
+		ctx := context.Background()
+		job := newJob(t, s, "owner", connector.StatusQueued)
+		done, err := s.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil })
+		if err != nil || done.Status != connector.StatusCompleted {
+			t.Fatalf("unbatched %v: UpdateJob = %v, %v", unbatched, done, err)
+		}
+		if got, err := s.GetJob(ctx, job.ID); err != nil || got.Status != connector.StatusCompleted {
+			t.Fatalf("unbatched %v: GetJob = %v, %v", unbatched, got, err)
+		}
+	}
+}

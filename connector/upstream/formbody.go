@@ -62,6 +62,10 @@ func newFormBody(apiKey, filename, contentType string, image io.Reader, imageSiz
 		if _, err := io.ReadFull(image, whole[n:n+int(imageSize)]); err != nil {
 			return nil, "", fmt.Errorf("reading the image: %w", err)
 		}
+		// A longer image must not go as a whole form of its first bytes.
+		if extra, _ := image.Read(make([]byte, 1)); extra > 0 {
+			return nil, "", fmt.Errorf("the image is longer than the %d bytes it said", imageSize)
+		}
 		copy(whole[n+int(imageSize):], tail)
 		return &formBody{r: bytes.NewReader(whole), size: size, inMemory: true}, form.FormDataContentType(), nil
 	}

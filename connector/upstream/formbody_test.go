@@ -73,3 +73,22 @@ func TestCompressOfAnImageShorterThanItsSizeSendsNoWholeForm(t *testing.T) {
 		}
 	}
 }
+
+func TestCompressOfAnImageLongerThanItsSizeSendsNoWholeForm(t *testing.T) {
+	for _, size := range []int64{1000, 3 * inMemoryBody} {
+		var forms atomic.Int32
+		srv := httptestServer(t, func(w http.ResponseWriter, r *http.Request) {
+			if r.ParseMultipartForm(1<<20) == nil {
+				forms.Add(1)
+			}
+			io.WriteString(w, okAnswer)
+		})
+		long := lyingSize{Reader: strings.NewReader(string(pngHead) + strings.Repeat("x", int(size*2))), size: size}
+		if _, err := New(srv.URL).Compress(context.Background(), "k", long, "a.png"); err == nil {
+			t.Errorf("%d bytes: expected an error for an image longer than it said", size)
+		}
+		if forms.Load() != 0 {
+			t.Errorf("%d bytes: the API got a whole form of the image's first bytes", size)
+		}
+	}
+}
