@@ -89,6 +89,7 @@ var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 32<<10
 // text part), with the same rules as a field.
 func DecodeText(r io.Reader, opt Options) (*Result, error) {
 	d := newDecoder(opt.MaxDecoded, opt.DecodedHint, opt.Lenient, opt.Lenient)
+	defer d.release()
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := r.Read(buf)
@@ -246,6 +247,7 @@ func (s *scanner) field(c byte) error {
 		return &Error{Field: name, Msg: "must be a string"}
 	}
 	d := newDecoder(s.opt.MaxDecoded, s.opt.DecodedHint, s.opt.Lenient, s.opt.Lenient)
+	defer d.release()
 	var esc [1]byte
 	for {
 		buf, err := s.r.Peek(max(1, s.r.Buffered()))
