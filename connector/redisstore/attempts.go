@@ -150,9 +150,9 @@ func (s *Store) KeepAnswerWithBytes(ctx context.Context, jobID string, call int,
 	if err != nil {
 		return internalErr(err)
 	}
-	buf := make([]byte, data.Size()) // at most one chunk, as PutBlob holds
-	if n, err := data.ReadAt(buf, 0); n < len(buf) {
-		return internalErr(fmt.Errorf("keep answer: read %d of %d bytes: %w", n, len(buf), err))
+	buf, err := smallBlobBytes(data)
+	if err != nil {
+		return internalErr(fmt.Errorf("keep answer: %w", err))
 	}
 	var ans *redis.Cmd
 	_, err = s.pipelinedScriptsOn(ctx, s.clientFor(int64(len(buf))), func(p redis.Pipeliner) {

@@ -217,3 +217,24 @@ func randomHex(n int) string {
 	rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// smallBlobBytes returns the bytes of b (at most one blob chunk) in one
+// slice, for a SET in a pipeline: b's own memory when it holds them in one
+// piece, as a decoded upload or answer of that size does (chunkbuf's Head),
+// else a copy. The slice is only read.
+func smallBlobBytes(b connector.Bytes) ([]byte, error) {
+	size := int(b.Size())
+	if size == 0 {
+		return []byte{}, nil // a SET of nothing, not a SET left out
+	}
+	if h, ok := b.(interface{ Head(int) []byte }); ok {
+		if p := h.Head(size); len(p) == size {
+			return p, nil
+		}
+	}
+	buf := make([]byte, size)
+	if n, err := b.ReadAt(buf, 0); n < size {
+		return nil, fmt.Errorf("read %d of %d bytes: %w", n, size, err)
+	}
+	return buf, nil
+}

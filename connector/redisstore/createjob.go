@@ -54,9 +54,8 @@ func (s *Store) CreateJobWithInput(ctx context.Context, job *connector.Job, inpu
 				return err
 			}
 		} else {
-			in = make([]byte, input.Size()) // at most one chunk, as PutBlob holds
-			if n, err := input.ReadAt(in, 0); n < len(in) {
-				return internalErr(fmt.Errorf("create job: read %d of %d input bytes: %w", n, len(in), err))
+			if in, err = smallBlobBytes(input); err != nil {
+				return internalErr(fmt.Errorf("create job: input: %w", err))
 			}
 		}
 	}
