@@ -29,6 +29,15 @@ type Config struct {
 	// so this may well exceed the number of CPUs.
 	Concurrency int
 
+	// Fetchers is how many asynq servers share Concurrency, each taking
+	// tasks with its own dequeue loop. asynq dequeues one task at a time
+	// per server, a Redis round trip each, and under load that loop, not
+	// the handlers, set how fast tasks start (BENCHMARK.md, fourth round).
+	// Default: one per 16 slots of Concurrency, from 1 to 4 (the default
+	// Concurrency of 10 has 1). Each adds asynq's heartbeat and an idle
+	// dequeue per IdleWait to an idle worker's Redis load.
+	Fetchers int
+
 	// Jobs, Blobs and Hooks are the stores (required).
 	Jobs  connector.JobStore
 	Blobs connector.BlobStore
@@ -178,6 +187,10 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 10
 	}
+	if cfg.Fetchers <= 0 {
+		cfg.Fetchers = min(max(cfg.Concurrency/16, 1), 4)
+	}
+	cfg.Fetchers = min(cfg.Fetchers, cfg.Concurrency)
 	if cfg.ResultTTL <= 0 {
 		cfg.ResultTTL = 24 * time.Hour
 	}

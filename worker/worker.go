@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -103,20 +104,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		// Without wake-ups the worker still polls every IdleWait.
 		w.log.Warn("worker: no wake-ups on enqueue; polling only", "err", err)
 	}
-	srv := asynq.NewServerFromRedisClient(asynqServerClient(rdb, wk), asynq.Config{
-		Concurrency:              w.cfg.Concurrency,
-		Queues:                   map[string]int{w.cfg.Queue: 1},
-		TaskCheckInterval:        w.cfg.TaskCheckInterval,
-		DelayedTaskCheckInterval: w.cfg.DelayedTaskCheckInterval,
-		RetryDelayFunc:           w.RetryDelay,
-		ShutdownTimeout:          w.cfg.ShutdownTimeout,
-		Logger:                   asynqLogger{w.log},
-		LogLevel:                 asynq.WarnLevel,
-	})
-	if err := srv.Start(w.mux); err != nil {
-		return fmt.Errorf("worker: start: %w", err)
+	srvs, err := w.startServers(asynqServerClient(rdb, wk))
+	if err != nil {
+		return err
 	}
-	w.log.Info("worker started", "queue", w.cfg.Queue, "concurrency", w.cfg.Concurrency)
+	w.log.Info("worker started", "queue", w.cfg.Queue, "concurrency", w.cfg.Concurrency, "fetchers", len(srvs))
 	// The orphan recoverer (recover.go) uses the worker's own client.
 	rec := &orphanRecoverer{rdb: w.rdb, inspector: asynq.NewInspectorFromRedisClient(w.rdb), queue: w.cfg.Queue,
 		log: w.log, after: w.cfg.OrphanAfter, unclaimed: map[string]time.Time{}}
@@ -127,7 +119,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	<-ctx.Done()
 	w.log.Info("worker stopping", "shutdown_timeout", w.cfg.ShutdownTimeout)
 	wk.shutdown()
-	srv.Shutdown()
+	shutdown(srvs)
 	w.log.Info("worker stopped")
 	return nil
 }
@@ -148,4 +140,52 @@ func (a asynqLogger) Error(args ...any) { a.l.Error(fmt.Sprint(args...), "compon
 func (a asynqLogger) Fatal(args ...any) {
 	a.l.Error(fmt.Sprint(args...), "component", "asynq", "fatal", true)
 	panic(fmt.Sprint(args...))
+}
+
+// startServers starts Fetchers asynq servers on rdb that share Concurrency
+// (see Config.Fetchers). The first moves due retries and delayed tasks
+// every DelayedTaskCheckInterval; the others only every minute, as a
+// backstop, since one forwarder per process is enough.
+func (w *Worker) startServers(rdb redis.UniversalClient) ([]*asynq.Server, error) {
+	n := w.cfg.Fetchers
+	srvs := make([]*asynq.Server, 0, n)
+	for i := range n {
+		forwardEvery := w.cfg.DelayedTaskCheckInterval
+		if i > 0 {
+			forwardEvery = max(forwardEvery, time.Minute)
+		}
+		srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
+			Concurrency:              w.cfg.Concurrency/n + boolInt(i < w.cfg.Concurrency%n),
+			Queues:                   map[string]int{w.cfg.Queue: 1},
+			TaskCheckInterval:        w.cfg.TaskCheckInterval,
+			DelayedTaskCheckInterval: forwardEvery,
+			RetryDelayFunc:           w.RetryDelay,
+			ShutdownTimeout:          w.cfg.ShutdownTimeout,
+			Logger:                   asynqLogger{w.log},
+			LogLevel:                 asynq.WarnLevel,
+		})
+		if err := srv.Start(w.mux); err != nil {
+			shutdown(srvs)
+			return nil, fmt.Errorf("worker: start: %w", err)
+		}
+		srvs = append(srvs, srv)
+	}
+	return srvs, nil
+}
+
+// shutdown stops the servers at once, so that their running tasks share
+// one ShutdownTimeout.
+func shutdown(srvs []*asynq.Server) {
+	var wg sync.WaitGroup
+	for _, srv := range srvs {
+		wg.Go(srv.Shutdown)
+	}
+	wg.Wait()
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
