@@ -15,7 +15,8 @@ import (
 // enqueue (asynq given a different client), the Queue publishes as before
 // (wakeUps): the slot says whether the hook sent it. On an autopipeliner
 // (redisstore.Batched) the enqueue is on its ordered stream before the hook
-// runs, so the hook lets it go and sends the PUBLISH right behind it.
+// runs, so the hook lets it go and sends the PUBLISH right behind it,
+// without waiting for the enqueue's reply first.
 
 // wakeSlot is one enqueue's request for a wake-up.
 type wakeSlot struct {
@@ -56,12 +57,14 @@ func (h enqueueWaker) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 			return next(ctx, cmd)
 		}
 		if _, batched := h.rdb.(*redis.AutoPipeliner); batched {
-			// An autopipeliner sends cmd on its ordered stream whatever
-			// this hook does: the PUBLISH goes on the stream right after.
+			// An autopipeliner has put cmd on its ordered stream before
+			// this hook runs: a PUBLISH sent now follows it there, and
+			// the two replies are awaited together, not one after the
+			// other.
+			published := make(chan bool, 1)
+			go func() { published <- h.rdb.Publish(ctx, slot.channel, "").Err() == nil }()
 			err := next(ctx, cmd)
-			if err == nil {
-				slot.sent = h.rdb.Publish(ctx, slot.channel, "").Err() == nil
-			}
+			slot.sent = <-published
 			return err
 		}
 		// A NOSCRIPT EVALSHA publishes too, before asynq's EVAL: a spurious
