@@ -149,7 +149,14 @@ func BenchmarkJobsEndToEnd(b *testing.B) {
 
 // BenchmarkBareAsynq is the floor: enqueue and a no-op handler on the same
 // Redis, with the same worker concurrency and poll interval as imgflow's.
-func BenchmarkBareAsynq(b *testing.B) {
+func BenchmarkBareAsynq(b *testing.B) { benchBareAsynq(b, 1) }
+
+// BenchmarkBareAsynqFourServers is the floor with the slots shared by four
+// asynq servers, as imgflow's worker shares its 64 (worker.Config.Fetchers):
+// what the same split does for bare asynq.
+func BenchmarkBareAsynqFourServers(b *testing.B) { benchBareAsynq(b, 4) }
+
+func benchBareAsynq(b *testing.B, servers int) {
 	r := redistest.New(b)
 	redisOpt, err := asynq.ParseRedisURI(r.URL)
 	if err != nil {
@@ -158,10 +165,6 @@ func BenchmarkBareAsynq(b *testing.B) {
 	var handled atomic.Int64
 	all := make(chan struct{})
 	var target atomic.Int64
-	srv := asynq.NewServer(redisOpt, asynq.Config{
-		Concurrency: 64, Queues: map[string]int{r.Queue(): 1}, TaskCheckInterval: 25 * time.Millisecond,
-		LogLevel: asynq.ErrorLevel,
-	})
 	var once sync.Once
 	mux := asynq.HandlerFunc(func(context.Context, *asynq.Task) error {
 		if handled.Add(1) == target.Load() {
@@ -169,10 +172,16 @@ func BenchmarkBareAsynq(b *testing.B) {
 		}
 		return nil
 	})
-	if err := srv.Start(mux); err != nil {
-		b.Fatal(err)
+	for range servers {
+		srv := asynq.NewServer(redisOpt, asynq.Config{
+			Concurrency: 64 / servers, Queues: map[string]int{r.Queue(): 1}, TaskCheckInterval: 25 * time.Millisecond,
+			LogLevel: asynq.ErrorLevel,
+		})
+		if err := srv.Start(mux); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(srv.Shutdown)
 	}
-	b.Cleanup(srv.Shutdown)
 	client := asynq.NewClient(redisOpt)
 	b.Cleanup(func() { client.Close() })
 	target.Store(int64(b.N))
