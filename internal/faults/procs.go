@@ -115,8 +115,14 @@ func startSystem(ctx context.Context, bin, dir string, p profile) (*system, erro
 		"IMGFLOW_MAX_JOBS_PER_KEY=0"}
 	s.serve = &proc{name: "serve", log: logf("serve"), env: env, args: []string{bin, "serve"}}
 	for i := range p.workers {
+		// worker0, the first one killed, runs 32 slots: two asynq servers
+		// in one process (worker.Config.Fetchers), killed together.
+		concurrency := "8"
+		if i == 0 {
+			concurrency = "32"
+		}
 		s.workers = append(s.workers, &proc{name: fmt.Sprintf("worker%d", i), log: logf(fmt.Sprintf("worker%d", i)),
-			env: env, args: []string{bin, "work", "--concurrency", "8"}})
+			env: env, args: []string{bin, "work", "--concurrency", concurrency}})
 	}
 	for _, pr := range append([]*proc{s.upstream, s.serve}, s.workers...) {
 		if err := pr.start(); err != nil {
