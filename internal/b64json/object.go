@@ -246,7 +246,7 @@ func (s *scanner) field(c byte) error {
 	if c != '"' {
 		return &Error{Field: name, Msg: "must be a string"}
 	}
-	d := newDecoder(s.opt.MaxDecoded, s.opt.DecodedHint, s.opt.Lenient, s.opt.Lenient)
+	d := newDecoder(s.opt.MaxDecoded, s.fieldHint(), s.opt.Lenient, s.opt.Lenient)
 	defer d.release()
 	var esc [1]byte
 	for {
@@ -309,6 +309,21 @@ func (s *scanner) field(c byte) error {
 	}
 	s.res.Data, s.res.MediaType = data, d.mediaType
 	return nil
+}
+
+// fieldHint is the decoded size to expect: DecodedHint, or, without one,
+// what the field's text would decode to when its closing quote is already
+// read (a small body that came without a Content-Length), so that the
+// bytes land in one chunk rather than several.
+func (s *scanner) fieldHint() int {
+	if s.opt.DecodedHint > 0 {
+		return s.opt.DecodedHint
+	}
+	buf, _ := s.r.Peek(s.r.Buffered())
+	if i := bytes.IndexByte(buf, '"'); i >= 0 {
+		return (i + 3) / 4 * 3 // escapes and white space only make it more
+	}
+	return 0
 }
 
 // hasControl reports whether s holds a byte below 0x20, eight at a time:
