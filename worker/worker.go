@@ -88,9 +88,9 @@ func (w *Worker) RetryDelay(n int, err error, t *asynq.Task) time.Duration {
 // and puts the rest back on the queue. It returns an error only when the
 // server cannot start.
 func (w *Worker) Run(ctx context.Context) error {
-	// asynq's server gets a client of its own with the wake-up hook (see
-	// wake.go) on its dequeue script; the rest of what it sends is batched
-	// (serverClient).
+	// asynq's servers share a client of their own with the wake-up hook
+	// (see wake.go) on their dequeue script; the rest of what they send is
+	// batched (serverClient).
 	rdb, err := newRedisClient(w.cfg.RedisConnOpt)
 	if err != nil {
 		return err
@@ -155,7 +155,7 @@ func (w *Worker) startServers(rdb redis.UniversalClient) ([]*asynq.Server, error
 			forwardEvery = max(forwardEvery, time.Minute)
 		}
 		srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
-			Concurrency:              w.cfg.Concurrency/n + boolInt(i < w.cfg.Concurrency%n),
+			Concurrency:              (w.cfg.Concurrency + n - 1 - i) / n, // the remainder to the first
 			Queues:                   map[string]int{w.cfg.Queue: 1},
 			TaskCheckInterval:        w.cfg.TaskCheckInterval,
 			DelayedTaskCheckInterval: forwardEvery,
@@ -181,11 +181,4 @@ func shutdown(srvs []*asynq.Server) {
 		wg.Go(srv.Shutdown)
 	}
 	wg.Wait()
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
