@@ -12,6 +12,8 @@ type Delivery struct {
 	JobID  string `json:"job_id"`  // the job whose event this is
 	HookID string `json:"hook_id"` // "" for the job's own callback_url
 	Event  string `json:"event"`
+	// BatchID is set, and JobID empty, for a batch's batch.finished event.
+	BatchID string `json:"batch_id,omitempty"`
 	// Redeliver marks a one-off attempt its owner asked for: it is sent
 	// even when the delivery already succeeded, and not retried.
 	Redeliver bool `json:"redeliver,omitempty"`

@@ -128,6 +128,10 @@ type Job struct {
 	// have been charged too, so the account may show one credit more than
 	// the job's result.
 	ChargeUncertain bool `json:"charge_uncertain"`
+	// BatchID and BatchIndex place a batch's item: the batch and the
+	// item's position in the request (batch.go).
+	BatchID    string `json:"batch_id,omitempty"`
+	BatchIndex *int   `json:"index,omitempty"`
 
 	// Owner is the hash of the key that made the job (KeyHash); jobs of
 	// another key are not found.

@@ -236,15 +236,19 @@ type ImageFetcher interface {
 type Hook struct {
 	ID        string    `json:"id"`
 	TargetURL string    `json:"target_url"`
-	Event     string    `json:"event"` // job.completed, job.failed or job.finished
+	Event     string    `json:"event"` // job.completed, job.failed, job.finished or batch.finished
 	CreatedAt time.Time `json:"created_at"`
 	Disabled  bool      `json:"disabled"` // set when a delivery got 410 Gone
 	Owner     string    `json:"-"`
 }
 
-// Matches reports whether an event of this type goes to the hook.
+// Matches reports whether an event of this type goes to the hook:
+// job.finished takes both job events, never batch.finished.
 func (h *Hook) Matches(eventType string) bool {
-	return !h.Disabled && (h.Event == eventType || h.Event == EventJobFinished)
+	if h.Disabled {
+		return false
+	}
+	return h.Event == eventType || (h.Event == EventJobFinished && (eventType == EventJobCompleted || eventType == EventJobFailed))
 }
 
 // HookStore keeps hook subscriptions per owner.

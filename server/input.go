@@ -76,18 +76,26 @@ func (s *Server) readJobRequest(c echo.Context) (*jobRequest, error) {
 	if err := in.resolveSource(); err != nil {
 		return nil, err
 	}
-	if len(in.Metadata) > 0 && !bytes.Equal(in.Metadata, []byte("null")) {
-		if len(in.Metadata) > maxMetadata {
-			return nil, fieldError("metadata", fmt.Sprintf("must be at most %d bytes of JSON", maxMetadata))
-		}
-		var object map[string]json.RawMessage
-		if err := json.Unmarshal(in.Metadata, &object); err != nil || object == nil {
-			return nil, fieldError("metadata", "must be a JSON object")
-		}
-	} else {
-		in.Metadata = nil
+	if in.Metadata, err = checkMetadata("metadata", in.Metadata); err != nil {
+		return nil, err
 	}
 	return in, nil
+}
+
+// checkMetadata refuses metadata that is not a JSON object of at most
+// maxMetadata bytes; null or absent is nil.
+func checkMetadata(field string, raw json.RawMessage) (json.RawMessage, error) {
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	if len(raw) > maxMetadata {
+		return nil, fieldError(field, fmt.Sprintf("must be at most %d bytes of JSON", maxMetadata))
+	}
+	var object map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &object); err != nil || object == nil {
+		return nil, fieldError(field, "must be a JSON object")
+	}
+	return raw, nil
 }
 
 // isJSON reports whether a Content-Type header names JSON.

@@ -29,6 +29,9 @@ type Config struct {
 	Idempotency connector.IdempotencyStore
 	Accounts    connector.AccountCache
 	Hooks       connector.HookStore
+	// Batches keeps batches (POST /v1/batches and the routes under it);
+	// nil leaves them out (404).
+	Batches connector.BatchStore
 	// Deliveries is each job's delivery log, read by the deliveries routes.
 	Deliveries connector.DeliveryLog
 	Queue      connector.Queue
@@ -219,6 +222,11 @@ func (s *Server) routes() *echo.Echo {
 	v1.GET("/jobs/:id/file", s.getJobFile) // key or signed token
 	v1.GET("/jobs/:id/deliveries", s.listDeliveries, s.requireKey)
 	v1.POST("/jobs/:id/deliveries/:delivery_id/redeliver", s.redeliver, s.requireKey)
+	v1.POST("/batches", s.createBatch) // key may be in the body
+	v1.GET("/batches", s.listBatches, s.requireKey)
+	v1.GET("/batches/:id", s.getBatch, s.requireKey)
+	v1.GET("/batches/:id/jobs", s.listBatchJobs, s.requireKey)
+	v1.GET("/batches/:id/archive", s.getBatchArchive) // key or signed token
 	v1.GET("/account", s.getAccount, s.headerKeyOnly)
 	v1.POST("/hooks", s.createHook) // key may be in the body
 	v1.GET("/hooks", s.listHooks, s.requireKey)

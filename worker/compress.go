@@ -217,6 +217,7 @@ func (w *Worker) load(ctx context.Context, a *attempt) (next, error) {
 	}
 	a.job = job
 	w.obs.JobStarted(time.Since(job.CreatedAt))
+	w.batchItemStarted(ctx, a.log, job) // a batch's item: counted processing (batch.go)
 	if a.calls.Kept != nil {
 		return storeKept, nil
 	}

@@ -49,6 +49,10 @@ type Config struct {
 	// (required): written before every call, it is what keeps a re-run from
 	// paying twice. *redisstore.Store fits.
 	Attempts connector.AttemptStore
+	// Batches counts the items of batches as they start and end, and
+	// holds the batch a batch.finished delivery sends (batch.go). Nil: the
+	// worker serves no batches (their items run, uncounted).
+	Batches connector.BatchStore
 
 	// Compressor is the compression API client (required).
 	Compressor connector.Compressor

@@ -20,6 +20,9 @@ import (
 // what the job's finishing write saw of the owner's hooks: HooksNone skips
 // listing them (a hook made after the job finished does not get it).
 func (w *Worker) fanOut(ctx context.Context, log *slog.Logger, job *connector.Job, hooks connector.HooksHint) error {
+	if err := w.batchItemEnded(ctx, log, job); err != nil { // a batch's item: counted (batch.go)
+		return err
+	}
 	event := job.EventType()
 	if job.CallbackURL != "" {
 		d := connector.Delivery{ID: connector.CallbackDeliveryID(job.ID), JobID: job.ID, Event: event}
@@ -67,7 +70,11 @@ type deliveryRun struct {
 // not retried.
 func (w *Worker) handleDelivery(ctx context.Context, t *asynq.Task) error {
 	var d connector.Delivery
-	if err := json.Unmarshal(t.Payload(), &d); err != nil || d.JobID == "" {
+	err := json.Unmarshal(t.Payload(), &d)
+	if err == nil && d.BatchID != "" {
+		return w.handleBatchDelivery(ctx, d) // a batch.finished event: batchdeliver.go
+	}
+	if err != nil || d.JobID == "" {
 		w.log.Error("delivery task with a bad payload, dropped", "job_id", "", "err", err)
 		return fmt.Errorf("bad payload: %w", asynq.SkipRetry)
 	}
@@ -79,8 +86,6 @@ func (w *Worker) handleDelivery(ctx context.Context, t *asynq.Task) error {
 	r.retried, _ = asynq.GetRetryCount(ctx)
 	maxRetry, _ := asynq.GetMaxRetry(ctx)
 	r.last = d.Redeliver || r.retried >= maxRetry
-
-	var err error
 	if r.job, err = w.cfg.Jobs.GetJob(ctx, d.JobID); connector.ErrorCodeOf(err) == connector.ENOTFOUND {
 		r.log.Info("job gone, delivery dropped")
 		w.obs.DeliveryDone("dropped")

@@ -118,3 +118,18 @@ func (k *Keyring) VerifyFileToken(jobID, token string, now time.Time) bool {
 func (k *Keyring) FileURL(publicURL, jobID string, exp time.Time) string {
 	return publicURL + "/v1/jobs/" + jobID + "/file?token=" + k.FileToken(jobID, exp)
 }
+
+// ArchiveURL is the signed address of a batch's ZIP archive under
+// publicURL, working without the API key until exp, as FileURL does for
+// one job's file (the token is scoped to the batch, never valid for a job).
+func (k *Keyring) ArchiveURL(publicURL, batchID string, exp time.Time) string {
+	return publicURL + "/v1/batches/" + batchID + "/archive?token=" + k.FileToken(archiveScope(batchID), exp)
+}
+
+// VerifyArchiveToken reports whether token grants access to the batch's
+// archive at now.
+func (k *Keyring) VerifyArchiveToken(batchID, token string, now time.Time) bool {
+	return k.VerifyFileToken(archiveScope(batchID), token, now)
+}
+
+func archiveScope(batchID string) string { return "batch/" + batchID }

@@ -1,0 +1,196 @@
+package server
+
+import (
+	"archive/zip"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/imgflow/imgflow/connector"
+)
+
+// GET /v1/batches/:id/archive streams a ZIP of every completed item's
+// file, then manifest.json. Nothing is held but one page of job records
+// and the copy buffer: each file streams from the blob store into the ZIP
+// (stored, not deflated: the images are compressed already), so memory
+// does not grow with the batch or its files.
+
+// archivePage is how many job records are read at once.
+const archivePage = 100
+
+// manifestEntry is one item in manifest.json.
+type manifestEntry struct {
+	Index            int                 `json:"index"`
+	JobID            string              `json:"job_id"`
+	Status           connector.JobStatus `json:"status"`
+	File             string              `json:"file,omitempty"` // its name in the archive
+	OriginalSize     int64               `json:"original_size,omitempty"`
+	CompressedSize   int64               `json:"compressed_size,omitempty"`
+	CompressionRatio float64             `json:"compression_ratio,omitempty"`
+	ErrorCode        connector.ErrorCode `json:"error_code,omitempty"`
+	Error            string              `json:"error,omitempty"`
+}
+
+// manifest is manifest.json.
+type manifest struct {
+	BatchID    string          `json:"batch_id"`
+	Status     string          `json:"status"`
+	Counts     any             `json:"counts"`
+	SavedBytes int64           `json:"saved_bytes"`
+	Items      []manifestEntry `json:"items"`
+}
+
+// getBatchArchive is GET /v1/batches/:id/archive, with the key or the
+// signed token of the batch's links.archive.
+func (s *Server) getBatchArchive(c echo.Context) error {
+	if s.cfg.Batches == nil {
+		return connector.Errorf(connector.ENOTFOUND, "batches are not served here")
+	}
+	ctx := c.Request().Context()
+	id := c.Param("id")
+	var b *connector.Batch
+	var err error
+	if token := c.QueryParam("token"); token != "" {
+		if !s.cfg.Keyring.VerifyArchiveToken(id, token, s.cfg.Now()) {
+			return connector.Errorf(connector.ENOTFOUND, "this archive link is invalid or has expired")
+		}
+		b, err = s.cfg.Batches.GetBatch(ctx, id)
+	} else if key := headerKey(c); key == "" {
+		return errNoKey
+	} else if aerr := s.authenticate(c, key); aerr != nil {
+		return aerr
+	} else {
+		c.Set(ctxAPIKey, key)
+		b, err = s.ownedBatch(c)
+	}
+	if err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, "application/zip")
+	h.Set(echo.HeaderContentDisposition, mimeDisposition("batch-"+b.ID+".zip"))
+	h.Set("Cache-Control", "private, no-store")
+	c.Response().WriteHeader(http.StatusOK)
+	// From here on an error can only cut the archive short: the ZIP then
+	// lacks its central directory, which every reader reports.
+	if err := s.writeArchive(ctx, c.Response(), b); err != nil {
+		s.logger(c).Warn("batch archive cut short", "batch_id", b.ID, "err", err)
+	}
+	return nil
+}
+
+// writeArchive writes the batch's ZIP to w.
+func (s *Server) writeArchive(ctx context.Context, w io.Writer, b *connector.Batch) error {
+	zw := zip.NewWriter(w)
+	names := archiveNames{taken: map[string]bool{"manifest.json": true}}
+	m := manifest{BatchID: b.ID, Status: string(b.Status), Counts: b.Counts, SavedBytes: b.SavedBytes,
+		Items: make([]manifestEntry, 0, len(b.JobIDs))}
+	for from := 0; from < len(b.JobIDs); from += archivePage {
+		ids := b.JobIDs[from:min(from+archivePage, len(b.JobIDs))]
+		jobs, err := s.cfg.Batches.GetJobs(ctx, ids)
+		if err != nil {
+			return err
+		}
+		for i, j := range jobs {
+			e := manifestEntry{Index: from + i, JobID: ids[i], Status: connector.StatusFailed, ErrorCode: connector.ENOTFOUND, Error: "the job has expired"}
+			if j != nil {
+				e = s.archiveItem(ctx, zw, &names, j, from+i)
+			}
+			m.Items = append(m.Items, e)
+		}
+	}
+	f, err := zw.Create("manifest.json")
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(f)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(m); err != nil {
+		return err
+	}
+	return zw.Close()
+}
+
+// archiveItem adds a completed job's file to the ZIP and returns its
+// manifest entry. A file that expired is listed, not added.
+func (s *Server) archiveItem(ctx context.Context, zw *zip.Writer, names *archiveNames, j *connector.Job, index int) manifestEntry {
+	e := manifestEntry{Index: index, JobID: j.ID, Status: j.Status}
+	if j.Error != nil {
+		e.ErrorCode, e.Error = j.Error.Code, j.Error.Message
+	}
+	if j.Status != connector.StatusCompleted || j.Result == nil {
+		return e
+	}
+	e.OriginalSize, e.CompressedSize, e.CompressionRatio = j.Result.OriginalSize, j.Result.CompressedSize, j.Result.CompressionRatio
+	blob, err := s.cfg.Blobs.OpenBlob(ctx, connector.OutputBlobKey(j.ID))
+	if err != nil {
+		e.ErrorCode, e.Error = connector.ErrorCodeOf(err), "the compressed file is no longer available"
+		return e
+	}
+	defer blob.Close()
+	name := names.claim(archiveName(j))
+	fh := &zip.FileHeader{Name: name, Method: zip.Store, Modified: j.UpdatedAt}
+	if j.FinishedAt != nil {
+		fh.Modified = *j.FinishedAt
+	}
+	fw, err := zw.CreateHeader(fh)
+	if err == nil {
+		_, err = io.Copy(fw, blob)
+	}
+	if err != nil {
+		e.ErrorCode, e.Error = connector.EUNAVAILABLE, "the file could not be read"
+		return e
+	}
+	e.File = name
+	return e
+}
+
+// archiveName is a completed job's file name in the archive: the item's
+// filename (its base, without control or path characters) with the
+// result's extension, or the job id when the item had none.
+func archiveName(j *connector.Job) string {
+	ext := connector.ExtensionOf(j.Result.MIMEType)
+	name := path.Base(strings.ReplaceAll(j.Result.Filename, `\`, "/"))
+	name = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || strings.ContainsRune(`/\:*?"<>|`, r) {
+			return '_'
+		}
+		return r
+	}, name)
+	name = strings.TrimLeft(strings.TrimSpace(name), ".")
+	stem := strings.TrimSuffix(name, path.Ext(name))
+	if stem == "" || name == "image"+ext { // the worker's name for an unnamed input
+		stem = j.ID
+	}
+	for len(stem) > 120 { // whole runes
+		_, size := utf8.DecodeLastRuneInString(stem)
+		stem = stem[:len(stem)-size]
+	}
+	if ext == "" {
+		ext = path.Ext(name)
+	}
+	return stem + ext
+}
+
+// archiveNames hands out unique names, case-insensitively (archives are
+// unpacked on case-insensitive file systems too).
+type archiveNames struct{ taken map[string]bool }
+
+func (n *archiveNames) claim(name string) string {
+	stem, ext := strings.TrimSuffix(name, path.Ext(name)), path.Ext(name)
+	out := name
+	for i := 2; n.taken[strings.ToLower(out)]; i++ {
+		out = stem + "-" + strconv.Itoa(i) + ext
+	}
+	n.taken[strings.ToLower(out)] = true
+	return out
+}
+
