@@ -193,4 +193,3 @@ func (n *archiveNames) claim(name string) string {
 	n.taken[strings.ToLower(out)] = true
 	return out
 }
-

@@ -13,7 +13,7 @@ import (
 type hookRequest struct {
 	APIKey    string `json:"api_key"`
 	TargetURL string `json:"target_url" validate:"required,http_url,max=4096"`
-	Event     string `json:"event" validate:"required,oneof=job.completed job.failed job.finished"`
+	Event     string `json:"event" validate:"required,oneof=job.completed job.failed job.finished batch.finished"`
 }
 
 // hookView is a subscription as its owner sees it; the secret verifies its
