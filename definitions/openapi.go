@@ -228,7 +228,7 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 			"responses": obj{"200": obj{"description": "HTML dashboard.", "content": obj{"text/html": obj{"schema": obj{"type": "string"}}}}, "401": obj{"description": "Missing admin token."}}})},
 	}
 
-	return obj{
+	doc := obj{
 		"openapi": "3.0.3",
 		"info": obj{
 			"title":       "imgflow",
@@ -262,6 +262,8 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 			},
 		},
 	}
+	addBatchesToOpenAPI(doc)
+	return doc
 }
 
 func platformParam() obj {

@@ -214,6 +214,19 @@ func TestEveryRouteMatchesTheOpenAPIDocument(t *testing.T) {
 	c.do(h, "DELETE", "/v1/hooks/"+hook.str("id"), nil, key, false)
 	c.do(h, "DELETE", "/v1/hooks/"+hook.str("id"), nil, key, false)
 
+	batch := c.do(h, "POST", "/v1/batches", []byte(`{"items":[{"image_url":"https://images.example.com/a.png","filename":"a.png"},{"image_base64":"`+png+`"}],"metadata":{"run":1}}`), jsonKey, false)
+	expectStatus(t, batch, http.StatusAccepted)
+	bid := batch.str("id")
+	c.do(h, "POST", "/v1/batches", []byte(`{"items":[{"image_url":"ftp://images.example.com/a.png"}]}`), jsonKey, true)
+	c.do(h, "POST", "/v1/batches", []byte(`{"items":[{"image_url":"https://images.example.com/a.png"}]}`), map[string]string{"X-API-Key": "sk_unknown_key_0000", "Content-Type": "application/json"}, false)
+	c.do(h, "GET", "/v1/batches", nil, key, false)
+	c.do(h, "GET", "/v1/batches/"+bid, nil, key, false)
+	c.do(h, "GET", "/v1/batches/"+bid, nil, bad, false)
+	c.do(h, "GET", "/v1/batches/"+bid+"/jobs?limit=1", nil, key, false)
+	c.do(h, "GET", "/v1/batches/"+bid+"/jobs?cursor=x", nil, key, true)
+	c.do(h, "GET", "/v1/batches/"+bid+"/archive", nil, key, false)
+	c.do(h, "GET", "/v1/batches/"+bid+"/archive?token=nope", nil, nil, false)
+
 	c.do(h, "GET", "/", nil, nil, false)
 	c.do(h, "GET", "/health", nil, nil, false)
 	c.do(h, "GET", "/ready", nil, nil, false)
@@ -241,7 +254,7 @@ func TestEveryRouteMatchesTheOpenAPIDocument(t *testing.T) {
 	// Redis down: every route that needs storage answers 503.
 	dead := redisstore.New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1}), redisstore.Options{})
 	gone := newHarness(t, withDefinitions, func(cfg *server.Config) {
-		cfg.Jobs, cfg.Blobs, cfg.Idempotency, cfg.Accounts, cfg.Hooks, cfg.Deliveries = dead, dead, dead, dead, dead, dead
+		cfg.Jobs, cfg.Blobs, cfg.Idempotency, cfg.Accounts, cfg.Hooks, cfg.Deliveries, cfg.Batches = dead, dead, dead, dead, dead, dead, dead
 		cfg.Ready = map[string]func(context.Context) error{"redis": dead.Ping}
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	})
@@ -252,11 +265,13 @@ func TestEveryRouteMatchesTheOpenAPIDocument(t *testing.T) {
 		{"GET", "/v1/jobs"}, {"GET", "/v1/jobs/" + id}, {"GET", "/v1/jobs/" + id + "/deliveries"},
 		{"GET", "/v1/hooks"}, {"GET", "/v1/hooks/" + hook.str("id")}, {"DELETE", "/v1/hooks/" + hook.str("id")},
 		{"GET", "/ready"}, {"GET", token}, {"POST", "/v1/jobs/" + id + "/deliveries/nope/redeliver"},
+		{"GET", "/v1/batches"}, {"GET", "/v1/batches/" + id},
 	} {
 		c.do(gone, r.method, r.path, nil, gk, false)
 	}
 	c.do(gone, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/a.png"}`), gj, false)
 	c.do(gone, "POST", "/v1/hooks", []byte(`{"target_url":"https://hooks.example.com/in"}`), gj, false)
+	c.do(gone, "POST", "/v1/batches", []byte(`{"items":[{"image_url":"https://images.example.com/a.png"}]}`), gj, false)
 
 	// Every route the server really has is documented and was driven.
 	var missing []string

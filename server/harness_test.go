@@ -110,7 +110,7 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 	}
 	h := &harness{t: t, store: redisstore.New(r.Client, redisstore.Options{Prefix: r.Prefix}), queue: &recordingQueue{}, ledger: ledger, keys: kr, key: key, redis: r}
 	cfg := server.Config{
-		Jobs: h.store, Blobs: h.store, Idempotency: h.store, Accounts: h.store, Hooks: h.store, Deliveries: h.store,
+		Jobs: h.store, Blobs: h.store, Idempotency: h.store, Accounts: h.store, Hooks: h.store, Deliveries: h.store, Batches: h.store,
 		Queue:      h.queue,
 		Compressor: upstream.New(up.URL + "/api"),
 		Keyring:    kr,
