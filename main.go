@@ -31,10 +31,11 @@ var commands = map[string]command{
 	"upstream":    {"the reference compression API only (base path /api)", runUpstream},
 	"keys":        {"manage reference-upstream accounts: create | topup | show", runKeys},
 	"definitions": {"write every platform's connector definition files", runDefinitions},
+	"compress":    {"compress image files and folders through an imgflow API, as batches", runCompress},
 	"version":     {"print the version", func(context.Context, []string) error { fmt.Println("imgflow", version); return nil }},
 }
 
-var commandOrder = []string{"dev", "serve", "work", "upstream", "keys", "definitions", "version"}
+var commandOrder = []string{"dev", "serve", "work", "upstream", "keys", "definitions", "compress", "version"}
 
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: imgflow <command> [flags]\n\ncommands:")

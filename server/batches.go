@@ -37,11 +37,12 @@ func (s *Server) createBatch(c echo.Context) error {
 			return err
 		}
 	}
-	release, err := s.bodies.acquire(c)
+	acquired, err := s.bodies.acquire(c)
 	if err != nil {
 		return err
 	}
-	defer release() // the items' bytes are held until they are stored
+	release := sync.OnceFunc(acquired) // the items' bytes are held until they are stored
+	defer release()
 	in, err := s.readBatchRequest(c)
 	if err != nil {
 		return err
