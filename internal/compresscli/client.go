@@ -193,4 +193,3 @@ func newHTTPClient() *http.Client {
 		MaxIdleConnsPerHost:   4,
 	}}
 }
-
