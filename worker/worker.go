@@ -109,9 +109,8 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	w.log.Info("worker started", "queue", w.cfg.Queue, "concurrency", w.cfg.Concurrency, "fetchers", len(srvs))
-	// The orphan recoverer (recover.go) uses the worker's own client.
-	rec := &orphanRecoverer{rdb: w.rdb, inspector: asynq.NewInspectorFromRedisClient(w.rdb), queue: w.cfg.Queue,
-		log: w.log, after: w.cfg.OrphanAfter, unclaimed: map[string]time.Time{}}
+	// The recoverer (recover.go) uses the worker's own client.
+	rec := &abandonedRecoverer{rdb: w.rdb, queue: w.cfg.Queue, log: w.log}
 	recCtx, stopRecovering := context.WithCancel(ctx)
 	recDone := make(chan struct{})
 	go func() { defer close(recDone); rec.run(recCtx, w.recoverEvery) }()
