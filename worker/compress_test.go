@@ -239,6 +239,12 @@ func TestKillBeforeTheAnswerIsKeptFlagsTheChargeAsUncertain(t *testing.T) {
 	if got.Result == nil || got.Result.UpstreamJobID != "up-1" {
 		t.Errorf("result: expected the second call's up-1, got %+v", got.Result)
 	}
+	h.comp.mu.Lock()
+	keys := h.comp.idempotencyKeys
+	h.comp.mu.Unlock()
+	if len(keys) != 2 || keys[0] != job.ID || keys[1] != job.ID {
+		t.Errorf("Idempotency-Keys: expected the job id on both calls, got %v", keys)
+	}
 	if !rec.has("charge uncertain") {
 		t.Error("observer: expected to hear of the uncertain charge")
 	}
