@@ -187,21 +187,34 @@ func (s *Server) adoptJob(ctx context.Context, id string) (*connector.Job, error
 
 // completeIdempotencyKey records the job made under the key. The job is
 // queued: without this record a retry would make it again (with the same
-// id, so it would only be found again), so a passing Redis hiccup gets a
-// few tries.
+// id, so it would only be found again) or, until the key's lease runs out,
+// hear 409. A Redis hiccup gets a few quick tries inline, then tries in the
+// background for as long as the lease would have held the key.
 func (s *Server) completeIdempotencyKey(c echo.Context, owner, idemKey, jobID string) {
-	var err error
-	for attempt := 0; ; attempt++ {
-		err = s.cfg.Idempotency.CompleteIdempotencyKey(context.WithoutCancel(c.Request().Context()), owner, idemKey, jobID)
-		if err == nil || attempt == 2 {
-			break
+	ctx := context.WithoutCancel(c.Request().Context())
+	complete := func() error { return s.cfg.Idempotency.CompleteIdempotencyKey(ctx, owner, idemKey, jobID) }
+	for attempt := range 3 {
+		if complete() == nil {
+			return
 		}
 		time.Sleep(time.Duration(100<<attempt) * time.Millisecond)
 	}
-	if err != nil {
-		s.logger(c).Error("idempotency key not completed: a retry takes it over after its lease and finds the job", "err", err)
-	}
+	log := s.logger(c)
+	go func() {
+		deadline := time.Now().Add(completeIdempotencyFor)
+		for wait := 250 * time.Millisecond; time.Now().Before(deadline); wait = min(2*wait, 2*time.Second) {
+			time.Sleep(wait)
+			if complete() == nil {
+				return
+			}
+		}
+		log.Error("idempotency key not completed: a retry takes it over after its lease and finds the job", "job_id", jobID)
+	}()
 }
+
+// completeIdempotencyFor is how long serve keeps trying to record the job
+// made under an Idempotency-Key.
+const completeIdempotencyFor = 30 * time.Second
 
 // newJob counts the job against its key's in-flight cap, stores the input,
 // records the job and queues it. A job whose enqueue fails is deleted, so it
