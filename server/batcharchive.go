@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"path"
@@ -18,13 +19,14 @@ import (
 )
 
 // GET /v1/batches/:id/archive streams a ZIP of every completed item's
-// file, then manifest.json. Nothing is held but one page of job records
-// and the copy buffer: each file streams from the blob store into the ZIP
-// (stored, not deflated: the images are compressed already), so memory
-// does not grow with the batch or its files.
+// file, then manifest.json. What is held is one page of job records (read
+// twice: files, then manifest), the names given so far and the copy
+// buffer: each file streams from the blob store into the ZIP (stored, not
+// deflated: the images are compressed already), so memory does not grow
+// with the files, and with the batch only by its names.
 
 // archivePage is how many job records are read at once.
-const archivePage = 100
+const archivePage = 25
 
 // manifestEntry is one item in manifest.json.
 type manifestEntry struct {
@@ -37,15 +39,6 @@ type manifestEntry struct {
 	CompressionRatio float64             `json:"compression_ratio,omitempty"`
 	ErrorCode        connector.ErrorCode `json:"error_code,omitempty"`
 	Error            string              `json:"error,omitempty"`
-}
-
-// manifest is manifest.json.
-type manifest struct {
-	BatchID    string          `json:"batch_id"`
-	Status     string          `json:"status"`
-	Counts     any             `json:"counts"`
-	SavedBytes int64           `json:"saved_bytes"`
-	Items      []manifestEntry `json:"items"`
 }
 
 // getBatchArchive is GET /v1/batches/:id/archive, with the key or the
@@ -87,12 +80,57 @@ func (s *Server) getBatchArchive(c echo.Context) error {
 	return nil
 }
 
-// writeArchive writes the batch's ZIP to w.
+// writeArchive writes the batch's ZIP to w: the files, then the manifest
+// from a second read of the records, so that neither pass holds more than
+// a page of them whatever the batch's size.
 func (s *Server) writeArchive(ctx context.Context, w io.Writer, b *connector.Batch) error {
 	zw := zip.NewWriter(w)
 	names := archiveNames{taken: map[string]bool{"manifest.json": true}}
-	m := manifest{BatchID: b.ID, Status: string(b.Status), Counts: b.Counts, SavedBytes: b.SavedBytes,
-		Items: make([]manifestEntry, 0, len(b.JobIDs))}
+	files := make([]string, len(b.JobIDs)) // each item's name in the archive
+	err := s.eachItem(ctx, b, func(i int, j *connector.Job) error {
+		if j != nil && j.Status == connector.StatusCompleted && j.Result != nil {
+			files[i] = s.archiveFile(ctx, zw, &names, j)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	f, err := zw.Create("manifest.json")
+	if err != nil {
+		return err
+	}
+	// Written entry by entry: {"batch_id":..., "items":[{...},...]}.
+	head, _ := json.Marshal(struct {
+		BatchID    string                `json:"batch_id"`
+		Status     connector.BatchStatus `json:"status"`
+		Counts     connector.BatchCounts `json:"counts"`
+		SavedBytes int64                 `json:"saved_bytes"`
+	}{b.ID, b.Status, b.Counts, b.SavedBytes})
+	if _, err := fmt.Fprintf(f, "%s,\n\"items\": [", head[:len(head)-1]); err != nil {
+		return err
+	}
+	err = s.eachItem(ctx, b, func(i int, j *connector.Job) error {
+		e, _ := json.Marshal(manifestItem(i, b.JobIDs[i], j, files[i]))
+		sep := ",\n  "
+		if i == 0 {
+			sep = "\n  "
+		}
+		_, err := fmt.Fprintf(f, "%s%s", sep, e)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := io.WriteString(f, "\n]}\n"); err != nil {
+		return err
+	}
+	return zw.Close()
+}
+
+// eachItem calls fn with each item's job in index order (nil when gone),
+// reading archivePage records at a time.
+func (s *Server) eachItem(ctx context.Context, b *connector.Batch, fn func(i int, j *connector.Job) error) error {
 	for from := 0; from < len(b.JobIDs); from += archivePage {
 		ids := b.JobIDs[from:min(from+archivePage, len(b.JobIDs))]
 		jobs, err := s.cfg.Batches.GetJobs(ctx, ids)
@@ -100,40 +138,39 @@ func (s *Server) writeArchive(ctx context.Context, w io.Writer, b *connector.Bat
 			return err
 		}
 		for i, j := range jobs {
-			e := manifestEntry{Index: from + i, JobID: ids[i], Status: connector.StatusFailed, ErrorCode: connector.ENOTFOUND, Error: "the job has expired"}
-			if j != nil {
-				e = s.archiveItem(ctx, zw, &names, j, from+i)
+			if err := fn(from+i, j); err != nil {
+				return err
 			}
-			m.Items = append(m.Items, e)
 		}
 	}
-	f, err := zw.Create("manifest.json")
-	if err != nil {
-		return err
-	}
-	enc := json.NewEncoder(f)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(m); err != nil {
-		return err
-	}
-	return zw.Close()
+	return nil
 }
 
-// archiveItem adds a completed job's file to the ZIP and returns its
-// manifest entry. A file that expired is listed, not added.
-func (s *Server) archiveItem(ctx context.Context, zw *zip.Writer, names *archiveNames, j *connector.Job, index int) manifestEntry {
-	e := manifestEntry{Index: index, JobID: j.ID, Status: j.Status}
+// manifestItem is item i's manifest entry; file is its name in the
+// archive, "" when it is not there.
+func manifestItem(i int, id string, j *connector.Job, file string) manifestEntry {
+	if j == nil {
+		return manifestEntry{Index: i, JobID: id, Status: connector.StatusFailed, ErrorCode: connector.ENOTFOUND, Error: "the job has expired"}
+	}
+	e := manifestEntry{Index: i, JobID: j.ID, Status: j.Status, File: file}
 	if j.Error != nil {
 		e.ErrorCode, e.Error = j.Error.Code, j.Error.Message
 	}
-	if j.Status != connector.StatusCompleted || j.Result == nil {
-		return e
+	if j.Result != nil {
+		e.OriginalSize, e.CompressedSize, e.CompressionRatio = j.Result.OriginalSize, j.Result.CompressedSize, j.Result.CompressionRatio
 	}
-	e.OriginalSize, e.CompressedSize, e.CompressionRatio = j.Result.OriginalSize, j.Result.CompressedSize, j.Result.CompressionRatio
+	if j.Status == connector.StatusCompleted && file == "" {
+		e.ErrorCode, e.Error = connector.ENOTFOUND, "the compressed file is no longer available"
+	}
+	return e
+}
+
+// archiveFile adds a completed job's file to the ZIP and returns its
+// name there; "" when its file is gone or could not be read.
+func (s *Server) archiveFile(ctx context.Context, zw *zip.Writer, names *archiveNames, j *connector.Job) string {
 	blob, err := s.cfg.Blobs.OpenBlob(ctx, connector.OutputBlobKey(j.ID))
 	if err != nil {
-		e.ErrorCode, e.Error = connector.ErrorCodeOf(err), "the compressed file is no longer available"
-		return e
+		return ""
 	}
 	defer blob.Close()
 	name := names.claim(archiveName(j))
@@ -146,11 +183,9 @@ func (s *Server) archiveItem(ctx context.Context, zw *zip.Writer, names *archive
 		_, err = io.Copy(fw, blob)
 	}
 	if err != nil {
-		e.ErrorCode, e.Error = connector.EUNAVAILABLE, "the file could not be read"
-		return e
+		return "" // the entry is cut short; the manifest says the file is missing
 	}
-	e.File = name
-	return e
+	return name
 }
 
 // archiveName is a completed job's file name in the archive: the item's
