@@ -3,6 +3,7 @@
 // #/connect). Each section's behaviour lives in its own module.
 import { api, getKey, setKey, clearKey } from './api.js';
 import * as tryIt from './try.js';
+import * as bulk from './bulk.js';
 import * as jobs from './jobs.js';
 import * as hooks from './hooks.js';
 import * as connect from './connect.js';
@@ -102,6 +103,7 @@ async function start() {
     if (b) connect.copyFrom(b);
   });
   tryIt.init(account);
+  bulk.init();
   jobs.init();
   hooks.init();
   connect.init();

@@ -219,6 +219,24 @@ test('Connect shows snippets with the public URL and the definition files', asyn
   assert.equal(res.status, 200, href);
 });
 
+test('several files make a batch: a row each, a total, and Download all gives the ZIP', async () => {
+  await page.goto(imgflow.url + '/#/try');
+  await page.getByLabel(/Image file/).setInputFiles([join(images, 'photo.png'), join(images, 'photo.jpg'), join(images, 'screenshot.png')]);
+  await page.locator('#bulk').waitFor({ state: 'visible' });
+  assert.equal(await page.locator('#bulk-rows tr').count(), 3);
+  await page.waitForFunction(() => document.getElementById('bulk-total').textContent.startsWith('3 of 3 done'), null, { timeout: 30000 });
+  await page.locator('#bulk-download').waitFor({ state: 'visible' });
+  assert.match(await page.locator('#bulk-total').textContent(), /^3 of 3 done; .* saved \d+\.\d %$/);
+  assert.equal(await page.locator('#bulk-rows tr td:nth-child(2)').allTextContents().then((s) => s.join()), 'completed,completed,completed');
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name: 'Download all' }).click(),
+  ]);
+  const zip = await readFile(await download.path());
+  assert.deepEqual([...zip.subarray(0, 4)], [0x50, 0x4b, 0x03, 0x04], 'a ZIP');
+  assert.ok(zip.includes(Buffer.from('manifest.json')), 'with manifest.json');
+});
+
 test('no request carried the key in its URL, and none left this server', async () => {
   assert.ok(requests.length > 10, `expected the session's requests recorded, got ${requests.length}`);
   const origin = new URL(imgflow.url).origin;
