@@ -5,6 +5,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -145,5 +148,48 @@ func TestDefinitionsCommandWritesTheCommittedFiles(t *testing.T) {
 	})
 	if err != nil || n < 5 {
 		t.Fatalf("compared %d files (%v); want every platform's files", n, err)
+	}
+}
+
+// TestHelpOffersOnlyTheFlagsTheCommandReads: the HTTP API's own settings
+// are offered by serve and dev, never by work, whose process has no API.
+func TestHelpOffersOnlyTheFlagsTheCommandReads(t *testing.T) {
+	apiOnly := []string{"IMGFLOW_MAX_JOBS_PER_KEY", "IMGFLOW_MAX_LARGE_BODIES", "IMGFLOW_KEY_GRACE", "IMGFLOW_ADMIN_TOKEN", "IMGFLOW_ADDR"}
+	for _, command := range []string{"serve", "dev"} {
+		vars := helpEnv(t, command)
+		for _, v := range apiOnly {
+			if !slices.Contains(vars, v) {
+				t.Errorf("imgflow %s --help does not offer $%s", command, v)
+			}
+		}
+	}
+	vars := helpEnv(t, "work")
+	for _, v := range apiOnly {
+		if slices.Contains(vars, v) {
+			t.Errorf("imgflow work --help offers $%s, which only the API reads", v)
+		}
+	}
+	for _, v := range []string{"IMGFLOW_CONCURRENCY", "IMGFLOW_METRICS_ADDR", "REDIS_URL", "IMGFLOW_SECRET"} {
+		if !slices.Contains(vars, v) {
+			t.Errorf("imgflow work --help does not offer $%s", v)
+		}
+	}
+}
+
+// TestVersionSaysVersionCommitAndGo: `imgflow version` prints
+// "imgflow <version> (<commit>, <go version>)", never a bare word that
+// reads like the dev command.
+func TestVersionSaysVersionCommitAndGo(t *testing.T) {
+	var out bytes.Buffer
+	printVersion(&out)
+	if !regexp.MustCompile(`^imgflow (unreleased|v?\d\S*) \([^,]+, go\d[^)]*\)\n$`).MatchString(out.String()) {
+		t.Errorf("version prints %q, want imgflow <version> (<commit>, <go version>)", out.String())
+	}
+	version, commit = "v1.4.0", "0123456789ab"
+	t.Cleanup(func() { version, commit = "", "" })
+	out.Reset()
+	printVersion(&out)
+	if want := "imgflow v1.4.0 (0123456789ab, " + runtime.Version() + ")\n"; out.String() != want {
+		t.Errorf("with -X main.version and main.commit: %q, want %q", out.String(), want)
 	}
 }
