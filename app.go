@@ -287,7 +287,7 @@ func (a *app) apiServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 		Middleware:     []echo.MiddlewareFunc{a.metrics.Echo()},
 		Mount: func(e *echo.Echo) {
 			e.GET("/metrics", echo.WrapHandler(a.metrics.Handler()))
-			a.closers = append(a.closers, admin.Mount(e, a.redisOpt, a.adminToken))
+			a.closers = append(a.closers, admin.Mount(e, a.redisOpt, a.adminToken, a.opts.PublicURL))
 			if mount != nil {
 				mount(e)
 			}
