@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -191,5 +194,24 @@ func TestVersionSaysVersionCommitAndGo(t *testing.T) {
 	printVersion(&out)
 	if want := "imgflow v1.4.0 (0123456789ab, " + runtime.Version() + ")\n"; out.String() != want {
 		t.Errorf("with -X main.version and main.commit: %q, want %q", out.String(), want)
+	}
+}
+
+// TestWorkerHealthSaysWhetherRedisAnswers: the compose healthcheck of a
+// worker is 200 while it reaches Redis and 503 with the reason otherwise.
+func TestWorkerHealthSaysWhetherRedisAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		ping error
+		code int
+		body string
+	}{
+		{nil, http.StatusOK, `"status":"healthy"`},
+		{errors.New("dial tcp 127.0.0.1:6379: connection refused"), http.StatusServiceUnavailable, "connection refused"},
+	} {
+		rec := httptest.NewRecorder()
+		workerHealth(func(context.Context) error { return tc.ping }).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/health", nil))
+		if rec.Code != tc.code || !strings.Contains(rec.Body.String(), tc.body) {
+			t.Errorf("ping %v: %d %s, want %d mentioning %q", tc.ping, rec.Code, rec.Body, tc.code, tc.body)
+		}
 	}
 }
