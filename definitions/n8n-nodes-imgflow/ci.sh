@@ -38,20 +38,35 @@ from_lock() {
 }
 
 # install_locked SRC_DIR NAME [npm flags...]: installs SRC_DIR's lockfile
-# into the cache, once per lockfile hash; prints the folder.
+# into the cache, once per lockfile hash; prints the folder. Runs sharing a
+# machine never see or remove each other's work: each installs into a
+# folder of its own, runs $after_install there (when set), and renames it
+# into place. rename(2) is atomic: the first run to finish publishes its
+# folder, a later one finds it there and drops its own copy.
 install_locked() {
   local src="$1" name="$2"
   shift 2
-  local hash dir
+  local hash dir work
   hash="$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -c1-16)"
   dir="$cache/$name-$hash"
   if [ ! -f "$dir/.installed" ]; then
-    rm -rf "$dir" && mkdir -p "$dir"
-    cp "$src/package.json" "$src/package-lock.json" "$dir/"
+    mkdir -p "$cache"
+    work="$(mktemp -d "$cache/.$name-$hash.XXXXXX")"
+    cp "$src/package.json" "$src/package-lock.json" "$work/"
     local t=$SECONDS
-    (cd "$dir" && from_lock "$@")
+    if ! (cd "$work" && from_lock "$@" && ${after_install:-true}); then
+      rm -rf "$work"
+      return 1
+    fi
     echo "installed $name in $((SECONDS - t)) s" >&2
-    touch "$dir/.installed"
+    touch "$work/.installed"
+    if [ -d "$dir" ] && [ ! -f "$dir/.installed" ]; then
+      # Left by an interrupted run of an older version of this script,
+      # which installed in place: set it aside, then drop it.
+      local stale="$cache/.stale-$name-$hash.$$"
+      mv -T "$dir" "$stale" 2>/dev/null && rm -rf "$stale"
+    fi
+    mv -T "$work" "$dir" 2>/dev/null || rm -rf "$work"
   fi
   echo "$dir"
 }
@@ -88,12 +103,11 @@ else
   # download sources from outside and cannot build here. n8n itself needs
   # two, rebuilt from source against this Node: sqlite3 (its database) and
   # isolated-vm (expressions, Code node sandbox).
-  n8n_dir="$(install_locked e2e n8n --ignore-scripts)"
+  rebuild_native() { npm rebuild sqlite3 isolated-vm --loglevel=error >&2 && touch .rebuilt; }
+  n8n_dir="$(after_install=rebuild_native install_locked e2e n8n --ignore-scripts)"
   if [ ! -f "$n8n_dir/.rebuilt" ]; then
-    t=$SECONDS
-    (cd "$n8n_dir" && npm rebuild sqlite3 isolated-vm --loglevel=error >&2)
-    touch "$n8n_dir/.rebuilt"
-    echo "rebuilt sqlite3 and isolated-vm in $((SECONDS - t)) s"
+    # A folder an older version of this script installed and did not finish.
+    (cd "$n8n_dir" && rebuild_native)
   fi
   # Only loopback inside: a network namespace of its own when this machine
   # allows one (root), so n8n cannot reach anything outside even by mistake.
