@@ -21,6 +21,13 @@ export function init(acct) {
     startURL();
   });
   $('try-file').addEventListener('change', () => startFiles($('try-file').files));
+  // Space opens a file input's picker; Enter does too here, as on a button.
+  $('try-file').addEventListener('keydown', (e) => {
+    if (e.key === 'Enter') {
+      e.preventDefault();
+      e.target.click();
+    }
+  });
   const zone = $('drop-zone');
   for (const type of ['dragenter', 'dragover']) {
     zone.addEventListener(type, (e) => {
