@@ -3,7 +3,7 @@
 // over its last deliveries and its last error, from the key's delivery log
 // (GET /v1/deliveries?hook_id=…); a server without that log shows "–".
 import { api } from './api.js';
-import { time, el } from './format.js';
+import { time, el, timeElement } from './format.js';
 
 const recent = 20; // deliveries the success rate is taken over
 let noLog = false; // the server answered 404: it keeps no delivery log
@@ -45,11 +45,11 @@ function row(h) {
   return el('tr', { 'data-hook': h.id },
     el('td', {}, el('code', {}, h.target_url)),
     el('td', {}, h.event),
-    el('td', {}, time(h.created_at)),
+    el('td', {}, timeElement(h.created_at)),
     el('td', {}, h.disabled ? `Disabled (${h.disabled_reason || 'its target answered 410 Gone'})` : 'Active'),
     el('td', { class: 'hook-rate' }, '…'),
     el('td', { class: 'hook-last-error' }, '…'),
-    el('td', {}, el('button', { type: 'button', 'aria-label': `Delete hook to ${h.target_url}`, onclick: (e) => remove(h, e.currentTarget) }, 'Delete')));
+    el('td', {}, el('button', { type: 'button', class: 'secondary', 'aria-label': `Delete hook to ${h.target_url}`, onclick: (e) => remove(h, e.currentTarget) }, 'Delete')));
 }
 
 async function create(event) {
