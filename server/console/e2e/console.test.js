@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
-import { startImgflow, startReceiver, launchBrowser, until } from './harness.js';
+import { startImgflow, startReceiver, launchBrowser, until, tabTo } from './harness.js';
 
 const images = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'fixtures', 'images');
 
@@ -71,12 +71,7 @@ test('a wrong key is refused with its code and message', async () => {
 test('signing in with the keyboard alone shows the plan and the credits', async () => {
   await page.goto(imgflow.url + '/');
   await page.getByLabel('API key').waitFor();
-  let focused = '';
-  for (let i = 0; i < 10 && focused !== 'api-key'; i++) {
-    await page.keyboard.press('Tab');
-    focused = await page.evaluate(() => document.activeElement?.id);
-  }
-  assert.equal(focused, 'api-key', 'expected Tab to reach the API key field');
+  assert.equal(await tabTo(page, 'api-key', 10), 'api-key', 'expected Tab to reach the API key field');
   await page.keyboard.type(imgflow.key);
   await page.keyboard.press('Enter');
   await page.getByText(/^Plan: \w+/).waitFor();

@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
-import { startImgflow, launchBrowser, until, signIn, createJob } from './harness.js';
+import { startImgflow, launchBrowser, until, signIn, createJob, tabTo } from './harness.js';
 
 const images = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'fixtures', 'images');
 
@@ -182,12 +182,7 @@ test('the whole drop zone opens the file picker, by mouse and by keyboard', asyn
   await page.mouse.click(box.x + 16, box.y + box.height - 8);
   assert.ok(await chooser);
   await page.locator('#try-title').focus();
-  let focused = '';
-  for (let i = 0; i < 6 && focused !== 'try-file'; i++) {
-    await page.keyboard.press('Tab');
-    focused = await page.evaluate(() => document.activeElement?.id);
-  }
-  assert.equal(focused, 'try-file', 'Tab reaches the drop zone');
+  assert.equal(await tabTo(page, 'try-file', 6), 'try-file', 'Tab reaches the drop zone');
   assert.ok(await zone.evaluate((z) => z.matches(':focus-within')), 'the zone shows its focus');
   for (const key of ['Enter', 'Space']) {
     chooser = page.waitForEvent('filechooser');

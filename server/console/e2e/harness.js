@@ -171,3 +171,14 @@ export function pageOverflow(page) {
     return { over, offenders };
   });
 }
+
+// tabTo presses Tab (at most presses times) until the element with id has
+// the focus, and returns the id of the element focused last.
+export async function tabTo(page, id, presses) {
+  let focused = '';
+  for (let i = 0; i < presses && focused !== id; i++) {
+    await page.keyboard.press('Tab');
+    focused = await page.evaluate(() => document.activeElement?.id);
+  }
+  return focused;
+}
