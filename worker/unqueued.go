@@ -26,8 +26,10 @@ import (
 // (server.deleteUnqueued), so that such a job is deleted, not run.
 const unqueuedAfter = 15 * time.Second
 
-// sweepEvery is how often each worker process sweeps.
-const sweepEvery = 5 * time.Second
+// sweepEvery is how often each worker process sweeps: with unqueuedAfter, a
+// job without a task is queued within 25 s of its creation, for one
+// command per 10 s on an idle system.
+const sweepEvery = 10 * time.Second
 
 // sweepBatch bounds the notes one pass looks at.
 const sweepBatch = 500
