@@ -4,6 +4,7 @@
 // all" fetches the batch's ZIP with the key in a header, never in a URL.
 import { api, ApiError } from './api.js';
 import { bytes, saving, el } from './format.js';
+import { onSeveralFiles } from './try.js';
 
 const $ = (id) => document.getElementById(id);
 const perBatch = 100;
@@ -11,18 +12,14 @@ let run = 0; // a newer drop stops the older run's polling
 let archiveURL;
 
 export function init() {
-  $('try-file').addEventListener('change', (e) => {
-    if (e.target.files.length > 1) start([...e.target.files]);
-  });
-  $('drop-zone').addEventListener('drop', (e) => {
-    if (e.dataTransfer && e.dataTransfer.files.length > 1) start([...e.dataTransfer.files]);
-  });
+  onSeveralFiles(start);
   $('bulk-download').addEventListener('click', download);
 }
 
 async function start(files) {
   const mine = ++run;
-  $('try-form').reset();
+  $('try-result').hidden = true;
+  $('try-error').textContent = '';
   $('try-status').textContent = '';
   const body = $('bulk-rows');
   body.replaceChildren();
