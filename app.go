@@ -79,6 +79,12 @@ type appOptions struct {
 	// tenant cannot starve the others. 0: no cap.
 	MaxJobsPerKey int
 
+	// Dedupe (--dedupe, IMGFLOW_DEDUPE): "on" (the default) completes a
+	// job whose key, image bytes and options match a completed job's from
+	// its stored result, uncharged (worker/dedupe.go); "off" compresses
+	// every job. A request turns it off for one job with "dedupe": false.
+	Dedupe string
+
 	// keyPrefix starts every Redis key of the stores ("imgflow:"); tests
 	// set their own to share a Redis.
 	keyPrefix string
@@ -96,6 +102,7 @@ func addAppFlags(fs *flagSet, o *appOptions) {
 	fs.Int(&o.MaxJobsPerKey, "max-jobs-per-key", "IMGFLOW_MAX_JOBS_PER_KEY", 50, "unfinished jobs one API key may have; beyond it 429 too_many_jobs (0: no cap)")
 	fs.Int(&o.MaxLargeBodies, "max-large-bodies", "IMGFLOW_MAX_LARGE_BODIES", 0, "request bodies over 256 KiB the API reads at once (0: sized from the memory limit)")
 	fs.String(&o.BlobStore, "blob-store", "IMGFLOW_BLOB_STORE", "redis", "where image bytes live: redis, or s3://BUCKET?endpoint=URL&region=R&path_style=true with credentials from [$AWS_ACCESS_KEY_ID] and [$AWS_SECRET_ACCESS_KEY]")
+	fs.String(&o.Dedupe, "dedupe", "IMGFLOW_DEDUPE", "on", "on: a job whose key, image and options match a completed job's takes its result, uncharged; off: compress every job")
 	fs.Bool(&o.Presign, "presign", "IMGFLOW_PRESIGN", false, "with an S3 blob store, give presigned object URLs as file_url")
 }
 
@@ -131,6 +138,9 @@ func (o *appOptions) validate(needPublicURL bool) error {
 		problems = append(problems, err.Error())
 	} else if o.Presign && (o.BlobStore == "" || o.BlobStore == "redis") {
 		problems = append(problems, "IMGFLOW_PRESIGN (--presign) needs an S3 IMGFLOW_BLOB_STORE")
+	}
+	if o.Dedupe != "" && o.Dedupe != "on" && o.Dedupe != "off" {
+		problems = append(problems, fmt.Sprintf("IMGFLOW_DEDUPE (--dedupe) %q must be on or off", o.Dedupe))
 	}
 	if o.ResultTTL < time.Minute {
 		problems = append(problems, "IMGFLOW_RESULT_TTL (--result-ttl) must be at least 1m")
@@ -253,6 +263,8 @@ func (a *app) apiServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 		Deliveries:     a.store,
 		Queue:          a.queue,
 		Compressor:     a.compressor,
+		Fetcher:        fetch.New(fetch.Options{Allow: a.allow}),
+		Dedupe:         a.dedupeIndex(),
 		Keyring:        a.keys,
 		PublicURL:      a.opts.PublicURL,
 		CheckURL:       a.checkURL,
@@ -288,6 +300,7 @@ func (a *app) worker(logger *slog.Logger, concurrency int) (*worker.Worker, erro
 		Attempts:     a.store,
 		Compressor:   a.compressor,
 		Fetcher:      fetch.New(fetch.Options{Allow: a.allow}),
+		Dedupe:       a.dedupeIndex(),
 		Sender:       webhook.NewSender(webhook.SenderOptions{Allow: a.allow}),
 		Keyring:      a.keys,
 		PublicURL:    a.opts.PublicURL,
@@ -295,6 +308,14 @@ func (a *app) worker(logger *slog.Logger, concurrency int) (*worker.Worker, erro
 		Logger:       logger,
 		Observer:     a.metrics,
 	})
+}
+
+// dedupeIndex is the content dedupe index, nil when IMGFLOW_DEDUPE=off.
+func (a *app) dedupeIndex() connector.DedupeIndex {
+	if a.opts.Dedupe == "off" {
+		return nil
+	}
+	return a.store
 }
 
 // readyChecks are what /ready asks: Redis, the upstream, and the S3

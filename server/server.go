@@ -34,6 +34,12 @@ type Config struct {
 	Queue      connector.Queue
 	// Compressor answers the key checks (preflight and /v1/account).
 	Compressor connector.Compressor
+	// Fetcher gets image_url inputs for dry runs (?dry_run=1), through the
+	// same SSRF guard as the worker's; nil refuses dry runs of URLs.
+	Fetcher connector.ImageFetcher
+	// Dedupe is the content dedupe index, read by dry runs to tell whether
+	// a job would be charged; nil when dedupe is off (IMGFLOW_DEDUPE=off).
+	Dedupe connector.DedupeIndex
 	Keyring    *keyring.Keyring
 
 	// PublicURL is the address flows reach this server at, without a
