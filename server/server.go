@@ -39,8 +39,8 @@ type Config struct {
 	Fetcher connector.ImageFetcher
 	// Dedupe is the content dedupe index, read by dry runs to tell whether
 	// a job would be charged; nil when dedupe is off (IMGFLOW_DEDUPE=off).
-	Dedupe connector.DedupeIndex
-	Keyring    *keyring.Keyring
+	Dedupe  connector.DedupeIndex
+	Keyring *keyring.Keyring
 
 	// PublicURL is the address flows reach this server at, without a
 	// trailing slash; file_url and Location use it. Flag --public-url,
