@@ -10,28 +10,14 @@ import (
 	"github.com/imgflow/imgflow/connector/inspect"
 )
 
-// The dry run, POST /v1/jobs?dry_run=1: the same body as a job, checked as
+// The dry run, POST /v1/jobs?dry_run=1 (or POST /v1/jobs/dry-run, the same
+// for platforms whose files key operations by method and path, as Power
+// Automate's swagger does): the same body as a job, checked as
 // fully as the job would be (the key and its balance, the URL fetched
 // through the guard, size, type, a whole file, dimensions), answered with
 // what the job would cost. Nothing is created, queued or charged, and a
 // request the job would refuse gets the job's error and status; an image
 // the compression API would refuse gets the code the job would fail with.
-
-// dryRunAnswer is the dry run's 200 body.
-type dryRunAnswer struct {
-	// WouldCharge is the credits the job would cost: 0 when it would
-	// complete from an identical job's result (DeduplicatedFrom).
-	WouldCharge      int         `json:"would_charge"`
-	DeduplicatedFrom string      `json:"deduplicated_from,omitempty"`
-	CreditsRemaining int64       `json:"credits_remaining"`
-	Input            dryRunImage `json:"input"`
-}
-
-// dryRunImage is the input as its bytes tell.
-type dryRunImage struct {
-	inspect.Info
-	SHA256 string `json:"sha256"`
-}
 
 // wantsDryRun reads ?dry_run: 1/true runs one, 0/false or absent does not.
 func wantsDryRun(c echo.Context) (bool, error) {
@@ -50,7 +36,7 @@ func wantsDryRun(c echo.Context) (bool, error) {
 	return false, fieldError("dry_run", "must be 1 (or true) to check the job without running it, or 0")
 }
 
-// dryRun is POST /v1/jobs?dry_run=1.
+// dryRun is POST /v1/jobs?dry_run=1 and POST /v1/jobs/dry-run.
 func (s *Server) dryRun(c echo.Context) error {
 	ctx := c.Request().Context()
 	if _, err := s.parseWait(c); err != nil { // refused as the job would be
@@ -99,8 +85,8 @@ func (s *Server) dryRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	answer := dryRunAnswer{WouldCharge: 1, CreditsRemaining: acct.CreditsRemaining,
-		Input: dryRunImage{Info: info, SHA256: digest}}
+	answer := connector.ImageCheck{WouldCharge: 1, CreditsRemaining: acct.CreditsRemaining,
+		Input: connector.ImageCheckInput{Type: info.Type, Size: info.Size, Width: info.Width, Height: info.Height, SHA256: digest}}
 	if in.Dedupe == nil || *in.Dedupe {
 		answer.DeduplicatedFrom, err = s.dedupeSource(c, s.owner(key), digest)
 		if err != nil {
