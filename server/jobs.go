@@ -193,21 +193,34 @@ func (s *Server) adoptJob(ctx context.Context, id string) (*connector.Job, error
 
 // completeIdempotencyKey records the job made under the key. The job is
 // queued: without this record a retry would make it again (with the same
-// id, so it would only be found again), so a passing Redis hiccup gets a
-// few tries.
+// id, so it would only be found again) or, until the key's lease runs out,
+// hear 409. A Redis hiccup gets a few quick tries inline, then tries in the
+// background for as long as the lease would have held the key.
 func (s *Server) completeIdempotencyKey(c echo.Context, owner, idemKey, jobID string) {
-	var err error
-	for attempt := 0; ; attempt++ {
-		err = s.cfg.Idempotency.CompleteIdempotencyKey(context.WithoutCancel(c.Request().Context()), owner, idemKey, jobID)
-		if err == nil || attempt == 2 {
-			break
+	ctx := context.WithoutCancel(c.Request().Context())
+	complete := func() error { return s.cfg.Idempotency.CompleteIdempotencyKey(ctx, owner, idemKey, jobID) }
+	for attempt := range 3 {
+		if complete() == nil {
+			return
 		}
 		time.Sleep(time.Duration(100<<attempt) * time.Millisecond)
 	}
-	if err != nil {
-		s.logger(c).Error("idempotency key not completed: a retry takes it over after its lease and finds the job", "err", err)
-	}
+	log := s.logger(c)
+	go func() {
+		deadline := time.Now().Add(completeIdempotencyFor)
+		for wait := 250 * time.Millisecond; time.Now().Before(deadline); wait = min(2*wait, 2*time.Second) {
+			time.Sleep(wait)
+			if complete() == nil {
+				return
+			}
+		}
+		log.Error("idempotency key not completed: a retry takes it over after its lease and finds the job", "job_id", jobID)
+	}()
 }
+
+// completeIdempotencyFor is how long serve keeps trying to record the job
+// made under an Idempotency-Key.
+const completeIdempotencyFor = 30 * time.Second
 
 // newJob counts the job against its key's in-flight cap, stores the input,
 // records the job and queues it. A job whose enqueue fails is deleted, so it
@@ -221,18 +234,46 @@ func (s *Server) newJob(c echo.Context, id, owner, key string, in *jobRequest) (
 	s.watchBeforeQueueing(c, job.ID)
 	if err := s.cfg.Queue.EnqueueCompress(ctx, job.ID); err != nil {
 		// The caller hears 503 and will retry: this job must not linger,
-		// in listings or polling triggers, as one that was made. Deleting
-		// it gives its in-flight place back too.
-		bg := context.WithoutCancel(ctx)
-		if derr := s.cfg.Jobs.DeleteJob(bg, job.ID); derr != nil {
-			s.log.Warn("job not deleted after enqueue failure; it stays queued until it expires", "job_id", job.ID, "err", derr)
-		}
-		if in.image != nil {
-			s.cfg.Blobs.DeleteBlob(bg, connector.InputBlobKey(job.ID))
-		}
+		// in listings or polling triggers, as one that was made, nor run.
+		// Deleting it gives its in-flight place back too.
+		s.deleteUnqueued(context.WithoutCancel(ctx), job.ID, in.image != nil)
 		return nil, err
 	}
 	return job, nil
+}
+
+// deleteUnqueuedFor is how long serve keeps trying to delete a job whose
+// enqueue failed (Redis is often down for both): less than the worker's
+// unqueuedAfter (15 s), after which the worker's sweeper would queue the
+// job it still finds.
+const deleteUnqueuedFor = 10 * time.Second
+
+// deleteUnqueued deletes a job whose task could not be queued, and its
+// input: at once when Redis answers, else retried in the background for
+// deleteUnqueuedFor.
+func (s *Server) deleteUnqueued(ctx context.Context, id string, hasInput bool) {
+	del := func() error {
+		if err := s.cfg.Jobs.DeleteJob(ctx, id); err != nil && connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+			return err
+		}
+		if hasInput {
+			s.cfg.Blobs.DeleteBlob(ctx, connector.InputBlobKey(id))
+		}
+		return nil
+	}
+	if del() == nil {
+		return
+	}
+	go func() {
+		deadline := time.Now().Add(deleteUnqueuedFor)
+		for wait := 100 * time.Millisecond; time.Now().Before(deadline); wait = min(2*wait, 2*time.Second) {
+			time.Sleep(wait)
+			if del() == nil {
+				return
+			}
+		}
+		s.log.Warn("job not deleted after enqueue failure; the worker's sweeper will queue it", "job_id", id)
+	}()
 }
 
 // jobRecord is the new job's record, queued.
