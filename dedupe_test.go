@@ -265,3 +265,25 @@ func TestDryRunTellsTheCostAndCreatesNothing(t *testing.T) {
 		t.Errorf("credits = %d at the end, want 499 (one job charged)", got)
 	}
 }
+
+// A claimant that fails frees the image: identical jobs waiting for it
+// claim it in turn (and fail the same way here), none hangs, none is charged.
+func TestConcurrentIdenticalJobsWhoseImageFailsAllFail(t *testing.T) {
+	s := startSystem(t)
+	body := `{"image_base64":"` + base64.StdEncoding.EncodeToString(images.Read(t, "truncated.webp")) + `"}`
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() {
+			st, _, data := s.request("POST", "/v1/jobs?wait=20", "application/json", strings.NewReader(body), map[string]string{"X-API-Key": s.key})
+			var j dedupeJob
+			json.Unmarshal(data, &j)
+			if st != http.StatusOK || j.Status != "failed" || j.Error == nil || j.Error.Code != "unsupported_format" || j.DeduplicatedFrom != "" {
+				t.Errorf("POST %d: %d %s; want a job failed with unsupported_format", i, st, data)
+			}
+		})
+	}
+	wg.Wait()
+	if got := s.credits(); got != 500 {
+		t.Errorf("credits = %d, want 500: failures cost nothing", got)
+	}
+}
