@@ -103,17 +103,32 @@ func (s *Server) createOnce(c echo.Context, owner, key string, in *jobRequest) (
 	if err != nil {
 		return nil, false, err
 	}
-	rec, reserved, err := s.cfg.Idempotency.ReserveIdempotencyKey(ctx, owner, idemKey, in.fingerprint(), fresh.String())
+	// A first request with the key still in flight is waited for: it
+	// finishes (its job is the answer) or, if it died, its lease runs out
+	// and this request takes the key over. 409 only if neither comes.
+	var rec *connector.IdempotencyRecord
+	var reserved bool
+	for waitUntil := time.Now().Add(s.cfg.IdempotencyInFlightWait); ; {
+		rec, reserved, err = s.cfg.Idempotency.ReserveIdempotencyKey(ctx, owner, idemKey, in.fingerprint(), fresh.String())
+		if err != nil || reserved || rec.Fingerprint != in.fingerprint() || rec.JobID != "" {
+			break
+		}
+		if time.Now().After(waitUntil) {
+			return nil, false, &connector.Error{Code: connector.ECONFLICT, RetryAfter: time.Second,
+				Message: "a request with this Idempotency-Key is still in flight; retry shortly"}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		case <-time.After(idempotencyInFlightPoll):
+		}
+	}
 	if err != nil {
 		return nil, false, err
 	}
 	if !reserved {
-		switch {
-		case rec.Fingerprint != in.fingerprint():
+		if rec.Fingerprint != in.fingerprint() {
 			return nil, false, connector.Errorf(connector.EMISMATCH, "Idempotency-Key %q was already used with a different request", idemKey)
-		case rec.JobID == "":
-			return nil, false, &connector.Error{Code: connector.ECONFLICT, RetryAfter: time.Second,
-				Message: "a request with this Idempotency-Key is still in flight; retry shortly"}
 		}
 		job, err = s.cfg.Jobs.GetJob(ctx, rec.JobID)
 		return job, true, err
@@ -143,6 +158,13 @@ func (s *Server) createOnce(c echo.Context, owner, key string, in *jobRequest) (
 	s.completeIdempotencyKey(c, owner, idemKey, job.ID)
 	return job, false, nil
 }
+
+// defaultIdempotencyInFlightWait is Config.IdempotencyInFlightWait's
+// default.
+const defaultIdempotencyInFlightWait = 12 * time.Second
+
+// idempotencyInFlightPoll is how often a waiting request looks again.
+const idempotencyInFlightPoll = 100 * time.Millisecond
 
 // idempotencyRenewEvery is how often a request renews its Idempotency-Key
 // lease: well inside the store's lease (10 s by default), so that a
@@ -183,12 +205,23 @@ func (s *Server) adoptJob(ctx context.Context, id string) (*connector.Job, error
 	if err != nil {
 		return nil, err
 	}
+	if l, ok := s.cfg.Jobs.(jobLister); ok {
+		if err := l.EnsureListed(ctx, job.Owner, job.ID); err != nil {
+			return nil, err
+		}
+	}
 	if !job.Status.Finished() {
 		if err := s.cfg.Queue.EnqueueCompress(ctx, job.ID); err != nil {
 			return nil, err
 		}
 	}
 	return job, nil
+}
+
+// jobLister is a job store that can put a job back in its owner's listing
+// (redisstore.Store): the dead request may have written the record only.
+type jobLister interface {
+	EnsureListed(ctx context.Context, owner, id string) error
 }
 
 // completeIdempotencyKey records the job made under the key. The job is

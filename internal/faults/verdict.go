@@ -43,6 +43,12 @@ func (s *system) verdict(ctx context.Context, p profile, accepted map[string]*jo
 	if err != nil {
 		return nil, err
 	}
+	for id, j := range accepted {
+		if _, ok := all[id]; !ok {
+			v.fail("job %s was accepted but is not in the key's listing (GET /v1/jobs): a polling trigger never sees it", id)
+			all[id] = j
+		}
+	}
 	completed, failed := 0, map[string]int{}
 	var uncertain []string
 	for id, j := range all {
@@ -59,11 +65,6 @@ func (s *system) verdict(ctx context.Context, p profile, accepted map[string]*jo
 		}
 		if j.ChargeUncertain {
 			uncertain = append(uncertain, id)
-		}
-	}
-	for id := range accepted {
-		if _, ok := all[id]; !ok {
-			v.fail("job %s was accepted but is not in the key's listing", id)
 		}
 	}
 	sort.Strings(uncertain)
