@@ -16,6 +16,12 @@ import (
 
 // createJob is POST /v1/jobs.
 func (s *Server) createJob(c echo.Context) error {
+	if dry, err := wantsDryRun(c); dry || err != nil {
+		if err != nil {
+			return err
+		}
+		return s.dryRun(c) // dryrun.go
+	}
 	wait, err := s.parseWait(c)
 	if err != nil {
 		return err
@@ -328,6 +334,7 @@ func (s *Server) jobRecord(id, owner, key string, in *jobRequest) *connector.Job
 		Owner:       owner,
 		SealedKey:   s.cfg.Keyring.Seal(key),
 		CallbackURL: in.CallbackURL,
+		Dedupe:      in.Dedupe,
 	}
 	if in.CallbackURL != "" {
 		job.Callback = &connector.DeliveryState{Status: connector.DeliveryPending}
@@ -335,6 +342,7 @@ func (s *Server) jobRecord(id, owner, key string, in *jobRequest) *connector.Job
 	if in.image != nil {
 		job.Input.Size = in.image.Size()
 		job.Input.MIMEType = connector.SniffBytes(in.image)
+		job.Input.SHA256 = in.imageSHA256()
 	}
 	return job
 }
