@@ -57,6 +57,7 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 	polling := firstOfKind(c, connector.KindPollingTrigger)
 	hook := firstOfKind(c, connector.KindHookTrigger)
 	account := c.Operation("check_account")
+	checkImage := c.Operation("check_image")
 	listDeliveries := c.Operation("list_deliveries")
 	redeliver := c.Operation("redeliver")
 	idParam := oasParam("id", "path", "The job id.", true, obj{"type": "string"})
@@ -81,6 +82,13 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 		"filename":     obj{"type": "string"},
 		"callback_url": obj{"type": "string", "format": "uri"},
 		"metadata":     obj{"type": "string", "description": "JSON object, as text."},
+		"dedupe":       obj{"type": "string", "enum": []string{"true", "false"}, "description": "false: compress even an image this key compressed before."},
+	}}
+	dryRunParam := oasParam("dry_run", "query", "1: check the request as a job would be checked and answer what it would cost (ImageCheck, 200), creating and charging nothing; the same as POST "+connector.DryRunPath+".", false,
+		obj{"type": "string", "enum": []string{"1", "true", "0", "false"}})
+	jobRequestBody := obj{"required": true, "content": obj{
+		"application/json":    obj{"schema": obj{"$ref": oasRef + "JobRequest"}},
+		"multipart/form-data": obj{"schema": multipart},
 	}}
 
 	retryAfter := obj{"schema": obj{"type": "integer"}, "description": "Seconds to wait before polling."}
@@ -97,13 +105,13 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 					oasParam("wait", "query", "Whole seconds (0-25, decimal digits only) to wait for the finished job; 200 when done in time, else 202.", false,
 						obj{"type": "integer", "minimum": 0, "maximum": 25, "default": 0}),
 					oasParam("Idempotency-Key", "header", "Retries with the same key and body return the same job.", false, obj{"type": "string"}),
+					dryRunParam,
 				},
-				"requestBody": obj{"required": true, "content": obj{
-					"application/json":    obj{"schema": obj{"$ref": oasRef + "JobRequest"}},
-					"multipart/form-data": obj{"schema": multipart},
-				}},
+				"requestBody": jobRequestBody,
 				"responses": oasErrors(obj{
-					"200": oasResponse("The finished job (completed, or failed with its error).", "Job"),
+					"200": obj{"description": "The finished job (completed, or failed with its error); with dry_run=1, what the job would cost.",
+						"content": obj{"application/json": obj{"schema": obj{"oneOf": []any{
+							obj{"$ref": oasRef + "Job"}, obj{"$ref": oasRef + "ImageCheck"}}}}}},
 					"202": obj{"description": "Accepted: the job is queued or processing; poll Location.",
 						"headers": obj{"Location": pollLocation, "Retry-After": retryAfter},
 						"content": jsonContent("Job")},
@@ -125,6 +133,12 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 				"responses": oasErrors(obj{"200": oasResponse("The key's jobs, newest first.", "JobList")}, "400", "401", "503"),
 			}),
 		},
+		connector.DryRunPath: obj{"post": oasOp(checkImage, "checkImage", obj{
+			"parameters":  []any{oasParam("wait", "query", "Checked as for a job, otherwise unused.", false, obj{"type": "integer", "minimum": 0, "maximum": 25})},
+			"requestBody": jobRequestBody,
+			"responses": oasErrors(obj{"200": oasResponse("What compressing the image would cost now, and the image as its bytes tell.", "ImageCheck")},
+				"400", "401", "413", "415", "429", "502", "503"),
+		})},
 		"/v1/jobs/{id}": obj{"get": oasOp(getJob, "getJob", obj{
 			"parameters": []any{idParam,
 				oasParam("include", "query", "data adds result.compressed_data (base64).", false, obj{"type": "string", "enum": []string{"data"}}),
@@ -253,6 +267,7 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 				"JobRequest":   jobRequestSchema(c),
 				"JobList":      jobListSchema(oasRef),
 				"Account":      accountSchema(c),
+				"ImageCheck":   imageCheckSchema(c),
 				"HookRequest":  hookRequestSchema(c),
 				"Hook":         hookSchema(),
 				"Delivery":     deliverySchema(oasRef),
