@@ -79,6 +79,23 @@ type appOptions struct {
 	// tenant cannot starve the others. 0: no cap.
 	MaxJobsPerKey int
 
+	// MaxHooksPerKey (--max-hooks-per-key, IMGFLOW_MAX_HOOKS_PER_KEY): a
+	// key's hook subscriptions; one more is 409 too_many_hooks, and one
+	// event goes to at most this many hooks. Default 25; 0: no cap.
+	MaxHooksPerKey int
+	// HookDisableAfter (--hook-disable-after, IMGFLOW_HOOK_DISABLE_AFTER):
+	// how long an endpoint (a hook, or a key's callback URL) may fail every
+	// attempt before it is disabled. Default 120h (5 days, as Svix).
+	HookDisableAfter time.Duration
+	// DeliveryRate (--delivery-rate, IMGFLOW_DELIVERY_RATE): deliveries per
+	// second one endpoint gets at most (bursts of as many pass at once).
+	// Default 20; 0: no limit.
+	DeliveryRate int
+	// SecretOverlap (--secret-overlap, IMGFLOW_SECRET_OVERLAP): how long a
+	// rotated webhook secret still signs deliveries beside the new one.
+	// Default 24h.
+	SecretOverlap time.Duration
+
 	// keyPrefix starts every Redis key of the stores ("imgflow:"); tests
 	// set their own to share a Redis.
 	keyPrefix string
@@ -94,6 +111,10 @@ func addAppFlags(fs *flagSet, o *appOptions) {
 	fs.Duration(&o.ResultTTL, "result-ttl", "IMGFLOW_RESULT_TTL", 24*time.Hour, "how long compressed files and their links live")
 	fs.String(&o.Queue, "queue", "IMGFLOW_QUEUE", "imgflow", "asynq queue name")
 	fs.Int(&o.MaxJobsPerKey, "max-jobs-per-key", "IMGFLOW_MAX_JOBS_PER_KEY", 50, "unfinished jobs one API key may have; beyond it 429 too_many_jobs (0: no cap)")
+	fs.Int(&o.MaxHooksPerKey, "max-hooks-per-key", "IMGFLOW_MAX_HOOKS_PER_KEY", connector.DefaultMaxHooks, "hook subscriptions one API key may have, and hooks one event goes to; beyond it 409 too_many_hooks (0: no cap)")
+	fs.Duration(&o.HookDisableAfter, "hook-disable-after", "IMGFLOW_HOOK_DISABLE_AFTER", connector.DefaultDisableAfter, "how long a hook or callback URL may fail every delivery attempt before it is disabled")
+	fs.Int(&o.DeliveryRate, "delivery-rate", "IMGFLOW_DELIVERY_RATE", connector.DefaultDeliveryRate, "deliveries per second one hook or callback URL gets at most (0: no limit)")
+	fs.Duration(&o.SecretOverlap, "secret-overlap", "IMGFLOW_SECRET_OVERLAP", connector.DefaultSecretOverlap, "how long a rotated webhook secret still signs deliveries beside the new one")
 	fs.Int(&o.MaxLargeBodies, "max-large-bodies", "IMGFLOW_MAX_LARGE_BODIES", 0, "request bodies over 256 KiB the API reads at once (0: sized from the memory limit)")
 	fs.String(&o.BlobStore, "blob-store", "IMGFLOW_BLOB_STORE", "redis", "where image bytes live: redis, or s3://BUCKET?endpoint=URL&region=R&path_style=true with credentials from [$AWS_ACCESS_KEY_ID] and [$AWS_SECRET_ACCESS_KEY]")
 	fs.Bool(&o.Presign, "presign", "IMGFLOW_PRESIGN", false, "with an S3 blob store, give presigned object URLs as file_url")
@@ -131,6 +152,15 @@ func (o *appOptions) validate(needPublicURL bool) error {
 		problems = append(problems, err.Error())
 	} else if o.Presign && (o.BlobStore == "" || o.BlobStore == "redis") {
 		problems = append(problems, "IMGFLOW_PRESIGN (--presign) needs an S3 IMGFLOW_BLOB_STORE")
+	}
+	if o.MaxHooksPerKey < 0 {
+		problems = append(problems, "IMGFLOW_MAX_HOOKS_PER_KEY (--max-hooks-per-key) must be 0 (no cap) or more")
+	}
+	if o.DeliveryRate < 0 {
+		problems = append(problems, "IMGFLOW_DELIVERY_RATE (--delivery-rate) must be 0 (no limit) or more")
+	}
+	if o.HookDisableAfter < 0 || o.SecretOverlap < 0 {
+		problems = append(problems, "IMGFLOW_HOOK_DISABLE_AFTER and IMGFLOW_SECRET_OVERLAP must not be negative")
 	}
 	if o.ResultTTL < time.Minute {
 		problems = append(problems, "IMGFLOW_RESULT_TTL (--result-ttl) must be at least 1m")
@@ -261,6 +291,9 @@ func (a *app) apiServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 		MaxLargeBodies: a.opts.MaxLargeBodies,
 		Inflight:       a.store,
 		MaxJobsPerKey:  a.opts.MaxJobsPerKey,
+		MaxHooksPerKey: a.opts.MaxHooksPerKey,
+		SecretOverlap:  a.opts.SecretOverlap,
+		Sender:         webhook.NewSender(webhook.SenderOptions{Allow: a.allow}),
 		Definitions:    renderDefinitions,
 		OnJobCreated:   func(kind connector.InputKind) { a.metrics.JobCreated(string(kind)) },
 		Middleware:     []echo.MiddlewareFunc{a.metrics.Echo()},
@@ -277,24 +310,36 @@ func (a *app) apiServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 
 func (a *app) worker(logger *slog.Logger, concurrency int) (*worker.Worker, error) {
 	return worker.New(worker.Config{
-		RedisConnOpt: a.redisOpt,
-		Queue:        a.opts.Queue,
-		Concurrency:  concurrency,
-		Jobs:         a.store,
-		Blobs:        a.blobs,
-		FileURL:      a.fileURL,
-		Hooks:        a.store,
-		Deliveries:   a.store,
-		Attempts:     a.store,
-		Compressor:   a.compressor,
-		Fetcher:      fetch.New(fetch.Options{Allow: a.allow}),
-		Sender:       webhook.NewSender(webhook.SenderOptions{Allow: a.allow}),
-		Keyring:      a.keys,
-		PublicURL:    a.opts.PublicURL,
-		ResultTTL:    a.opts.ResultTTL,
-		Logger:       logger,
-		Observer:     a.metrics,
+		RedisConnOpt:   a.redisOpt,
+		Queue:          a.opts.Queue,
+		Concurrency:    concurrency,
+		Jobs:           a.store,
+		Blobs:          a.blobs,
+		FileURL:        a.fileURL,
+		Hooks:          a.store,
+		Deliveries:     a.store,
+		Attempts:       a.store,
+		Compressor:     a.compressor,
+		Fetcher:        fetch.New(fetch.Options{Allow: a.allow}),
+		Sender:         webhook.NewSender(webhook.SenderOptions{Allow: a.allow}),
+		Keyring:        a.keys,
+		PublicURL:      a.opts.PublicURL,
+		ResultTTL:      a.opts.ResultTTL,
+		Endpoint:       a.endpointPolicy(),
+		MaxHooksPerKey: a.opts.MaxHooksPerKey,
+		Logger:         logger,
+		Observer:       a.metrics,
 	})
+}
+
+// endpointPolicy is the delivery endpoints' policy from the options: a
+// rate of 0 means no limit, which the policy spells negative.
+func (a *app) endpointPolicy() connector.EndpointPolicy {
+	rate := float64(a.opts.DeliveryRate)
+	if rate == 0 {
+		rate = -1
+	}
+	return connector.EndpointPolicy{DisableAfter: a.opts.HookDisableAfter, Rate: rate}
 }
 
 // readyChecks are what /ready asks: Redis, the upstream, and the S3

@@ -134,7 +134,8 @@ type EndpointStore interface {
 	// EndpointFailed records a failed attempt at now (pausing the endpoint
 	// until now+retryAfter when retryAfter > 0) and returns the state.
 	EndpointFailed(ctx context.Context, id string, now time.Time, retryAfter time.Duration) (EndpointState, error)
-	// EndpointSucceeded records a 2xx answer: the run of failures ends.
+	// EndpointSucceeded records a 2xx answer: the run of failures ends, and
+	// a disabled endpoint (reached by its owner's redelivery) is enabled.
 	EndpointSucceeded(ctx context.Context, id string) error
 	// DisableEndpoint marks the endpoint disabled; changed is false when it
 	// already was (so that one owner hears of it once).

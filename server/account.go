@@ -30,5 +30,9 @@ func (s *Server) getAccount(c echo.Context) error {
 	}
 	// This process's next requests see the live balance at once.
 	s.accounts.put(s.owner(key), acct, s.cfg.Now(), min(accountMemoTTL, s.cfg.PreflightTTL))
-	return c.JSON(http.StatusOK, accountView{Account: *acct, WebhookSecret: s.cfg.Keyring.WebhookSecret("callback", s.owner(key))})
+	secret, err := s.callbackSecret(c, s.owner(key))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, accountView{Account: *acct, WebhookSecret: secret})
 }

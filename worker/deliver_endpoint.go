@@ -36,6 +36,12 @@ func (w *Worker) admit(ctx context.Context, r *deliveryRun) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	if r.d.Redeliver && r.target.hook == nil {
+		// The owner's own redelivery is how a disabled callback URL is
+		// tried again (a hook has POST /v1/hooks/{id}/enable); its success
+		// enables the URL.
+		st.DisabledAt = time.Time{}
+	}
 	adm := w.cfg.Endpoint.Admit(st, time.Now())
 	if adm.Dropped != "" {
 		return false, w.dropped(ctx, r, adm.Dropped)
@@ -86,7 +92,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// endpointSucceeded ends the endpoint's run of failures.
+// endpointSucceeded ends the endpoint's run of failures (and a callback
+// URL's disabling: only an owner's redelivery reaches a disabled one).
 func (w *Worker) endpointSucceeded(ctx context.Context, r *deliveryRun) {
 	if err := w.cfg.Endpoints.EndpointSucceeded(ctx, r.target.id); err != nil {
 		r.log.Warn("could not record the endpoint's success", "err", err)

@@ -116,9 +116,10 @@ func (s *Store) EndpointFailed(ctx context.Context, id string, now time.Time, re
 	return endpointState(r), nil
 }
 
-// EndpointSucceeded ends the endpoint's run of failures.
+// EndpointSucceeded ends the endpoint's run of failures and any disabling
+// (a receiver that answers 2xx works).
 func (s *Store) EndpointSucceeded(ctx context.Context, id string) error {
-	return storageErr(s.rdb.HDel(ctx, s.endpointKey(id), "failing_since").Err())
+	return storageErr(s.rdb.HDel(ctx, s.endpointKey(id), "failing_since", "disabled_at", "reason").Err())
 }
 
 // disableEndpointScript sets disabled_at ARGV[1] and reason ARGV[2] unless
