@@ -50,8 +50,9 @@ type EndpointPolicy struct {
 	// is disabled (IMGFLOW_HOOK_DISABLE_AFTER). 0 means DefaultDisableAfter.
 	DisableAfter time.Duration
 	// Rate is how many deliveries per second an endpoint gets at most
-	// (IMGFLOW_DELIVERY_RATE); bursts of up to Rate pass at once. 0 means
-	// DefaultDeliveryRate; negative, no limit.
+	// (IMGFLOW_DELIVERY_RATE), spaced 1/Rate apart: a burst of finished
+	// jobs reaches a small receiver evenly. 0 means DefaultDeliveryRate;
+	// negative, no limit.
 	Rate float64
 }
 
@@ -127,7 +128,7 @@ type EndpointStore interface {
 	// seen.
 	Endpoint(ctx context.Context, id string) (EndpointState, error)
 	// TakeSlot reserves the endpoint's next delivery slot under rate
-	// (deliveries per second, bursts of rate) if it comes within maxWait,
+	// (deliveries per second, 1/rate apart) if it comes within maxWait,
 	// and says how long to wait for it; ok is false, with the wait, when
 	// the slot is further off (nothing is reserved then).
 	TakeSlot(ctx context.Context, id string, rate float64, maxWait time.Duration) (wait time.Duration, ok bool, err error)

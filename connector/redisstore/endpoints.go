@@ -3,7 +3,6 @@ package redisstore
 import (
 	"context"
 	"errors"
-	"math"
 	"strconv"
 	"time"
 
@@ -69,14 +68,14 @@ return {1, math.ceil(wait)}
 `)
 
 // TakeSlot reserves the endpoint's next delivery slot under rate if it
-// comes within maxWait (generic cell rate algorithm: rate slots a second,
-// bursts of rate at once).
+// comes within maxWait (generic cell rate algorithm without burst: slots
+// 1/rate apart, so a receiver never sees more than rate in a second).
 func (s *Store) TakeSlot(ctx context.Context, id string, rate float64, maxWait time.Duration) (time.Duration, bool, error) {
 	if rate <= 0 {
 		return 0, true, nil
 	}
 	interval := 1000 / rate
-	burst := math.Max(math.Ceil(rate)-1, 0) * interval
+	const burst = 0.0
 	r, err := takeSlotScript.Run(ctx, s.rdb, []string{s.endpointKey(id)}, s.now().UnixMilli(),
 		strconv.FormatFloat(interval, 'f', 3, 64), strconv.FormatFloat(burst, 'f', 3, 64),
 		maxWait.Milliseconds(), s.jobTTL.Milliseconds()).Int64Slice()

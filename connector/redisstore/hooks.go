@@ -232,12 +232,13 @@ func (s *Store) DisableHookFor(ctx context.Context, id, reason string, at time.T
 	err = s.orAdopted(ctx, s.legacyKey("hook", id), s.hookKey(id), func() error {
 		changed = false
 		return s.updateHook(ctx, id, func(h *connector.Hook) bool {
-			if h.Disabled {
+			// Run again when the transaction is retried: only the last run
+			// says whether this call disabled it.
+			if changed = !h.Disabled; !changed {
 				return false
 			}
 			at := at.UTC()
 			h.Disabled, h.DisabledReason, h.DisabledAt = true, reason, &at
-			changed = true
 			return true
 		})
 	})
