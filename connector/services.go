@@ -268,13 +268,16 @@ const (
 // the subscription names none.
 const DefaultCreditsThreshold = 50
 
-// Matches reports whether an event of this type goes to the hook:
-// job.finished matches both job events, every other subscription its own
-// type only.
+// Matches reports whether an event of this type goes to the hook: it is
+// enabled and Subscribed to the type.
 func (h *Hook) Matches(eventType string) bool {
-	if h.Disabled {
-		return false
-	}
+	return !h.Disabled && h.Subscribed(eventType)
+}
+
+// Subscribed reports whether the hook asked for events of this type,
+// enabled or not: job.finished matches both job events, every other
+// subscription its own type only.
+func (h *Hook) Subscribed(eventType string) bool {
 	if h.Event == EventJobFinished {
 		return eventType == EventJobCompleted || eventType == EventJobFailed
 	}

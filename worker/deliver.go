@@ -40,6 +40,10 @@ func (w *Worker) fanOut(ctx context.Context, log *slog.Logger, job *connector.Jo
 	}
 	for _, h := range w.capHooks(subs, event) {
 		d := connector.Delivery{ID: connector.HookDeliveryID(job.ID, h.ID), JobID: job.ID, HookID: h.ID, Event: event}
+		if h.Disabled {
+			w.recordSkipped(ctx, log, subject{job: job}, d, h)
+			continue
+		}
 		if err := w.queue.EnqueueDelivery(ctx, d); err != nil {
 			log.Error("could not queue a hook delivery", "hook_id", h.ID, "err", err)
 			return err
@@ -48,13 +52,14 @@ func (w *Worker) fanOut(ctx context.Context, log *slog.Logger, job *connector.Jo
 	return w.creditsLow(ctx, log, job, subs)
 }
 
-// capHooks is the hooks of subs that get an event of this type: the
-// matching ones, at most MaxHooksPerKey of them (the oldest), so that one
-// event never turns into an unbounded burst of requests.
+// capHooks is the hooks of subs subscribed to an event of this type, at
+// most MaxHooksPerKey of them (the oldest), so that one event never turns
+// into an unbounded burst of requests. Disabled ones are among them: their
+// delivery is recorded as not sent (recordSkipped), for recovery.
 func (w *Worker) capHooks(subs []*connector.Hook, event string) []*connector.Hook {
 	var out []*connector.Hook
 	for _, h := range subs {
-		if h.Matches(event) {
+		if h.Subscribed(event) {
 			out = append(out, h)
 		}
 	}
@@ -62,6 +67,18 @@ func (w *Worker) capHooks(subs []*connector.Hook, event string) []*connector.Hoo
 		out = out[:n]
 	}
 	return out
+}
+
+// recordSkipped records, without a task, that d was not sent because its
+// hook is disabled: the delivery ends failed in the delivery log, so that
+// POST /v1/hooks/{id}/recover sends it once the hook is enabled again.
+func (w *Worker) recordSkipped(ctx context.Context, log *slog.Logger, s subject, d connector.Delivery, h *connector.Hook) {
+	r := &deliveryRun{d: d, subject: s, log: log.With("hook_id", h.ID),
+		attempt: &connector.DeliveryAttempt{DeliveryID: d.ID, HookID: h.ID, Event: d.Event, Target: connector.TargetForDisplay(h.TargetURL),
+			At: time.Now().UTC(), Outcome: connector.OutcomeDropped,
+			Error: "not sent: the hook is disabled (" + connector.DescribeDisabled(h.DisabledReason) + ")"}}
+	w.obs.DeliveryDone("dropped")
+	w.recordAttempt(ctx, r)
 }
 
 // deliveryRun is one attempt at one delivery, as handleDelivery and its

@@ -24,7 +24,7 @@ func (w *Worker) publish(ctx context.Context, owner, typ string, data any, only 
 	}
 	var targets []*connector.Hook
 	for _, h := range w.capHooks(subs, typ) {
-		if only == nil || only(h) {
+		if !h.Disabled && (only == nil || only(h)) {
 			targets = append(targets, h)
 		}
 	}
