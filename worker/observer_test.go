@@ -52,4 +52,6 @@ func TestObserverHearsJobsUpstreamCallsAndDeliveries(t *testing.T) {
 	}
 }
 
-func (r *recorder) EndpointDisabled(kind, reason string) { r.add("endpoint disabled " + kind + " " + reason) }
+func (r *recorder) EndpointDisabled(kind, reason string) {
+	r.add("endpoint disabled " + kind + " " + reason)
+}
