@@ -132,6 +132,10 @@ type EndpointStore interface {
 	// and says how long to wait for it; ok is false, with the wait, when
 	// the slot is further off (nothing is reserved then).
 	TakeSlot(ctx context.Context, id string, rate float64, maxWait time.Duration) (wait time.Duration, ok bool, err error)
+	// AdmitEndpoint is Endpoint and, unless the endpoint is disabled or
+	// paused (or rate <= 0), TakeSlot, in one step: the state an attempt's
+	// admission is judged by, and the slot it reserved.
+	AdmitEndpoint(ctx context.Context, id string, rate float64, maxWait time.Duration) (st EndpointState, wait time.Duration, reserved bool, err error)
 	// EndpointFailed records a failed attempt at now (pausing the endpoint
 	// until now+retryAfter when retryAfter > 0) and returns the state.
 	EndpointFailed(ctx context.Context, id string, now time.Time, retryAfter time.Duration) (EndpointState, error)

@@ -90,7 +90,9 @@ type deliveryRun struct {
 	retried int  // earlier attempts of this delivery
 	last    bool // no retry follows this attempt
 	target  endpoint
-	attempt *connector.DeliveryAttempt
+	// endpoint is the endpoint's state as the attempt was admitted.
+	endpoint connector.EndpointState
+	attempt  *connector.DeliveryAttempt
 }
 
 // subject is what a delivery is about: a finished job (its event rendered

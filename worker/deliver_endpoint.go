@@ -32,37 +32,51 @@ const maxSlotWait = 24 * time.Hour
 // dropped (the endpoint is disabled) or put off until its endpoint can
 // take it.
 func (w *Worker) admit(ctx context.Context, r *deliveryRun) (bool, error) {
-	st, err := w.cfg.Endpoints.Endpoint(ctx, r.target.id)
+	rate := w.cfg.Endpoint.Rate
+	if r.d.SlotTaken {
+		rate = -1 // put off until a slot it holds
+	}
+	st, slotWait, reserved, err := w.cfg.Endpoints.AdmitEndpoint(ctx, r.target.id, rate, maxSlotWait)
 	if err != nil {
 		return false, err
 	}
-	if r.d.Redeliver && r.target.hook == nil {
+	r.endpoint = st
+	if r.d.Redeliver && r.target.hook == nil && st.Disabled() {
 		// The owner's own redelivery is how a disabled callback URL is
 		// tried again (a hook has POST /v1/hooks/{id}/enable); its success
 		// enables the URL.
 		st.DisabledAt = time.Time{}
+		if slotWait, reserved, err = w.takeSlot(ctx, r, rate); err != nil {
+			return false, err
+		}
 	}
 	adm := w.cfg.Endpoint.Admit(st, time.Now())
-	if adm.Dropped != "" {
+	switch {
+	case adm.Dropped != "":
 		return false, w.dropped(ctx, r, adm.Dropped)
-	}
-	if adm.Wait > maxInlineWait {
+	case adm.Wait > maxInlineWait:
 		return false, w.putOff(ctx, r, adm.Wait, false)
+	case adm.Wait > 0:
+		// A pause about to end: wait it out, then take a slot.
+		if err := sleep(ctx, adm.Wait); err != nil {
+			return false, err
+		}
+		if slotWait, reserved, err = w.takeSlot(ctx, r, rate); err != nil {
+			return false, err
+		}
 	}
-	if err := sleep(ctx, adm.Wait); err != nil {
-		return false, err
+	if !reserved || slotWait > maxInlineWait {
+		return false, w.putOff(ctx, r, slotWait, reserved)
 	}
-	if r.d.SlotTaken {
-		return true, nil
+	return true, sleep(ctx, slotWait)
+}
+
+// takeSlot reserves the endpoint's next rate slot (none needed at rate <= 0).
+func (w *Worker) takeSlot(ctx context.Context, r *deliveryRun, rate float64) (time.Duration, bool, error) {
+	if rate <= 0 {
+		return 0, true, nil
 	}
-	wait, _, err := w.cfg.Endpoints.TakeSlot(ctx, r.target.id, w.cfg.Endpoint.Rate, maxSlotWait)
-	if err != nil {
-		return false, err
-	}
-	if wait > maxInlineWait {
-		return false, w.putOff(ctx, r, wait, true)
-	}
-	return true, sleep(ctx, wait)
+	return w.cfg.Endpoints.TakeSlot(ctx, r.target.id, rate, maxSlotWait)
 }
 
 // putOff queues the delivery again to run after wait, as a new task that
@@ -93,8 +107,12 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // endpointSucceeded ends the endpoint's run of failures (and a callback
-// URL's disabling: only an owner's redelivery reaches a disabled one).
+// URL's disabling: only an owner's redelivery reaches a disabled one); an
+// endpoint that had none costs nothing.
 func (w *Worker) endpointSucceeded(ctx context.Context, r *deliveryRun) {
+	if r.endpoint.FailingSince.IsZero() && r.endpoint.DisabledAt.IsZero() {
+		return
+	}
 	if err := w.cfg.Endpoints.EndpointSucceeded(ctx, r.target.id); err != nil {
 		r.log.Warn("could not record the endpoint's success", "err", err)
 	}

@@ -85,6 +85,48 @@ func (s *Store) TakeSlot(ctx context.Context, id string, rate float64, maxWait t
 	return time.Duration(r[1]) * time.Millisecond, r[0] == 1, nil
 }
 
+// admitEndpointScript reads the endpoint's state and, when ARGV[5] is 1 and the
+// endpoint is neither disabled nor paused at ARGV[1], takes a slot as
+// takeSlotScript does (no burst). Returns failing_since, paused_until,
+// disabled_at, reason, reserved (0/1), wait (ms).
+var admitEndpointScript = redis.NewScript(`
+local st = redis.call('HMGET', KEYS[1], 'failing_since', 'paused_until', 'disabled_at', 'reason', 'tat')
+local now = tonumber(ARGV[1])
+local wait, reserved = 0, 0
+if ARGV[5] == '1' and not st[3] and tonumber(st[2] or '0') <= now then
+  local tat = tonumber(st[5] or '0')
+  if tat < now then tat = now end
+  wait = tat - now
+  if wait <= tonumber(ARGV[3]) then
+    redis.call('HSET', KEYS[1], 'tat', tostring(tat + tonumber(ARGV[2])))
+    redis.call('PEXPIRE', KEYS[1], ARGV[4])
+    reserved = 1
+  end
+end
+return {st[1], st[2], st[3], st[4], reserved, math.ceil(wait)}
+`)
+
+// AdmitEndpoint reads the endpoint's state and takes its next rate slot
+// (within maxWait) unless it is disabled or paused or rate <= 0, in one
+// round trip.
+func (s *Store) AdmitEndpoint(ctx context.Context, id string, rate float64, maxWait time.Duration) (connector.EndpointState, time.Duration, bool, error) {
+	reserve, interval := "0", 0.0
+	if rate > 0 {
+		reserve, interval = "1", 1000/rate
+	}
+	r, err := admitEndpointScript.Run(ctx, s.rdb, []string{s.endpointKey(id)}, s.now().UnixMilli(),
+		strconv.FormatFloat(interval, 'f', 3, 64), maxWait.Milliseconds(), s.jobTTL.Milliseconds(), reserve).Slice()
+	if err != nil {
+		return connector.EndpointState{}, 0, false, storageErr(err)
+	}
+	if len(r) != 6 {
+		return connector.EndpointState{}, 0, false, internalErr(errors.New("admit endpoint: unexpected answer"))
+	}
+	reserved, _ := r[4].(int64)
+	wait, _ := r[5].(int64)
+	return endpointState(r[:4]), time.Duration(wait) * time.Millisecond, reserved == 1 || rate <= 0, nil
+}
+
 // endpointFailedScript records a failure at ARGV[1] (ms), pauses until
 // ARGV[2] (ms, 0: no pause) unless paused longer, keeps the hash ARGV[3]
 // ms, and returns the state's fields.
