@@ -217,6 +217,10 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 			"description": "The answer holds the new webhook_secret; until previous_secret_expires_at callbacks carry both signatures.",
 			"responses":   oasErrors(obj{"200": oasResponse("The new secret.", "SecretRotation")}, "401", "503"),
 		})},
+		"/v1/event-types": obj{"get": oasOp(nil, "listEventTypes", obj{"tags": []string{"hooks"}, "security": public,
+			"summary":   "Every event a callback or hook receives, with the JSON schema of its body",
+			"responses": oasErrors(obj{"200": oasResponse("The event types.", "EventTypeList")}, "503"),
+		})},
 		"/v1/deliveries": obj{"get": oasOp(nil, "listAllDeliveries", obj{"tags": []string{"deliveries"},
 			"summary":     "The key's deliveries across jobs and events, newest first",
 			"description": "Each delivery (a job's callback or hook delivery, or an event such as hook.disabled) with every attempt, kept as long as jobs.",
@@ -289,7 +293,8 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 		"tags": []any{
 			obj{"name": "jobs"}, obj{"name": "deliveries"}, obj{"name": "account"}, obj{"name": "hooks"}, obj{"name": "definitions"}, obj{"name": "operations"},
 		},
-		"paths": paths,
+		"paths":                 paths,
+		"x-imgflow-event-types": eventTypes(oasRef),
 		"components": obj{
 			"securitySchemes": obj{
 				"apiKey":     obj{"type": "apiKey", "in": "header", "name": c.Auth.Header, "description": "The compression API key."},
@@ -312,6 +317,7 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 				"RecoverRequest": recoverRequestSchema(),
 				"Recovery":       recoverySchema(),
 				"SecretRotation": secretRotationSchema(),
+				"EventTypeList":  eventTypeListSchema(),
 				"Redelivery":     redeliverySchema(),
 				"Error":          errorSchema(),
 			},

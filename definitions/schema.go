@@ -245,3 +245,40 @@ func redeliverySchema() obj {
 		"status":      obj{"type": "string", "enum": []string{"queued"}},
 	}}
 }
+
+// eventTypes is every event a callback or hook receives, each with its
+// schema: the list GET /v1/event-types serves (from the OpenAPI document's
+// x-imgflow-event-types, so both say the same).
+func eventTypes(ref string) []any {
+	event := func(typ, desc string, data obj) obj {
+		return obj{"type": typ, "description": desc, "schema": obj{"type": "object", "required": []string{"type", "timestamp", "data"},
+			"properties": obj{
+				"type":      obj{"type": "string", "enum": []string{typ}},
+				"timestamp": obj{"type": "string", "format": "date-time"},
+				"data":      data,
+			}}}
+	}
+	str, when := obj{"type": "string"}, obj{"type": "string", "format": "date-time"}
+	return []any{
+		event(connector.EventJobCompleted, "A job completed: to its callback_url and to hooks of job.completed or job.finished.", obj{"$ref": ref + "Job"}),
+		event(connector.EventJobFailed, "A job failed: to its callback_url and to hooks of job.failed or job.finished.", obj{"$ref": ref + "Job"}),
+		event(connector.EventHookDisabled, "A hook or a callback URL of the key was disabled (410 Gone, or failing for IMGFLOW_HOOK_DISABLE_AFTER): to hooks of hook.disabled.",
+			obj{"type": "object", "properties": obj{
+				"kind": obj{"type": "string", "enum": []string{connector.KindHook, connector.KindCallback}}, "hook_id": str,
+				"target": str, "reason": obj{"type": "string", "enum": []string{connector.DisabledGone, connector.DisabledFailing}},
+				"message": str, "disabled_at": when}}),
+		event(connector.EventHookTest, "Sent by POST /v1/hooks/{id}/test to that hook.",
+			obj{"type": "object", "properties": obj{"hook_id": str, "message": str}}),
+		event(connector.EventCreditsLow, "A job's answer took the balance to or below the hook's threshold (once per crossing): to hooks of account.credits_low.",
+			obj{"type": "object", "properties": obj{"credits_remaining": obj{"type": "integer", "format": "int64"},
+				"threshold": obj{"type": "integer", "format": "int64"}, "job_id": str}}),
+	}
+}
+
+func eventTypeListSchema() obj {
+	return obj{"type": "object", "properties": obj{"event_types": obj{"type": "array", "items": obj{"type": "object", "properties": obj{
+		"type":        obj{"type": "string"},
+		"description": obj{"type": "string"},
+		"schema":      obj{"type": "object", "additionalProperties": true, "description": "JSON schema of the event's body, self-contained."},
+	}}}}}
+}

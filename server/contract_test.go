@@ -236,6 +236,7 @@ func TestEveryRouteMatchesTheOpenAPIDocument(t *testing.T) {
 	c.do(h, "GET", "/health", nil, nil, false)
 	c.do(h, "GET", "/ready", nil, nil, false)
 	c.do(h, "GET", "/openapi.json", nil, nil, false)
+	c.do(h, "GET", "/v1/event-types", nil, nil, false)
 	c.do(h, "GET", "/v1/definitions", nil, nil, false)
 	c.do(h, "GET", "/v1/definitions/zapier", nil, nil, false)
 	c.do(h, "GET", "/v1/definitions/nope", nil, nil, true)

@@ -11,6 +11,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/definitions"
 	"github.com/imgflow/imgflow/server"
 )
 
@@ -135,5 +136,33 @@ func TestRotatingTheCallbackSecretChangesTheAccountsSecret(t *testing.T) {
 	after := h.do(http.MethodGet, "/v1/account", nil, auth).str("webhook_secret")
 	if !strings.HasPrefix(r.str("webhook_secret"), "whsec_") || r.str("webhook_secret") == before || after != r.str("webhook_secret") || r.str("previous_secret_expires_at") == "" {
 		t.Errorf("expected a new secret, shown by /v1/account from now on, with the overlap's end; before %s, rotation %s, after %s", before, r.body, after)
+	}
+}
+
+func TestEventTypesListEveryEventWithAStandaloneSchema(t *testing.T) {
+	h := newHarness(t, func(cfg *server.Config) {
+		cfg.Definitions = func(base string) ([]server.DefinitionFile, []byte, error) {
+			doc, err := definitions.OpenAPI(base)
+			return nil, doc, err
+		}
+	})
+	r := h.do(http.MethodGet, "/v1/event-types", nil, nil)
+	expectStatus(t, r, http.StatusOK)
+	got := map[string]map[string]any{}
+	for _, e := range r.get("event_types").([]any) {
+		e := e.(map[string]any)
+		got[e["type"].(string)] = e["schema"].(map[string]any)
+	}
+	for _, typ := range []string{"job.completed", "job.failed", "hook.disabled", "hook.test", "account.credits_low"} {
+		if got[typ] == nil {
+			t.Errorf("expected %s listed with a schema, got %s", typ, r.body)
+		}
+	}
+	if strings.Contains(string(r.body), "$ref") {
+		t.Errorf("expected every schema to stand alone, without $ref")
+	}
+	data := got["job.completed"]["properties"].(map[string]any)["data"].(map[string]any)
+	if _, ok := data["properties"].(map[string]any)["result"]; !ok {
+		t.Errorf("expected job.completed's data to be the job's schema, got %v", data)
 	}
 }

@@ -276,6 +276,7 @@ func (s *Server) routes() *echo.Echo {
 
 	if s.cfg.Definitions != nil {
 		e.GET("/openapi.json", s.openAPI)
+		v1.GET("/event-types", s.listEventTypes)
 		v1.GET("/definitions", s.definitionsIndex)
 		v1.GET("/definitions/:platform", s.definitionsPlatform)
 		v1.GET("/definitions/:platform/:file", s.definitionsFile)
