@@ -141,7 +141,7 @@ func (w *Worker) handleDelivery(ctx context.Context, t *asynq.Task) error {
 	} else if err != nil {
 		return err
 	}
-	if job := r.subject.job; !d.Redeliver && d.HookID == "" && job.Callback != nil && job.Callback.Status == connector.DeliveryDelivered {
+	if job := r.subject.job; job != nil && !d.Redeliver && d.HookID == "" && job.Callback != nil && job.Callback.Status == connector.DeliveryDelivered {
 		// Delivered already: a task run again (from the dashboard, say, after
 		// its id was forgotten) must not post the event twice.
 		r.log.Info("callback already delivered, delivery dropped")
