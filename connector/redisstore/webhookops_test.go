@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/internal/redistest"
 )
 
 func TestCreateHookLimitedHoldsTheCapUnderConcurrentCreates(t *testing.T) {
@@ -246,5 +247,60 @@ func TestCallbackSecretVersionsRotate(t *testing.T) {
 	}
 	if got, _ := s.CallbackSecretVersion(ctx, "me"); got != v {
 		t.Errorf("expected %+v kept, got %+v", v, got)
+	}
+}
+
+// TestWebhookOperationsWorkOnARedisCluster: every script of the webhook
+// operations touches one slot, and the pipelines that span slots (an
+// attempt's record beside the owner's index) are split by the client.
+func TestWebhookOperationsWorkOnARedisCluster(t *testing.T) {
+	c := redistest.NewCluster(t)
+	s := New(c.Client, Options{Prefix: c.Prefix})
+	ctx := context.Background()
+	for i := range 3 {
+		if err := s.CreateHookLimited(ctx, &connector.Hook{ID: "ch" + strconv.Itoa(i), Owner: "owner-c", Event: connector.EventJobFinished}, 2); i < 2 && err != nil {
+			t.Fatalf("CreateHookLimited: %v", err)
+		} else if i == 2 && connector.ErrorCodeOf(err) != connector.ETOOMANYHOOKS {
+			t.Fatalf("third hook: expected too_many_hooks, got %v", err)
+		}
+	}
+	if _, err := s.DisableHookFor(ctx, "ch0", connector.DisabledGone, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.EnableHook(ctx, "owner-c", "ch0"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RotateHookSecret(ctx, "owner-c", "ch0", time.Now(), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	id := connector.HookEndpointID("ch0")
+	if _, _, _, err := s.AdmitEndpoint(ctx, id, 10, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.EndpointFailed(ctx, id, time.Now(), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.MarkCreditsLow(ctx, id, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RotateCallbackSecret(ctx, "owner-c", time.Now(), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		j := newJob(t, s, "owner-c", connector.StatusCompleted)
+		if err := s.RecordDeliveryAttempt(ctx, j, &connector.DeliveryAttempt{DeliveryID: "d" + strconv.Itoa(i), HookID: "ch0", At: time.Now(), Outcome: connector.OutcomeFailed}); err != nil {
+			t.Fatalf("RecordDeliveryAttempt: %v", err)
+		}
+	}
+	msg, _ := connector.NewMessage("msg_cluster", "owner-c", connector.EventHookTest, time.Now(), map[string]string{})
+	if err := s.PutMessage(ctx, msg); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecordMessageAttempt(ctx, msg, &connector.DeliveryAttempt{DeliveryID: "dm", HookID: "ch0", At: time.Now(), Outcome: connector.OutcomeDelivered}); err != nil {
+		t.Fatal(err)
+	}
+	page, err := s.ListDeliveries(ctx, "owner-c", connector.DeliveryFilter{HookID: "ch0"})
+	if err != nil || len(page.Deliveries) != 7 {
+		t.Fatalf("ListDeliveries on a cluster: %d deliveries, %v; want 7", len(page.Deliveries), err)
 	}
 }
