@@ -105,6 +105,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; tests move it.
 	Now func() time.Time
+	// IdempotencyInFlightWait is how long a request whose Idempotency-Key
+	// another request holds waits for it (to finish, or to die and lose its
+	// lease) before answering 409. Default 12 s: past the store's 10 s
+	// lease, so a dead request's key is taken over, not refused.
+	IdempotencyInFlightWait time.Duration
 }
 
 // webhookStores takes each webhook store left nil from Hooks, when it
@@ -151,6 +156,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.IdempotencyInFlightWait <= 0 {
+		cfg.IdempotencyInFlightWait = defaultIdempotencyInFlightWait
 	}
 	if cfg.OnJobCreated == nil {
 		cfg.OnJobCreated = func(connector.InputKind) {}
