@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -150,21 +151,9 @@ func TestCreditsLowCrossesOncePerFall(t *testing.T) {
 		}
 		got = append(got, crossed)
 	}
-	if want := []bool{false, true, false, false, true}; !equalBools(got, want) {
+	if want := []bool{false, true, false, false, true}; !slices.Equal(got, want) {
 		t.Errorf("crossings: got %v, want %v", got, want)
 	}
-}
-
-func equalBools(a, b []bool) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestListDeliveriesPagesAcrossJobsAndMessagesNewestFirst(t *testing.T) {
