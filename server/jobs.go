@@ -256,6 +256,12 @@ func (s *Server) newJob(c echo.Context, id, owner, key string, in *jobRequest) (
 	ctx := c.Request().Context()
 	job = s.jobRecord(id, owner, key, in)
 	if err := s.storeJob(ctx, job, in); err != nil {
+		// Part of it may have been written (its pipeline met a Redis
+		// restart: the record went in, a script met NOSCRIPT): the caller
+		// hears 503 and retries, so nothing of this job may run.
+		if connector.ErrorCodeOf(err) == connector.EUNAVAILABLE {
+			s.deleteUnqueued(context.WithoutCancel(ctx), job.ID, in.image != nil)
+		}
 		return nil, err
 	}
 	s.watchBeforeQueueing(c, job.ID)
@@ -288,8 +294,14 @@ func (s *Server) deleteUnqueued(ctx context.Context, id string, hasInput bool) {
 		}
 		return nil
 	}
-	if del() == nil {
-		return
+	// Tried in place for a moment first: the caller's Idempotency-Key is
+	// released right after, and a retry that found the key still reserved
+	// (its release failed too) would adopt this job.
+	for wait := 100 * time.Millisecond; wait <= 800*time.Millisecond; wait *= 2 {
+		if del() == nil {
+			return
+		}
+		time.Sleep(wait)
 	}
 	go func() {
 		deadline := time.Now().Add(deleteUnqueuedFor)

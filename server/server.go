@@ -74,6 +74,12 @@ type Config struct {
 	// long enough to spare the upstream a call per job, short enough that a
 	// top-up is seen quickly.
 	PreflightTTL time.Duration
+	// KeyGrace bounds the fail-open: while the compression API cannot
+	// check keys, a key it confirmed within KeyGrace is served and any
+	// other gets 503 upstream_unavailable, so made-up keys cannot queue
+	// work or create hooks during an outage. Default 24h; flag
+	// --key-grace, env IMGFLOW_KEY_GRACE.
+	KeyGrace time.Duration
 	// MaxWait caps ?wait=N. Default 25s, under Zapier's 30 s action limit.
 	MaxWait time.Duration
 	// MaxLargeBodies caps how many request bodies over 256 KiB (or of
@@ -147,6 +153,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.PreflightTTL <= 0 {
 		cfg.PreflightTTL = 30 * time.Second
+	}
+	if cfg.KeyGrace <= 0 {
+		cfg.KeyGrace = 24 * time.Hour
 	}
 	if cfg.MaxWait <= 0 {
 		cfg.MaxWait = 25 * time.Second

@@ -26,6 +26,7 @@ const (
 	causeKilled = "killed mid-call" // a worker SIGKILLed with the job's call in flight
 	causeDouble = "double run"      // calls from two runs of the job, none killed
 	causeOther  = "other"
+	causeStray  = "a job no client was given" // made by a request that answered an error
 )
 
 type verdict struct {
@@ -106,6 +107,9 @@ func (s *system) verdict(ctx context.Context, p profile, accepted map[string]*jo
 			continue
 		}
 		cause := calls.cause(id)
+		if j == nil {
+			cause = causeStray
+		}
 		byCause[cause] = append(byCause[cause], fmt.Sprintf("%s(+%d)", id, extra))
 		if j != nil && j.ChargeUncertain {
 			extraOnUncertain += extra
@@ -118,7 +122,7 @@ func (s *system) verdict(ctx context.Context, p profile, accepted map[string]*jo
 			v.fail("job %s completed without a charge in the upstream's log", id)
 		}
 	}
-	for _, cause := range []string{causeDouble, causeKilled, causeOther} {
+	for _, cause := range []string{causeDouble, causeKilled, causeStray, causeOther} {
 		if ids := byCause[cause]; len(ids) > 0 {
 			sort.Strings(ids)
 			fmt.Printf("faults: extra charges, %s: %d job(s) %v\n", cause, len(ids), ids)
