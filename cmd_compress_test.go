@@ -34,7 +34,7 @@ func folder(t *testing.T) string {
 	return dir
 }
 
-func (s *system) compress(o compresscli.Options) (compresscli.Summary, string, string, error) {
+func (s *system) compressFiles(o compresscli.Options) (compresscli.Summary, string, string, error) {
 	var stdout, stderr bytes.Buffer
 	o.API, o.Key, o.Stdout, o.Stderr = s.api, s.key, &stdout, &stderr
 	sum, err := compresscli.Run(context.Background(), o)
@@ -47,7 +47,7 @@ func TestCompressCommandWritesSmallerFilesAndASecondRunChargesNothing(t *testing
 	out := filepath.Join(t.TempDir(), "small")
 	before := s.credits()
 
-	sum, stdout, stderr, err := s.compress(compresscli.Options{Out: out, Paths: []string{dir}})
+	sum, stdout, stderr, err := s.compressFiles(compresscli.Options{Out: out, Paths: []string{dir}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestCompressCommandWritesSmallerFilesAndASecondRunChargesNothing(t *testing
 	// The same command again: the three done are skipped, the broken one
 	// fails again (uncharged), and nothing is paid.
 	before = s.credits()
-	sum, stdout, _, _ = s.compress(compresscli.Options{Out: out, Paths: []string{dir}, JSON: true})
+	sum, stdout, _, _ = s.compressFiles(compresscli.Options{Out: out, Paths: []string{dir}, JSON: true})
 	if sum.Skipped != 3 || sum.Failed != 1 || before != s.credits() {
 		t.Fatalf("second run %+v charged %d; want 3 skipped, nothing charged\n%s", sum, before-s.credits(), stdout)
 	}
@@ -100,7 +100,7 @@ func TestCompressInPlaceReplacesOnlyWhenSmallerAndIsNotPaidTwice(t *testing.T) {
 	os.Remove(filepath.Join(dir, "broken.png"))
 	orig, _ := os.Stat(filepath.Join(dir, "a.png"))
 	before := s.credits()
-	sum, stdout, _, err := s.compress(compresscli.Options{InPlace: true, Paths: []string{filepath.Join(dir, "*.png"), filepath.Join(dir, "sub")}})
+	sum, stdout, _, err := s.compressFiles(compresscli.Options{InPlace: true, Paths: []string{filepath.Join(dir, "*.png"), filepath.Join(dir, "sub")}})
 	if err != nil || sum.Compressed != 3 {
 		t.Fatalf("%+v %v\n%s", sum, err, stdout)
 	}
@@ -108,7 +108,7 @@ func TestCompressInPlaceReplacesOnlyWhenSmallerAndIsNotPaidTwice(t *testing.T) {
 	if now.Size() >= orig.Size() {
 		t.Errorf("a.png %d bytes after, %d before", now.Size(), orig.Size())
 	}
-	sum, _, _, _ = s.compress(compresscli.Options{InPlace: true, Paths: []string{dir}})
+	sum, _, _, _ = s.compressFiles(compresscli.Options{InPlace: true, Paths: []string{dir}})
 	if sum.Skipped != 3 || before-s.credits() != 3 {
 		t.Errorf("second run %+v, charged %d in all; want 3 skipped and 3 credits", sum, before-s.credits())
 	}
@@ -117,7 +117,7 @@ func TestCompressInPlaceReplacesOnlyWhenSmallerAndIsNotPaidTwice(t *testing.T) {
 func TestCompressDrawsAProgressBarOnATerminal(t *testing.T) {
 	s := startSystem(t)
 	dir := folder(t)
-	sum, stdout, stderr, _ := s.compress(compresscli.Options{Out: t.TempDir(), Paths: []string{dir}, Terminal: true})
+	sum, stdout, stderr, _ := s.compressFiles(compresscli.Options{Out: t.TempDir(), Paths: []string{dir}, Terminal: true})
 	if sum.Compressed != 3 || stdout != "" {
 		t.Fatalf("%+v, stdout %q", sum, stdout)
 	}

@@ -316,7 +316,7 @@ func (s *Server) listBatches(c echo.Context) error {
 	if s.cfg.Batches == nil {
 		return connector.Errorf(connector.ENOTFOUND, "batches are not served here")
 	}
-	limit, err := pageLimit(c)
+	limit, err := batchPageLimit(c)
 	if err != nil {
 		return err
 	}
@@ -337,8 +337,8 @@ func (s *Server) listBatches(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
-// pageLimit reads ?limit=N, 1 to 100, default 20.
-func pageLimit(c echo.Context) (int, error) {
+// batchPageLimit reads ?limit=N, 1 to 100, default 20.
+func batchPageLimit(c echo.Context) (int, error) {
 	raw := c.QueryParam("limit")
 	if raw == "" {
 		return 20, nil
@@ -358,7 +358,7 @@ func (s *Server) listBatchJobs(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	limit, err := pageLimit(c)
+	limit, err := batchPageLimit(c)
 	if err != nil {
 		return err
 	}

@@ -35,8 +35,16 @@ func (w *Worker) handleBatchDelivery(ctx context.Context, d connector.Delivery) 
 		w.obs.DeliveryDone("dropped")
 		return nil // delivered already
 	}
-	target, secret := b.CallbackURL, w.cfg.Keyring.WebhookSecret("callback", b.Owner)
-	if d.HookID != "" {
+	now := time.Now()
+	target := b.CallbackURL
+	var secrets []string // the signing secrets, as job events are signed (rotation included)
+	if d.HookID == "" {
+		v, err := w.cfg.CallbackSecrets.CallbackSecretVersion(ctx, b.Owner)
+		if err != nil {
+			return err
+		}
+		secrets = w.cfg.Keyring.WebhookSecrets("callback", b.Owner, connector.SigningVersions(v.Version, &v.PreviousUntil, now))
+	} else {
 		h, err := w.cfg.Hooks.GetHook(ctx, d.HookID)
 		switch {
 		case connector.ErrorCodeOf(err) == connector.ENOTFOUND || (err == nil && (h.Owner != b.Owner || h.Disabled)):
@@ -46,7 +54,8 @@ func (w *Worker) handleBatchDelivery(ctx context.Context, d connector.Delivery) 
 		case err != nil:
 			return err
 		}
-		target, secret = h.TargetURL, w.cfg.Keyring.WebhookSecret("hook", h.ID)
+		target = h.TargetURL
+		secrets = w.cfg.Keyring.WebhookSecrets("hook", h.ID, connector.SigningVersions(h.SecretVersion, h.PreviousSecretUntil, now))
 	}
 	if target == "" {
 		w.obs.DeliveryDone("dropped")
@@ -56,7 +65,7 @@ func (w *Worker) handleBatchDelivery(ctx context.Context, d connector.Delivery) 
 	if err != nil {
 		return fmt.Errorf("render batch event: %w", err)
 	}
-	res := w.cfg.Sender.Send(ctx, target, secret, d.ID, body)
+	res := w.cfg.Sender.Send(ctx, target, secrets, d.ID, body)
 	log = log.With("attempt", retried+1, "target_host", host(target), "status", res.Status)
 	record := func(set func(*connector.DeliveryState)) {
 		if d.HookID != "" || d.Redeliver {
