@@ -19,6 +19,11 @@ const cases = {
   'zapier-no-noun': ['requires property "noun"', (d) => edit(d, 'imgflow-zapier-app.json', (a) => delete a.creates.get_job.noun)],
   // zapier-platform-schema: only known auth types.
   'zapier-bad-auth': ['authentication', (d) => edit(d, 'imgflow-zapier-app.json', (a) => (a.authentication.type = 'api_key'))],
+  // The CLI project: a file output with no hydrator to stash it.
+  'zapier-cli-no-hydrator': ['no hydrators.compressedFile', (d) => {
+    const p = path.join(d, 'index.js');
+    fs.writeFileSync(p, fs.readFileSync(p, 'utf8').replace('"hydrators": hydrators,', ''));
+  }],
   // n8n: an unknown node type (a typo) and a dangling connection.
   'n8n-unknown-node': ['unknown node type', (d) => edit(d, 'compress-image-wait.json', (w) => (w.nodes[1].type = 'n8n-nodes-base.httpRequestV5'))],
   'n8n-dangling-connection': ['missing node', (d) => edit(d, 'compress-image-callback.json', (w) => (w.connections.Start.main[0][0].node = 'Nowhere'))],
