@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/imgflow/imgflow/definitions"
+	"github.com/imgflow/imgflow/fixtures/images"
+)
+
+// definitionFile is one generated file of a platform, rendered for the
+// system under test, decoded.
+func definitionFile(t *testing.T, s *system, platform, name string) any {
+	t.Helper()
+	files, err := definitions.Render(s.api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range definitions.Platform(files, platform) {
+		if f.Name == name {
+			var v any
+			if err := json.Unmarshal(f.Data, &v); err != nil {
+				t.Fatalf("%s/%s: %v", platform, name, err)
+			}
+			return v
+		}
+	}
+	t.Fatalf("no %s/%s rendered", platform, name)
+	return nil
+}
+
+// makeModuleRun sends what Make sends for a module (its base and
+// communication, with these parameters, the key as the connection's and,
+// for an instant trigger, the webhook's delivery as body) and returns the
+// module's output as Make would compute it.
+func makeModuleRun(t *testing.T, s *system, module string, parameters map[string]any, delivery ...any) map[string]any {
+	t.Helper()
+	base := definitionFile(t, s, "make", "base.iml.json").(map[string]any)
+	comm := definitionFile(t, s, "make", module+".communication.iml.json")
+	requests, ok := comm.([]any)
+	if !ok {
+		requests = []any{comm}
+	}
+	ctx := map[string]any{"parameters": parameters, "connection": map[string]any{"apiKey": s.key}}
+	if len(delivery) > 0 {
+		ctx["body"] = delivery[0]
+	}
+	var sent map[string]any
+	for _, r := range requests {
+		req := r.(map[string]any)
+		cond, has := req["condition"].(string)
+		if !has || evalIML(t, cond, ctx) == true {
+			if sent != nil {
+				t.Fatalf("%s: two requests' conditions hold for %v", module, parameters)
+			}
+			sent = req
+		}
+	}
+	if sent == nil {
+		t.Fatalf("%s: no request's condition holds for %v", module, parameters)
+	}
+
+	u, _ := url.Parse(base["baseUrl"].(string) + sent["url"].(string))
+	q := u.Query()
+	for k, v := range sent["qs"].(map[string]any) {
+		if val := evalIML(t, v.(string), ctx); val != (imlUndefined{}) {
+			q.Set(k, val.(string))
+		}
+	}
+	u.RawQuery = q.Encode()
+	var body io.Reader
+	contentType := ""
+	if sent["method"] == nil {
+		sent["method"] = "GET"
+	}
+	switch sent["type"] {
+	case "multipart/form-data":
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		fields := sent["body"].(map[string]any)
+		names := make([]string, 0, len(fields))
+		for k := range fields {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			switch v := fields[name].(type) {
+			case map[string]any: // {value, options: {filename}}: a file part
+				data := evalIML(t, v["value"].(string), ctx).([]byte)
+				filename := evalIML(t, v["options"].(map[string]any)["filename"].(string), ctx).(string)
+				w, _ := mw.CreateFormFile(name, filename)
+				w.Write(data)
+			case string:
+				if val := evalIML(t, v, ctx); val != (imlUndefined{}) {
+					mw.WriteField(name, val.(string))
+				}
+			}
+		}
+		mw.Close()
+		body, contentType = &buf, mw.FormDataContentType()
+	case "json":
+		fields := map[string]any{}
+		for k, v := range sent["body"].(map[string]any) {
+			if val := evalIML(t, v.(string), ctx); val != (imlUndefined{}) {
+				fields[k] = val
+			}
+		}
+		b, _ := json.Marshal(fields)
+		body, contentType = bytes.NewReader(b), "application/json"
+	}
+	req, _ := http.NewRequest(sent["method"].(string), u.String(), body)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for k, v := range base["headers"].(map[string]any) {
+		req.Header.Set(k, evalIML(t, v.(string), ctx).(string))
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("%s: %s %s answered %d: %s", module, req.Method, u.Path, res.StatusCode, raw)
+	}
+	var answer any
+	if err := json.Unmarshal(raw, &answer); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]any{}
+	respCtx := map[string]any{"body": answer, "parameters": parameters}
+	for k, v := range sent["response"].(map[string]any)["output"].(map[string]any) {
+		out[k] = evalIML(t, v.(string), respCtx)
+	}
+	return out
+}
+
+// The Make compress module takes Make's file pair (sent as multipart) or a
+// URL (sent as JSON), and outputs the compressed image as Make's own file
+// pair: fileName, and data that decodes to the very bytes the API stores.
+func TestMakeCompressModuleTakesAndGivesMakesFilePair(t *testing.T) {
+	s := startSystem(t)
+	png := images.Read(t, "photo.png")
+	for name, params := range map[string]map[string]any{
+		"file pair": {"fileName": "from-drive.png", "data": png},
+		"URL":       {"image_url": s.samples + "/photo.png", "filename": "from-drive.png"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out := makeModuleRun(t, s, "module-compressImage", params)
+			if out["status"] != "completed" || out["fileName"] != "from-drive.png" {
+				t.Fatalf("output status %v, fileName %v; want completed from-drive.png", out["status"], out["fileName"])
+			}
+			data, ok := out["data"].([]byte)
+			if !ok || len(data) == 0 || len(data) >= len(png) || !bytes.HasPrefix(data, png[:8]) {
+				t.Fatalf("data is %T of %d bytes; want a PNG smaller than %d bytes", out["data"], len(data), len(png))
+			}
+			result := out["result"].(map[string]any)
+			if _, leaked := result["compressed_data"]; leaked {
+				t.Error("output result still carries compressed_data beside data")
+			}
+			st, _, stored := s.request("GET", "/v1/jobs/"+out["id"].(string)+"/file", "", nil, map[string]string{"X-API-Key": s.key})
+			if st != http.StatusOK || !bytes.Equal(stored, data) {
+				t.Errorf("data differs from GET /v1/jobs/{id}/file (%d, %d bytes)", st, len(stored))
+			}
+			if name == "file pair" && !strings.Contains(s.logs.String(), `"input":"upload"`) {
+				t.Error("the file pair did not arrive as an upload")
+			}
+		})
+	}
+}
+
+// The Watch Jobs Finished trigger turns a delivery into the job with its
+// compressed file as Make's pair.
+func TestMakeWatchTriggerOutputsTheFinishedJobsFile(t *testing.T) {
+	s := startSystem(t)
+	auth := map[string]string{"X-API-Key": s.key}
+	st, _, raw := s.request("POST", "/v1/jobs?wait=20", "application/json",
+		strings.NewReader(`{"image_url":"`+s.samples+`/photo.jpg","filename":"watched.jpg"}`), auth)
+	job := decodeJob(t, st, raw)
+	var asDelivered any
+	json.Unmarshal(raw, &asDelivered)
+	out := makeModuleRun(t, s, "module-watchJobFinished", map[string]any{},
+		map[string]any{"type": "job.completed", "timestamp": "2026-11-25T01:00:00Z", "data": asDelivered})
+	data, _ := out["data"].([]byte)
+	if out["id"] != job.ID || out["fileName"] != "watched.jpg" || int64(len(data)) != job.Result.CompressedSize ||
+		!bytes.HasPrefix(data, []byte{0xff, 0xd8, 0xff}) {
+		t.Errorf("output id %v, fileName %v, data %d bytes; want job %s, watched.jpg, a %d-byte JPEG",
+			out["id"], out["fileName"], len(data), job.ID, job.Result.CompressedSize)
+	}
+}
