@@ -67,7 +67,7 @@ func makeModuleRun(t *testing.T, s *system, module string, parameters map[string
 		t.Fatalf("%s: no request's condition holds for %v", module, parameters)
 	}
 
-	u, _ := url.Parse(base["baseUrl"].(string) + sent["url"].(string))
+	u, _ := url.Parse(base["baseUrl"].(string) + evalIML(t, sent["url"].(string), ctx).(string))
 	q := u.Query()
 	for k, v := range sent["qs"].(map[string]any) {
 		if val := evalIML(t, v.(string), ctx); val != (imlUndefined{}) {
