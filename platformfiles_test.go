@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"mime/multipart"
@@ -10,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/imgflow/imgflow/definitions"
 	"github.com/imgflow/imgflow/fixtures/images"
@@ -195,4 +197,102 @@ func TestMakeWatchTriggerOutputsTheFinishedJobsFile(t *testing.T) {
 		t.Errorf("output id %v, fileName %v, data %d bytes; want job %s, watched.jpg, a %d-byte JPEG",
 			out["id"], out["fileName"], len(data), job.ID, job.Result.CompressedSize)
 	}
+}
+
+// paRequest sends what Power Automate sends for an operation of the
+// connector: basePath + path, the internal parameters' defaults in the
+// query (unless overridden), the key as the security definition's header.
+func paRequest(t *testing.T, s *system, method, path string, override map[string]string, body any) (int, http.Header, map[string]any) {
+	t.Helper()
+	def := definitionFile(t, s, "powerautomate", "apiDefinition.swagger.json").(map[string]any)
+	op := def["paths"].(map[string]any)[path].(map[string]any)[strings.ToLower(method)].(map[string]any)
+	q := url.Values{}
+	for _, p := range op["parameters"].([]any) {
+		p := p.(map[string]any)
+		if p["in"] == "query" && p["x-ms-visibility"] == "internal" && p["default"] != nil {
+			q.Set(p["name"].(string), jsonText(p["default"]))
+		}
+	}
+	for k, v := range override {
+		q.Set(k, v)
+	}
+	header := def["securityDefinitions"].(map[string]any)["api_key"].(map[string]any)["name"].(string)
+	b, _ := json.Marshal(body)
+	target := "http://" + def["host"].(string) + strings.TrimSuffix(def["basePath"].(string), "/") + path + "?" + q.Encode()
+	st, h, raw := s.request(method, strings.TrimPrefix(target, s.api), "application/json", bytes.NewReader(b), map[string]string{header: s.key})
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s %s answered %d, not JSON: %.200s", method, path, st, raw)
+	}
+	return st, h, out
+}
+
+func jsonText(v any) string {
+	b, _ := json.Marshal(v)
+	return strings.Trim(string(b), `"`)
+}
+
+// paFile reads the compressed file an answer carries as file content,
+// where the swagger says it is.
+func paFile(t *testing.T, job map[string]any) []byte {
+	t.Helper()
+	result, _ := job["result"].(map[string]any)
+	text, _ := result["compressed_data"].(string)
+	data, err := base64.StdEncoding.DecodeString(text)
+	if err != nil || len(data) == 0 {
+		t.Fatalf("no file content in the answer (%d characters, %v)", len(text), err)
+	}
+	return data
+}
+
+// The Power Automate connector's Compress Image takes the image as file
+// content (base64, as Power Automate sends a format byte field, or the
+// {"$content-type","$content"} object an expression passes on) and answers
+// with the compressed file as file content; a job that is not done in time
+// answers 202 + Location + Retry-After, and polling Location ends in 200
+// with the file.
+func TestPowerAutomateCompressTakesAndGivesFileContent(t *testing.T) {
+	s := startSystem(t)
+	png := images.Read(t, "photo.png")
+	b64 := base64.StdEncoding.EncodeToString(png)
+	for name, image := range map[string]any{
+		"format byte":  b64,
+		"file content": map[string]any{"$content-type": "image/png", "$content": b64},
+	} {
+		t.Run(name, func(t *testing.T) {
+			st, _, job := paRequest(t, s, "POST", "/v1/jobs", nil, map[string]any{"image_base64": image, "filename": "pa.png"})
+			if st != http.StatusOK || job["status"] != "completed" {
+				t.Fatalf("answered %d, status %v; want 200 completed", st, job["status"])
+			}
+			data := paFile(t, job)
+			result := job["result"].(map[string]any)
+			if len(data) >= len(png) || !bytes.HasPrefix(data, png[:8]) || result["filename"] != "pa.png" || result["mime_type"] != "image/png" {
+				t.Errorf("file content: %d bytes named %v of %v; want a PNG smaller than %d bytes named pa.png",
+					len(data), result["filename"], result["mime_type"], len(png))
+			}
+		})
+	}
+
+	t.Run("async pattern", func(t *testing.T) {
+		st, h, job := paRequest(t, s, "POST", "/v1/jobs", map[string]string{"wait": "0"}, map[string]any{"image_base64": b64})
+		loc := h.Get("Location")
+		if st != http.StatusAccepted || loc == "" || h.Get("Retry-After") == "" {
+			t.Fatalf("answered %d, Location %q, Retry-After %q; want 202 with both", st, loc, h.Get("Retry-After"))
+		}
+		for i := 0; st == http.StatusAccepted && i < 200; i++ {
+			var raw []byte
+			st, _, raw = s.request("GET", strings.TrimPrefix(loc, s.api), "", nil, map[string]string{"X-API-Key": s.key})
+			job = map[string]any{}
+			json.Unmarshal(raw, &job)
+			if st == http.StatusAccepted {
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+		if st != http.StatusOK || job["status"] != "completed" {
+			t.Fatalf("polling Location ended with %d, status %v; want 200 completed", st, job["status"])
+		}
+		if data := paFile(t, job); len(data) >= len(png) {
+			t.Errorf("the polled answer's file is %d bytes, not smaller than %d", len(data), len(png))
+		}
+	})
 }

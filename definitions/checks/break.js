@@ -44,6 +44,8 @@ const cases = {
   'powerautomate-no-info': ['swagger-cli', (d) => edit(d, 'apiDefinition.swagger.json', (s) => delete s.info)],
   'powerautomate-bad-trigger': ['apiDefinition (schema)', (d) => edit(d, 'apiDefinition.swagger.json', (s) => (s.paths['/v1/hooks'].post['x-ms-trigger'] = 'sometimes'))],
   'powerautomate-bad-param-type': ['apiProperties (schema)', (d) => edit(d, 'apiProperties.json', (p) => (p.properties.connectionParameters.api_key.type = 'password'))],
+  // Power Automate: an answer without the compressed file as file content.
+  'powerautomate-no-file-out': ['answers no file content', (d) => edit(d, 'apiDefinition.swagger.json', (s) => delete s.definitions.Job.properties.result.properties.compressed_data.format)],
   // OpenAPI: a $ref to a schema that does not exist.
   'openapi-missing-ref': ['Nope', (d) => edit(d, 'openapi.json', (o) => (o.paths['/v1/account'].get.responses['200'].content['application/json'].schema.$ref = '#/components/schemas/Nope'))],
 };
