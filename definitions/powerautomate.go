@@ -108,7 +108,7 @@ func renderPowerAutomate(c *connector.Catalog, base string) ([]File, error) {
 		"parameters": []any{obj{"name": "limit", "in": "query", "type": "integer", "default": 100, "required": false,
 			"x-ms-summary": "Limit", "x-ms-visibility": "internal", "description": "How many jobs to list."}},
 		"responses": withErrs(obj{"200": obj{"description": "The jobs.", "schema": obj{"type": "object", "properties": obj{
-			"jobs": obj{"type": "array", "items": obj{"$ref": swaggerRef + "Job"}, "x-ms-summary": "Jobs"},
+			"jobs":        obj{"type": "array", "items": obj{"$ref": swaggerRef + "Job"}, "x-ms-summary": "Jobs"},
 			"next_cursor": obj{"type": "string", "x-ms-summary": "Next Cursor", "x-ms-visibility": "internal"}}}}})}
 
 	accountOp := paOp(account, "CheckAccount")
