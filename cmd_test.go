@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +13,7 @@ import (
 // clearEnv unsets the variables the commands read, for this test only.
 func clearEnv(t *testing.T) {
 	for _, v := range []string{"REDIS_URL", "UPSTREAM_URL", "IMGFLOW_PUBLIC_URL", "IMGFLOW_SECRET", "IMGFLOW_ADDR",
-		"IMGFLOW_ALLOW_PRIVATE_URLS", "IMGFLOW_ALLOW_HOSTS", "IMGFLOW_RESULT_TTL", "IMGFLOW_CONCURRENCY", "IMGFLOW_QUEUE"} {
+		"IMGFLOW_ALLOW_PRIVATE_URLS", "IMGFLOW_ALLOW_HOSTS", "IMGFLOW_RESULT_TTL", "IMGFLOW_CONCURRENCY", "IMGFLOW_QUEUE", "IMGFLOW_LOG_LEVEL"} {
 		if old, ok := os.LookupEnv(v); ok {
 			os.Unsetenv(v)
 			t.Cleanup(func() { os.Setenv(v, old) })
@@ -145,5 +146,27 @@ func TestDefinitionsCommandWritesTheCommittedFiles(t *testing.T) {
 	})
 	if err != nil || n < 5 {
 		t.Fatalf("compared %d files (%v); want every platform's files", n, err)
+	}
+}
+
+// Every command takes --log-level and IMGFLOW_LOG_LEVEL; the flag wins, and
+// a level that is not one is refused by name.
+func TestLogLevelFromFlagAndEnvironment(t *testing.T) {
+	clearEnv(t)
+	defer logLevel.Set(slog.LevelInfo)
+	for _, cmd := range []string{"dev", "serve", "work", "upstream", "keys create", "definitions"} {
+		t.Setenv("IMGFLOW_LOG_LEVEL", "warn")
+		fs := newFlagSet(cmd, "")
+		if err := fs.parse(nil); err != nil || logLevel.Level() != slog.LevelWarn {
+			t.Fatalf("%s: IMGFLOW_LOG_LEVEL=warn gave %v, %v", cmd, logLevel.Level(), err)
+		}
+		fs = newFlagSet(cmd, "")
+		if err := fs.parse([]string{"--log-level", "debug"}); err != nil || logLevel.Level() != slog.LevelDebug {
+			t.Fatalf("%s: --log-level debug gave %v, %v", cmd, logLevel.Level(), err)
+		}
+	}
+	t.Setenv("IMGFLOW_LOG_LEVEL", "loud")
+	if err := newFlagSet("work", "").parse(nil); err == nil || !strings.Contains(err.Error(), "IMGFLOW_LOG_LEVEL") {
+		t.Fatalf("IMGFLOW_LOG_LEVEL=loud: %v, want an error naming the variable", err)
 	}
 }

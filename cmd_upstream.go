@@ -31,6 +31,10 @@ type upstreamOptions struct {
 	// FailRate (--fail-rate, UPSTREAM_FAIL_RATE): share (0..1) of /compress
 	// and /validate requests answered 500 and never charged. Default 0.
 	FailRate float64
+	// Idempotency (--idempotency, UPSTREAM_IDEMPOTENCY): honour the
+	// Idempotency-Key header on /compress (fixtures/upstream/README.md).
+	// Default true; false answers as an upstream of the bare contract.
+	Idempotency bool
 }
 
 // runUpstream runs the reference compression API alone, under /api.
@@ -42,6 +46,7 @@ func runUpstream(ctx context.Context, args []string) error {
 	addRedisFlags(fs, &o.RedisURL, &o.RedisCluster, "Redis URL for accounts; empty starts an embedded Redis (accounts lost on exit) and prints a demo key")
 	fs.Duration(&o.Latency, "latency", "UPSTREAM_LATENCY", 0, "latency added to /compress and /validate, e.g. 300ms")
 	fs.String(&failRate, "fail-rate", "UPSTREAM_FAIL_RATE", "0", "share 0..1 of /compress and /validate requests answered 500 (never charged)")
+	fs.Bool(&o.Idempotency, "idempotency", "UPSTREAM_IDEMPOTENCY", true, "honour the Idempotency-Key header on /compress (false: ignore it, as an upstream of the bare contract)")
 	err := fs.parse(args)
 	if err != nil {
 		return err
@@ -82,12 +87,16 @@ func runUpstream(ctx context.Context, args []string) error {
 	if o.Latency > 0 || o.FailRate > 0 {
 		slog.Info("upstream: injecting faults", "latency", o.Latency, "fail_rate", o.FailRate)
 	}
+	if !o.Idempotency {
+		slog.Info("upstream: Idempotency-Key ignored (--idempotency=false)")
+	}
 
 	handler := refupstream.NewServer(refupstream.Config{
-		Ledger:   ledger,
-		Latency:  o.Latency,
-		FailRate: o.FailRate,
-		Logger:   slog.Default().With("component", "upstream"),
+		Ledger:               ledger,
+		Latency:              o.Latency,
+		FailRate:             o.FailRate,
+		IgnoreIdempotencyKey: !o.Idempotency,
+		Logger:               slog.Default().With("component", "upstream"),
 	})
 	return server.ServeHTTP(ctx, ln, handler)
 }

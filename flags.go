@@ -23,6 +23,7 @@ func newFlagSet(name, summary string) *flagSet {
 		fmt.Fprintf(fs.Output(), "usage: imgflow %s [flags]\n\n%s\n\nflags (each with its environment variable):\n", name, summary)
 		fs.PrintDefaults()
 	}
+	fs.addLogLevelFlag()
 	return fs
 }
 

@@ -59,7 +59,7 @@ func main() {
 		usage()
 		os.Exit(2)
 	}
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, nil)))
+	slog.SetDefault(newLogger())
 	// SIGTERM and Ctrl-C cancel ctx: servers drain, workers finish or requeue.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

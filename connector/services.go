@@ -204,14 +204,23 @@ type Compressed struct {
 	CompressedSize   int64
 	CompressionRatio float64
 	CreditsRemaining *int64 // nil when the upstream omitted it (older listing)
+	// IdempotencyHonoured: the answer echoed the call's Idempotency-Key, so
+	// the upstream charges a key once (fixtures/upstream/README.md).
+	IdempotencyHonoured bool
+	// Replayed: the upstream answered from an earlier call with the key.
+	Replayed bool
 }
 
 // Compressor is the compression API (connector/upstream implements it).
 // Errors are *Error: 400 -> EINVALID/EFORMAT, 401 -> EUNAUTHORIZED, 413 ->
 // ETOOLARGE, 429 -> ENOCREDITS (with CreditsRemaining), anything else ->
 // EUPSTREAM with Retryable set; UpstreamStatus and the upstream's text kept.
+//
+// idempotencyKey, when not "", goes out as the Idempotency-Key header: the
+// same for every call of one job, so an upstream that honours it charges
+// the job once however often it is called.
 type Compressor interface {
-	Compress(ctx context.Context, apiKey string, image io.Reader, filename string) (*Compressed, error)
+	Compress(ctx context.Context, apiKey, idempotencyKey string, image io.Reader, filename string) (*Compressed, error)
 	// Validate checks a key. An invalid key is EUNAUTHORIZED, whichever way
 	// the upstream says it (401, 400, or 200 with valid:false).
 	Validate(ctx context.Context, apiKey string) (*Account, error)

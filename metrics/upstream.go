@@ -24,9 +24,9 @@ type observedCompressor struct {
 	m    *Metrics
 }
 
-func (o *observedCompressor) Compress(ctx context.Context, apiKey string, image io.Reader, filename string) (*connector.Compressed, error) {
+func (o *observedCompressor) Compress(ctx context.Context, apiKey, idempotencyKey string, image io.Reader, filename string) (*connector.Compressed, error) {
 	start := time.Now()
-	res, err := o.next.Compress(ctx, apiKey, image, filename)
+	res, err := o.next.Compress(ctx, apiKey, idempotencyKey, image, filename)
 	o.m.observeUpstream("compress", err, time.Since(start))
 	return res, err
 }

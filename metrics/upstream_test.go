@@ -14,7 +14,7 @@ import (
 // fakeCompressor answers every call with err.
 type fakeCompressor struct{ err error }
 
-func (f fakeCompressor) Compress(ctx context.Context, apiKey string, image io.Reader, filename string) (*connector.Compressed, error) {
+func (f fakeCompressor) Compress(ctx context.Context, apiKey, idempotencyKey string, image io.Reader, filename string) (*connector.Compressed, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
@@ -37,9 +37,9 @@ func TestCompressorCountsUpstreamCallsByEndpointAndStatus(t *testing.T) {
 	noCredits := m.Compressor(fakeCompressor{err: &connector.Error{Code: connector.ENOCREDITS, UpstreamStatus: 429}})
 	down := m.Compressor(fakeCompressor{err: &connector.Error{Code: connector.EUPSTREAM, Retryable: true, Err: errors.New("connection refused")}})
 
-	ok.Compress(ctx, "k", strings.NewReader("img"), "a.png")
-	ok.Compress(ctx, "k", strings.NewReader("img"), "a.png")
-	noCredits.Compress(ctx, "k", strings.NewReader("img"), "a.png")
+	ok.Compress(ctx, "k", "", strings.NewReader("img"), "a.png")
+	ok.Compress(ctx, "k", "", strings.NewReader("img"), "a.png")
+	noCredits.Compress(ctx, "k", "", strings.NewReader("img"), "a.png")
 	ok.Validate(ctx, "k")
 	noCredits.Validate(ctx, "k")
 	down.Health(ctx)

@@ -68,6 +68,12 @@ func TestTenThousandIdempotencyKeysStayBounded(t *testing.T) {
 		if strings.HasPrefix(k, r.Prefix+"up:") {
 			continue // the reference upstream's accounts, not imgflow's
 		}
+		if k == r.Prefix+"unqueued" {
+			// The notes of new jobs that the worker's sweeper drains
+			// (worker/unqueued.go): like asynq's own queue, they wait for
+			// a worker, and no worker runs here. Empty, the key is gone.
+			continue
+		}
 		ttl, err := r.Client.PTTL(ctx, k).Result()
 		if err != nil {
 			t.Fatal(err)

@@ -218,18 +218,46 @@ func (s *Server) newJob(c echo.Context, id, owner, key string, in *jobRequest) (
 	s.watchBeforeQueueing(c, job.ID)
 	if err := s.cfg.Queue.EnqueueCompress(ctx, job.ID); err != nil {
 		// The caller hears 503 and will retry: this job must not linger,
-		// in listings or polling triggers, as one that was made. Deleting
-		// it gives its in-flight place back too.
-		bg := context.WithoutCancel(ctx)
-		if derr := s.cfg.Jobs.DeleteJob(bg, job.ID); derr != nil {
-			s.log.Warn("job not deleted after enqueue failure; it stays queued until it expires", "job_id", job.ID, "err", derr)
-		}
-		if in.image != nil {
-			s.cfg.Blobs.DeleteBlob(bg, connector.InputBlobKey(job.ID))
-		}
+		// in listings or polling triggers, as one that was made, nor run.
+		// Deleting it gives its in-flight place back too.
+		s.deleteUnqueued(context.WithoutCancel(ctx), job.ID, in.image != nil)
 		return nil, err
 	}
 	return job, nil
+}
+
+// deleteUnqueuedFor is how long serve keeps trying to delete a job whose
+// enqueue failed (Redis is often down for both): less than the worker's
+// unqueuedAfter (15 s), after which the worker's sweeper would queue the
+// job it still finds.
+const deleteUnqueuedFor = 10 * time.Second
+
+// deleteUnqueued deletes a job whose task could not be queued, and its
+// input: at once when Redis answers, else retried in the background for
+// deleteUnqueuedFor.
+func (s *Server) deleteUnqueued(ctx context.Context, id string, hasInput bool) {
+	del := func() error {
+		if err := s.cfg.Jobs.DeleteJob(ctx, id); err != nil && connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+			return err
+		}
+		if hasInput {
+			s.cfg.Blobs.DeleteBlob(ctx, connector.InputBlobKey(id))
+		}
+		return nil
+	}
+	if del() == nil {
+		return
+	}
+	go func() {
+		deadline := time.Now().Add(deleteUnqueuedFor)
+		for wait := 100 * time.Millisecond; time.Now().Before(deadline); wait = min(2*wait, 2*time.Second) {
+			time.Sleep(wait)
+			if del() == nil {
+				return
+			}
+		}
+		s.log.Warn("job not deleted after enqueue failure; the worker's sweeper will queue it", "job_id", id)
+	}()
 }
 
 // jobRecord is the new job's record, queued.

@@ -15,29 +15,37 @@ import (
 )
 
 // The compress handler is the billing path: the compression API charges a
-// credit for every 200 and takes no idempotency key, so this file is
-// written as the job's life, in order (design §2, steps 4–7):
+// credit for every 200, so this file is written as the job's life, in
+// order (design §2, steps 4–7):
 //
 //	load → get input → record attempt → call → keep answer → store and finish → fan out
 //
 // (storing the result and marking the job completed are one write: the kept
-// answer before it is what a re-run needs) and guarantees that a failure on
-// our side never calls the API twice:
+// answer before it is what a re-run needs) and guarantees that a job is
+// charged once:
 //
+//   - every call of a job carries the same Idempotency-Key (the job id). An
+//     upstream that honours it (fixtures/upstream/README.md) compresses and
+//     charges the key once, and answers a repeat with the first answer, so
+//     a call whose answer was lost (the worker killed mid-call, the task
+//     run again after its lease ran out) costs nothing more when it is
+//     made again;
 //   - "record attempt" writes, before each call, a durable attempt record
 //     (AttemptStore: attempts:{id}); an answer is recorded right after it
-//     comes, so a re-run knows what every earlier call got.
+//     comes, so a re-run knows what every earlier call got;
 //   - "keep answer" records a 200 with its result and bytes before
-//     anything else; a re-run that finds it stores it and never calls again.
+//     anything else; a re-run that finds it stores it and never calls again;
 //   - keeping and storing are retried where they stand (retryInPlace) until
 //     the task's deadline, never by a new attempt.
 //
-// What can still charge twice is a call that began and has no recorded
-// answer: the worker was killed (or lost Redis for the whole rest of the
-// task's deadline) between sending the image and keeping the answer, or
-// the call timed out. Nothing on our side can tell whether the API charged
-// it, so the re-run goes ahead, and the job says so: charge_uncertain, and
-// the metric imgflow_upstream_charge_uncertain_total.
+// Against an upstream that ignores Idempotency-Key (its answers do not echo
+// it), what can still charge twice is a call that began and has no recorded
+// answer: the worker was killed between sending the image and keeping the
+// answer, or the call timed out. Nothing can tell whether the API charged
+// it, so the re-run goes ahead and the job says so: charge_uncertain, and
+// the metric imgflow_upstream_charge_uncertain_total. With an upstream that
+// echoes the key, the re-run's answer settles it, and the job is not
+// flagged.
 
 // errFinished stops an update of a job that another attempt finished.
 var errFinished = errors.New("job already finished")
@@ -55,7 +63,11 @@ type attempt struct {
 	input *connector.JobInput
 	// calls is the job's attempt record as this attempt last saw it.
 	calls connector.Attempts
-	// uncertain: an earlier call may have been charged without an answer.
+	// unanswered: an earlier call got no recorded answer, so it may have
+	// been charged; the answer of this attempt's call settles it.
+	unanswered bool
+	// uncertain: an earlier call may have been charged without an answer,
+	// and the upstream does not honour Idempotency-Key.
 	uncertain bool
 	// hooks is what the finishing write told of the owner's hooks.
 	hooks connector.HooksHint
@@ -220,9 +232,6 @@ func (w *Worker) load(ctx context.Context, a *attempt) (next, error) {
 	if a.calls.Kept != nil {
 		return storeKept, nil
 	}
-	// Debug: a job's one Info line is its outcome (complete, fail), so a
-	// busy worker writes one log line per job, not three.
-	a.log.Debug("compressing", "attempt", job.Attempts, "input", job.Input.Kind, "upstream_calls", a.calls.Calls)
 	return compressNow, nil
 }
 
@@ -274,8 +283,8 @@ func (w *Worker) getInput(ctx context.Context, a *attempt) (*image, connector.Jo
 
 // recordCallAttempt writes, before the call, that a call is about to be made,
 // and returns its number. If an earlier call has no recorded answer, it may
-// have been charged: this call goes ahead (nothing can tell whether it was)
-// and the job will say charge_uncertain.
+// have been charged: this call goes ahead with the same Idempotency-Key, and
+// its answer tells whether the upstream made that safe (call).
 func (w *Worker) recordCallAttempt(ctx context.Context, a *attempt) (call int, err error) {
 	var rec connector.Attempts
 	if a.begun != nil {
@@ -285,9 +294,8 @@ func (w *Worker) recordCallAttempt(ctx context.Context, a *attempt) (call int, e
 	}
 	a.calls = rec
 	if earlier := rec.Unanswered() - 1; earlier > 0 {
-		a.uncertain = true
-		w.obs.ChargeUncertain()
-		a.log.Warn("an earlier upstream call never got an answer and may have been charged; calling again",
+		a.unanswered = true
+		a.log.Info("an earlier upstream call never got an answer; calling again with the same Idempotency-Key",
 			"upstream_calls", rec.Calls, "unanswered_before", earlier)
 	}
 	return rec.Calls, nil
@@ -303,13 +311,20 @@ func (w *Worker) call(ctx context.Context, a *attempt, call int, img *image, in 
 		w.answered(ctx, a, call)
 		return nil, &connector.Error{Code: connector.EINTERNAL, Message: "Internal error", Err: err}
 	}
+	// Debug: a job's one Info line is its outcome (complete, fail), so a
+	// busy worker writes one log line per job; operators and the fault
+	// suite follow calls with this one.
+	a.log.Debug("compressing", "attempt", a.job.Attempts, "call", call, "input", in.Kind, "size", in.Size)
 	start := time.Now()
-	c, err := w.cfg.Compressor.Compress(ctx, apiKey, img, in.Filename)
+	c, err := w.cfg.Compressor.Compress(ctx, apiKey, a.jobID, img, in.Filename)
 	status := 200
 	if err != nil {
 		status = connector.AsError(err).UpstreamStatus
 	}
 	w.obs.UpstreamCall(status, time.Since(start))
+	if err == nil {
+		w.settleUnanswered(a, c)
+	}
 	if err != nil && img.readErr != nil {
 		// The blob store failed while the image streamed out: the API got
 		// a cut-off body (no closing boundary), which it can neither
@@ -327,6 +342,24 @@ func (w *Worker) call(ctx context.Context, a *attempt, call int, img *image, in 
 	}
 	a.log.Debug("compressed", "upstream_job_id", c.UpstreamJobID, "original_size", c.OriginalSize, "compressed_size", c.CompressedSize, "took", time.Since(start))
 	return c, nil
+}
+
+// settleUnanswered decides, from this call's 200 (c nil: the job fails
+// without one), whether an earlier unanswered call may have been charged on
+// top of it: not when the upstream echoed the call's Idempotency-Key, since
+// it then charges the key once whichever call got through. Any other
+// outcome leaves the doubt, and the job says charge_uncertain.
+func (w *Worker) settleUnanswered(a *attempt, c *connector.Compressed) {
+	if !a.unanswered || a.uncertain {
+		return
+	}
+	if c != nil && c.IdempotencyHonoured {
+		a.log.Info("the upstream honoured the Idempotency-Key: the earlier unanswered call cost nothing more", "replayed", c.Replayed)
+		return
+	}
+	a.uncertain = true
+	w.obs.ChargeUncertain()
+	a.log.Warn("an earlier upstream call never got an answer and may have been charged; the upstream does not confirm Idempotency-Key")
 }
 
 // answered records that call got an answer that cost nothing, retried in
@@ -444,6 +477,7 @@ func (w *Worker) judged(ctx context.Context, a *attempt, cause error) error {
 // fail ends the job as failed with cause, then fans out; the task is not
 // retried.
 func (w *Worker) fail(ctx context.Context, a *attempt, cause error) error {
+	w.settleUnanswered(a, nil)
 	jobErr := connector.JobErrorFrom(cause)
 	job, err := w.finish(ctx, a, func(j *connector.Job) {
 		if a.input != nil {

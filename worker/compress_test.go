@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -238,6 +239,12 @@ func TestKillBeforeTheAnswerIsKeptFlagsTheChargeAsUncertain(t *testing.T) {
 	if got.Result == nil || got.Result.UpstreamJobID != "up-1" {
 		t.Errorf("result: expected the second call's up-1, got %+v", got.Result)
 	}
+	h.comp.mu.Lock()
+	keys := h.comp.idempotencyKeys
+	h.comp.mu.Unlock()
+	if len(keys) != 2 || keys[0] != job.ID || keys[1] != job.ID {
+		t.Errorf("Idempotency-Keys: expected the job id on both calls, got %v", keys)
+	}
 	if !rec.has("charge uncertain") {
 		t.Error("observer: expected to hear of the uncertain charge")
 	}
@@ -331,29 +338,71 @@ func TestUnreachableImageURLFailsAfterAFewAttempts(t *testing.T) {
 	}
 }
 
-// A worker killed mid-task leaves its task "active" in asynq; with asynq
-// alone it comes back after 60–120 s. The orphan recoverer puts it back on
-// the queue as soon as no live worker has claimed it for OrphanAfter.
-func TestKilledWorkersTaskIsRecoveredWithinSeconds(t *testing.T) {
-	h := newHarness(t)
-	h.cfg.OrphanAfter = 300 * time.Millisecond
-	h.tweak = func(w *Worker) { w.recoverEvery = 50 * time.Millisecond }
-	job := h.newJob(connector.JobInput{Kind: connector.InputURL, URL: "https://images.test/photo.png"}, "")
-	h.fetcher.set("https://images.test/photo.png", &connector.Image{Data: bytes.NewReader(images.Read(t, "photo.png")), MIMEType: "image/png"})
-	h.enqueue(job.ID)
-	// A worker that took the task and was killed: asynq's dequeue moves it
-	// to the active list with a lease, and no heartbeat ever claims it.
+// takeAsDeadServer puts the job's task in the active list with a lease
+// ending at leaseEnd (Unix seconds; 0: no lease entry), as asynq's dequeue
+// does for a server that no heartbeat lists.
+func (h *harness) takeAsDeadServer(jobID string, leaseEnd int64) {
+	h.t.Helper()
 	ctx := context.Background()
 	q := "asynq:{" + h.redis.Queue() + "}:"
-	if id, err := h.redis.Client.RPopLPush(ctx, q+"pending", q+"active").Result(); err != nil || id != job.ID {
-		t.Fatalf("taking the task as a worker would: %q, %v", id, err)
+	if id, err := h.redis.Client.RPopLPush(ctx, q+"pending", q+"active").Result(); err != nil || id != jobID {
+		h.t.Fatalf("taking the task as a worker would: %q, %v", id, err)
 	}
-	h.redis.Client.ZAdd(ctx, q+"lease", redis.Z{Score: float64(time.Now().Add(30 * time.Second).Unix()), Member: job.ID})
-	h.redis.Client.HSet(ctx, q+"t:"+job.ID, "state", "active")
+	if leaseEnd != 0 {
+		h.redis.Client.ZAdd(ctx, q+"lease", redis.Z{Score: float64(leaseEnd), Member: jobID})
+	}
+	h.redis.Client.HSet(ctx, q+"t:"+jobID, "state", "active")
+}
 
-	h.start()
-	got := h.waitJob(job.ID, "completed", finished)
-	if got.Status != connector.StatusCompleted || h.comp.Calls() != 1 {
-		t.Fatalf("expected the orphaned job completed with one upstream call, got %s after %d calls", got.Status, h.comp.Calls())
+// A worker killed mid-task leaves its task "active" in asynq; with asynq
+// alone it comes back after 60–120 s. The recoverer puts it back on the
+// queue as soon as its lease has run out, or at once when it has none.
+func TestAbandonedTaskIsRequeuedWithinSeconds(t *testing.T) {
+	for name, leaseEnd := range map[string]int64{
+		"lease ran out": time.Now().Add(-5 * time.Second).Unix(),
+		"no lease":      0,
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t)
+			h.tweak = func(w *Worker) { w.recoverEvery = 50 * time.Millisecond }
+			job := h.newJob(connector.JobInput{Kind: connector.InputURL, URL: "https://images.test/photo.png"}, "")
+			h.fetcher.set("https://images.test/photo.png", &connector.Image{Data: bytes.NewReader(images.Read(t, "photo.png")), MIMEType: "image/png"})
+			h.enqueue(job.ID)
+			h.takeAsDeadServer(job.ID, leaseEnd)
+
+			h.start()
+			got := h.waitJob(job.ID, "completed", finished)
+			if got.Status != connector.StatusCompleted || h.comp.Calls() != 1 {
+				t.Fatalf("expected the abandoned job completed with one upstream call, got %s after %d calls", got.Status, h.comp.Calls())
+			}
+		})
+	}
+}
+
+// The double run of issue #21: a server has just dequeued a task (its lease
+// is fresh) and no heartbeat lists it yet (they come every 5 s). No
+// recoverer, in any process, may requeue it, however long it has watched
+// the task id: only the lease says whether a task has a server.
+func TestTaskWithALiveLeaseIsNeverRequeued(t *testing.T) {
+	h := newHarness(t)
+	job := h.newJob(connector.JobInput{Kind: connector.InputURL, URL: "https://images.test/photo.png"}, "")
+	h.enqueue(job.ID)
+	h.takeAsDeadServer(job.ID, time.Now().Add(30*time.Second).Unix())
+	log := slog.New(slog.DiscardHandler)
+	recoverers := []*abandonedRecoverer{
+		{rdb: h.redis.Client, queue: h.redis.Queue(), log: log},
+		{rdb: h.redis.Client, queue: h.redis.Queue(), log: log},
+	}
+	ctx := context.Background()
+	for range 20 {
+		for _, r := range recoverers {
+			if moved := r.pass(ctx); len(moved) > 0 {
+				t.Fatalf("requeued %v while its lease is live: the task would run twice", moved)
+			}
+		}
+	}
+	q := "asynq:{" + h.redis.Queue() + "}:"
+	if active, _ := h.redis.Client.LRange(ctx, q+"active", 0, -1).Result(); len(active) != 1 || active[0] != job.ID {
+		t.Fatalf("active list: expected [%s], got %v", job.ID, active)
 	}
 }

@@ -112,12 +112,6 @@ type Config struct {
 	// Default 1s (asynq's is 5s). Tests with short schedules set it lower.
 	DelayedTaskCheckInterval time.Duration
 
-	// OrphanAfter is how long a task may stay "active" while no live worker
-	// process claims it (its worker was killed, or lost Redis for longer
-	// than asynq's 30 s lease) before it is put back on the queue; see
-	// recover.go. Default 12s (asynq v0.26.0 alone takes 60–120 s).
-	OrphanAfter time.Duration
-
 	// ShutdownTimeout is how long Run waits for running tasks to finish once
 	// its context ends; tasks still running then are put back on the queue
 	// for another worker. Default 30s.
@@ -208,9 +202,6 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.DelayedTaskCheckInterval <= 0 {
 		cfg.DelayedTaskCheckInterval = time.Second
-	}
-	if cfg.OrphanAfter <= 0 {
-		cfg.OrphanAfter = orphanAfter
 	}
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 30 * time.Second

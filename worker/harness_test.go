@@ -209,6 +209,8 @@ type stubCompressor struct {
 	fail  []error
 	calls int
 	keys  []string
+	// idempotencyKeys are the Idempotency-Keys of the calls, in order.
+	idempotencyKeys []string
 	// onAnswer, when set, runs as each successful call answers.
 	onAnswer func()
 }
@@ -231,7 +233,7 @@ func (s *stubCompressor) Keys() []string {
 	return append([]string(nil), s.keys...)
 }
 
-func (s *stubCompressor) Compress(ctx context.Context, apiKey string, image io.Reader, filename string) (*connector.Compressed, error) {
+func (s *stubCompressor) Compress(ctx context.Context, apiKey, idempotencyKey string, image io.Reader, filename string) (*connector.Compressed, error) {
 	data, err := io.ReadAll(image)
 	if err != nil {
 		return nil, err
@@ -240,6 +242,7 @@ func (s *stubCompressor) Compress(ctx context.Context, apiKey string, image io.R
 	n := s.calls
 	s.calls++
 	s.keys = append(s.keys, apiKey)
+	s.idempotencyKeys = append(s.idempotencyKeys, idempotencyKey)
 	var fail error
 	if n < len(s.fail) {
 		fail = s.fail[n]

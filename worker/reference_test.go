@@ -21,12 +21,20 @@ import (
 // image server's base URL.
 func withReferenceUpstream(t *testing.T, h *harness, failRate float64) (*reference.Ledger, string) {
 	t.Helper()
+	return withReferenceUpstreamConfig(t, h, reference.Config{FailRate: failRate})
+}
+
+// withReferenceUpstreamConfig is withReferenceUpstream with the upstream's
+// configuration (its Ledger and Logger are filled in).
+func withReferenceUpstreamConfig(t *testing.T, h *harness, cfg reference.Config) (*reference.Ledger, string) {
+	t.Helper()
 	ledger := reference.NewLedger(h.redis.Client, h.redis.Prefix+"upstream:", time.Now)
 	key, _, err := ledger.CreateAccount(context.Background(), 0)
 	if err != nil {
 		t.Fatalf("CreateAccount: %v", err)
 	}
-	api := httptest.NewServer(reference.NewServer(reference.Config{Ledger: ledger, FailRate: failRate, Logger: testLogger()}))
+	cfg.Ledger, cfg.Logger = ledger, testLogger()
+	api := httptest.NewServer(reference.NewServer(cfg))
 	t.Cleanup(api.Close)
 	imgs := httptest.NewServer(http.FileServer(http.Dir(images.Path("."))))
 	t.Cleanup(imgs.Close)
@@ -111,5 +119,42 @@ func TestUnknownKeyFailsAtTheReferenceUpstreamWithItsText(t *testing.T) {
 	if got.Status != connector.StatusFailed || got.Error == nil || got.Error.Code != connector.EUNAUTHORIZED ||
 		got.Error.UpstreamStatus != 401 || got.Error.Message != "Invalid API key" || got.Attempts != 1 {
 		t.Fatalf("expected failed invalid_key 401 \"Invalid API key\" after 1 attempt, got %s %+v (%d attempts)", got.Status, got.Error, got.Attempts)
+	}
+}
+
+// A worker killed after the upstream charged and before the answer was kept
+// (the window that charged twice before #21): the re-run calls again with
+// the job's Idempotency-Key, the upstream replays its first answer, and the
+// job costs exactly one credit, with no doubt left on it.
+func TestKilledMidCallCostsOneCreditWithAnIdempotentUpstream(t *testing.T) {
+	for name, c := range map[string]struct {
+		ignore    bool
+		credits   int64
+		uncertain bool
+	}{
+		"honoured": {ignore: false, credits: 500 - 1, uncertain: false},
+		"ignored":  {ignore: true, credits: 500 - 2, uncertain: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t)
+			ledger, imgURL := withReferenceUpstreamConfig(t, h, reference.Config{IgnoreIdempotencyKey: c.ignore})
+			crashed := crashOnce(h, "answered")
+			h.start()
+			job := h.newJob(connector.JobInput{Kind: connector.InputURL, URL: imgURL + "/photo.png"}, "")
+			h.enqueue(job.ID)
+
+			got := h.waitJob(job.ID, "finished", finished)
+			if got.Status != connector.StatusCompleted || !crashed.Load() {
+				t.Fatalf("expected completed after a crash, got %s %+v (crashed %v)", got.Status, got.Error, crashed.Load())
+			}
+			acct, err := ledger.Lookup(context.Background(), h.apiKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if acct.CreditsRemaining != c.credits || got.UpstreamCalls != 2 || got.ChargeUncertain != c.uncertain {
+				t.Errorf("credits %d, upstream_calls %d, charge_uncertain %v; want %d, 2, %v",
+					acct.CreditsRemaining, got.UpstreamCalls, got.ChargeUncertain, c.credits, c.uncertain)
+			}
+		})
 	}
 }

@@ -32,6 +32,9 @@ type Worker struct {
 	// recoverEvery is how often orphaned tasks are looked for; tests
 	// shorten it.
 	recoverEvery time.Duration
+	// sweepEvery and unqueuedAfter pace the unqueued-job sweeper
+	// (unqueued.go); tests shorten them.
+	sweepEvery, unqueuedAfter time.Duration
 }
 
 // New checks cfg, fills its defaults and returns a Worker. Close it when
@@ -46,14 +49,16 @@ func New(cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	w := &Worker{
-		cfg:          cfg,
-		log:          cfg.Logger,
-		obs:          cfg.Observer,
-		rdb:          rdb,
-		client:       asynq.NewClientFromRedisClient(rdb),
-		backoff:      backoff,
-		wk:           newWaker(cfg.Queue, cfg.IdleWait),
-		recoverEvery: recoverEvery,
+		cfg:           cfg,
+		log:           cfg.Logger,
+		obs:           cfg.Observer,
+		rdb:           rdb,
+		client:        asynq.NewClientFromRedisClient(rdb),
+		backoff:       backoff,
+		wk:            newWaker(cfg.Queue, cfg.IdleWait),
+		recoverEvery:  recoverEvery,
+		sweepEvery:    sweepEvery,
+		unqueuedAfter: unqueuedAfter,
 	}
 	w.queue = NewQueue(w.client, cfg.Queue,
 		WithMaxCompressRetries(cfg.MaxCompressRetries),
@@ -109,13 +114,19 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	w.log.Info("worker started", "queue", w.cfg.Queue, "concurrency", w.cfg.Concurrency, "fetchers", len(srvs))
-	// The orphan recoverer (recover.go) uses the worker's own client.
-	rec := &orphanRecoverer{rdb: w.rdb, inspector: asynq.NewInspectorFromRedisClient(w.rdb), queue: w.cfg.Queue,
-		log: w.log, after: w.cfg.OrphanAfter, unclaimed: map[string]time.Time{}}
+	// The recoverer (recover.go) uses the worker's own client.
+	rec := &abandonedRecoverer{rdb: w.rdb, queue: w.cfg.Queue, log: w.log}
 	recCtx, stopRecovering := context.WithCancel(ctx)
 	recDone := make(chan struct{})
 	go func() { defer close(recDone); rec.run(recCtx, w.recoverEvery) }()
 	defer func() { stopRecovering(); <-recDone }()
+	if notes, ok := w.cfg.Jobs.(unqueuedLister); ok {
+		sw := &unqueuedSweeper{notes: notes, jobs: w.cfg.Jobs, queue: w.queue, rdb: w.rdb, qname: w.cfg.Queue, log: w.log}
+		sweepCtx, stopSweeping := context.WithCancel(ctx)
+		sweepDone := make(chan struct{})
+		go func() { defer close(sweepDone); sw.run(sweepCtx, w.sweepEvery, w.unqueuedAfter) }()
+		defer func() { stopSweeping(); <-sweepDone }()
+	}
 	<-ctx.Done()
 	w.log.Info("worker stopping", "shutdown_timeout", w.cfg.ShutdownTimeout)
 	wk.shutdown()

@@ -69,6 +69,7 @@ func (s *Store) CreateJobWithInput(ctx context.Context, job *connector.Job, inpu
 			p.Set(ctx, s.blobKey(connector.InputBlobKey(job.ID)), in, max(inputTTL, 0))
 		}
 		created = p.SetNX(ctx, s.jobKey(job.ID), data, s.jobTTL)
+		s.noteUnqueued(ctx, p, job.ID, now)
 	})
 	if err != nil {
 		return storageErr(err)

@@ -17,8 +17,13 @@ const RetryAfter = 5 * time.Second
 // storageErr maps an error from Redis to the domain's terms:
 //   - nil, *connector.Error and the caller's own context ending pass through;
 //   - a Redis reply that means "not now" (LOADING, READONLY, MASTERDOWN,
-//     CLUSTERDOWN, TRYAGAIN, BUSY, OOM) and every network or pool failure
-//     become EUNAVAILABLE with RetryAfter, so the caller answers 503;
+//     CLUSTERDOWN, TRYAGAIN, BUSY, OOM, max clients) and every network or
+//     pool failure become EUNAVAILABLE with RetryAfter, so the caller
+//     answers 503 and the worker retries in place;
+//   - NOSCRIPT too: Redis restarted or failed over and forgot its scripts.
+//     go-redis's Script.Run and pipelinedScripts load them again, so the
+//     next try passes; as a permanent error it threw a charged answer away
+//     (issue #21);
 //   - any other Redis reply (WRONGTYPE, a script error) is a bug: EINTERNAL.
 //
 // redis.Nil is handled where it means "not found", never here.
@@ -47,7 +52,7 @@ func storageErr(err error) error {
 }
 
 func transientReply(msg string) bool {
-	for _, p := range []string{"LOADING", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "BUSY", "OOM"} {
+	for _, p := range []string{"LOADING", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "BUSY", "OOM", "NOSCRIPT", "ERR max number of clients"} {
 		if strings.HasPrefix(msg, p) {
 			return true
 		}

@@ -69,6 +69,7 @@ func (s *Store) CreateJob(ctx context.Context, job *connector.Job) error {
 	var created *redis.BoolCmd
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		created = p.SetNX(ctx, s.jobKey(job.ID), data, s.jobTTL)
+		s.noteUnqueued(ctx, p, job.ID, now)
 		p.ZAdd(ctx, idx, redis.Z{Member: job.ID})
 		p.ZRemRangeByLex(ctx, idx, "-", "("+idFloor(now.Add(-s.jobTTL)))
 		p.Expire(ctx, idx, s.jobTTL)

@@ -30,7 +30,7 @@ func BenchmarkCompress10MiB(b *testing.B) {
 	b.SetBytes(int64(len(image)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := c.Compress(ctx, "k", bytes.NewReader(image), "big.png"); err != nil {
+		if _, err := c.Compress(ctx, "k", "", bytes.NewReader(image), "big.png"); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -64,7 +64,7 @@ func BenchmarkCompressAnswer10MiB(b *testing.B) {
 			b.SetBytes(int64(len(result)))
 			b.ReportAllocs()
 			for b.Loop() {
-				res, err := c.Compress(context.Background(), "k", bytes.NewReader(pngHead), "a.png")
+				res, err := c.Compress(context.Background(), "k", "", bytes.NewReader(pngHead), "a.png")
 				if err != nil || res.Data.Size() != int64(len(result)) {
 					b.Fatalf("expected %d bytes, got %v", len(result), err)
 				}

@@ -15,6 +15,9 @@ import (
 	"github.com/imgflow/imgflow/internal/chunkbuf"
 )
 
+// idempotencyHeader carries a call's Idempotency-Key, and its echo.
+const idempotencyHeader = "Idempotency-Key"
+
 // sniffLen is how many leading bytes are read ahead to name the file part's
 // type; they are sent first, the rest streams behind them.
 const sniffLen = 64
@@ -42,9 +45,11 @@ type compressAnswer struct {
 //
 // Errors are *connector.Error: 400 → EINVALID (EFORMAT for "Invalid file
 // format"), 401 → EUNAUTHORIZED, 413 → ETOOLARGE, 429 → ENOCREDITS with
-// CreditsRemaining; 5xx, other statuses, non-JSON bodies, a 200 missing its
+// CreditsRemaining; 422 (the Idempotency-Key extension: key reused with
+// another file) → EUPSTREAM, final; 409 (a call with the key still running),
+// 5xx, other statuses, non-JSON bodies, a 200 missing its
 // data, network errors and timeouts → EUPSTREAM with Retryable set.
-func (c *Client) Compress(ctx context.Context, apiKey string, image io.Reader, filename string) (*connector.Compressed, error) {
+func (c *Client) Compress(ctx context.Context, apiKey, idempotencyKey string, image io.Reader, filename string) (*connector.Compressed, error) {
 	head := make([]byte, sniffLen)
 	n, err := io.ReadFull(image, head)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
@@ -81,6 +86,9 @@ func (c *Client) Compress(ctx context.Context, apiKey string, image io.Reader, f
 		req.TransferEncoding = []string{"chunked"}
 	}
 	req.Header.Set("Content-Type", contentType)
+	if idempotencyKey != "" {
+		req.Header.Set(idempotencyHeader, idempotencyKey)
+	}
 	resp, err := c.send(req, c.compressTimeout)
 	if err != nil {
 		return nil, err
@@ -96,6 +104,10 @@ func (c *Client) Compress(ctx context.Context, apiKey string, image io.Reader, f
 		return nil, compressError(resp, body)
 	}
 	c2, err := decodeCompressed(resp)
+	if c2 != nil && idempotencyKey != "" && resp.Header.Get(idempotencyHeader) == idempotencyKey {
+		c2.IdempotencyHonoured = true
+		c2.Replayed = resp.Header.Get("Idempotent-Replayed") == "true"
+	}
 	var domainErr *connector.Error
 	if err != nil && !errors.As(err, &domainErr) {
 		// Cut off mid-body: the status came and a 200 was charged, so it

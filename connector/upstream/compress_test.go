@@ -26,7 +26,7 @@ const olderListingAnswer = `{"success":true,"job_id":"7d9f0a52-1111-4c3b-9a55-0c
 func TestCompressStreamsTheFormAndDecodesTheResult(t *testing.T) {
 	var got received
 	srv := stub(t, http.StatusOK, "", okAnswer, &got)
-	res, err := New(srv.URL+"/api").Compress(context.Background(), "key-123", png(1000), "cat.png")
+	res, err := New(srv.URL+"/api").Compress(context.Background(), "key-123", "", png(1000), "cat.png")
 	if err != nil {
 		t.Fatalf("expected a result, got %v", err)
 	}
@@ -46,7 +46,7 @@ func TestCompressStreamsTheFormAndDecodesTheResult(t *testing.T) {
 
 func TestCompressLeavesCreditsNilForTheOlderListing(t *testing.T) {
 	srv := stub(t, http.StatusOK, "", olderListingAnswer, nil)
-	res, err := New(srv.URL).Compress(context.Background(), "k", png(100), "a.png")
+	res, err := New(srv.URL).Compress(context.Background(), "k", "", png(100), "a.png")
 	if err != nil {
 		t.Fatalf("expected a result, got %v", err)
 	}
@@ -58,7 +58,7 @@ func TestCompressLeavesCreditsNilForTheOlderListing(t *testing.T) {
 func TestCompressNamesAnUnnamedPartAfterItsType(t *testing.T) {
 	var got received
 	srv := stub(t, http.StatusOK, "", okAnswer, &got)
-	if _, err := New(srv.URL).Compress(context.Background(), "k", strings.NewReader("\xFF\xD8\xFF\xE0rest"), ""); err != nil {
+	if _, err := New(srv.URL).Compress(context.Background(), "k", "", strings.NewReader("\xFF\xD8\xFF\xE0rest"), ""); err != nil {
 		t.Fatal(err)
 	}
 	if got.filename != "image.jpg" || got.partType != "image/jpeg" {
@@ -69,7 +69,7 @@ func TestCompressNamesAnUnnamedPartAfterItsType(t *testing.T) {
 func TestCompressSendsUnknownBytesAsOctetStream(t *testing.T) {
 	var got received
 	srv := stub(t, http.StatusBadRequest, "", `{"error":"Invalid file format"}`, &got)
-	_, err := New(srv.URL).Compress(context.Background(), "k", strings.NewReader("GIF89a"), "a.gif")
+	_, err := New(srv.URL).Compress(context.Background(), "k", "", strings.NewReader("GIF89a"), "a.gif")
 	if got.partType != "application/octet-stream" || got.size != 6 {
 		t.Errorf("expected 6 bytes of application/octet-stream, got %d of %q", got.size, got.partType)
 	}
@@ -110,7 +110,7 @@ func TestCompressMapsEveryAnswer(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			srv := stub(t, c.status, c.contentType, c.body, nil)
-			_, err := New(srv.URL).Compress(context.Background(), "secret-key-42", png(100), "a.png")
+			_, err := New(srv.URL).Compress(context.Background(), "secret-key-42", "", png(100), "a.png")
 			var e *connector.Error
 			if !errors.As(err, &e) {
 				t.Fatalf("expected a *connector.Error, got %T %v", err, err)
@@ -132,7 +132,7 @@ func TestCompressMapsEveryAnswer(t *testing.T) {
 func TestCompressTimesOutAsRetryable(t *testing.T) {
 	srv := slowStub(t)
 	c := New(srv.URL, WithTimeouts(100*time.Millisecond, 0))
-	_, err := c.Compress(context.Background(), "secret-key-42", png(100), "a.png")
+	_, err := c.Compress(context.Background(), "secret-key-42", "", png(100), "a.png")
 	e := connector.AsError(err)
 	if e.Code != connector.EUPSTREAM || !e.Retryable || e.Message != "the compression API did not answer within 100ms" {
 		t.Errorf("expected a retryable %s timeout, got %v", connector.EUPSTREAM, err)
@@ -145,7 +145,7 @@ func TestCompressTimesOutAsRetryable(t *testing.T) {
 func TestCompressReportsAnUnreachableAPIAsRetryable(t *testing.T) {
 	srv := stub(t, 200, "", okAnswer, nil)
 	srv.Close()
-	_, err := New(srv.URL).Compress(context.Background(), "k", png(100), "a.png")
+	_, err := New(srv.URL).Compress(context.Background(), "k", "", png(100), "a.png")
 	e := connector.AsError(err)
 	if e.Code != connector.EUPSTREAM || !e.Retryable || e.Message != "could not reach the compression API" {
 		t.Errorf("expected a retryable %s, got %v", connector.EUPSTREAM, err)
@@ -158,7 +158,7 @@ func TestCompressSendsTheUserAgent(t *testing.T) {
 		ua = r.UserAgent()
 		w.Write([]byte(okAnswer))
 	})
-	if _, err := New(srv.URL, WithUserAgent("imgflow-test/2")).Compress(context.Background(), "k", png(10), "a.png"); err != nil {
+	if _, err := New(srv.URL, WithUserAgent("imgflow-test/2")).Compress(context.Background(), "k", "", png(10), "a.png"); err != nil {
 		t.Fatal(err)
 	}
 	if ua != "imgflow-test/2" {
@@ -190,7 +190,7 @@ func TestCompressKeepsTheStatusOfAnAnswerCutOff(t *testing.T) {
 		conn.Close()
 	}))
 	defer srv.Close()
-	_, err := New(srv.URL).Compress(context.Background(), "k", png(100), "a.png")
+	_, err := New(srv.URL).Compress(context.Background(), "k", "", png(100), "a.png")
 	e := connector.AsError(err)
 	if e.Code != connector.EUPSTREAM || e.UpstreamStatus != http.StatusOK {
 		t.Errorf("expected %s with upstream_status 200, got %v (status %d)", connector.EUPSTREAM, err, e.UpstreamStatus)
@@ -210,7 +210,7 @@ func TestCompressCutsTheBodyOffWhenTheImageFailsToRead(t *testing.T) {
 	})
 	lost := errors.New("storage lost")
 	image := io.MultiReader(io.LimitReader(png(1<<20), 256<<10), iotest.ErrReader(lost))
-	_, err := New(srv.URL).Compress(context.Background(), "k", image, "a.png")
+	_, err := New(srv.URL).Compress(context.Background(), "k", "", image, "a.png")
 	if err == nil || connector.AsError(err).UpstreamStatus == 200 {
 		t.Fatalf("expected the call to fail without an answer, got %v", err)
 	}

@@ -37,6 +37,11 @@ func compressError(resp *http.Response, body []byte) *connector.Error {
 		e.Code = connector.EUNAUTHORIZED
 	case http.StatusRequestEntityTooLarge:
 		e.Code = connector.ETOOLARGE
+	case http.StatusUnprocessableEntity:
+		// The Idempotency-Key extension: the job's key was used with other
+		// bytes (an image URL that changed between attempts). Calling again
+		// would be refused the same way.
+		e.Code = connector.EUPSTREAM
 	case http.StatusTooManyRequests:
 		e.Code = connector.ENOCREDITS
 		credits := int64(0)

@@ -34,7 +34,7 @@ func ExampleClient_Compress() {
 	client := upstream.New(api.URL + "/api")
 
 	image := strings.NewReader("\x89PNG\r\n\x1a\n...the rest of the file...")
-	res, err := client.Compress(context.Background(), "your-api-key", image, "photo.png")
+	res, err := client.Compress(context.Background(), "your-api-key", "", image, "photo.png")
 	if err != nil {
 		fmt.Println("failed:", connector.ErrorMessage(err))
 		return
@@ -42,7 +42,7 @@ func ExampleClient_Compress() {
 	fmt.Printf("%d -> %d bytes (%.2f%% smaller), %d credits left\n",
 		res.OriginalSize, res.CompressedSize, res.CompressionRatio, *res.CreditsRemaining)
 
-	_, err = client.Compress(context.Background(), "empty", strings.NewReader("\x89PNG\r\n\x1a\n"), "photo.png")
+	_, err = client.Compress(context.Background(), "empty", "", strings.NewReader("\x89PNG\r\n\x1a\n"), "photo.png")
 	var e *connector.Error
 	if errors.As(err, &e) && e.Code == connector.ENOCREDITS {
 		fmt.Printf("upstream %d: %s (credits: %d, retry: %v)\n", e.UpstreamStatus, e.Message, *e.CreditsRemaining, e.Retryable)

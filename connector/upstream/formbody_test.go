@@ -42,7 +42,7 @@ func TestCompressSendsAContentLengthWhenTheImageTellsItsSize(t *testing.T) {
 				w.Header().Set("Content-Type", "application/json")
 				io.WriteString(w, okAnswer)
 			})
-			if _, err := New(srv.URL).Compress(context.Background(), "k", tc.image, "a.png"); err != nil {
+			if _, err := New(srv.URL).Compress(context.Background(), "k", "", tc.image, "a.png"); err != nil {
 				t.Fatal(err)
 			}
 			if got.size != tc.size || got.apiKey != "k" || got.partType != "image/png" {
@@ -65,7 +65,7 @@ func TestCompressOfAnImageShorterThanItsSizeSendsNoWholeForm(t *testing.T) {
 			io.WriteString(w, okAnswer)
 		})
 		short := lyingSize{Reader: strings.NewReader(string(pngHead) + strings.Repeat("x", int(size/2))), size: size}
-		if _, err := New(srv.URL).Compress(context.Background(), "k", short, "a.png"); err == nil {
+		if _, err := New(srv.URL).Compress(context.Background(), "k", "", short, "a.png"); err == nil {
 			t.Errorf("%d bytes: expected an error for an image shorter than it said", size)
 		}
 		if forms.Load() != 0 {
@@ -84,7 +84,7 @@ func TestCompressOfAnImageLongerThanItsSizeSendsNoWholeForm(t *testing.T) {
 			io.WriteString(w, okAnswer)
 		})
 		long := lyingSize{Reader: strings.NewReader(string(pngHead) + strings.Repeat("x", int(size*2))), size: size}
-		if _, err := New(srv.URL).Compress(context.Background(), "k", long, "a.png"); err == nil {
+		if _, err := New(srv.URL).Compress(context.Background(), "k", "", long, "a.png"); err == nil {
 			t.Errorf("%d bytes: expected an error for an image longer than it said", size)
 		}
 		if forms.Load() != 0 {

@@ -68,7 +68,7 @@ func TestReferenceCompressesAPNGAndCharges(t *testing.T) {
 	key := account(t, ledger, 0)
 	in := gradientPNG(t)
 
-	res, err := client.Compress(context.Background(), key, bytes.NewReader(in), "gradient.png")
+	res, err := client.Compress(context.Background(), key, "", bytes.NewReader(in), "gradient.png")
 	if err != nil {
 		t.Fatalf("expected a compression, got %v", err)
 	}
@@ -98,7 +98,7 @@ func TestReferenceCompressesAPNGAndCharges(t *testing.T) {
 
 func TestReferenceRefusesAnUnknownKey(t *testing.T) {
 	client, _ := reference(t)
-	_, err := client.Compress(context.Background(), "not-a-key", bytes.NewReader(gradientPNG(t)), "a.png")
+	_, err := client.Compress(context.Background(), "not-a-key", "", bytes.NewReader(gradientPNG(t)), "a.png")
 	expectCode(t, err, connector.EUNAUTHORIZED, "Invalid API key", 401)
 
 	_, err = client.Validate(context.Background(), "not-a-key")
@@ -113,7 +113,7 @@ func TestReferenceAnswers429WithZeroCredits(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err := client.Compress(context.Background(), key, bytes.NewReader(gradientPNG(t)), "a.png")
+	_, err := client.Compress(context.Background(), key, "", bytes.NewReader(gradientPNG(t)), "a.png")
 	e := expectCode(t, err, connector.ENOCREDITS,
 		"Insufficient credits. Please purchase more credits to continue compression.", 429)
 	if e != nil && (e.CreditsRemaining == nil || *e.CreditsRemaining != 0) {
@@ -125,7 +125,7 @@ func TestReferenceRefusesAGIFAsInvalidFileFormat(t *testing.T) {
 	client, ledger := reference(t)
 	key := account(t, ledger, 0)
 	gif := []byte("GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff!\xf9\x04\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;")
-	_, err := client.Compress(context.Background(), key, bytes.NewReader(gif), "a.gif")
+	_, err := client.Compress(context.Background(), key, "", bytes.NewReader(gif), "a.gif")
 	expectCode(t, err, connector.EFORMAT, "Invalid file format", 400)
 
 	acct, err := client.Validate(context.Background(), key)
@@ -152,7 +152,46 @@ func TestReferenceRefusesAnImageOver10MiB(t *testing.T) {
 	key := account(t, ledger, 0)
 	big := make([]byte, connector.MaxImageSize+1)
 	copy(big, gradientPNG(t))
-	_, err := client.Compress(context.Background(), key, bytes.NewReader(big), "big.png")
+	_, err := client.Compress(context.Background(), key, "", bytes.NewReader(big), "big.png")
 	expectCode(t, err, connector.ETOOLARGE,
 		"Image size (10485761 bytes) exceeds maximum limit (10485760 bytes)", 413)
+}
+
+// The client sends the job's Idempotency-Key and reads the upstream's echo:
+// a repeat is replayed free, and the same key with other bytes is final.
+func TestIdempotencyKeyAgainstTheReferenceUpstream(t *testing.T) {
+	c, ledger := reference(t)
+	key := account(t, ledger, 0)
+	ctx := context.Background()
+	img := gradientPNG(t)
+
+	first, err := c.Compress(ctx, key, "job-1", bytes.NewReader(img), "a.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := c.Compress(ctx, key, "job-1", bytes.NewReader(img), "a.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !first.IdempotencyHonoured || first.Replayed || !again.IdempotencyHonoured || !again.Replayed {
+		t.Errorf("honoured/replayed: first %v/%v, again %v/%v; want true/false, true/true",
+			first.IdempotencyHonoured, first.Replayed, again.IdempotencyHonoured, again.Replayed)
+	}
+	if again.UpstreamJobID != first.UpstreamJobID || *again.CreditsRemaining != *first.CreditsRemaining {
+		t.Errorf("replay: job %s credits %d, want the first's %s, %d", again.UpstreamJobID, *again.CreditsRemaining, first.UpstreamJobID, *first.CreditsRemaining)
+	}
+	if acct, _ := ledger.Lookup(ctx, key); acct.CreditsRemaining != ref.FreeCreditsPerMonth-1 {
+		t.Errorf("balance %d, want one charge", acct.CreditsRemaining)
+	}
+	other := gradientPNG(t)
+	other = append(other[:len(other):len(other)], 0) // trailing byte: same image, other bytes
+	_, err = c.Compress(ctx, key, "job-1", bytes.NewReader(other), "a.png")
+	var e *connector.Error
+	if !errors.As(err, &e) || e.UpstreamStatus != 422 || e.Retryable {
+		t.Fatalf("same key, other bytes: %v; want a final 422", err)
+	}
+	noKey, err := c.Compress(ctx, key, "", bytes.NewReader(img), "a.png")
+	if err != nil || noKey.IdempotencyHonoured {
+		t.Fatalf("no key: honoured %v, err %v", noKey != nil && noKey.IdempotencyHonoured, err)
+	}
 }

@@ -1,0 +1,50 @@
+package redisstore
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Jobs whose task may never have reached the queue. Creating a job and
+// queueing its task are two writes (the task is asynq's); a serve killed
+// between them, or an enqueue that failed while the job's deletion failed
+// too, left a job "queued" with no task until it expired (issue #21).
+//
+// So every new job is also noted, in the same round trip as its record, in
+// one sorted set by creation time (unqueuedKey). The worker's sweeper
+// (worker/unqueued.go) looks at the notes older than a few seconds: it
+// queues the jobs that still have no task and forgets the rest. Nothing
+// on the hot path removes a note: that would cost a command per job.
+
+// unqueuedKey is the sorted set of job ids by creation time (Unix ms).
+func (s *Store) unqueuedKey() string { return s.prefix + "unqueued" }
+
+// noteUnqueued queues, in p, the note of a new job.
+func (s *Store) noteUnqueued(ctx context.Context, p redis.Pipeliner, id string, now time.Time) {
+	p.ZAdd(ctx, s.unqueuedKey(), redis.Z{Score: float64(now.UnixMilli()), Member: id})
+}
+
+// UnqueuedJobs returns up to limit ids of jobs created before before whose
+// notes the sweeper has not forgotten yet, oldest first.
+func (s *Store) UnqueuedJobs(ctx context.Context, before time.Time, limit int) ([]string, error) {
+	ids, err := s.rdb.ZRangeByScore(ctx, s.unqueuedKey(), &redis.ZRangeBy{
+		Min: "-inf", Max: "(" + strconv.FormatInt(before.UnixMilli(), 10), Count: int64(limit),
+	}).Result()
+	return ids, storageErr(err)
+}
+
+// ForgetUnqueued drops the notes of ids: their tasks are queued, or they
+// are gone or finished.
+func (s *Store) ForgetUnqueued(ctx context.Context, ids ...string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	members := make([]any, len(ids))
+	for i, id := range ids {
+		members[i] = id
+	}
+	return storageErr(s.rdb.ZRem(ctx, s.unqueuedKey(), members...).Err())
+}

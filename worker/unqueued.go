@@ -1,0 +1,117 @@
+package worker
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/imgflow/imgflow/connector"
+)
+
+// The unqueued-job sweeper: a job whose record was written but whose task
+// never reached the queue (serve killed between the two writes, or an
+// enqueue that failed while deleting the job failed too) is queued here,
+// within unqueuedAfter plus sweepEvery of its creation, instead of staying
+// "queued" until it expires (issue #21). The job store notes every new job
+// in the round trip that creates it (redisstore/unqueued.go); the sweeper
+// forgets each note once the job's task exists, or the job is gone or
+// finished. Queueing is safe from any number of sweepers at once: the task
+// id is the job id, and a second enqueue is a no-op.
+
+// unqueuedAfter is how old a job must be before the sweeper looks at it:
+// well past the create-then-enqueue of a live request (milliseconds), and
+// past serve's retries at deleting a job whose enqueue failed
+// (server.deleteUnqueued), so that such a job is deleted, not run.
+const unqueuedAfter = 15 * time.Second
+
+// sweepEvery is how often each worker process sweeps.
+const sweepEvery = 5 * time.Second
+
+// sweepBatch bounds the notes one pass looks at.
+const sweepBatch = 500
+
+// unqueuedLister is a job store that notes new jobs (redisstore.Store).
+type unqueuedLister interface {
+	UnqueuedJobs(ctx context.Context, before time.Time, limit int) ([]string, error)
+	ForgetUnqueued(ctx context.Context, ids ...string) error
+}
+
+// unqueuedSweeper queues jobs that have a record and no task.
+type unqueuedSweeper struct {
+	notes unqueuedLister
+	jobs  connector.JobStore
+	queue *Queue
+	rdb   redis.UniversalClient // asynq's Redis: does the task exist?
+	qname string
+	log   *slog.Logger
+}
+
+func (s *unqueuedSweeper) run(ctx context.Context, every time.Duration, after time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			for s.pass(ctx, time.Now().Add(-after)) == sweepBatch && ctx.Err() == nil {
+			}
+		}
+	}
+}
+
+// pass looks at the notes of jobs created before before and returns how
+// many it looked at.
+func (s *unqueuedSweeper) pass(ctx context.Context, before time.Time) int {
+	ids, err := s.notes.UnqueuedJobs(ctx, before, sweepBatch)
+	if err != nil || len(ids) == 0 {
+		return 0 // Redis down: next time
+	}
+	exists := make([]*redis.IntCmd, len(ids))
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			exists[i] = p.Exists(ctx, "asynq:{"+s.qname+"}:t:"+id)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0
+	}
+	var done []string
+	for i, id := range ids {
+		if exists[i].Val() > 0 {
+			done = append(done, id) // asynq has it
+			continue
+		}
+		if s.queueIfUnfinished(ctx, id) {
+			done = append(done, id)
+		}
+	}
+	if err := s.notes.ForgetUnqueued(ctx, done...); err != nil {
+		return 0
+	}
+	return len(ids)
+}
+
+// queueIfUnfinished queues the job's task when the job is not finished;
+// false when that could not be decided or done (the note stays).
+func (s *unqueuedSweeper) queueIfUnfinished(ctx context.Context, id string) bool {
+	job, err := s.jobs.GetJob(ctx, id)
+	switch {
+	case connector.ErrorCodeOf(err) == connector.ENOTFOUND:
+		return true // deleted after a failed enqueue, refused, or expired
+	case err != nil:
+		return false
+	case job.Status.Finished():
+		return true
+	}
+	if err := s.queue.EnqueueCompress(ctx, id); err != nil {
+		s.log.Warn("a job without a task could not be queued; trying again next sweep", "job_id", id, "err", err)
+		return false
+	}
+	s.log.Warn("queued a job whose task never reached the queue (serve killed or enqueue failed)",
+		"job_id", id, "status", job.Status, "age", time.Since(job.CreatedAt).Round(time.Second))
+	return true
+}
