@@ -1,6 +1,7 @@
 package definitions
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -76,6 +77,15 @@ func TestZapierHookTriggerSubscribesUnsubscribesAndLists(t *testing.T) {
 	if op["type"] != "hook" {
 		t.Errorf("hook trigger has type %v", op["type"])
 	}
+}
+
+// mustJS is a value as index.js writes it.
+func mustJS(v any) string {
+	var b bytes.Buffer
+	if err := writeJS(&b, v, ""); err != nil {
+		panic(err)
+	}
+	return b.String()
 }
 
 // The CLI project is the JSON app plus the file output: every operation

@@ -79,15 +79,6 @@ module.exports = `)
 	return b.Bytes(), nil
 }
 
-// mustJS is a JSON value as JavaScript source (JSON is JavaScript).
-func mustJS(v any) string {
-	var b bytes.Buffer
-	if err := writeJS(&b, v, ""); err != nil {
-		panic(err)
-	}
-	return b.String()
-}
-
 // writeJS writes v as a JavaScript expression: JSON, except that
 // {"source", "args"} becomes an async function and jsRaw is written as is.
 func writeJS(b *bytes.Buffer, v any, indent string) error {
