@@ -79,6 +79,12 @@ type appOptions struct {
 	// tenant cannot starve the others. 0: no cap.
 	MaxJobsPerKey int
 
+	// KeyGrace (--key-grace, IMGFLOW_KEY_GRACE): while the compression API
+	// cannot check keys, the API serves only keys it confirmed within this
+	// long; any other gets 503 upstream_unavailable. Default 24h. serve and
+	// dev only, like MaxJobsPerKey and MaxLargeBodies (addAPIFlags).
+	KeyGrace time.Duration
+
 	// keyPrefix starts every Redis key of the stores ("imgflow:"); tests
 	// set their own to share a Redis.
 	keyPrefix string
@@ -93,10 +99,24 @@ func addAppFlags(fs *flagSet, o *appOptions) {
 	fs.Removed("IMGFLOW_ALLOW_PRIVATE_URLS", "name the private hosts imgflow may reach in IMGFLOW_ALLOW_HOSTS (--allow-host) instead, e.g. 10.0.0.0/8 or n8n.lan:5678")
 	fs.Duration(&o.ResultTTL, "result-ttl", "IMGFLOW_RESULT_TTL", 24*time.Hour, "how long compressed files and their links live")
 	fs.String(&o.Queue, "queue", "IMGFLOW_QUEUE", "imgflow", "asynq queue name")
-	fs.Int(&o.MaxJobsPerKey, "max-jobs-per-key", "IMGFLOW_MAX_JOBS_PER_KEY", 50, "unfinished jobs one API key may have; beyond it 429 too_many_jobs (0: no cap)")
-	fs.Int(&o.MaxLargeBodies, "max-large-bodies", "IMGFLOW_MAX_LARGE_BODIES", 0, "request bodies over 256 KiB the API reads at once (0: sized from the memory limit)")
 	fs.String(&o.BlobStore, "blob-store", "IMGFLOW_BLOB_STORE", "redis", "where image bytes live: redis, or s3://BUCKET?endpoint=URL&region=R&path_style=true with credentials from [$AWS_ACCESS_KEY_ID] and [$AWS_SECRET_ACCESS_KEY]")
 	fs.Bool(&o.Presign, "presign", "IMGFLOW_PRESIGN", false, "with an S3 blob store, give presigned object URLs as file_url")
+}
+
+// addAPIFlags adds the settings only the HTTP API reads (serve and dev), so
+// that `work --help` does not offer them.
+func addAPIFlags(fs *flagSet, o *appOptions) {
+	fs.Int(&o.MaxJobsPerKey, "max-jobs-per-key", "IMGFLOW_MAX_JOBS_PER_KEY", 50, "unfinished jobs one API key may have; beyond it 429 too_many_jobs (0: no cap)")
+	fs.Int(&o.MaxLargeBodies, "max-large-bodies", "IMGFLOW_MAX_LARGE_BODIES", 0, "request bodies over 256 KiB the API reads at once (0: sized from the memory limit)")
+	fs.Duration(&o.KeyGrace, "key-grace", "IMGFLOW_KEY_GRACE", 24*time.Hour, "while the compression API cannot check keys, serve only keys it confirmed within this long; others get 503 upstream_unavailable")
+}
+
+// validateAPI checks the settings of addAPIFlags.
+func (o *appOptions) validateAPI() error {
+	if o.KeyGrace <= 0 {
+		return fmt.Errorf("bad configuration:\n  - IMGFLOW_KEY_GRACE (--key-grace) must be positive, e.g. 24h")
+	}
+	return nil
 }
 
 func (o *appOptions) redis() redisTarget {
@@ -261,12 +281,13 @@ func (a *app) apiServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 		MaxLargeBodies: a.opts.MaxLargeBodies,
 		Inflight:       a.store,
 		MaxJobsPerKey:  a.opts.MaxJobsPerKey,
+		KeyGrace:       a.opts.KeyGrace,
 		Definitions:    renderDefinitions,
 		OnJobCreated:   func(kind connector.InputKind) { a.metrics.JobCreated(string(kind)) },
 		Middleware:     []echo.MiddlewareFunc{a.metrics.Echo()},
 		Mount: func(e *echo.Echo) {
 			e.GET("/metrics", echo.WrapHandler(a.metrics.Handler()))
-			a.closers = append(a.closers, admin.Mount(e, a.redisOpt, a.adminToken))
+			a.closers = append(a.closers, admin.Mount(e, a.redisOpt, a.adminToken, a.opts.PublicURL))
 			if mount != nil {
 				mount(e)
 			}

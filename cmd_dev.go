@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"time"
 
@@ -51,6 +52,7 @@ func runDev(ctx context.Context, args []string) error {
 	fs.String(&o.DemoKey, "demo-key", "IMGFLOW_DEMO_KEY", "", "API key to create in the reference upstream (random when empty)")
 	fs.String(&o.AdminToken, "admin-token", "IMGFLOW_ADMIN_TOKEN", "", "token for the queue dashboard at /admin/queues (random and printed when empty)")
 	addAppFlags(fs, &o.appOptions)
+	addAPIFlags(fs, &o.appOptions)
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -97,6 +99,9 @@ func runDev(ctx context.Context, args []string) error {
 		return err
 	}
 	if err := o.validate(false); err != nil {
+		return err
+	}
+	if err := o.validateAPI(); err != nil {
 		return err
 	}
 
@@ -171,6 +176,7 @@ imgflow API: %[1]s
 console: %[1]s/ (sign in with the demo key)
 upstream API: %[2]s
 demo key: %[3]s
+redis: %[6]s (more keys: go run . keys create --redis %[6]s)
 definitions: %[1]s/v1/definitions
 metrics: %[1]s/metrics
 queues: %[1]s/admin/queues?token=%[4]s
@@ -184,5 +190,15 @@ Try it in another shell, from the repository root:
   curl -s -X POST '%[1]s/v1/jobs?wait=20' -H "X-API-Key: $KEY" -H 'Content-Type: application/json' \
     -d "{\"image_base64\": \"$(base64 < fixtures/images/photo.webp | tr -d '\n')\"}"
 
-`, o.PublicURL, o.UpstreamURL, key, o.AdminToken, allow)
+`, o.PublicURL, o.UpstreamURL, key, o.AdminToken, allow, redactedURL(o.RedisURL))
+}
+
+// redactedURL hides a password in a URL the banner prints (a --redis
+// given with one); the embedded Redis has none.
+func redactedURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unreadable URL)"
+	}
+	return u.Redacted()
 }

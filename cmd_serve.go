@@ -22,10 +22,14 @@ func runServe(ctx context.Context, args []string) error {
 	fs.String(&o.Addr, "addr", "IMGFLOW_ADDR", ":8080", "listen address of the API")
 	fs.String(&o.AdminToken, "admin-token", "IMGFLOW_ADMIN_TOKEN", "", "token for the queue dashboard at /admin/queues (off when empty)")
 	addAppFlags(fs, &o.appOptions)
+	addAPIFlags(fs, &o.appOptions)
 	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if err := o.validate(true); err != nil {
+		return err
+	}
+	if err := o.validateAPI(); err != nil {
 		return err
 	}
 	a, closeApp, err := connectApp(ctx, o.appOptions)

@@ -3,9 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -146,6 +152,68 @@ func TestDefinitionsCommandWritesTheCommittedFiles(t *testing.T) {
 	})
 	if err != nil || n < 5 {
 		t.Fatalf("compared %d files (%v); want every platform's files", n, err)
+	}
+}
+
+// TestHelpOffersOnlyTheFlagsTheCommandReads: the HTTP API's own settings
+// are offered by serve and dev, never by work, whose process has no API.
+func TestHelpOffersOnlyTheFlagsTheCommandReads(t *testing.T) {
+	apiOnly := []string{"IMGFLOW_MAX_JOBS_PER_KEY", "IMGFLOW_MAX_LARGE_BODIES", "IMGFLOW_KEY_GRACE", "IMGFLOW_ADMIN_TOKEN", "IMGFLOW_ADDR"}
+	for _, command := range []string{"serve", "dev"} {
+		vars := helpEnv(t, command)
+		for _, v := range apiOnly {
+			if !slices.Contains(vars, v) {
+				t.Errorf("imgflow %s --help does not offer $%s", command, v)
+			}
+		}
+	}
+	vars := helpEnv(t, "work")
+	for _, v := range apiOnly {
+		if slices.Contains(vars, v) {
+			t.Errorf("imgflow work --help offers $%s, which only the API reads", v)
+		}
+	}
+	for _, v := range []string{"IMGFLOW_CONCURRENCY", "IMGFLOW_METRICS_ADDR", "REDIS_URL", "IMGFLOW_SECRET"} {
+		if !slices.Contains(vars, v) {
+			t.Errorf("imgflow work --help does not offer $%s", v)
+		}
+	}
+}
+
+// TestVersionSaysVersionCommitAndGo: `imgflow version` prints
+// "imgflow <version> (<commit>, <go version>)", never a bare word that
+// reads like the dev command.
+func TestVersionSaysVersionCommitAndGo(t *testing.T) {
+	var out bytes.Buffer
+	printVersion(&out)
+	if !regexp.MustCompile(`^imgflow (unreleased|v?\d\S*) \([^,]+, go\d[^)]*\)\n$`).MatchString(out.String()) {
+		t.Errorf("version prints %q, want imgflow <version> (<commit>, <go version>)", out.String())
+	}
+	version, commit = "v1.4.0", "0123456789ab"
+	t.Cleanup(func() { version, commit = "", "" })
+	out.Reset()
+	printVersion(&out)
+	if want := "imgflow v1.4.0 (0123456789ab, " + runtime.Version() + ")\n"; out.String() != want {
+		t.Errorf("with -X main.version and main.commit: %q, want %q", out.String(), want)
+	}
+}
+
+// TestWorkerHealthSaysWhetherRedisAnswers: the compose healthcheck of a
+// worker is 200 while it reaches Redis and 503 with the reason otherwise.
+func TestWorkerHealthSaysWhetherRedisAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		ping error
+		code int
+		body string
+	}{
+		{nil, http.StatusOK, `"status":"healthy"`},
+		{errors.New("dial tcp 127.0.0.1:6379: connection refused"), http.StatusServiceUnavailable, "connection refused"},
+	} {
+		rec := httptest.NewRecorder()
+		workerHealth(func(context.Context) error { return tc.ping }).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/health", nil))
+		if rec.Code != tc.code || !strings.Contains(rec.Body.String(), tc.body) {
+			t.Errorf("ping %v: %d %s, want %d mentioning %q", tc.ping, rec.Code, rec.Body, tc.code, tc.body)
+		}
 	}
 }
 

@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"time"
 
 	"github.com/imgflow/imgflow/server"
 )
@@ -18,7 +21,8 @@ type workOptions struct {
 	// deliveries one process runs at once. Default 10.
 	Concurrency int
 	// MetricsAddr (--metrics-addr, IMGFLOW_METRICS_ADDR): where this worker
-	// serves GET /metrics for Prometheus. Empty (the default) serves none.
+	// serves GET /metrics for Prometheus and GET /health for container
+	// healthchecks. Empty (the default) serves neither.
 	MetricsAddr string
 }
 
@@ -27,7 +31,7 @@ func runWork(ctx context.Context, args []string) error {
 	var o workOptions
 	fs := newFlagSet("work", "Runs the asynq worker only: compresses jobs and delivers callbacks and hooks.")
 	fs.Int(&o.Concurrency, "concurrency", "IMGFLOW_CONCURRENCY", 10, "jobs and deliveries run at once by this process")
-	fs.String(&o.MetricsAddr, "metrics-addr", "IMGFLOW_METRICS_ADDR", "", "listen address of this worker's /metrics (off when empty), e.g. :9091")
+	fs.String(&o.MetricsAddr, "metrics-addr", "IMGFLOW_METRICS_ADDR", "", "listen address of this worker's /metrics and /health (off when empty), e.g. :9091")
 	addAppFlags(fs, &o.appOptions)
 	if err := fs.parse(args); err != nil {
 		return err
@@ -55,6 +59,7 @@ func runWork(ctx context.Context, args []string) error {
 		}
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", a.metrics.Handler())
+		mux.Handle("GET /health", workerHealth(a.store.Ping))
 		go func() {
 			if err := server.ServeHTTP(ctx, ln, mux); err != nil {
 				slog.Error("worker metrics endpoint stopped", "addr", o.MetricsAddr, "error", err)
@@ -64,4 +69,21 @@ func runWork(ctx context.Context, args []string) error {
 	a.startBlobSweeper(ctx, slog.Default())
 	slog.Info("imgflow worker started", "concurrency", o.Concurrency, "queue", o.Queue, "metrics_addr", o.MetricsAddr)
 	return w.Run(ctx)
+}
+
+// workerHealth answers container healthchecks from the worker's own
+// process: 200 while it runs and reaches Redis (where its tasks are), 503
+// with the reason otherwise.
+func workerHealth(ping func(context.Context) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		w.Header().Set("Content-Type", "application/json")
+		if err := ping(ctx); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			json.NewEncoder(w).Encode(map[string]string{"status": "unhealthy", "service": "imgflow-worker", "redis": err.Error()})
+			return
+		}
+		io.WriteString(w, `{"status":"healthy","service":"imgflow-worker"}`)
+	})
 }

@@ -60,8 +60,9 @@ func readCompose(t *testing.T) composeFile {
 var interpolation = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::([-?])([^}]*))?\}`)
 
 // interpolate resolves value as compose would with only IMGFLOW_SECRET
-// exported: defaults apply, and a required variable other than the secret
-// fails the test.
+// exported: defaults apply, and a required variable fails the test (the
+// file must load with nothing exported; compose_spec_test.go loads it with
+// Compose's own loader).
 func interpolate(t *testing.T, value string) string {
 	t.Helper()
 	return interpolation.ReplaceAllStringFunc(value, func(m string) string {
@@ -72,7 +73,7 @@ func interpolate(t *testing.T, value string) string {
 		case sub[2] == "-":
 			return sub[3]
 		default:
-			t.Errorf("docker-compose.yml needs $%s exported; only IMGFLOW_SECRET should be required", sub[1])
+			t.Errorf("docker-compose.yml needs $%s exported; no variable should be required", sub[1])
 			return ""
 		}
 	})

@@ -15,8 +15,9 @@ import (
 	"syscall"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version is set at build time with -ldflags "-X main.version=..."; empty
+// means an unreleased build (see buildVersion in cmd_version.go).
+var version = ""
 
 // command is one subcommand: its one-line summary and what it runs.
 type command struct {
@@ -31,7 +32,7 @@ var commands = map[string]command{
 	"upstream":    {"the reference compression API only (base path /api)", runUpstream},
 	"keys":        {"manage reference-upstream accounts: create | topup | show", runKeys},
 	"definitions": {"write every platform's connector definition files", runDefinitions},
-	"version":     {"print the version", func(context.Context, []string) error { fmt.Println("imgflow", version); return nil }},
+	"version":     {"print the version, the commit and the Go version", runVersion},
 }
 
 var commandOrder = []string{"dev", "serve", "work", "upstream", "keys", "definitions", "version"}

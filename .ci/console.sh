@@ -16,5 +16,5 @@ echo "== console browser tests ($(chromium --version 2>/dev/null || echo chromiu
 bin="$(mktemp -d)/imgflow"
 trap 'rm -rf "$(dirname "$bin")"' EXIT
 go build -o "$bin" .
-(cd server/console/e2e && IMGFLOW_BIN="$bin" node --test --test-concurrency=1 console.test.js)
+(cd server/console/e2e && IMGFLOW_BIN="$bin" node --test --test-concurrency=1 ./*.test.js)
 echo "== console browser tests took $(($(date +%s) - start)) s"

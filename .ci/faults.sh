@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# The fault suite's short profile (internal/faults): about 200 jobs through
-# real redis-server, upstream (20 % failures), serve and two workers, with a
-# worker SIGKILL, a Redis restart and a serve SIGKILL. About 1 min.
+# The fault suite's short profile (internal/faults), twice: against the
+# reference upstream honouring Idempotency-Key (any extra credit fails the
+# run) and ignoring it (extra credits only on jobs marked charge_uncertain).
+# Each: 200 jobs through real redis-server, upstream (20 % failures, 300 ms
+# latency), serve and two workers, with a worker SIGKILL mid-call, a Redis
+# restart and a Redis crash (appendfsync always: a crash may lose nothing
+# acknowledged) and a serve SIGKILL. About 2 min each.
 # The long profile: go run ./internal/faults -profile long
 set -euo pipefail
-echo "== fault suite (short profile)"
 command -v redis-server >/dev/null || { echo "redis-server is required"; exit 1; }
-start=$(date +%s)
-go run ./internal/faults -profile short 2>&1 | grep -v 'pool.go:.*failed to dial'
-echo "== fault suite took $(( $(date +%s) - start ))s"
+for idempotency in true false; do
+  echo "== fault suite (short profile, upstream idempotency $idempotency)"
+  start=$(date +%s)
+  go run ./internal/faults -profile short -appendfsync always -upstream-idempotency=$idempotency 2>&1 | grep -v 'pool.go:.*failed to dial'
+  echo "== fault suite took $(( $(date +%s) - start ))s"
+done

@@ -9,7 +9,9 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -33,17 +35,80 @@ const cookieLifetime = 12 * time.Hour
 // Otherwise every request must carry the token, compared in constant time,
 // as `Authorization: Bearer TOKEN`, or as `?token=TOKEN` once, which sets an
 // HttpOnly, SameSite=Strict cookie and redirects to the same page without
-// the token. closeFn releases the dashboard's Redis connections.
-func Mount(e *echo.Echo, redisOpt asynq.RedisConnOpt, token string) (closeFn func() error) {
+// the token. Requests that change state (pause a queue, delete or run
+// tasks) must also come from the dashboard's own origin, or one of
+// trustedOrigins (the public URL behind a proxy that rewrites Host): a
+// foreign one gets 403 (see sameOrigin). closeFn releases the dashboard's
+// Redis connections.
+func Mount(e *echo.Echo, redisOpt asynq.RedisConnOpt, token string, trustedOrigins ...string) (closeFn func() error) {
 	if token == "" {
 		return func() error { return nil }
 	}
 	dash := asynqmon.New(asynqmon.Options{RootPath: Path, RedisConnOpt: redisOpt})
 	h := echo.WrapHandler(dash)
-	auth := requireToken(token)
-	e.Any(Path, h, auth)
-	e.Any(Path+"/*", h, auth)
+	guards := []echo.MiddlewareFunc{sameOrigin(trustedOrigins), requireToken(token)}
+	e.Any(Path, h, guards...)
+	e.Any(Path+"/*", h, guards...)
 	return dash.Close
+}
+
+// sameOrigin refuses state-changing requests a browser sent from another
+// site, with 403, before the token is looked at: the cookie alone (which a
+// browser attaches to cross-site requests too, SameSite aside) must not be
+// enough to pause a queue or delete tasks. net/http's
+// CrossOriginProtection reads Sec-Fetch-Site, then Origin against Host;
+// for the old browsers that send neither, a Referer from another host is
+// refused too. GET, HEAD and OPTIONS pass, and so do requests with none of
+// these headers (curl, scripts with the bearer token).
+func sameOrigin(trustedOrigins []string) echo.MiddlewareFunc {
+	cop := http.NewCrossOriginProtection()
+	for _, o := range trustedOrigins {
+		if o != "" {
+			cop.AddTrustedOrigin(strings.TrimRight(o, "/")) // a bad origin only means no exception
+		}
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			req := c.Request()
+			err := cop.Check(req)
+			if err == nil && !safeMethod(req.Method) && req.Header.Get("Sec-Fetch-Site") == "" && req.Header.Get("Origin") == "" {
+				err = checkReferer(req, trustedOrigins)
+			}
+			if err != nil {
+				return c.JSON(http.StatusForbidden, map[string]string{
+					"error": "cross-site request refused: the admin pages change state only for requests from their own origin",
+					"code":  "cross_site_request",
+				})
+			}
+			return next(c)
+		}
+	}
+}
+
+func safeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+// checkReferer refuses a Referer whose origin is neither the request's
+// host nor a trusted origin; no Referer passes.
+func checkReferer(req *http.Request, trustedOrigins []string) error {
+	ref := req.Header.Get("Referer")
+	if ref == "" {
+		return nil
+	}
+	u, err := url.Parse(ref)
+	if err != nil || u.Host == "" {
+		return errors.New("unreadable Referer")
+	}
+	if u.Host == req.Host {
+		return nil
+	}
+	for _, o := range trustedOrigins {
+		if t, err := url.Parse(o); err == nil && t.Scheme == u.Scheme && t.Host == u.Host {
+			return nil
+		}
+	}
+	return errors.New("cross-site Referer")
 }
 
 // requireToken lets a request through when it carries token as a bearer

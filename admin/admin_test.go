@@ -149,3 +149,109 @@ func TestDashboardTokenInTheURLSetsACookieAndDropsTheToken(t *testing.T) {
 		t.Errorf("GET with the cookie: status %d, want 200", rec.Code)
 	}
 }
+
+// signIn opens the dashboard with ?token= as a browser would, and returns
+// the session cookie it sets.
+func signIn(t *testing.T, e *echo.Echo) string {
+	t.Helper()
+	rec := get(e, admin.Path+"?token="+token, nil)
+	cookies := rec.Result().Cookies()
+	if rec.Code != http.StatusSeeOther || len(cookies) != 1 {
+		t.Fatalf("sign-in: status %d, %d cookies; want 303 and the session cookie", rec.Code, len(cookies))
+	}
+	return cookies[0].Name + "=" + cookies[0].Value
+}
+
+// queuePaused reads the queue's state through the dashboard's API.
+func queuePaused(t *testing.T, e *echo.Echo, queue string) bool {
+	t.Helper()
+	rec := get(e, admin.Path+"/api/queues", bearer(token))
+	var body struct {
+		Queues []struct {
+			Queue  string `json:"queue"`
+			Paused bool   `json:"paused"`
+		} `json:"queues"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+		t.Fatalf("queues answer: %v: %s", err, rec.Body)
+	}
+	for _, q := range body.Queues {
+		if q.Queue == queue {
+			return q.Paused
+		}
+	}
+	t.Fatalf("queue %s not listed: %s", queue, rec.Body)
+	return false
+}
+
+// TestDashboardRefusesCrossSiteStateChanges: a page on another site that
+// makes the signed-in operator's browser POST to the dashboard (the cookie
+// rides along) gets 403 and changes nothing; the dashboard's own requests
+// still work.
+func TestDashboardRefusesCrossSiteStateChanges(t *testing.T) {
+	e, r := dashboard(t, token)
+	cookie := signIn(t, e)
+	pause := admin.Path + "/api/queues/" + r.Queue() + ":pause"
+	post := func(header http.Header) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, pause, nil) // Host: example.com
+		req.Header.Set("Cookie", cookie)
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, req)
+		return rec
+	}
+	foreign := map[string]http.Header{
+		"foreign Origin":          {"Origin": {"https://evil.example"}},
+		"Sec-Fetch-Site":          {"Sec-Fetch-Site": {"cross-site"}, "Origin": {"https://evil.example"}},
+		"same-site subdomain":     {"Sec-Fetch-Site": {"same-site"}, "Origin": {"https://other.example.com"}},
+		"foreign Referer only":    {"Referer": {"https://evil.example/page"}},
+		"null Origin (sandboxed)": {"Origin": {"null"}},
+	}
+	for name, h := range foreign {
+		rec := post(h)
+		if rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), `"code":"cross_site_request"`) {
+			t.Errorf("%s: POST %s answered %d %s; want 403 cross_site_request", name, pause, rec.Code, rec.Body)
+		}
+		if queuePaused(t, e, r.Queue()) {
+			t.Fatalf("%s: the queue was paused by a cross-site request", name)
+		}
+	}
+	// A foreign origin is refused even with the bearer token.
+	if rec := post(http.Header{"Origin": {"https://evil.example"}, "Authorization": {"Bearer " + token}}); rec.Code != http.StatusForbidden {
+		t.Errorf("foreign Origin with the bearer token: %d, want 403", rec.Code)
+	}
+
+	// The dashboard's own request, as a browser sends it.
+	rec := post(http.Header{"Origin": {"http://example.com"}, "Sec-Fetch-Site": {"same-origin"}})
+	if rec.Code >= 300 {
+		t.Fatalf("same-origin POST: %d %s, want success", rec.Code, rec.Body)
+	}
+	if !queuePaused(t, e, r.Queue()) {
+		t.Fatal("same-origin pause did not pause the queue")
+	}
+}
+
+// TestDashboardTrustsThePublicURLOrigin: behind a proxy that rewrites Host,
+// requests from the public URL's origin are the dashboard's own.
+func TestDashboardTrustsThePublicURLOrigin(t *testing.T) {
+	r := redistest.New(t)
+	opt, err := asynq.ParseRedisURI(r.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := echo.New()
+	closeFn := admin.Mount(e, opt, token, "https://imgflow.example.org/")
+	t.Cleanup(func() { closeFn() })
+	for origin, want := range map[string]int{"https://imgflow.example.org": http.StatusOK, "https://evil.example": http.StatusForbidden} {
+		req := httptest.NewRequest(http.MethodPost, admin.Path+"/api/queues/"+r.Queue()+":pause", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Origin", origin)
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, req)
+		if (want == http.StatusOK) != (rec.Code < 300) || (want == http.StatusForbidden && rec.Code != want) {
+			t.Errorf("Origin %s: %d %s, want %d", origin, rec.Code, rec.Body, want)
+		}
+	}
+}

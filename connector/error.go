@@ -27,6 +27,7 @@ const (
 	EUPSTREAM     ErrorCode = "upstream_error"         // 502: the compression API failed (5xx, timeout, network)
 	EUNAVAILABLE  ErrorCode = "unavailable"            // 503: Redis or the queue is down
 	EBUSY         ErrorCode = "server_busy"            // 503: too many large bodies being read at once; retry
+	EUPSTREAMDOWN ErrorCode = "upstream_unavailable"   // 503: the compression API cannot check the key, and did not confirm it lately
 	EINTERNAL     ErrorCode = "internal"               // 500: a bug; the caller sees "Internal error"
 )
 

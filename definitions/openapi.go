@@ -67,7 +67,7 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 		"409": "Same Idempotency-Key still in flight; or a disabled hook (hook_disabled)", "413": "Image over 10 MiB", "415": "Content type not accepted",
 		"422": "Idempotency-Key reused with another body", "429": "No credits left (insufficient_credits), or the key already has its limit of unfinished jobs (too_many_jobs)",
 		"502": "The compression API failed or could not be reached (upstream_error)",
-		"503": "Redis or the queue is down (unavailable), or too many large bodies are being read at once (server_busy)",
+		"503": "Redis or the queue is down (unavailable), too many large bodies are being read at once (server_busy), or the compression API cannot check a key it did not confirm lately (upstream_unavailable)",
 	} {
 		r := oasResponse(text, "Error")
 		if s == "503" || s == "429" {

@@ -22,13 +22,16 @@ func (s *Server) getAccount(c echo.Context) error {
 	ctx := c.Request().Context()
 	key := apiKey(c)
 	acct, err := s.cfg.Compressor.Validate(ctx, key)
-	if err != nil {
+	switch connector.ErrorCodeOf(err) {
+	case "":
+	case connector.EUNAUTHORIZED:
 		return err
-	}
-	if err := s.cfg.Accounts.CacheAccount(ctx, s.owner(key), acct, s.cfg.PreflightTTL); err != nil {
-		s.logger(c).Warn("account not cached", "err", err)
+	default:
+		return upstreamUnavailable(err)
 	}
 	// This process's next requests see the live balance at once.
-	s.accounts.put(s.owner(key), acct, s.cfg.Now(), min(accountMemoTTL, s.cfg.PreflightTTL))
+	if err := s.remember(ctx, s.owner(key), acct); err != nil {
+		s.logger(c).Warn("account not cached", "err", err)
+	}
 	return c.JSON(http.StatusOK, accountView{Account: *acct, WebhookSecret: s.cfg.Keyring.WebhookSecret("callback", s.owner(key))})
 }

@@ -139,19 +139,22 @@ func TestDefinitionsAreServedForThePublicURL(t *testing.T) {
 	expectError(t, h.do(http.MethodGet, "/v1/definitions/nope", nil, nil), 404, connector.ENOTFOUND, "nope")
 }
 
-// TestJobIsAcceptedWhenTheKeyCheckIsUnreachable: the preflight is an
-// optimisation; with the compression API unreachable the job is queued and
-// the worker decides.
-func TestJobIsAcceptedWhenTheKeyCheckIsUnreachable(t *testing.T) {
+// TestNeverConfirmedKeyIsRefusedWhileTheKeyCheckIsUnreachable: with the
+// compression API unreachable, a key it never confirmed queues nothing
+// (failopen_test.go covers the keys it did confirm).
+func TestNeverConfirmedKeyIsRefusedWhileTheKeyCheckIsUnreachable(t *testing.T) {
 	h := newHarness(t, func(c *server.Config) {
 		c.Compressor = upstream.New("http://127.0.0.1:1/api")
 	})
 	r := h.postJSON("/v1/jobs", map[string]any{"image_url": "https://images.example.com/cat.png"}, nil)
-	expectStatus(t, r, http.StatusAccepted)
-	if n := len(h.queue.enqueued()); n != 1 {
-		t.Errorf("enqueued %d jobs, want 1", n)
+	expectError(t, r, http.StatusServiceUnavailable, connector.EUPSTREAMDOWN, "retry later")
+	if r.header.Get("Retry-After") == "" {
+		t.Error("503 without Retry-After")
 	}
-	// /v1/account needs the live answer: it says the upstream failed.
+	if n := len(h.queue.enqueued()); n != 0 {
+		t.Errorf("enqueued %d jobs, want 0", n)
+	}
+	// /v1/account needs the live answer: it says the key cannot be checked.
 	acct := h.do(http.MethodGet, "/v1/account", nil, map[string]string{"X-API-Key": h.key})
-	expectError(t, acct, http.StatusBadGateway, connector.EUPSTREAM, "")
+	expectError(t, acct, http.StatusServiceUnavailable, connector.EUPSTREAMDOWN, "")
 }

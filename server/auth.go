@@ -1,8 +1,10 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -72,9 +74,8 @@ func (s *Server) headerKeyOnly(next echo.HandlerFunc) echo.HandlerFunc {
 // authenticate refuses a key the compression API does not know (401),
 // from the cached key check (preflight). A zero balance passes: reads,
 // hooks and Idempotency-Key replays cost nothing. When the upstream cannot
-// be asked and no answer is cached, the key passes too: what it can reach
-// is only what its hash owns, which for a key never accepted is nothing,
-// and flows keep polling through an upstream outage.
+// be asked, only a key it confirmed within KeyGrace passes (see
+// withinGrace): flows keep polling through an outage, made-up keys do not.
 func (s *Server) authenticate(c echo.Context, key string) error {
 	if err := s.preflight(c, key); err != nil && !isCode(err, connector.ENOCREDITS) {
 		return err
@@ -90,7 +91,7 @@ func (s *Server) owner(key string) string { return s.cfg.Keyring.KeyHash(key) }
 
 // preflight turns a bad key into 401 and a zero balance into 429 before a
 // job is queued, from the upstream /validate answer cached per key. If the
-// upstream cannot be asked, the job is accepted and the worker decides.
+// upstream cannot be asked, withinGrace decides.
 func (s *Server) preflight(c echo.Context, key string) error {
 	ctx := c.Request().Context()
 	owner := s.owner(key)
@@ -107,20 +108,69 @@ func (s *Server) preflight(c echo.Context, key string) error {
 	if !ok {
 		var err error
 		acct, err = s.cfg.Compressor.Validate(ctx, key)
-		switch code := connector.ErrorCodeOf(err); code {
+		switch connector.ErrorCodeOf(err) {
 		case "":
 		case connector.EUNAUTHORIZED:
 			acct = &connector.Account{Valid: false}
 		default:
-			s.logger(c).Warn("preflight: key check unavailable, accepting the job", "code", code)
-			return nil
+			return s.withinGrace(c, owner, err)
 		}
-		if err := s.cfg.Accounts.CacheAccount(ctx, owner, acct, s.cfg.PreflightTTL); err != nil {
+		if err := s.remember(ctx, owner, acct); err != nil {
 			return err
 		}
-		s.accounts.put(owner, acct, s.cfg.Now(), min(accountMemoTTL, s.cfg.PreflightTTL))
 	}
 	return accountError(acct)
+}
+
+// remember keeps a key check's answer: briefly in the shared cache and this
+// process's memo, and, for a valid key, as the confirmation that
+// withinGrace counts from.
+func (s *Server) remember(ctx context.Context, owner string, acct *connector.Account) error {
+	if err := s.cfg.Accounts.CacheAccount(ctx, owner, acct, s.cfg.PreflightTTL); err != nil {
+		return err
+	}
+	if acct.Valid {
+		if err := s.cfg.Accounts.ConfirmKey(ctx, owner, s.cfg.Now(), s.cfg.KeyGrace); err != nil {
+			return err
+		}
+	}
+	s.accounts.put(owner, acct, s.cfg.Now(), min(accountMemoTTL, s.cfg.PreflightTTL))
+	return nil
+}
+
+// keyCheckRetryAfter is the Retry-After of upstream_unavailable: outages
+// of the compression API last longer than a Redis blip.
+const keyCheckRetryAfter = 30 * time.Second
+
+// withinGrace decides for a key the compression API cannot check now
+// (cause): a key it confirmed within KeyGrace passes, so flows run through
+// an outage and the worker retries the upstream; any other key gets 503
+// upstream_unavailable before anything is read or stored, so made-up keys
+// cannot queue work, create hooks or read while the upstream is down.
+func (s *Server) withinGrace(c echo.Context, owner string, cause error) error {
+	at, ok, err := s.cfg.Accounts.KeyConfirmedAt(c.Request().Context(), owner)
+	if err != nil {
+		return err
+	}
+	code := connector.ErrorCodeOf(cause)
+	if ok && s.cfg.Now().Sub(at) < s.cfg.KeyGrace {
+		s.logger(c).Warn("preflight: key check unavailable; the key was confirmed lately, accepting", "code", code, "confirmed_at", at)
+		return nil
+	}
+	s.logger(c).Info("preflight: key check unavailable; the key was not confirmed lately, refusing", "code", code)
+	return upstreamUnavailable(cause)
+}
+
+// upstreamUnavailable is the answer when the compression API cannot check
+// a key: 503 with Retry-After.
+func upstreamUnavailable(cause error) error {
+	return &connector.Error{
+		Code:       connector.EUPSTREAMDOWN,
+		Message:    "the compression API cannot check this key right now; retry later",
+		RetryAfter: keyCheckRetryAfter,
+		Retryable:  true,
+		Err:        cause,
+	}
 }
 
 // accountError is the error a key check's answer means for a new job.

@@ -32,6 +32,7 @@ var statusOf = map[connector.ErrorCode]int{
 	connector.EUPSTREAM:     http.StatusBadGateway,
 	connector.EUNAVAILABLE:  http.StatusServiceUnavailable,
 	connector.EBUSY:         http.StatusServiceUnavailable,
+	connector.EUPSTREAMDOWN: http.StatusServiceUnavailable,
 	connector.EINTERNAL:     http.StatusInternalServerError,
 	codeMethodNotAllowed:    http.StatusMethodNotAllowed,
 }

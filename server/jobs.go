@@ -100,17 +100,32 @@ func (s *Server) createOnce(c echo.Context, owner, key string, in *jobRequest) (
 	if err != nil {
 		return nil, false, err
 	}
-	rec, reserved, err := s.cfg.Idempotency.ReserveIdempotencyKey(ctx, owner, idemKey, in.fingerprint(), fresh.String())
+	// A first request with the key still in flight is waited for: it
+	// finishes (its job is the answer) or, if it died, its lease runs out
+	// and this request takes the key over. 409 only if neither comes.
+	var rec *connector.IdempotencyRecord
+	var reserved bool
+	for waitUntil := time.Now().Add(s.cfg.IdempotencyInFlightWait); ; {
+		rec, reserved, err = s.cfg.Idempotency.ReserveIdempotencyKey(ctx, owner, idemKey, in.fingerprint(), fresh.String())
+		if err != nil || reserved || rec.Fingerprint != in.fingerprint() || rec.JobID != "" {
+			break
+		}
+		if time.Now().After(waitUntil) {
+			return nil, false, &connector.Error{Code: connector.ECONFLICT, RetryAfter: time.Second,
+				Message: "a request with this Idempotency-Key is still in flight; retry shortly"}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		case <-time.After(idempotencyInFlightPoll):
+		}
+	}
 	if err != nil {
 		return nil, false, err
 	}
 	if !reserved {
-		switch {
-		case rec.Fingerprint != in.fingerprint():
+		if rec.Fingerprint != in.fingerprint() {
 			return nil, false, connector.Errorf(connector.EMISMATCH, "Idempotency-Key %q was already used with a different request", idemKey)
-		case rec.JobID == "":
-			return nil, false, &connector.Error{Code: connector.ECONFLICT, RetryAfter: time.Second,
-				Message: "a request with this Idempotency-Key is still in flight; retry shortly"}
 		}
 		job, err = s.cfg.Jobs.GetJob(ctx, rec.JobID)
 		return job, true, err
@@ -140,6 +155,13 @@ func (s *Server) createOnce(c echo.Context, owner, key string, in *jobRequest) (
 	s.completeIdempotencyKey(c, owner, idemKey, job.ID)
 	return job, false, nil
 }
+
+// defaultIdempotencyInFlightWait is Config.IdempotencyInFlightWait's
+// default.
+const defaultIdempotencyInFlightWait = 12 * time.Second
+
+// idempotencyInFlightPoll is how often a waiting request looks again.
+const idempotencyInFlightPoll = 100 * time.Millisecond
 
 // idempotencyRenewEvery is how often a request renews its Idempotency-Key
 // lease: well inside the store's lease (10 s by default), so that a
@@ -180,6 +202,11 @@ func (s *Server) adoptJob(ctx context.Context, id string) (*connector.Job, error
 	if err != nil {
 		return nil, err
 	}
+	if l, ok := s.cfg.Jobs.(jobLister); ok {
+		if err := l.EnsureListed(ctx, job.Owner, job.ID); err != nil {
+			return nil, err
+		}
+	}
 	if !job.Status.Finished() {
 		if err := s.cfg.Queue.EnqueueCompress(ctx, job.ID); err != nil {
 			return nil, err
@@ -188,23 +215,42 @@ func (s *Server) adoptJob(ctx context.Context, id string) (*connector.Job, error
 	return job, nil
 }
 
+// jobLister is a job store that can put a job back in its owner's listing
+// (redisstore.Store): the dead request may have written the record only.
+type jobLister interface {
+	EnsureListed(ctx context.Context, owner, id string) error
+}
+
 // completeIdempotencyKey records the job made under the key. The job is
 // queued: without this record a retry would make it again (with the same
-// id, so it would only be found again), so a passing Redis hiccup gets a
-// few tries.
+// id, so it would only be found again) or, until the key's lease runs out,
+// hear 409. A Redis hiccup gets a few quick tries inline, then tries in the
+// background for as long as the lease would have held the key.
 func (s *Server) completeIdempotencyKey(c echo.Context, owner, idemKey, jobID string) {
-	var err error
-	for attempt := 0; ; attempt++ {
-		err = s.cfg.Idempotency.CompleteIdempotencyKey(context.WithoutCancel(c.Request().Context()), owner, idemKey, jobID)
-		if err == nil || attempt == 2 {
-			break
+	ctx := context.WithoutCancel(c.Request().Context())
+	complete := func() error { return s.cfg.Idempotency.CompleteIdempotencyKey(ctx, owner, idemKey, jobID) }
+	for attempt := range 3 {
+		if complete() == nil {
+			return
 		}
 		time.Sleep(time.Duration(100<<attempt) * time.Millisecond)
 	}
-	if err != nil {
-		s.logger(c).Error("idempotency key not completed: a retry takes it over after its lease and finds the job", "err", err)
-	}
+	log := s.logger(c)
+	go func() {
+		deadline := time.Now().Add(completeIdempotencyFor)
+		for wait := 250 * time.Millisecond; time.Now().Before(deadline); wait = min(2*wait, 2*time.Second) {
+			time.Sleep(wait)
+			if complete() == nil {
+				return
+			}
+		}
+		log.Error("idempotency key not completed: a retry takes it over after its lease and finds the job", "job_id", jobID)
+	}()
 }
+
+// completeIdempotencyFor is how long serve keeps trying to record the job
+// made under an Idempotency-Key.
+const completeIdempotencyFor = 30 * time.Second
 
 // newJob counts the job against its key's in-flight cap, stores the input,
 // records the job and queues it. A job whose enqueue fails is deleted, so it

@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/imgflow/imgflow/server"
+
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/fixtures/images"
 )
@@ -190,7 +192,7 @@ func TestIdempotencyKeyReplaysConflictsAndMismatches(t *testing.T) {
 }
 
 func TestIdempotencyKeyInFlightIsConflict(t *testing.T) {
-	h := newHarness(t)
+	h := newHarness(t, func(c *server.Config) { c.IdempotencyInFlightWait = 300 * time.Millisecond })
 	body := map[string]any{"image_url": "https://images.example.com/cat.png"}
 	// Learn the fingerprint of this body by making the request once under
 	// another Idempotency-Key, then reserve a fresh one with it.
@@ -207,6 +209,35 @@ func TestIdempotencyKeyInFlightIsConflict(t *testing.T) {
 	expectError(t, r, http.StatusConflict, connector.ECONFLICT, "still in flight")
 }
 
+// A retry that meets its first request still in flight waits for it and
+// answers with its job, rather than 409 (which a flow would only retry).
+func TestIdempotencyKeyInFlightIsWaitedFor(t *testing.T) {
+	h := newHarness(t)
+	body := map[string]any{"image_url": "https://images.example.com/cat.png"}
+	first := h.postJSON("/v1/jobs", body, map[string]string{"Idempotency-Key": "probe"})
+	expectStatus(t, first, http.StatusAccepted)
+	owner := h.keys.KeyHash(h.key)
+	rec, _, err := h.store.ReserveIdempotencyKey(context.Background(), owner, "probe", "", "probe-job")
+	if err != nil || rec == nil {
+		t.Fatalf("reading the probe record: %v", err)
+	}
+	held := uuid.Must(uuid.NewV7()).String()
+	if _, ok, err := h.store.ReserveIdempotencyKey(context.Background(), owner, "busy", rec.Fingerprint, held); err != nil || !ok {
+		t.Fatalf("reserve: %v %v", ok, err)
+	}
+	go func() { // the first request finishes 300 ms later
+		time.Sleep(300 * time.Millisecond)
+		h.store.CreateJob(context.Background(), &connector.Job{ID: held, Status: connector.StatusQueued, Owner: owner,
+			Input: connector.JobInput{Kind: connector.InputURL, URL: "https://images.example.com/cat.png"}})
+		h.store.CompleteIdempotencyKey(context.Background(), owner, "busy", held)
+	}()
+	r := h.postJSON("/v1/jobs", body, map[string]string{"Idempotency-Key": "busy"})
+	expectStatus(t, r, http.StatusAccepted)
+	if r.str("id") != held {
+		t.Fatalf("waiting retry got job %s, want the first request's %s", r.str("id"), held)
+	}
+}
+
 // A serve killed while holding an Idempotency-Key (it reserved the key,
 // perhaps made the job, and died before recording it): once its lease runs
 // out (seconds, not the 5 minutes it used to take), the flow's retry gets
@@ -214,7 +245,7 @@ func TestIdempotencyKeyInFlightIsConflict(t *testing.T) {
 func TestIdempotencyKeyRetryAfterAServerCrashGetsTheJobOnce(t *testing.T) {
 	for _, made := range []bool{true, false} {
 		t.Run(fmt.Sprintf("job made %v", made), func(t *testing.T) {
-			h := newHarness(t)
+			h := newHarness(t, func(c *server.Config) { c.IdempotencyInFlightWait = 300 * time.Millisecond })
 			ctx := context.Background()
 			body := map[string]any{"image_url": "https://images.example.com/cat.png"}
 			probe := h.postJSON("/v1/jobs", body, map[string]string{"Idempotency-Key": "probe"})

@@ -55,6 +55,12 @@ type Config struct {
 	// long enough to spare the upstream a call per job, short enough that a
 	// top-up is seen quickly.
 	PreflightTTL time.Duration
+	// KeyGrace bounds the fail-open: while the compression API cannot
+	// check keys, a key it confirmed within KeyGrace is served and any
+	// other gets 503 upstream_unavailable, so made-up keys cannot queue
+	// work or create hooks during an outage. Default 24h; flag
+	// --key-grace, env IMGFLOW_KEY_GRACE.
+	KeyGrace time.Duration
 	// MaxWait caps ?wait=N. Default 25s, under Zapier's 30 s action limit.
 	MaxWait time.Duration
 	// MaxLargeBodies caps how many request bodies over 256 KiB (or of
@@ -86,6 +92,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; tests move it.
 	Now func() time.Time
+	// IdempotencyInFlightWait is how long a request whose Idempotency-Key
+	// another request holds waits for it (to finish, or to die and lose its
+	// lease) before answering 409. Default 12 s: past the store's 10 s
+	// lease, so a dead request's key is taken over, not refused.
+	IdempotencyInFlightWait time.Duration
 }
 
 // Server is the HTTP API.
@@ -107,6 +118,9 @@ func New(cfg Config) *Server {
 	if cfg.PreflightTTL <= 0 {
 		cfg.PreflightTTL = 30 * time.Second
 	}
+	if cfg.KeyGrace <= 0 {
+		cfg.KeyGrace = 24 * time.Hour
+	}
 	if cfg.MaxWait <= 0 {
 		cfg.MaxWait = 25 * time.Second
 	}
@@ -115,6 +129,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.IdempotencyInFlightWait <= 0 {
+		cfg.IdempotencyInFlightWait = defaultIdempotencyInFlightWait
 	}
 	if cfg.OnJobCreated == nil {
 		cfg.OnJobCreated = func(connector.InputKind) {}

@@ -84,16 +84,14 @@ func TestUnknownKeysGet401OnEveryRoute(t *testing.T) {
 	expectStatus(t, h.do("GET", "/v1/jobs/"+id, nil, map[string]string{"X-API-Key": h.key}), http.StatusOK)
 }
 
-// TestReadsPassWhenTheKeyCannotBeChecked: with the compression API down and
-// no cached answer, reads go on (a key the API never accepted owns
-// nothing), so polling flows survive an upstream outage.
-func TestReadsPassWhenTheKeyCannotBeChecked(t *testing.T) {
+// TestReadsOfANeverConfirmedKeyWaitForTheKeyCheck: with the compression API
+// down and no answer about the key, reads get 503 upstream_unavailable like
+// jobs and hooks (the fail-open is bounded to keys confirmed within
+// IMGFLOW_KEY_GRACE; failopen_test.go shows their polling goes on).
+func TestReadsOfANeverConfirmedKeyWaitForTheKeyCheck(t *testing.T) {
 	h := newHarness(t, func(c *server.Config) { c.Compressor = upstream.New("http://127.0.0.1:1/api") })
 	r := h.do("GET", "/v1/jobs", nil, map[string]string{"X-API-Key": "sk_never_seen_0000"})
-	expectStatus(t, r, http.StatusOK)
-	if jobs, _ := r.get("jobs").([]any); len(jobs) != 0 {
-		t.Errorf("jobs = %v, want none", jobs)
-	}
+	expectError(t, r, http.StatusServiceUnavailable, connector.EUPSTREAMDOWN, "")
 }
 
 func TestLargeBodiesBeyondTheCapGet503(t *testing.T) {

@@ -91,9 +91,13 @@ func (r *abandonedRecoverer) run(ctx context.Context, every time.Duration) {
 	}
 }
 
-// pass looks once and returns the ids it requeued.
+// pass looks once and returns the ids it requeued. An idle queue costs one
+// LLEN, not the script's LRANGE and its call.
 func (r *abandonedRecoverer) pass(ctx context.Context) []string {
 	prefix := "asynq:{" + r.queue + "}:"
+	if n, err := r.rdb.LLen(ctx, prefix+"active").Result(); err != nil || n == 0 {
+		return nil // nothing running, or Redis down: look again next time
+	}
 	keys := []string{prefix + "active", prefix + "lease", prefix + "pending"}
 	moved, err := requeueAbandonedScript.Run(ctx, r.rdb, keys, prefix+"t:", leaseGrace).StringSlice()
 	if err != nil {

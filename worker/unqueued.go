@@ -2,9 +2,11 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
+	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/imgflow/imgflow/connector"
@@ -19,6 +21,15 @@ import (
 // forgets each note once the job's task exists, or the job is gone or
 // finished. Queueing is safe from any number of sweepers at once: the task
 // id is the job id, and a second enqueue is a no-op.
+//
+// A task that exists is not always a live one: asynq keeps a finished task
+// for its retention, and a request whose enqueue reported an error that had
+// in fact queued the task deleted the job; the task then ran, found no job
+// and finished. A retry that made the job again under the same id (its
+// Idempotency-Key fixes the id) met that retained task, and its enqueue was
+// a no-op: the job stayed queued. So the sweeper reads the task's state,
+// and a finished or archived task of an unfinished job is deleted and
+// queued again.
 
 // unqueuedAfter is how old a job must be before the sweeper looks at it:
 // well past the create-then-enqueue of a live request (milliseconds), and
@@ -26,8 +37,10 @@ import (
 // (server.deleteUnqueued), so that such a job is deleted, not run.
 const unqueuedAfter = 15 * time.Second
 
-// sweepEvery is how often each worker process sweeps.
-const sweepEvery = 5 * time.Second
+// sweepEvery is how often each worker process sweeps: with unqueuedAfter, a
+// job without a task is queued within 25 s of its creation, for one
+// command per 10 s on an idle system.
+const sweepEvery = 10 * time.Second
 
 // sweepBatch bounds the notes one pass looks at.
 const sweepBatch = 500
@@ -40,12 +53,13 @@ type unqueuedLister interface {
 
 // unqueuedSweeper queues jobs that have a record and no task.
 type unqueuedSweeper struct {
-	notes unqueuedLister
-	jobs  connector.JobStore
-	queue *Queue
-	rdb   redis.UniversalClient // asynq's Redis: does the task exist?
-	qname string
-	log   *slog.Logger
+	notes     unqueuedLister
+	jobs      connector.JobStore
+	queue     *Queue
+	rdb       redis.UniversalClient // asynq's Redis: the tasks' states
+	inspector *asynq.Inspector
+	qname     string
+	log       *slog.Logger
 }
 
 func (s *unqueuedSweeper) run(ctx context.Context, every time.Duration, after time.Duration) {
@@ -69,23 +83,24 @@ func (s *unqueuedSweeper) pass(ctx context.Context, before time.Time) int {
 	if err != nil || len(ids) == 0 {
 		return 0 // Redis down: next time
 	}
-	exists := make([]*redis.IntCmd, len(ids))
+	states := make([]*redis.StringCmd, len(ids))
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
-			exists[i] = p.Exists(ctx, "asynq:{"+s.qname+"}:t:"+id)
+			states[i] = p.HGet(ctx, "asynq:{"+s.qname+"}:t:"+id, "state")
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, redis.Nil) {
 		return 0
 	}
 	var done []string
 	for i, id := range ids {
-		if exists[i].Val() > 0 {
-			done = append(done, id) // asynq has it
+		state := states[i].Val() // "" when there is no task
+		if state != "" && state != "completed" && state != "archived" {
+			done = append(done, id) // asynq has it, live
 			continue
 		}
-		if s.queueIfUnfinished(ctx, id) {
+		if s.queueIfUnfinished(ctx, id, state) {
 			done = append(done, id)
 		}
 	}
@@ -95,9 +110,10 @@ func (s *unqueuedSweeper) pass(ctx context.Context, before time.Time) int {
 	return len(ids)
 }
 
-// queueIfUnfinished queues the job's task when the job is not finished;
-// false when that could not be decided or done (the note stays).
-func (s *unqueuedSweeper) queueIfUnfinished(ctx context.Context, id string) bool {
+// queueIfUnfinished queues the job's task when the job is not finished,
+// deleting first its finished task (state) if it has one; false when that
+// could not be decided or done (the note stays).
+func (s *unqueuedSweeper) queueIfUnfinished(ctx context.Context, id, state string) bool {
 	job, err := s.jobs.GetJob(ctx, id)
 	switch {
 	case connector.ErrorCodeOf(err) == connector.ENOTFOUND:
@@ -107,11 +123,17 @@ func (s *unqueuedSweeper) queueIfUnfinished(ctx context.Context, id string) bool
 	case job.Status.Finished():
 		return true
 	}
+	if state != "" {
+		if err := s.inspector.DeleteTask(s.qname, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
+			s.log.Warn("the finished task of an unfinished job could not be deleted; trying again next sweep", "job_id", id, "err", err)
+			return false
+		}
+	}
 	if err := s.queue.EnqueueCompress(ctx, id); err != nil {
 		s.log.Warn("a job without a task could not be queued; trying again next sweep", "job_id", id, "err", err)
 		return false
 	}
 	s.log.Warn("queued a job whose task never reached the queue (serve killed or enqueue failed)",
-		"job_id", id, "status", job.Status, "age", time.Since(job.CreatedAt).Round(time.Second))
+		"job_id", id, "status", job.Status, "age", time.Since(job.CreatedAt).Round(time.Second), "old_task", state)
 	return true
 }

@@ -49,3 +49,36 @@ func TestJobWithoutATaskIsQueuedBySweeper(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// A job made again under the id of a task that already ran and finished
+// (it found no job: a request whose enqueue reported an error had deleted
+// it) meets that retained task, and its enqueue is a no-op. The sweeper
+// deletes the finished task and queues the job again.
+func TestJobBehindAFinishedTaskIsQueuedAgain(t *testing.T) {
+	h := newHarness(t)
+	h.tweak = func(w *Worker) { w.sweepEvery, w.unqueuedAfter = 50*time.Millisecond, 200*time.Millisecond }
+	url := "https://images.test/photo.png"
+	h.fetcher.set(url, &connector.Image{Data: bytes.NewReader(images.Read(t, "photo.png")), MIMEType: "image/png"})
+	ctx := context.Background()
+	job := h.newJob(connector.JobInput{Kind: connector.InputURL, URL: url}, "")
+	if err := h.store.DeleteJob(ctx, job.ID); err != nil {
+		t.Fatal(err)
+	}
+	h.enqueue(job.ID)
+	h.start()
+	q := "asynq:{" + h.redis.Queue() + "}:t:" + job.ID
+	for deadline := time.Now().Add(10 * time.Second); h.redis.Client.HGet(ctx, q, "state").Val() != "completed"; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the task for the deleted job never finished")
+		}
+	}
+	// The retry makes the job again under its id; its enqueue is a no-op.
+	job.Status, job.CreatedAt, job.UpdatedAt = connector.StatusQueued, time.Time{}, time.Time{}
+	if err := h.store.CreateJob(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	h.enqueue(job.ID)
+	if got := h.waitJob(job.ID, "completed", finished); got.Status != connector.StatusCompleted || h.comp.Calls() != 1 {
+		t.Fatalf("job %s after %d calls, want completed after 1", got.Status, h.comp.Calls())
+	}
+}

@@ -121,7 +121,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	go func() { defer close(recDone); rec.run(recCtx, w.recoverEvery) }()
 	defer func() { stopRecovering(); <-recDone }()
 	if notes, ok := w.cfg.Jobs.(unqueuedLister); ok {
-		sw := &unqueuedSweeper{notes: notes, jobs: w.cfg.Jobs, queue: w.queue, rdb: w.rdb, qname: w.cfg.Queue, log: w.log}
+		sw := &unqueuedSweeper{notes: notes, jobs: w.cfg.Jobs, queue: w.queue, rdb: w.rdb,
+			inspector: asynq.NewInspectorFromRedisClient(w.rdb), qname: w.cfg.Queue, log: w.log}
 		sweepCtx, stopSweeping := context.WithCancel(ctx)
 		sweepDone := make(chan struct{})
 		go func() { defer close(sweepDone); sw.run(sweepCtx, w.sweepEvery, w.unqueuedAfter) }()

@@ -40,3 +40,26 @@ func (s *Store) CacheAccount(ctx context.Context, owner string, acct *connector.
 	}
 	return storageErr(s.rdb.Set(ctx, s.acctKey(owner), data, ttl).Err())
 }
+
+// ConfirmKey records that the compression API confirmed owner's key at at,
+// for grace: while the API cannot be asked, a key confirmed within the
+// grace is still let in. grace <= 0 stores nothing.
+func (s *Store) ConfirmKey(ctx context.Context, owner string, at time.Time, grace time.Duration) error {
+	if grace <= 0 {
+		return nil
+	}
+	return storageErr(s.rdb.Set(ctx, s.confirmedKey(owner), at.UTC().UnixMilli(), grace).Err())
+}
+
+// KeyConfirmedAt returns when the compression API last confirmed owner's
+// key, and false when there is no record (never, or older than its grace).
+func (s *Store) KeyConfirmedAt(ctx context.Context, owner string) (time.Time, bool, error) {
+	ms, err := s.rdb.Get(ctx, s.confirmedKey(owner)).Int64()
+	if errors.Is(err, redis.Nil) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, storageErr(err)
+	}
+	return time.UnixMilli(ms).UTC(), true, nil
+}

@@ -46,3 +46,35 @@ func TestCacheAccountWithoutTTLStoresNothing(t *testing.T) {
 		t.Fatal("ttl 0 was cached (forever), want nothing stored")
 	}
 }
+
+func TestConfirmedKeyIsRememberedForItsGraceOnly(t *testing.T) {
+	s, r := newStore(t, Options{})
+	ctx := context.Background()
+	if _, ok, err := s.KeyConfirmedAt(ctx, "o"); ok || err != nil {
+		t.Fatalf("before any confirmation: ok %v, err %v; want false, nil", ok, err)
+	}
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	if err := s.ConfirmKey(ctx, "o", at, time.Hour); err != nil {
+		t.Fatalf("ConfirmKey: %v", err)
+	}
+	got, ok, err := s.KeyConfirmedAt(ctx, "o")
+	if err != nil || !ok || !got.Equal(at) {
+		t.Fatalf("KeyConfirmedAt = %v, %v, %v; want %v, true, nil", got, ok, err, at)
+	}
+	if _, ok, _ := s.KeyConfirmedAt(ctx, "other"); ok {
+		t.Fatal("another owner reads as confirmed")
+	}
+	if err := s.ConfirmKey(ctx, "nograce", at, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.KeyConfirmedAt(ctx, "nograce"); ok {
+		t.Fatal("a grace of 0 stored a record, want nothing (it would never expire)")
+	}
+	if r.Mini == nil {
+		t.Skip("expiry is checked on miniredis only (FastForward)")
+	}
+	r.Mini.FastForward(time.Hour + time.Second)
+	if _, ok, err := s.KeyConfirmedAt(ctx, "o"); ok || err != nil {
+		t.Fatalf("after the grace: ok %v, err %v; want the record forgotten", ok, err)
+	}
+}

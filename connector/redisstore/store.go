@@ -182,6 +182,7 @@ func (s *Store) idemKey(owner, key string) string {
 	return s.prefix + "idem:{" + owner + "}:" + key
 }
 func (s *Store) acctKey(owner string) string      { return s.prefix + "acct:{" + owner + "}" }
+func (s *Store) confirmedKey(owner string) string { return s.prefix + "acctok:{" + owner + "}" }
 func (s *Store) hookKey(id string) string         { return s.prefix + "hook:{" + id + "}" }
 func (s *Store) hookIndexKey(owner string) string { return s.prefix + "hooks:{" + owner + "}" }
 

@@ -101,11 +101,13 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 		"CacheAccount": func(ctx context.Context) error {
 			return s.CacheAccount(ctx, "o", &connector.Account{Valid: true}, time.Minute)
 		},
-		"CreateHook":  func(ctx context.Context) error { return s.CreateHook(ctx, &connector.Hook{ID: "h", Owner: "o"}) },
-		"GetHook":     func(ctx context.Context) error { _, err := s.GetHook(ctx, "h"); return err },
-		"ListHooks":   func(ctx context.Context) error { _, err := s.ListHooks(ctx, "o"); return err },
-		"DeleteHook":  func(ctx context.Context) error { return s.DeleteHook(ctx, "o", "h") },
-		"DisableHook": func(ctx context.Context) error { return s.DisableHook(ctx, "h") },
+		"ConfirmKey":     func(ctx context.Context) error { return s.ConfirmKey(ctx, "o", time.Now(), time.Hour) },
+		"KeyConfirmedAt": func(ctx context.Context) error { _, _, err := s.KeyConfirmedAt(ctx, "o"); return err },
+		"CreateHook":     func(ctx context.Context) error { return s.CreateHook(ctx, &connector.Hook{ID: "h", Owner: "o"}) },
+		"GetHook":        func(ctx context.Context) error { _, err := s.GetHook(ctx, "h"); return err },
+		"ListHooks":      func(ctx context.Context) error { _, err := s.ListHooks(ctx, "o"); return err },
+		"DeleteHook":     func(ctx context.Context) error { return s.DeleteHook(ctx, "o", "h") },
+		"DisableHook":    func(ctx context.Context) error { return s.DisableHook(ctx, "h") },
 	}
 	for name, call := range calls {
 		t.Run(name, func(t *testing.T) {

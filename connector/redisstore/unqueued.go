@@ -48,3 +48,12 @@ func (s *Store) ForgetUnqueued(ctx context.Context, ids ...string) error {
 	}
 	return storageErr(s.rdb.ZRem(ctx, s.unqueuedKey(), members...).Err())
 }
+
+// EnsureListed puts job id in owner's listing (GET /v1/jobs). A request
+// whose record write went through but whose listing entry did not (its
+// pipeline met a Redis restart: NOSCRIPT, then the reload failed) left a job
+// that polling triggers never see; the retry that adopts the job lists it.
+// Listing twice is a no-op.
+func (s *Store) EnsureListed(ctx context.Context, owner, id string) error {
+	return storageErr(s.rdb.ZAdd(ctx, s.jobIndexKey(owner), redis.Z{Member: id}).Err())
+}

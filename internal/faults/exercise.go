@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"sort"
 	"sync"
 	"syscall"
 	"time"
@@ -137,21 +136,32 @@ func (s *system) exercise(ctx context.Context, p profile) (bool, error) {
 		do   func() error
 	}
 	var faults []fault
-	for i := range max(p.workerKills, p.redisRests, p.serveKills) {
+	for i := range max(p.workerKills, p.redisRests, p.redisCrash, p.serveKills) {
 		if i < p.workerKills {
 			w := s.workers[i%len(s.workers)]
-			faults = append(faults, fault{"SIGKILL " + w.name, func() error {
-				w.signal(syscall.SIGKILL)
+			faults = append(faults, fault{"SIGKILL " + w.name + " mid-call", func() error {
+				if job := s.killWhenBusy(ctx, w); job != "" {
+					fmt.Printf("faults: %s killed with an upstream call in flight for job %s\n", w.name, job)
+				} else {
+					fmt.Printf("faults: %s was not calling the upstream within 20 s; killed anyway\n", w.name)
+				}
 				time.Sleep(time.Second)
 				return w.start()
 			}})
 		}
 		if i < p.redisRests {
-			faults = append(faults, fault{"Redis restart (down 3 s)", func() error { return s.restartRedis(ctx, 3*time.Second) }})
+			faults = append(faults, fault{"Redis restart (SIGTERM, down 3 s)", func() error {
+				return s.restartRedis(ctx, syscall.SIGTERM, 3*time.Second)
+			}})
+		}
+		if i < p.redisCrash {
+			faults = append(faults, fault{"Redis crash (SIGKILL, down 3 s)", func() error {
+				return s.restartRedis(ctx, syscall.SIGKILL, 3*time.Second)
+			}})
 		}
 		if i < p.serveKills {
 			faults = append(faults, fault{"SIGKILL serve", func() error {
-				s.serve.signal(syscall.SIGKILL)
+				s.serve.kill()
 				return s.serve.start()
 			}})
 		}
@@ -219,7 +229,8 @@ func (s *system) exercise(ctx context.Context, p profile) (bool, error) {
 		fail("a client saw %s", b)
 	}
 
-	// Every accepted job ends.
+	// Every accepted job ends: one that is gone is lost, one that is not
+	// finished 4 min after the load is stuck.
 	jobs := map[string]*jobView{}
 	deadline := time.Now().Add(4 * time.Minute)
 	for _, id := range ids {
@@ -230,7 +241,12 @@ func (s *system) exercise(ctx context.Context, p profile) (bool, error) {
 				break
 			}
 			if time.Now().After(deadline) {
-				fail("job %s not finished 4 min after the load (status %v)", id, j)
+				if j == nil {
+					fail("job %s lost: accepted, and not found 4 min after the load", id)
+				} else {
+					fail("job %s stuck: %s 4 min after the load", id, j.Status)
+					jobs[id] = j
+				}
 				break
 			}
 			time.Sleep(200 * time.Millisecond)
@@ -240,33 +256,12 @@ func (s *system) exercise(ctx context.Context, p profile) (bool, error) {
 	watchers.Wait()
 	close(recoveries)
 
-	completed, failed := 0, map[string]int{}
-	var uncertain []string
-	for id, j := range jobs {
-		if j.Status == "completed" {
-			completed++
-		} else {
-			failed[j.Error.Code]++
-		}
-		if j.ChargeUncertain {
-			uncertain = append(uncertain, id)
-		}
-	}
-	sort.Strings(uncertain)
-	acct, err := s.ledger.Lookup(ctx, s.key)
+	v, err := s.verdict(ctx, p, jobs, c)
 	if err != nil {
 		return false, err
 	}
-	charged := int(s.credits - acct.CreditsRemaining)
-	fmt.Printf("faults: %d jobs accepted, %d completed, failed by code %v; answers by status %v\n", len(ids), completed, failed, c.statuses)
-	fmt.Printf("faults: upstream charged %d credits for %d completed jobs; %d job(s) charge_uncertain %v\n", charged, completed, len(uncertain), uncertain)
-	switch extra := charged - completed; {
-	case extra < 0:
-		fail("the upstream charged %d for %d completed jobs: a completed job was never charged", charged, completed)
-	case extra > len(uncertain):
-		fail("%d extra charge(s) but only %d job(s) marked charge_uncertain", extra, len(uncertain))
-	case extra > 0:
-		fmt.Printf("faults: %d extra charge(s), each on a job marked charge_uncertain (a worker killed mid-call)\n", extra)
+	for _, msg := range v.violations {
+		fail("%s", msg)
 	}
 	for r := range recoveries {
 		fmt.Printf("faults: recovery: %s at %s: its %d active task(s) left \"active\" within %s\n",
@@ -278,6 +273,7 @@ func (s *system) exercise(ctx context.Context, p profile) (bool, error) {
 
 // jobView is what the suite reads of a job.
 type jobView struct {
+	ID              string `json:"id"`
 	Status          string `json:"status"`
 	ChargeUncertain bool   `json:"charge_uncertain"`
 	UpstreamCalls   int    `json:"upstream_calls"`

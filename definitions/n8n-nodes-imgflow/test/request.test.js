@@ -7,7 +7,9 @@ const path = require('node:path');
 const { buildRequest, multipart, idempotencyKey, inlineWait, sniffImageType, parseObject } = require('../dist/nodes/Imgflow/request');
 const { catalogOperation } = require('../dist/nodes/Imgflow/catalog');
 
-const images = path.join(__dirname, '..', '..', '..', 'fixtures', 'images');
+// Copies of a few of the repository's fixtures/images, so that the package
+// folder tests on its own.
+const images = path.join(__dirname, 'fixtures');
 const base = 'https://imgflow.example.com/';
 
 test('Compress with a URL posts JSON to /v1/jobs with the API field names', () => {
@@ -30,7 +32,7 @@ test('Compress with a URL posts JSON to /v1/jobs with the API field names', () =
 
 test('Compress with a binary file sends multipart: text fields, then the file with its name and type', () => {
 	const op = catalogOperation('compress_image');
-	const data = fs.readFileSync(path.join(images, 'photo.png'));
+	const data = fs.readFileSync(path.join(images, 'screenshot.png'));
 	const req = buildRequest(op, base, { metadata: { k: 'v' } }, { data, fileName: 'photo "1".png', mimeType: 'image/png' }, 'BOUNDARY');
 	assert.equal(req.headers['Content-Type'], 'multipart/form-data; boundary=BOUNDARY');
 	const body = req.body;
@@ -100,10 +102,10 @@ test('the inline wait never passes the timeout or the API maximum', () => {
 
 test('image types are told by their bytes, as the API does', () => {
 	for (const [file, type] of [
-		['photo.png', 'image/png'],
-		['photo.jpg', 'image/jpeg'],
-		['photo.webp', 'image/webp'],
-		['photo.avif', 'image/avif'],
+		['screenshot.png', 'image/png'],
+		['screenshot.jpg', 'image/jpeg'],
+		['screenshot.webp', 'image/webp'],
+		['screenshot.avif', 'image/avif'],
 		['not-an-image.png', undefined],
 		['animated.gif', undefined],
 	]) {

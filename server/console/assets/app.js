@@ -4,6 +4,7 @@
 import { api, getKey, setKey, clearKey } from './api.js';
 import * as tryIt from './try.js';
 import * as jobs from './jobs.js';
+import * as job from './job.js';
 import * as hooks from './hooks.js';
 import * as connect from './connect.js';
 
@@ -50,6 +51,7 @@ function signOut() {
   $('account').hidden = true;
   $('nav').hidden = true;
   jobs.reset();
+  job.reset();
   hooks.reset();
   tryIt.reset();
   location.hash = '#/signin';
@@ -59,13 +61,14 @@ function signOut() {
 const views = {
   signin: { section: 'view-signin', title: 'signin-title' },
   try: { section: 'view-try', title: 'try-title', open: tryIt.open },
-  jobs: { section: 'view-jobs', title: 'jobs-title', open: jobs.openList },
-  job: { section: 'view-job', title: 'job-title', open: jobs.openJob },
+  jobs: { section: 'view-jobs', title: 'jobs-title', open: jobs.openList, close: jobs.close },
+  job: { section: 'view-job', title: 'job-title', open: job.openJob, close: job.close },
   hooks: { section: 'view-hooks', title: 'hooks-title', open: hooks.open },
   connect: { section: 'view-connect', title: 'connect-title', open: connect.open },
 };
 
 let first = true;
+let shown; // the view on screen, closed (its timers stopped) when another opens
 
 function route() {
   let name = 'signin';
@@ -80,8 +83,10 @@ function route() {
       name = { '#/try': 'try', '#/jobs': 'jobs', '#/hooks': 'hooks', '#/connect': 'connect' }[hash] || 'try';
     }
   }
+  if (shown?.close) shown.close();
   for (const v of Object.values(views)) $(v.section).hidden = true;
   const view = views[name];
+  shown = view;
   $(view.section).hidden = false;
   for (const a of document.querySelectorAll('#nav a')) {
     if (a.getAttribute('href') === `#/${name === 'job' ? 'jobs' : name}`) a.setAttribute('aria-current', 'page');
@@ -103,6 +108,7 @@ async function start() {
   });
   tryIt.init(account);
   jobs.init();
+  job.init();
   hooks.init();
   connect.init();
   window.addEventListener('hashchange', route);

@@ -1,15 +1,20 @@
-// Connect: copy-ready snippets for curl and each automation platform, with
-// this server's public URL, and the definition files to download. The
-// public URL comes from /v1/definitions (rendered for IMGFLOW_PUBLIC_URL);
-// the key is never written into a snippet.
+// Connect: a tab per platform (curl, n8n, Zapier, Make, Power Automate,
+// OpenAPI) with its install steps, copy-ready snippets written with this
+// server's public URL, and its definition files to download. The public
+// URL comes from /v1/definitions (rendered for IMGFLOW_PUBLIC_URL); the key
+// is never written into a snippet. Tabs follow the WAI-ARIA tabs pattern
+// (arrow keys, Home and End move between them).
 import { api } from './api.js';
 import { el, copy } from './format.js';
 
 const $ = (id) => document.getElementById(id);
 let loaded = false;
 let webhookSecret = '';
+let selected = 'curl';
 
-export function init() {}
+export function init() {
+  $('connect-tabs').addEventListener('keydown', keyNav);
+}
 
 export function setAccount(acct) {
   webhookSecret = acct.webhook_secret || '';
@@ -34,47 +39,90 @@ export async function open() {
     // definitions not served: the page's origin stands in
   }
   $('public-url').textContent = base;
-  $('snippets').replaceChildren(...snippets(base, files).map(snippet));
-  $('definition-files').replaceChildren(...files.map((f) =>
-    el('li', {}, el('a', { href: f.url, download: f.name }, `${f.platform}/${f.name}`))));
+  const list = platforms(base, files);
+  $('connect-tabs').replaceChildren(...list.map((p) => el('button', {
+    type: 'button', role: 'tab', id: `tab-${p.id}`, 'aria-controls': `panel-${p.id}`,
+    onclick: () => select(p.id, false),
+  }, p.title)));
+  $('connect-panels').replaceChildren(...list.map(panel));
+  if (!list.some((p) => p.id === selected)) selected = list[0].id;
+  select(selected, false);
   loaded = true;
+}
+
+function select(id, focus) {
+  selected = id;
+  for (const tab of $('connect-tabs').querySelectorAll('[role="tab"]')) {
+    const on = tab.id === `tab-${id}`;
+    tab.setAttribute('aria-selected', String(on));
+    tab.tabIndex = on ? 0 : -1;
+    if (on && focus) tab.focus();
+  }
+  for (const p of $('connect-panels').querySelectorAll('[role="tabpanel"]')) p.hidden = p.id !== `panel-${id}`;
+}
+
+function keyNav(e) {
+  const tabs = [...$('connect-tabs').querySelectorAll('[role="tab"]')];
+  const i = tabs.indexOf(document.activeElement);
+  if (i < 0) return;
+  const next = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: tabs.length - 1 }[e.key];
+  if (next === undefined) return;
+  e.preventDefault();
+  select(tabs[(next + tabs.length) % tabs.length].id.slice('tab-'.length), true);
 }
 
 let counter = 0;
 
-function snippet({ title, text, code }) {
+function snippet({ title, code }) {
   const id = `snippet-${++counter}`;
-  return el('section', { class: 'snippet-box', 'aria-labelledby': `${id}-title` },
-    el('h3', { id: `${id}-title` }, title),
-    text ? el('p', {}, text) : null,
+  return el('div', { class: 'snippet-box' },
     el('pre', {}, el('code', { id }, code)),
-    el('button', { type: 'button', 'data-copy': id, 'aria-label': `Copy the ${title} snippet` }, 'Copy'));
+    el('button', { type: 'button', class: 'secondary small', 'data-copy': id, 'aria-label': `Copy the ${title} snippet` }, 'Copy'));
 }
 
-function link(files, platform) {
-  return files.filter((f) => f.platform === platform).map((f) => f.url).join('\n');
+function panel(p) {
+  const mine = p.files || [];
+  return el('section', { role: 'tabpanel', id: `panel-${p.id}`, 'aria-labelledby': `tab-${p.id}`, tabindex: '0', hidden: true },
+    el('h3', {}, p.title),
+    el('ol', {}, p.steps.map((s) => el('li', {}, s))),
+    p.snippets.map(snippet),
+    mine.length ? [el('h4', {}, 'Downloads'),
+      el('ul', {}, mine.map((f) => el('li', {}, el('a', { href: f.url, download: f.name }, `${f.platform}/${f.name}`))))] : null);
 }
 
-function snippets(base, files) {
+function platforms(base, files) {
+  const of = (platform) => files.filter((f) => f.platform === platform);
+  const links = (platform, fallback) => of(platform).map((f) => f.url).join('\n') || `${base}/v1/definitions/${fallback}`;
   const out = [
-    { title: 'curl', text: 'Compress a local file and wait for the result (up to 25 s):',
-      code: `curl -s -X POST '${base}/v1/jobs?wait=20' -H "X-API-Key: $IMGFLOW_KEY" -F file=@photo.jpg\n\n` +
-        `curl -s -X POST '${base}/v1/jobs?wait=20' -H "X-API-Key: $IMGFLOW_KEY" \\\n` +
-        `  -H 'Content-Type: application/json' -d '{"image_url": "https://images.example.com/photo.jpg"}'` },
-    { title: 'n8n', text: 'Install the community node n8n-nodes-imgflow (Settings → Community Nodes), create an "Imgflow API" credential with your key and this Base URL; or import a ready workflow template:',
-      code: `Node package: n8n-nodes-imgflow\nBase URL: ${base}\n\nTemplates:\n${link(files, 'n8n') || base + '/v1/definitions/n8n'}` },
-    { title: 'Zapier', text: 'The app definition, for zapier-platform (zapier push); connect with your key:',
-      code: link(files, 'zapier') || `${base}/v1/definitions/zapier` },
-    { title: 'Make', text: 'Custom app files: paste each into the matching section of a new custom app:',
-      code: link(files, 'make') || `${base}/v1/definitions/make` },
-    { title: 'Power Automate', text: 'Custom connector: import the swagger file ("Import an OpenAPI file"), with apiProperties.json beside it (paconn):',
-      code: link(files, 'powerautomate') || `${base}/v1/definitions/powerautomate` },
-    { title: 'Any HTTP client (OpenAPI)', text: 'Pipedream, Activepieces and generic HTTP tools import the OpenAPI document:',
-      code: `${base}/openapi.json` },
+    { id: 'curl', title: 'curl', steps: ['Set IMGFLOW_KEY to your API key.', 'Send a file or an image URL; ?wait=20 answers with the finished job (else poll its Location).'],
+      snippets: [
+        { title: 'curl upload', code: `curl -s -X POST '${base}/v1/jobs?wait=20' -H "X-API-Key: $IMGFLOW_KEY" -F file=@photo.jpg` },
+        { title: 'curl URL', code: `curl -s -X POST '${base}/v1/jobs?wait=20' -H "X-API-Key: $IMGFLOW_KEY" \\\n` +
+          `  -H 'Content-Type: application/json' -d '{"image_url": "https://images.example.com/photo.jpg"}'` },
+      ] },
+    { id: 'n8n', title: 'n8n', files: of('n8n'),
+      steps: ['In n8n, Settings → Community Nodes → Install, and enter the package name below.',
+        'Create an "Imgflow API" credential with your key and this Base URL.',
+        'Or import a ready workflow template (Workflows → Import from URL or file).'],
+      snippets: [{ title: 'n8n', code: `Node package: n8n-nodes-imgflow\nBase URL: ${base}\n\nTemplates:\n${links('n8n', 'n8n')}` }] },
+    { id: 'zapier', title: 'Zapier', files: of('zapier'),
+      steps: ['Download the app definition below into a zapier-platform project.', 'Run zapier push, then connect with your key.'],
+      snippets: [{ title: 'Zapier', code: links('zapier', 'zapier') }] },
+    { id: 'make', title: 'Make', files: of('make'),
+      steps: ['Create a custom app in Make.', 'Paste each file below into the matching section (base, connection, modules).', 'Connect with your key.'],
+      snippets: [{ title: 'Make', code: links('make', 'make') }] },
+    { id: 'powerautomate', title: 'Power Automate', files: of('powerautomate'),
+      steps: ['New custom connector → Import an OpenAPI file, with the swagger file below (or paconn create with apiProperties.json beside it).',
+        'Create a connection with your key.'],
+      snippets: [{ title: 'Power Automate', code: links('powerautomate', 'powerautomate') }] },
+    { id: 'openapi', title: 'OpenAPI', files: of('openapi'),
+      steps: ['Pipedream, Activepieces and generic HTTP tools import the OpenAPI document.', 'Send your key in the X-API-Key header.'],
+      snippets: [{ title: 'OpenAPI', code: `${base}/openapi.json` }] },
   ];
   if (webhookSecret) {
-    out.push({ title: 'Callback signing secret', text: 'Callbacks (callback_url) are signed with this secret (Standard Webhooks); hooks have their own.',
-      code: webhookSecret });
+    out.push({ id: 'callbacks', title: 'Callbacks',
+      steps: ['Callbacks (callback_url) are signed with this secret (Standard Webhooks headers webhook-id, webhook-timestamp, webhook-signature); hooks have their own.'],
+      snippets: [{ title: 'Callback signing secret', code: webhookSecret }] });
   }
   return out;
 }

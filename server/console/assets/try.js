@@ -1,17 +1,33 @@
-// Try it: compress one image (a file, dropped or picked, or an image URL)
-// with ?wait, then show before and after, the sizes, the saving and a
-// download link. Previews are blob: URLs made in the page; the compressed
-// file is fetched with the key in a header, never through a URL carrying it.
+// Try it: compress one image, a file (dropped or chosen: it starts at once)
+// or an image URL, with ?wait, then show before and after (a slider over
+// the two images), both sizes and dimensions, the saving and a download
+// link. Previews are blob: URLs made in the page; the compressed file is
+// fetched with the key in a header, never through a URL carrying it.
+//
+// run(request) is the one path from a request to a shown result, so other
+// ways to start (several files at once) can build their own requests.
 import { api, ApiError } from './api.js';
-import { bytes, saving } from './format.js';
+import { bytes, saving, idTail, inputName } from './format.js';
 
 const $ = (id) => document.getElementById(id);
 let account;
 let urls = []; // object URLs to revoke on the next run
+let running = false;
 
 export function init(acct) {
   account = acct;
-  $('try-form').addEventListener('submit', submit);
+  $('try-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    startURL();
+  });
+  $('try-file').addEventListener('change', () => startFiles($('try-file').files));
+  // Space opens a file input's picker; Enter does too here, as on a button.
+  $('try-file').addEventListener('keydown', (e) => {
+    if (e.key === 'Enter') {
+      e.preventDefault();
+      e.target.click();
+    }
+  });
   const zone = $('drop-zone');
   for (const type of ['dragenter', 'dragover']) {
     zone.addEventListener(type, (e) => {
@@ -19,15 +35,14 @@ export function init(acct) {
       zone.classList.add('over');
     });
   }
-  for (const type of ['dragleave', 'drop']) {
-    zone.addEventListener(type, () => zone.classList.remove('over'));
-  }
+  zone.addEventListener('dragleave', () => zone.classList.remove('over'));
   zone.addEventListener('drop', (e) => {
     e.preventDefault();
-    if (e.dataTransfer && e.dataTransfer.files.length) {
-      $('try-file').files = e.dataTransfer.files;
-      $('try-status').textContent = `Ready: ${e.dataTransfer.files[0].name}`;
-    }
+    zone.classList.remove('over');
+    if (e.dataTransfer && e.dataTransfer.files.length) startFiles(e.dataTransfer.files);
+  });
+  $('compare-range').addEventListener('input', (e) => {
+    $('compare').style.setProperty('--pos', `${e.target.value}%`);
   });
 }
 
@@ -52,53 +67,80 @@ function objectURL(blob) {
   return u;
 }
 
-// request builds the job request from the form, or says what is missing.
-function request() {
-  const file = $('try-file').files[0];
-  const imageURL = $('try-url').value.trim();
+// options are the callback URL and metadata of the "More options" part.
+function options() {
   const callbackURL = $('try-callback').value.trim();
-  const metadata = $('try-metadata').value.trim();
-  if (!file && !imageURL) throw new ApiError(0, 'invalid_input', 'Choose an image file or enter an image URL.');
-  if (file && imageURL) throw new ApiError(0, 'invalid_input', 'Give an image file or an image URL, not both.');
-  if (metadata) {
+  const raw = $('try-metadata').value.trim();
+  let metadata;
+  if (raw) {
     try {
-      JSON.parse(metadata);
+      metadata = JSON.parse(raw);
     } catch {
+      metadata = undefined;
+    }
+    if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)) {
       throw new ApiError(0, 'invalid_input', 'Metadata must be a JSON object, such as {"record_id":"rec_1"}.');
     }
   }
-  if (file) {
-    const form = new FormData();
-    form.append('file', file, file.name);
-    if (callbackURL) form.append('callback_url', callbackURL);
-    if (metadata) form.append('metadata', metadata);
-    return { body: form, file };
-  }
-  const body = { image_url: imageURL };
-  if (callbackURL) body.callback_url = callbackURL;
-  if (metadata) body.metadata = JSON.parse(metadata);
-  return { body, imageURL };
+  return { callbackURL, metadata };
 }
 
-async function submit(event) {
-  event.preventDefault();
+// fileRequest is the multipart request of one file.
+export function fileRequest(file) {
+  const { callbackURL, metadata } = options();
+  const form = new FormData();
+  form.append('file', file, file.name);
+  if (callbackURL) form.append('callback_url', callbackURL);
+  if (metadata) form.append('metadata', JSON.stringify(metadata));
+  return { body: form, file, name: file.name };
+}
+
+function urlRequest(imageURL) {
+  const { callbackURL, metadata } = options();
+  const body = { image_url: imageURL };
+  if (callbackURL) body.callback_url = callbackURL;
+  if (metadata) body.metadata = metadata;
+  return { body, imageURL, name: inputName({ url: imageURL }) };
+}
+
+function startFiles(files) {
+  const file = files && files[0];
+  $('try-file').value = ''; // choosing the same file again starts again
+  if (!file) return;
+  attempt(() => fileRequest(file));
+}
+
+function startURL() {
+  const imageURL = $('try-url').value.trim();
+  attempt(() => {
+    if (!imageURL) throw new ApiError(0, 'invalid_input', 'Enter an image URL, or choose or drop an image file above.');
+    return urlRequest(imageURL);
+  });
+}
+
+async function attempt(build) {
+  if (running) return;
   clear();
-  const button = $('try-submit');
-  const status = $('try-status');
   let req;
   try {
-    req = request();
+    req = build();
   } catch (err) {
     $('try-error').textContent = String(err);
     return;
   }
-  button.disabled = true;
-  status.textContent = 'Compressing…';
+  await run(req);
+}
+
+// run creates the job, waits for it (polling past the wait) and shows it.
+export async function run(req) {
+  const status = $('try-status');
+  running = true;
+  $('try-submit').disabled = true;
+  status.textContent = `Compressing ${req.name}…`;
   try {
     let { data: job } = await api('POST', '/v1/jobs?wait=25', { body: req.body });
-    // Not finished within the wait: poll until it is.
     for (let i = 0; i < 120 && !['completed', 'failed'].includes(job.status); i++) {
-      status.textContent = `Job ${job.id.slice(0, 8)} is ${job.status}…`;
+      status.textContent = `Job ${idTail(job.id)} is ${job.status}…`;
       await new Promise((r) => setTimeout(r, 1000));
       ({ data: job } = await api('GET', `/v1/jobs/${encodeURIComponent(job.id)}`));
     }
@@ -107,44 +149,70 @@ async function submit(event) {
     status.textContent = '';
     $('try-error').textContent = String(err);
   } finally {
-    button.disabled = false;
+    running = false;
+    $('try-submit').disabled = false;
   }
+}
+
+// loaded resolves once img has decoded src (or failed to).
+function loaded(img, src) {
+  return new Promise((resolve) => {
+    img.onload = () => resolve(true);
+    img.onerror = () => resolve(false);
+    img.src = src;
+  });
+}
+
+function dims(img) {
+  return img.naturalWidth ? `${img.naturalWidth} × ${img.naturalHeight} px` : '';
 }
 
 async function show(job, req) {
   const status = $('try-status');
   $('try-job-link').href = `#/jobs/${encodeURIComponent(job.id)}`;
-  $('try-job-id').textContent = job.id.slice(0, 8);
+  $('try-job-id').textContent = idTail(job.id);
   if (job.status === 'failed') {
-    status.textContent = `Job ${job.id.slice(0, 8)} failed.`;
+    status.textContent = `Job ${idTail(job.id)} failed.`;
     const e = job.error || {};
     $('try-error').textContent = `${e.code}: ${e.message}`;
     return;
   }
   if (job.status !== 'completed') {
-    status.textContent = `Job ${job.id.slice(0, 8)} is still ${job.status}; see it under Jobs.`;
+    status.textContent = `Job ${idTail(job.id)} is still ${job.status}; see it under Jobs.`;
     return;
   }
   const r = job.result;
   const { data: blob } = await api('GET', `/v1/jobs/${encodeURIComponent(job.id)}/file`, { raw: true });
   const after = objectURL(blob);
-  $('after-img').src = after;
-  $('after-size').textContent = bytes(r.compressed_size);
   const before = $('before-img');
+  const compare = $('compare');
+  compare.style.setProperty('--pos', '50%');
+  $('compare-range').value = '50';
+  const shown = [loaded($('after-img'), after)];
   if (req.file) {
-    before.src = objectURL(req.file);
-    before.hidden = false;
+    shown.push(loaded(before, objectURL(req.file)));
   } else {
     // A URL elsewhere is not loaded into the page (no third-party requests).
     before.removeAttribute('src');
-    before.hidden = true;
   }
-  $('before-size').textContent = bytes(r.original_size) + (req.imageURL ? ` (${req.imageURL})` : '');
+  compare.classList.toggle('single', !req.file);
+  before.hidden = !req.file;
+  $('compare-tags').hidden = !req.file;
+  $('compare-range-row').hidden = !req.file;
+  await Promise.all(shown);
+  $('try-file-name').textContent = req.name;
+  $('before-size').textContent = bytes(r.original_size);
+  $('before-dims').textContent = req.file ? dims(before) : '(the image at the URL, not loaded here)';
+  $('after-size').textContent = bytes(r.compressed_size);
+  $('after-dims').textContent = dims($('after-img'));
   $('try-saving').textContent = saving(r.original_size, r.compressed_size);
   const link = $('try-download');
   link.href = after;
   link.download = r.filename || 'compressed';
   $('try-result').hidden = false;
   status.textContent = `Done: ${bytes(r.original_size)} → ${bytes(r.compressed_size)}, saving ${saving(r.original_size, r.compressed_size)}.`;
+  // The result in view, and focus on it for keyboard and screen readers.
+  $('try-result-title').focus({ preventScroll: true });
+  $('try-result').scrollIntoView({ block: 'start' });
   account.credits(r.credits_remaining);
 }

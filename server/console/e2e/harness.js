@@ -131,3 +131,54 @@ export async function until(what, cond, ms = 20000) {
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+// signIn signs the page in through the form, as a user would.
+export async function signIn(page, imgflow) {
+  await page.goto(imgflow.url + '/');
+  await page.getByLabel('API key').fill(imgflow.key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByText(/^Plan: \w+/).waitFor();
+}
+
+// createJob posts one job through the API (not the page): file is a path
+// read as an upload named name, or an object sent as JSON.
+export async function createJob(imgflow, { bytes, name, json, wait = 20 }) {
+  let body;
+  const headers = { 'X-API-Key': imgflow.key };
+  if (json) {
+    body = JSON.stringify(json);
+    headers['Content-Type'] = 'application/json';
+  } else {
+    body = new FormData();
+    body.append('file', new Blob([bytes]), name);
+  }
+  const q = wait ? `?wait=${wait}` : '';
+  const res = await fetch(`${imgflow.url}/v1/jobs${q}`, { method: 'POST', headers, body });
+  const job = await res.json();
+  if (res.status >= 300) throw new Error(`POST /v1/jobs: ${res.status} ${JSON.stringify(job)}`);
+  return job;
+}
+
+// pageOverflow is how far the page is wider than the viewport (0 when it
+// fits), with the elements that stick out on the right, for the message.
+export function pageOverflow(page) {
+  return page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    const over = document.documentElement.scrollWidth - width;
+    const offenders = over <= 0 ? [] : [...document.querySelectorAll('body *')]
+      .filter((e) => e.checkVisibility() && e.getBoundingClientRect().right > width + 1)
+      .slice(0, 5).map((e) => `${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''}.${e.className}: right ${Math.round(e.getBoundingClientRect().right)}`);
+    return { over, offenders };
+  });
+}
+
+// tabTo presses Tab (at most presses times) until the element with id has
+// the focus, and returns the id of the element focused last.
+export async function tabTo(page, id, presses) {
+  let focused = '';
+  for (let i = 0; i < presses && focused !== id; i++) {
+    await page.keyboard.press('Tab');
+    focused = await page.evaluate(() => document.activeElement?.id);
+  }
+  return focused;
+}
