@@ -85,6 +85,12 @@ type appOptions struct {
 	// dev only, like MaxJobsPerKey and MaxLargeBodies (addAPIFlags).
 	KeyGrace time.Duration
 
+	// Dedupe (--dedupe, IMGFLOW_DEDUPE): "on" (the default) completes a
+	// job whose key, image bytes and options match a completed job's from
+	// its stored result, uncharged (worker/dedupe.go); "off" compresses
+	// every job. A request turns it off for one job with "dedupe": false.
+	Dedupe string
+
 	// keyPrefix starts every Redis key of the stores ("imgflow:"); tests
 	// set their own to share a Redis.
 	keyPrefix string
@@ -100,6 +106,7 @@ func addAppFlags(fs *flagSet, o *appOptions) {
 	fs.Duration(&o.ResultTTL, "result-ttl", "IMGFLOW_RESULT_TTL", 24*time.Hour, "how long compressed files and their links live")
 	fs.String(&o.Queue, "queue", "IMGFLOW_QUEUE", "imgflow", "asynq queue name")
 	fs.String(&o.BlobStore, "blob-store", "IMGFLOW_BLOB_STORE", "redis", "where image bytes live: redis, or s3://BUCKET?endpoint=URL&region=R&path_style=true with credentials from [$AWS_ACCESS_KEY_ID] and [$AWS_SECRET_ACCESS_KEY]")
+	fs.String(&o.Dedupe, "dedupe", "IMGFLOW_DEDUPE", "on", "on: a job whose key, image and options match a completed job's takes its result, uncharged; off: compress every job")
 	fs.Bool(&o.Presign, "presign", "IMGFLOW_PRESIGN", false, "with an S3 blob store, give presigned object URLs as file_url")
 }
 
@@ -151,6 +158,9 @@ func (o *appOptions) validate(needPublicURL bool) error {
 		problems = append(problems, err.Error())
 	} else if o.Presign && (o.BlobStore == "" || o.BlobStore == "redis") {
 		problems = append(problems, "IMGFLOW_PRESIGN (--presign) needs an S3 IMGFLOW_BLOB_STORE")
+	}
+	if o.Dedupe != "" && o.Dedupe != "on" && o.Dedupe != "off" {
+		problems = append(problems, fmt.Sprintf("IMGFLOW_DEDUPE (--dedupe) %q must be on or off", o.Dedupe))
 	}
 	if o.ResultTTL < time.Minute {
 		problems = append(problems, "IMGFLOW_RESULT_TTL (--result-ttl) must be at least 1m")
@@ -273,6 +283,8 @@ func (a *app) apiServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 		Deliveries:     a.store,
 		Queue:          a.queue,
 		Compressor:     a.compressor,
+		Fetcher:        fetch.New(fetch.Options{Allow: a.allow}),
+		Dedupe:         a.dedupeIndex(),
 		Keyring:        a.keys,
 		PublicURL:      a.opts.PublicURL,
 		CheckURL:       a.checkURL,
@@ -309,6 +321,7 @@ func (a *app) worker(logger *slog.Logger, concurrency int) (*worker.Worker, erro
 		Attempts:     a.store,
 		Compressor:   a.compressor,
 		Fetcher:      fetch.New(fetch.Options{Allow: a.allow}),
+		Dedupe:       a.dedupeIndex(),
 		Sender:       webhook.NewSender(webhook.SenderOptions{Allow: a.allow}),
 		Keyring:      a.keys,
 		PublicURL:    a.opts.PublicURL,
@@ -316,6 +329,14 @@ func (a *app) worker(logger *slog.Logger, concurrency int) (*worker.Worker, erro
 		Logger:       logger,
 		Observer:     a.metrics,
 	})
+}
+
+// dedupeIndex is the content dedupe index, nil when IMGFLOW_DEDUPE=off.
+func (a *app) dedupeIndex() connector.DedupeIndex {
+	if a.opts.Dedupe == "off" {
+		return nil
+	}
+	return a.store
 }
 
 // readyChecks are what /ready asks: Redis, the upstream, and the S3

@@ -257,6 +257,58 @@ func BenchmarkRedisCommandsPerJob(b *testing.B) {
 		}
 		cost.stop(b.N)
 	})
+
+	// Content dedupe on (#24): "new" posts a different image each time (the
+	// same PNG with a counter after its end, which decoders ignore), so every
+	// job looks the index up, claims its image and records itself: what
+	// dedupe costs a job it cannot help. "repeat" posts one image: every job
+	// after the first completes from an earlier one's result, uncompressed.
+	dedupeOn := func(o *appOptions) { o.Dedupe = "on" }
+	png := images.Read(b, "screenshot.png")
+	newImage := func(i int) []byte {
+		img := append(append([]byte(nil), png...), []byte(strconv.Itoa(i))...)
+		return []byte(`{"image_base64":"` + base64.StdEncoding.EncodeToString(img) + `"}`)
+	}
+	b.Run("work-dedupe-new", func(b *testing.B) {
+		r := redistest.New(b)
+		api, startWorker := benchPartsUpstream(b, r, instantUpstream(b, png), dedupeOn)
+		cost := newRedisCost(b, r)
+		done := waitDone(b, cost.admin, r)
+		for i := range b.N {
+			doJSON(b, "POST", api+"/v1/jobs", newImage(i), nil, http.StatusAccepted)
+		}
+		cost.start()
+		startWorker(64)
+		done(b.N)
+		cost.stop(b.N)
+	})
+	b.Run("POST-wait-dedupe-new", func(b *testing.B) {
+		r := redistest.New(b)
+		api, startWorker := benchPartsUpstream(b, r, instantUpstream(b, png), dedupeOn)
+		cost := newRedisCost(b, r)
+		startWorker(4)
+		doJSON(b, "POST", api+"/v1/jobs?wait=25", newImage(-1), nil, http.StatusOK)
+		cost.start()
+		for i := range b.N {
+			doJSON(b, "POST", api+"/v1/jobs?wait=25", newImage(i), nil, http.StatusOK)
+		}
+		cost.stop(b.N)
+	})
+	b.Run("POST-wait-dedupe-repeat", func(b *testing.B) {
+		r := redistest.New(b)
+		api, startWorker := benchPartsUpstream(b, r, instantUpstream(b, png), dedupeOn)
+		cost := newRedisCost(b, r)
+		startWorker(4)
+		doJSON(b, "POST", api+"/v1/jobs?wait=25", body, nil, http.StatusOK)
+		cost.start()
+		for range b.N {
+			job := doJSON(b, "POST", api+"/v1/jobs?wait=25", body, nil, http.StatusOK)
+			if job["deduplicated_from"] == nil {
+				b.Fatalf("a repeat was compressed: %v", job)
+			}
+		}
+		cost.stop(b.N)
+	})
 }
 
 // BenchmarkRedisCommandsIdle reports what an idle serve + work pair costs

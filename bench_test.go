@@ -72,14 +72,22 @@ func benchParts(b *testing.B, r *redistest.Redis) (string, func(concurrency int)
 }
 
 // benchPartsUpstream is benchParts against the compression API at upstreamURL.
-func benchPartsUpstream(b *testing.B, r *redistest.Redis, upstreamURL string) (string, func(concurrency int)) {
+//
+// Content dedupe is off unless configure turns it on: the benchmarks post
+// one image again and again, and with dedupe every job after the first
+// would complete from the first one's result instead of being compressed
+// (BenchmarkRedisCommandsPerJob's dedupe rows measure that path).
+func benchPartsUpstream(b *testing.B, r *redistest.Redis, upstreamURL string, configure ...func(*appOptions)) (string, func(concurrency int)) {
 	b.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	api := httptest.NewUnstartedServer(nil)
 	opts := appOptions{
 		RedisURL: r.URL, UpstreamURL: upstreamURL,
 		PublicURL: "http://" + api.Listener.Addr().String(), Secret: "bench-secret-0123456789",
-		allowLoopback: true, ResultTTL: time.Hour, Queue: r.Queue(), keyPrefix: r.Prefix,
+		allowLoopback: true, ResultTTL: time.Hour, Queue: r.Queue(), keyPrefix: r.Prefix, Dedupe: "off",
+	}
+	for _, c := range configure {
+		c(&opts)
 	}
 	a, err := newApp(opts, r.Client)
 	if err != nil {

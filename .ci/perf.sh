@@ -27,6 +27,11 @@ echo "$counts" | awk '
     trips["GET"] = 1.5;  cmds["GET"] = 2.5
     trips["GET-file"] = 2.5;  cmds["GET-file"] = 5.5
     trips["POST-wait"] = 7.5;  cmds["POST-wait"] = 55.5
+    # Content dedupe on (#24): a new image looks the index up and claims it,
+    # then records itself (+2 trips); a repeat completes from an earlier result.
+    trips["work-dedupe-new"] = 6.7;  cmds["work-dedupe-new"] = 49.5
+    trips["POST-wait-dedupe-new"] = 9.5;  cmds["POST-wait-dedupe-new"] = 63.5
+    trips["POST-wait-dedupe-repeat"] = 11.5;  cmds["POST-wait-dedupe-repeat"] = 63.5
   }
   /^BenchmarkRedisCommandsPerJob\// {
     path = $1; sub(/^BenchmarkRedisCommandsPerJob\//, "", path); sub(/-[0-9]+$/, "", path)

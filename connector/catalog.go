@@ -245,6 +245,7 @@ func jobRequestFields() []Field {
 		{Key: "metadata", Label: "Metadata", Type: FieldObject,
 			Help:    "Your own key/value pairs (such as a record id), echoed back unchanged on the job so later steps can match it.",
 			Example: `{"record_id":"rec_8812"}`},
+		dedupeField(),
 	}
 }
 
@@ -263,6 +264,8 @@ func jobOutputs() []OutputField {
 		{Key: "input.filename", Label: "Input File Name", Type: FieldString, Help: "File name of the original image."},
 		{Key: "input.size", Label: "Input Size (bytes)", Type: FieldInteger, Help: "Size of the original image in bytes."},
 		{Key: "input.mime_type", Label: "Input MIME Type", Type: FieldString, Help: "Type sniffed from the original bytes, such as image/jpeg."},
+		{Key: "input.sha256", Label: "Input SHA-256", Type: FieldString, Help: "SHA-256 of the original bytes (hex): the same image gives the same value, whatever its URL or encoding."},
+		{Key: "deduplicated_from", Label: "Deduplicated From", Type: FieldString, Help: "Set when this key had compressed the same image before: the job whose result this one reused, with no credit charged."},
 		{Key: "result.original_size", Label: "Original Size (bytes)", Type: FieldInteger, Help: "Size before compression, in bytes."},
 		{Key: "result.compressed_size", Label: "Compressed Size (bytes)", Type: FieldInteger, Help: "Size after compression, in bytes."},
 		{Key: "result.compression_ratio", Label: "Compression Ratio", Type: FieldNumber, Help: "Percentage saved: 100 * (1 - compressed / original)."},
@@ -310,7 +313,8 @@ func SampleJob() *Job {
 		StartedAt:  timep(sampleTime.Add(120 * time.Millisecond)),
 		FinishedAt: timep(sampleTime.Add(1800 * time.Millisecond)),
 		Input: JobInput{Kind: InputURL, URL: "https://images.example.com/photos/team-offsite.jpg",
-			Filename: "team-offsite.jpg", Size: 2483114, MIMEType: "image/jpeg"},
+			Filename: "team-offsite.jpg", Size: 2483114, MIMEType: "image/jpeg",
+			SHA256: "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d"},
 		Result: &JobResult{OriginalSize: 2483114, CompressedSize: 612880, CompressionRatio: 75.32,
 			CreditsRemaining: int64p(498), MIMEType: "image/jpeg", Filename: "team-offsite.jpg",
 			FileURL: "https://imgflow.example.com/v1/jobs/01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f/file?token=eyJleHAiOjE3OTM4NzQ2MDB9.Qm9fZ3Vlc3M"},
@@ -409,6 +413,7 @@ func DefaultCatalog() *Catalog {
 				Inputs:  getJobInputs,
 				Outputs: jobOutputs(), Sample: SampleJob(),
 				File: CompressedFile()},
+			checkImageOperation(),
 			{Key: "check_account", Noun: "Account", Label: "Check Account",
 				Description: "Returns the account's plan and remaining credits.",
 				Help:        "The same check the connection test makes; use it to stop a flow before credits run out.",

@@ -44,6 +44,9 @@ type JobInput struct {
 	Filename string    `json:"filename,omitempty"`
 	Size     int64     `json:"size,omitempty"` // bytes, once known
 	MIMEType string    `json:"mime_type,omitempty"`
+	// SHA256 is the hex SHA-256 of the input's bytes, taken while they
+	// streamed in (dedupe.go); "" until they came.
+	SHA256 string `json:"sha256,omitempty"`
 }
 
 // JobResult is what a completed job produced. The compressed bytes live in
@@ -128,6 +131,14 @@ type Job struct {
 	// have been charged too, so the account may show one credit more than
 	// the job's result.
 	ChargeUncertain bool `json:"charge_uncertain"`
+	// Dedupe is the request's "dedupe" field when it sent one: false makes
+	// this job call the compression API even when the same image was
+	// compressed before (dedupe.go).
+	Dedupe *bool `json:"dedupe,omitempty"`
+	// DeduplicatedFrom is the completed job of the same key, image and
+	// options whose result this job took, without calling the compression
+	// API (no credit charged); "" for a job that was compressed.
+	DeduplicatedFrom string `json:"deduplicated_from,omitempty"`
 
 	// Owner is the hash of the key that made the job (KeyHash); jobs of
 	// another key are not found.
@@ -138,6 +149,10 @@ type Job struct {
 	// signature in its query string, so it is never shown back.
 	CallbackURL string `json:"-"`
 }
+
+// Deduplicates reports whether the job may complete from an earlier job's
+// result: it did not turn dedupe off.
+func (j *Job) Deduplicates() bool { return j.Dedupe == nil || *j.Dedupe }
 
 // Event types sent to callbacks and hooks.
 const (

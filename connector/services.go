@@ -128,6 +128,9 @@ func (a Attempts) Unanswered() int { return a.Calls - a.Answered }
 type KeptAnswer struct {
 	Input  JobInput   `json:"input"`
 	Result *JobResult `json:"result"`
+	// DeduplicatedFrom is the job whose result this is, when it came from
+	// the dedupe index instead of a call (never kept in an attempt record).
+	DeduplicatedFrom string `json:"-"`
 }
 
 // AttemptStore keeps each job's Attempts for as long as the job lives.
@@ -240,6 +243,7 @@ type Image struct {
 	Data     Bytes
 	MIMEType string // sniffed from the bytes
 	Filename string // from the URL path or Content-Disposition, may be ""
+	SHA256   string // hex SHA-256 of Data, taken while it was read
 }
 
 // ImageFetcher gets an image from a URL through the SSRF guard, with the

@@ -57,6 +57,7 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 	polling := firstOfKind(c, connector.KindPollingTrigger)
 	hook := firstOfKind(c, connector.KindHookTrigger)
 	account := c.Operation("check_account")
+	checkImage := c.Operation("check_image")
 	listDeliveries := c.Operation("list_deliveries")
 	redeliver := c.Operation("redeliver")
 	idParam := oasParam("id", "path", "The job id.", true, obj{"type": "string"})
@@ -81,7 +82,14 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 		"filename":     obj{"type": "string"},
 		"callback_url": obj{"type": "string", "format": "uri"},
 		"metadata":     obj{"type": "string", "description": "JSON object, as text."},
+		"dedupe":       obj{"type": "string", "enum": []string{"true", "false"}, "description": "false: compress even an image this key compressed before."},
 	}}
+	dryRunParam := oasParam("dry_run", "query", "1: check the request as a job would be checked and answer what it would cost (ImageCheck, 200), creating and charging nothing; the same as POST "+connector.DryRunPath+".", false,
+		obj{"type": "string", "enum": []string{"1", "true", "0", "false"}})
+	jobRequestBody := obj{"required": true, "content": rawBodyContent(obj{
+		"application/json":    obj{"schema": obj{"$ref": oasRef + "JobRequest"}},
+		"multipart/form-data": obj{"schema": multipart},
+	})}
 
 	retryAfter := obj{"schema": obj{"type": "integer"}, "description": "Seconds to wait before polling."}
 	pollLocation := obj{"schema": obj{"type": "string"}, "description": "/v1/jobs/{id}?poll=1: answers 202 until the job is finished, then 200."}
@@ -98,13 +106,13 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 						obj{"type": "integer", "minimum": 0, "maximum": 25, "default": 0}),
 					oasIncludeParam(),
 					oasParam("Idempotency-Key", "header", "Retries with the same key and body return the same job.", false, obj{"type": "string"}),
+					dryRunParam,
 				}, rawBodyParams()...),
-				"requestBody": obj{"required": true, "content": rawBodyContent(obj{
-					"application/json":    obj{"schema": obj{"$ref": oasRef + "JobRequest"}},
-					"multipart/form-data": obj{"schema": multipart},
-				})},
+				"requestBody": jobRequestBody,
 				"responses": oasErrors(obj{
-					"200": oasResponse("The finished job (completed, or failed with its error); with include=data a completed job's result.compressed_data is the compressed file in base64.", "Job"),
+					"200": obj{"description": "The finished job (completed, or failed with its error); with include=data a completed job's result.compressed_data is the compressed file in base64; with dry_run=1, what the job would cost.",
+						"content": obj{"application/json": obj{"schema": obj{"oneOf": []any{
+							obj{"$ref": oasRef + "Job"}, obj{"$ref": oasRef + "ImageCheck"}}}}}},
 					"202": obj{"description": "Accepted: the job is queued or processing; poll Location.",
 						"headers": obj{"Location": pollLocation, "Retry-After": retryAfter},
 						"content": jsonContent("Job")},
@@ -126,6 +134,12 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 				"responses": oasErrors(obj{"200": oasResponse("The key's jobs, newest first.", "JobList")}, "400", "401", "503"),
 			}),
 		},
+		connector.DryRunPath: obj{"post": oasOp(checkImage, "checkImage", obj{
+			"parameters":  []any{oasParam("wait", "query", "Checked as for a job, otherwise unused.", false, obj{"type": "integer", "minimum": 0, "maximum": 25})},
+			"requestBody": jobRequestBody,
+			"responses": oasErrors(obj{"200": oasResponse("What compressing the image would cost now, and the image as its bytes tell.", "ImageCheck")},
+				"400", "401", "413", "415", "429", "502", "503"),
+		})},
 		"/v1/jobs/{id}": obj{"get": oasOp(getJob, "getJob", obj{
 			"parameters": []any{idParam,
 				oasIncludeParam(),
@@ -255,6 +269,7 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 				"JobRequest":   jobRequestSchema(c),
 				"JobList":      jobListSchema(oasRef),
 				"Account":      accountSchema(c),
+				"ImageCheck":   imageCheckSchema(c),
 				"HookRequest":  hookRequestSchema(c),
 				"Hook":         hookSchema(),
 				"Delivery":     deliverySchema(oasRef),
@@ -300,6 +315,7 @@ func rawBodyParams() []any {
 		oasParam("filename", "query", "With the image as the body: the file name (or send Content-Disposition: attachment; filename=...).", false, obj{"type": "string"}),
 		oasParam("callback_url", "query", "With the image as the body: the callback URL.", false, obj{"type": "string", "format": "uri"}),
 		oasParam("metadata", "query", "With the image as the body: metadata as a JSON object in text.", false, obj{"type": "string"}),
+		oasParam("dedupe", "query", "With the image as the body: false compresses even an image this key compressed before.", false, obj{"type": "string", "enum": []string{"true", "false"}}),
 	}
 }
 

@@ -24,6 +24,7 @@ func renderPowerAutomate(c *connector.Catalog, base string) ([]File, error) {
 	compress := c.Operation("compress_image")
 	getJob := c.Operation("get_job")
 	account := c.Operation("check_account")
+	checkImage := c.Operation("check_image")
 	hook := firstOfKind(c, connector.KindHookTrigger)
 
 	paParams := func(op *connector.Operation) []any {
@@ -114,6 +115,10 @@ func renderPowerAutomate(c *connector.Catalog, base string) ([]File, error) {
 	accountOp := paOp(account, "CheckAccount")
 	accountOp["responses"] = withErrs(obj{"200": obj{"description": "The key check.", "schema": obj{"$ref": swaggerRef + "Account"}}})
 
+	checkOp := paOp(checkImage, "CheckImage")
+	checkOp["parameters"] = paParams(checkImage)
+	checkOp["responses"] = withErrs(obj{"200": obj{"description": "What compressing the image would cost.", "schema": obj{"$ref": swaggerRef + "ImageCheck"}}})
+
 	trigger := paOp(hook, "JobFinished")
 	trigger["x-ms-trigger"] = "single"
 	hookBody := obj{"type": "object", "required": []string{"target_url", "event"}, "properties": obj{
@@ -146,14 +151,16 @@ func renderPowerAutomate(c *connector.Catalog, base string) ([]File, error) {
 			strings.TrimSuffix(compress.Path, "/"): obj{"post": compressOp, "get": listOp},
 			getJob.Path:                            obj{"get": getOp},
 			account.Path:                           obj{"get": accountOp},
+			checkImage.Path:                        obj{"post": checkOp},
 			connector.HooksPath:                    obj{"post": trigger},
 			connector.HookPath:                     obj{"delete": deleteHook},
 		},
 		"definitions": obj{
-			"Job":      paJobSchema(c, compress.File),
-			"Account":  (accountSchema(c)),
-			"Delivery": deliverySchema(swaggerRef),
-			"Error":    (errorSchema()),
+			"Job":        paJobSchema(c, compress.File),
+			"Account":    (accountSchema(c)),
+			"ImageCheck": imageCheckSchema(c),
+			"Delivery":   deliverySchema(swaggerRef),
+			"Error":      (errorSchema()),
 		},
 		"x-ms-connector-metadata": []any{
 			obj{"propertyName": "Website", "propertyValue": base},

@@ -62,6 +62,8 @@ func jobSchema(c *connector.Catalog) obj {
 	result := s["properties"].(obj)["result"].(obj)
 	result["properties"].(obj)["compressed_data"] = obj{"type": "string", "format": "byte",
 		"description": "The compressed image, base64; only with ?include=data."}
+	s["properties"].(obj)["dedupe"] = obj{"type": "boolean",
+		"description": "The request's dedupe field, when it sent one (false: compressed even if an identical result was stored)."}
 	errProps := s["properties"].(obj)["error"].(obj)["properties"].(obj)
 	errProps["credits_remaining"] = obj{"type": "integer", "format": "int64",
 		"description": "Credits left, with insufficient_credits."}
@@ -98,6 +100,12 @@ func fileContentSchema() obj {
 		"$content-type": obj{"type": "string", "description": "The file's media type, such as image/png; must match the bytes."},
 		"$content":      obj{"type": "string", "format": "byte", "description": "The file, base64."},
 	}}
+}
+
+// imageCheckSchema describes a dry run's answer (Check Image).
+func imageCheckSchema(c *connector.Catalog) obj {
+	op := c.Operation("check_image")
+	return outputsSchema(op.Outputs, op.Sample)
 }
 
 func accountSchema(c *connector.Catalog) obj {

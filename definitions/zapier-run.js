@@ -197,7 +197,8 @@ async function run(url, key) {
     // 6. Compress with callback: perform (lambda handler, {source}), the
     // callback arrives, performResume returns the finished job.
     const queued = await execute('creates.compress_image_callback.operation.perform',
-      { authData, inputData: { image_url: imageUrl, filename: 'callback.png' } }, `${receiver.base}/callback?sig=abc`);
+      // dedupe off: the same image again would reuse the first result, free.
+      { authData, inputData: { image_url: imageUrl, filename: 'callback.png', dedupe: false } }, `${receiver.base}/callback?sig=abc`);
     assert(typeof queued.id === 'string', `compress_image_callback: job ${queued.id} created (${queued.status})`);
     const cb = await receiver.next('/callback');
     assert(cb.headers['webhook-signature'] && cb.headers['webhook-id'], 'callback: signed with Standard Webhooks headers');

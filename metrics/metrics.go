@@ -42,6 +42,7 @@ type Metrics struct {
 	deliveries *prometheus.CounterVec
 
 	chargeUncertain prometheus.Counter
+	dedupe          dedupeMetrics
 }
 
 // New returns Metrics with every imgflow metric registered, plus the Go
@@ -109,6 +110,7 @@ func New(logger *slog.Logger) *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
+	m.dedupe = newDedupeMetrics(m.reg)
 	return m
 }
 

@@ -187,6 +187,13 @@ func TestEveryRouteMatchesTheOpenAPIDocument(t *testing.T) {
 	c.do(h, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/a.png"}`), map[string]string{"X-API-Key": h.key, "Content-Type": "text/plain"}, true)
 	c.do(h, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/a.png"}`), map[string]string{"X-API-Key": "sk_unknown_key_0000", "Content-Type": "application/json"}, false)
 	c.do(h, "POST", "/v1/jobs", []byte(`{"image_base64":"`+base64.StdEncoding.EncodeToString(make([]byte, connector.MaxImageSize+1))+`"}`), jsonKey, true)
+	// The dry run (#24), at both of its addresses.
+	expectStatus(t, c.do(h, "POST", "/v1/jobs?dry_run=1", []byte(`{"image_base64":"`+png+`"}`), jsonKey, false), http.StatusOK)
+	expectStatus(t, c.do(h, "POST", "/v1/jobs/dry-run", []byte(`{"image_base64":"`+png+`","dedupe":false}`), jsonKey, false), http.StatusOK)
+	truncated := base64.StdEncoding.EncodeToString(images.Read(t, "truncated.png"))
+	expectStatus(t, c.do(h, "POST", "/v1/jobs/dry-run", []byte(`{"image_base64":"`+truncated+`"}`), jsonKey, false), http.StatusBadRequest)
+	expectStatus(t, c.do(h, "POST", "/v1/jobs/dry-run", []byte(`{"image_base64":"`+png+`"}`), map[string]string{"X-API-Key": "sk_unknown_key_0000", "Content-Type": "application/json"}, false), http.StatusUnauthorized)
+	expectStatus(t, c.do(h, "POST", "/v1/jobs?dry_run=maybe", []byte(`{"image_base64":"`+png+`"}`), jsonKey, true), http.StatusBadRequest)
 	idem := map[string]string{"X-API-Key": h.key, "Content-Type": "application/json", "Idempotency-Key": "contract-1"}
 	c.do(h, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/b.png"}`), idem, false)
 	c.do(h, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/c.png"}`), idem, false)

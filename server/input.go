@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -27,6 +28,9 @@ type jobRequest struct {
 	Filename    string          `json:"filename" validate:"omitempty,max=255"`
 	CallbackURL string          `json:"callback_url" validate:"omitempty,http_url,max=4096"`
 	Metadata    json.RawMessage `json:"metadata"`
+	// Dedupe false makes the job compress even an image its key had
+	// compressed already (dedupe.go); absent or true lets it reuse one.
+	Dedupe *bool `json:"dedupe"`
 
 	kind connector.InputKind
 	// image is the decoded base64 or the uploaded file, in chunks: read
@@ -34,6 +38,11 @@ type jobRequest struct {
 	image *chunkbuf.Buffer
 	// base64 is the decoded image_base64 field, decoded while it was read.
 	base64 *b64json.Result
+	// digest hashes the image's bytes while they are decoded or read
+	// (the dedupe index's key): SHA-256, see imageSHA256.
+	digest hash.Hash
+	// dedupeText is a multipart "dedupe" part, checked by check.
+	dedupeText string
 }
 
 const (
@@ -79,6 +88,9 @@ func (s *Server) readJobRequest(c echo.Context) (*jobRequest, error) {
 	if err := in.resolveSource(); err != nil {
 		return nil, err
 	}
+	if err := in.parseDedupe(); err != nil {
+		return nil, err
+	}
 	if len(in.Metadata) > 0 && !bytes.Equal(in.Metadata, []byte("null")) {
 		if len(in.Metadata) > maxMetadata {
 			return nil, fieldError("metadata", fmt.Sprintf("must be at most %d bytes of JSON", maxMetadata))
@@ -118,8 +130,10 @@ func readJSONJob(c echo.Context, max int64) (*jobRequest, error) {
 	if err := limitBody(c, max); err != nil {
 		return nil, err
 	}
-	var in jobRequest
-	res, err := b64json.Decode(c.Request().Body, base64Options(c.Request().ContentLength), &in)
+	in := jobRequest{digest: sha256.New()}
+	opt := base64Options(c.Request().ContentLength)
+	opt.Digest = in.digest
+	res, err := b64json.Decode(c.Request().Body, opt, &in)
 	if err != nil {
 		return nil, bodyError(err)
 	}
@@ -204,7 +218,7 @@ func jsonKind(goKind string) string {
 }
 
 // textFields are the multipart parts read as text; any other part is the file.
-var textFields = map[string]bool{"api_key": true, "image_url": true, "filename": true, "callback_url": true, "metadata": true}
+var textFields = map[string]bool{"api_key": true, "image_url": true, "filename": true, "callback_url": true, "metadata": true, "dedupe": true}
 
 // readMultipartJob streams the parts: text fields by name, and exactly one
 // file part under any field name, read with the image cap.
@@ -213,7 +227,7 @@ func readMultipartJob(c echo.Context, boundary string) (*jobRequest, error) {
 		return nil, err
 	}
 	mr := multipart.NewReader(c.Request().Body, boundary)
-	in := &jobRequest{}
+	in := &jobRequest{digest: sha256.New()}
 	sawFile := false
 	for {
 		part, err := mr.NextPart()
@@ -225,7 +239,9 @@ func readMultipartJob(c echo.Context, boundary string) (*jobRequest, error) {
 		}
 		name := part.FormName()
 		if name == "image_base64" && part.FileName() == "" {
-			res, err := b64json.DecodeText(part, base64Options(c.Request().ContentLength))
+			opt := base64Options(c.Request().ContentLength)
+			opt.Digest = in.digest
+			res, err := b64json.DecodeText(part, opt)
 			if err != nil {
 				return nil, multipartError(err)
 			}
@@ -249,7 +265,7 @@ func readMultipartJob(c echo.Context, boundary string) (*jobRequest, error) {
 		sawFile = true
 		// Chunks, sized to end near the length the body declares.
 		buf := chunkbuf.New(min(c.Request().ContentLength, connector.MaxImageSize))
-		n, err := buf.ReadFrom(io.LimitReader(part, connector.MaxImageSize+1))
+		n, err := buf.ReadFrom(io.TeeReader(io.LimitReader(part, connector.MaxImageSize+1), in.digest))
 		if err != nil {
 			return nil, multipartError(err)
 		}
@@ -288,6 +304,8 @@ func (in *jobRequest) setText(name, val string) {
 		in.CallbackURL = strings.TrimSpace(val)
 	case "metadata":
 		in.Metadata = json.RawMessage(val)
+	case "dedupe":
+		in.dedupeText = strings.TrimSpace(val)
 	}
 }
 
@@ -359,6 +377,19 @@ func checkDeclaredType(declared, sniffed string) error {
 	return fieldError("image_base64", fmt.Sprintf("the data: URI declares %s but the bytes are %s", declared, sniffed))
 }
 
+// imageSHA256 is the hex SHA-256 of a base64 or uploaded image, hashed
+// while it streamed in ("" for a URL: the worker hashes what it fetches).
+func (in *jobRequest) imageSHA256() string {
+	if in.image == nil {
+		return ""
+	}
+	if in.digest == nil { // not read by readJobRequest: hash the chunks
+		in.digest = sha256.New()
+		in.image.WriteTo(in.digest)
+	}
+	return hex.EncodeToString(in.digest.Sum(nil))
+}
+
 // fingerprint identifies a request's content for Idempotency-Key checks:
 // the same image and options give the same value whatever the encoding
 // (multipart boundaries differ between retries).
@@ -366,6 +397,10 @@ func (in *jobRequest) fingerprint() string {
 	h := sha256.New()
 	for _, part := range []string{string(in.kind), in.ImageURL, in.Filename, in.CallbackURL, string(in.Metadata)} {
 		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	if in.Dedupe != nil { // absent adds nothing: keys recorded before dedupe still match
+		fmt.Fprintf(h, "dedupe=%t", *in.Dedupe)
 		h.Write([]byte{0})
 	}
 	in.image.WriteTo(h) // chunk by chunk; nothing when there is no image

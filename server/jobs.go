@@ -16,6 +16,12 @@ import (
 
 // createJob is POST /v1/jobs.
 func (s *Server) createJob(c echo.Context) error {
+	if dry, err := wantsDryRun(c); dry || err != nil {
+		if err != nil {
+			return err
+		}
+		return s.dryRun(c) // dryrun.go
+	}
 	wait, err := s.parseWait(c)
 	if err != nil {
 		return err
@@ -259,6 +265,12 @@ func (s *Server) newJob(c echo.Context, id, owner, key string, in *jobRequest) (
 	ctx := c.Request().Context()
 	job = s.jobRecord(id, owner, key, in)
 	if err := s.storeJob(ctx, job, in); err != nil {
+		// Part of it may have been written (its pipeline met a Redis
+		// restart: the record went in, a script met NOSCRIPT): the caller
+		// hears 503 and retries, so nothing of this job may run.
+		if connector.ErrorCodeOf(err) == connector.EUNAVAILABLE {
+			s.deleteUnqueued(context.WithoutCancel(ctx), job.ID, in.image != nil)
+		}
 		return nil, err
 	}
 	s.watchBeforeQueueing(c, job.ID)
@@ -291,8 +303,14 @@ func (s *Server) deleteUnqueued(ctx context.Context, id string, hasInput bool) {
 		}
 		return nil
 	}
-	if del() == nil {
-		return
+	// Tried in place for a moment first: the caller's Idempotency-Key is
+	// released right after, and a retry that found the key still reserved
+	// (its release failed too) would adopt this job.
+	for wait := 100 * time.Millisecond; wait <= 800*time.Millisecond; wait *= 2 {
+		if del() == nil {
+			return
+		}
+		time.Sleep(wait)
 	}
 	go func() {
 		deadline := time.Now().Add(deleteUnqueuedFor)
@@ -319,6 +337,7 @@ func (s *Server) jobRecord(id, owner, key string, in *jobRequest) *connector.Job
 		Owner:       owner,
 		SealedKey:   s.cfg.Keyring.Seal(key),
 		CallbackURL: in.CallbackURL,
+		Dedupe:      in.Dedupe,
 	}
 	if in.CallbackURL != "" {
 		job.Callback = &connector.DeliveryState{Status: connector.DeliveryPending}
@@ -326,6 +345,7 @@ func (s *Server) jobRecord(id, owner, key string, in *jobRequest) *connector.Job
 	if in.image != nil {
 		job.Input.Size = in.image.Size()
 		job.Input.MIMEType = connector.SniffBytes(in.image)
+		job.Input.SHA256 = in.imageSHA256()
 	}
 	return job
 }

@@ -43,7 +43,7 @@ func readRawJob(c echo.Context) (*jobRequest, error) {
 	if q.Has("api_key") {
 		return nil, fieldError("api_key", "must not be in the URL: send the key as the X-API-Key header")
 	}
-	for _, name := range []string{"filename", "callback_url", "metadata"} {
+	for _, name := range []string{"filename", "callback_url", "metadata", "dedupe"} {
 		if v := q.Get(name); v != "" {
 			in.setText(name, v)
 		}

@@ -34,7 +34,13 @@ type Config struct {
 	Queue      connector.Queue
 	// Compressor answers the key checks (preflight and /v1/account).
 	Compressor connector.Compressor
-	Keyring    *keyring.Keyring
+	// Fetcher gets image_url inputs for dry runs (?dry_run=1), through the
+	// same SSRF guard as the worker's; nil refuses dry runs of URLs.
+	Fetcher connector.ImageFetcher
+	// Dedupe is the content dedupe index, read by dry runs to tell whether
+	// a job would be charged; nil when dedupe is off (IMGFLOW_DEDUPE=off).
+	Dedupe  connector.DedupeIndex
+	Keyring *keyring.Keyring
 
 	// PublicURL is the address flows reach this server at, without a
 	// trailing slash; file_url and Location use it. Flag --public-url,
@@ -231,6 +237,7 @@ func (s *Server) routes() *echo.Echo {
 
 	v1 := e.Group("/v1")
 	v1.POST("/jobs", s.createJob)
+	v1.POST("/jobs/dry-run", s.dryRun) // = POST /v1/jobs?dry_run=1, for formats that key operations by path (dryrun.go)
 	v1.GET("/jobs", s.listJobs, s.requireKey)
 	v1.GET("/jobs/:id", s.getJob, s.requireKey)
 	v1.GET("/jobs/:id/file", s.getJobFile) // key or signed token

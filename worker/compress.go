@@ -18,7 +18,7 @@ import (
 // credit for every 200, so this file is written as the job's life, in
 // order (design §2, steps 4–7):
 //
-//	load → get input → record attempt → call → keep answer → store and finish → fan out
+//	load → get input → dedupe → record attempt → call → keep answer → store and finish → fan out
 //
 // (storing the result and marking the job completed are one write: the kept
 // answer before it is what a re-run needs) and guarantees that a job is
@@ -130,6 +130,9 @@ func (w *Worker) compress(ctx context.Context, a *attempt) error {
 		}
 		defer img.Close()
 		a.input = &input
+		if done, err := w.completeFromRepeat(ctx, a, img); done { // dedupe.go
+			return err
+		}
 		call, err := w.recordCallAttempt(ctx, a)
 		if err != nil {
 			return err
@@ -434,6 +437,7 @@ func (w *Worker) complete(ctx context.Context, a *attempt, answer *connector.Kep
 		if answer != nil {
 			j.Input = answer.Input
 			j.Result = answer.Result
+			j.DeduplicatedFrom = answer.DeduplicatedFrom
 		}
 		j.Status = connector.StatusCompleted
 		j.Error = nil
@@ -445,8 +449,9 @@ func (w *Worker) complete(ctx context.Context, a *attempt, answer *connector.Kep
 		return err
 	}
 	a.job = job
+	w.finishRepeat(ctx, a, job)
 	a.log.Info("job completed", "input", job.Input.Kind, "attempt", job.Attempts, "upstream_job_id", job.Result.UpstreamJobID,
-		"original_size", job.Result.OriginalSize, "compressed_size", job.Result.CompressedSize, "upstream_calls", job.UpstreamCalls, "charge_uncertain", job.ChargeUncertain)
+		"original_size", job.Result.OriginalSize, "compressed_size", job.Result.CompressedSize, "upstream_calls", job.UpstreamCalls, "charge_uncertain", job.ChargeUncertain, "deduplicated_from", job.DeduplicatedFrom)
 	if err := w.crashAt("stored", a.jobID); err != nil {
 		return err
 	}
@@ -493,6 +498,7 @@ func (w *Worker) fail(ctx context.Context, a *attempt, cause error) error {
 		a.log.Error("could not record the job's failure", "err", err, "cause", cause)
 		return err // asynq retries; the next attempt sees the same failure
 	}
+	w.finishRepeat(ctx, a, job)
 	a.log.Warn("job failed", "code", jobErr.Code, "upstream_status", jobErr.UpstreamStatus, "retryable", jobErr.Retryable, "err", cause)
 	if err := retryInPlace(ctx, func() error { return w.fanOut(ctx, a.log, job, a.hooks) }); err != nil {
 		return err

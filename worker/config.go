@@ -121,6 +121,20 @@ type Config struct {
 	// image bytes). Default slog.Default().
 	Logger *slog.Logger
 
+	// Dedupe is the content dedupe index (dedupe.go): a job whose key,
+	// image bytes and options match a completed job's completes from its
+	// stored result, uncharged. Nil turns dedupe off (IMGFLOW_DEDUPE=off).
+	// *redisstore.Store fits.
+	Dedupe connector.DedupeIndex
+	// DedupeWait is how long a job waits for an identical job that is
+	// being compressed right now, to complete from its result, before it
+	// calls the compression API itself (charged). Default 30s.
+	DedupeWait time.Duration
+	// DedupeLease is how long a job's claim to be the one compressing an
+	// image holds without its finish (a worker killed mid-call). Default
+	// 2m, longer than a call's time-outs.
+	DedupeLease time.Duration
+
 	// Observer, when set, is told about jobs, upstream calls and deliveries
 	// (for metrics).
 	Observer Observer
@@ -187,6 +201,12 @@ func (cfg Config) withDefaults() (Config, error) {
 	cfg.Fetchers = min(cfg.Fetchers, cfg.Concurrency)
 	if cfg.ResultTTL <= 0 {
 		cfg.ResultTTL = 24 * time.Hour
+	}
+	if cfg.DedupeWait <= 0 {
+		cfg.DedupeWait = 30 * time.Second
+	}
+	if cfg.DedupeLease <= 0 {
+		cfg.DedupeLease = 2 * time.Minute
 	}
 	if len(cfg.DeliverySchedule) == 0 {
 		cfg.DeliverySchedule = DefaultDeliverySchedule

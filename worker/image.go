@@ -16,6 +16,7 @@ import (
 type image struct {
 	mimeType string // sniffed from the bytes; "" when none of the accepted formats
 	size     int64
+	sha256   string // hex SHA-256 of a fetched image, hashed as it came ("" for a stored one)
 	body     io.Reader
 	closer   io.Closer // the blob; nil for a fetched image
 	// readErr is the first error reading body. Compress reads the image in
@@ -26,7 +27,7 @@ type image struct {
 
 // fetchedImage is an image the fetcher holds in memory.
 func fetchedImage(f *connector.Image) *image {
-	return &image{mimeType: f.MIMEType, size: f.Data.Size(), body: connector.BytesReader(f.Data)}
+	return &image{mimeType: f.MIMEType, size: f.Data.Size(), sha256: f.SHA256, body: connector.BytesReader(f.Data)}
 }
 
 // openStoredImage opens a job's input blob (or takes opened, the blob as

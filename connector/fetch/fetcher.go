@@ -2,6 +2,8 @@ package fetch
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -121,7 +123,8 @@ func (f *Fetcher) FetchImage(ctx context.Context, rawURL string) (*connector.Ima
 	if resp.ContentLength > f.opts.MaxBytes {
 		return nil, f.tooLarge(resp.ContentLength)
 	}
-	data, err := f.readBody(resp)
+	digest := sha256.New()
+	data, err := f.readBody(resp, digest)
 	if err != nil {
 		return nil, f.requestError(ctx, resp.Request.URL.Hostname(), err)
 	}
@@ -132,16 +135,18 @@ func (f *Fetcher) FetchImage(ctx context.Context, rawURL string) (*connector.Ima
 	if mimeType == "" {
 		return nil, connector.Errorf(connector.EFORMAT, "the file at image_url is not a PNG, JPEG, WebP or AVIF image")
 	}
-	return &connector.Image{Data: data, MIMEType: mimeType, Filename: filenameOf(resp)}, nil
+	return &connector.Image{Data: data, MIMEType: mimeType, Filename: filenameOf(resp),
+		SHA256: hex.EncodeToString(digest.Sum(nil))}, nil
 }
 
 // readBody reads at most MaxBytes+1 bytes, so that one byte too many is
 // seen without reading the rest, into chunks: without a Content-Length the
 // image is never copied into a larger buffer, and with one the chunks add
-// up to it exactly.
-func (f *Fetcher) readBody(resp *http.Response) (*chunkbuf.Buffer, error) {
+// up to it exactly. The bytes are hashed into digest as they come (the
+// dedupe index's key), not read again afterwards.
+func (f *Fetcher) readBody(resp *http.Response, digest io.Writer) (*chunkbuf.Buffer, error) {
 	buf := chunkbuf.New(min(resp.ContentLength, f.opts.MaxBytes))
-	_, err := buf.ReadFrom(io.LimitReader(resp.Body, f.opts.MaxBytes+1))
+	_, err := buf.ReadFrom(io.TeeReader(io.LimitReader(resp.Body, f.opts.MaxBytes+1), digest))
 	return buf, err
 }
 

@@ -28,6 +28,7 @@
 //	deliveries:{id}        list of the job's delivery attempts (JSON), expiring with the job
 //	attempts:{id}          hash: the job's calls of the compression API (attempts.go), TTL JobTTL
 //	inflight:{owner}       sorted set of the owner's unfinished job ids, scored by a deadline (inflight.go)
+//	dedupe:{owner}:…       the dedupe index and its claims (dedupe.go)
 //
 // The prefix itself must not contain braces, or it would become the tag of
 // every key.

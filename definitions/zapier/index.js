@@ -118,6 +118,117 @@ module.exports = {
         },
       },
     },
+    "check_image": {
+      "display": {
+        "description": "Checks an image as Compress Image would and tells what compressing it would cost, without compressing or charging anything.",
+        "label": "Check Image",
+      },
+      "key": "check_image",
+      "noun": "Image",
+      "operation": {
+        "inputFields": [
+          {
+            "helpText": "Public URL of the PNG, JPEG, WebP or AVIF image to compress (up to 10 MiB). Give this or Image (Base64), not both. A file from an earlier step works: platforms pass files as URLs.",
+            "key": "image_url",
+            "label": "Image URL",
+            "placeholder": "https://images.example.com/photos/team-offsite.jpg",
+            "required": false,
+            "type": "file",
+          },
+          {
+            "helpText": "The image itself, base64-encoded; a data: URI is accepted too. Use it when the image has no URL. Give this or Image URL, not both.",
+            "key": "image_base64",
+            "label": "Image (Base64)",
+            "placeholder": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
+            "required": false,
+            "type": "text",
+          },
+          {
+            "default": "true",
+            "helpText": "When this key compressed the same image (same bytes, whatever its URL) before and its result is still stored, return that result as a new job at no credit (deduplicated_from names the earlier job). Set to false to compress and be charged again.",
+            "key": "dedupe",
+            "label": "Reuse Earlier Result",
+            "required": false,
+            "type": "boolean",
+          },
+        ],
+        "outputFields": [
+          {
+            "key": "would_charge",
+            "label": "Would Charge (credits)",
+            "sample": 0,
+            "type": "integer",
+          },
+          {
+            "key": "deduplicated_from",
+            "label": "Deduplicated From",
+            "sample": "01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f",
+            "type": "string",
+          },
+          {
+            "key": "credits_remaining",
+            "label": "Credits Remaining",
+            "sample": 498,
+            "type": "integer",
+          },
+          {
+            "key": "input__type",
+            "label": "Image Type",
+            "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "input__size",
+            "label": "Image Size (bytes)",
+            "sample": 2483114,
+            "type": "integer",
+          },
+          {
+            "key": "input__width",
+            "label": "Width (pixels)",
+            "sample": 4032,
+            "type": "integer",
+          },
+          {
+            "key": "input__height",
+            "label": "Height (pixels)",
+            "sample": 3024,
+            "type": "integer",
+          },
+          {
+            "key": "input__sha256",
+            "label": "Image SHA-256",
+            "sample": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
+            "type": "string",
+          },
+        ],
+        "perform": {
+          "body": {
+            "dedupe": "{{bundle.inputData.dedupe}}",
+            "image_base64": "{{bundle.inputData.image_base64}}",
+            "image_url": "{{bundle.inputData.image_url}}",
+          },
+          "method": "POST",
+          "removeMissingValuesFrom": {
+            "body": true,
+            "params": false,
+          },
+          "url": "https://imgflow.example.com/v1/jobs/dry-run",
+        },
+        "sample": {
+          "credits_remaining": 498,
+          "deduplicated_from": "01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f",
+          "input": {
+            "height": 3024,
+            "sha256": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
+            "size": 2483114,
+            "type": "image/jpeg",
+            "width": 4032,
+          },
+          "would_charge": 0,
+        },
+      },
+    },
     "compress_image": {
       "display": {
         "description": "Compresses an image and returns the finished job with the compressed file's URL.",
@@ -158,6 +269,14 @@ module.exports = {
             "label": "Metadata",
             "required": false,
             "type": "string",
+          },
+          {
+            "default": "true",
+            "helpText": "When this key compressed the same image (same bytes, whatever its URL) before and its result is still stored, return that result as a new job at no credit (deduplicated_from names the earlier job). Set to false to compress and be charged again.",
+            "key": "dedupe",
+            "label": "Reuse Earlier Result",
+            "required": false,
+            "type": "boolean",
           },
         ],
         "outputFields": [
@@ -226,6 +345,17 @@ module.exports = {
             "key": "input__mime_type",
             "label": "Input MIME Type",
             "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "input__sha256",
+            "label": "Input SHA-256",
+            "sample": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
+            "type": "string",
+          },
+          {
+            "key": "deduplicated_from",
+            "label": "Deduplicated From",
             "type": "string",
           },
           {
@@ -341,7 +471,7 @@ module.exports = {
         "perform": async function (z, bundle) {
           const request = { method: "POST", url: "https://imgflow.example.com/v1/jobs?wait=25" };
           request.body = {};
-          for (const key of ["image_url", "image_base64", "filename", "metadata"]) {
+          for (const key of ["image_url", "image_base64", "filename", "metadata", "dedupe"]) {
             const value = bundle.inputData[key];
             if (value !== undefined && value !== null && value !== '') request.body[key] = value;
           }
@@ -363,6 +493,7 @@ module.exports = {
             "filename": "team-offsite.jpg",
             "kind": "url",
             "mime_type": "image/jpeg",
+            "sha256": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
             "size": 2483114,
             "url": "https://images.example.com/photos/team-offsite.jpg",
           },
@@ -425,6 +556,14 @@ module.exports = {
             "label": "Metadata",
             "required": false,
             "type": "string",
+          },
+          {
+            "default": "true",
+            "helpText": "When this key compressed the same image (same bytes, whatever its URL) before and its result is still stored, return that result as a new job at no credit (deduplicated_from names the earlier job). Set to false to compress and be charged again.",
+            "key": "dedupe",
+            "label": "Reuse Earlier Result",
+            "required": false,
+            "type": "boolean",
           },
         ],
         "outputFields": [
@@ -493,6 +632,17 @@ module.exports = {
             "key": "input__mime_type",
             "label": "Input MIME Type",
             "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "input__sha256",
+            "label": "Input SHA-256",
+            "sample": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
+            "type": "string",
+          },
+          {
+            "key": "deduplicated_from",
+            "label": "Deduplicated From",
             "type": "string",
           },
           {
@@ -607,7 +757,7 @@ module.exports = {
         ],
         "perform": async function (z, bundle) {
           const body = { callback_url: z.generateCallbackUrl() };
-          for (const key of ["image_url", "image_base64", "filename", "metadata"]) {
+          for (const key of ["image_url", "image_base64", "filename", "metadata", "dedupe"]) {
             const value = bundle.inputData[key];
             if (value !== undefined && value !== null && value !== '') body[key] = value;
           }
@@ -634,6 +784,7 @@ module.exports = {
             "filename": "team-offsite.jpg",
             "kind": "url",
             "mime_type": "image/jpeg",
+            "sha256": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
             "size": 2483114,
             "url": "https://images.example.com/photos/team-offsite.jpg",
           },
@@ -750,6 +901,17 @@ module.exports = {
             "key": "input__mime_type",
             "label": "Input MIME Type",
             "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "input__sha256",
+            "label": "Input SHA-256",
+            "sample": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
+            "type": "string",
+          },
+          {
+            "key": "deduplicated_from",
+            "label": "Deduplicated From",
             "type": "string",
           },
           {
@@ -887,6 +1049,7 @@ module.exports = {
             "filename": "team-offsite.jpg",
             "kind": "url",
             "mime_type": "image/jpeg",
+            "sha256": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
             "size": 2483114,
             "url": "https://images.example.com/photos/team-offsite.jpg",
           },
@@ -1007,6 +1170,17 @@ module.exports = {
             "key": "input__mime_type",
             "label": "Input MIME Type",
             "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "input__sha256",
+            "label": "Input SHA-256",
+            "sample": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
+            "type": "string",
+          },
+          {
+            "key": "deduplicated_from",
+            "label": "Deduplicated From",
             "type": "string",
           },
           {
@@ -1160,6 +1334,7 @@ module.exports = {
             "filename": "team-offsite.jpg",
             "kind": "url",
             "mime_type": "image/jpeg",
+            "sha256": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
             "size": 2483114,
             "url": "https://images.example.com/photos/team-offsite.jpg",
           },
@@ -1270,6 +1445,17 @@ module.exports = {
             "key": "input__mime_type",
             "label": "Input MIME Type",
             "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "input__sha256",
+            "label": "Input SHA-256",
+            "sample": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
+            "type": "string",
+          },
+          {
+            "key": "deduplicated_from",
+            "label": "Deduplicated From",
             "type": "string",
           },
           {
@@ -1405,6 +1591,7 @@ module.exports = {
             "filename": "team-offsite.jpg",
             "kind": "url",
             "mime_type": "image/jpeg",
+            "sha256": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
             "size": 2483114,
             "url": "https://images.example.com/photos/team-offsite.jpg",
           },

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 
@@ -26,6 +27,9 @@ type decoder struct {
 	// out holds the decoded bytes in chunks: it grows without copying
 	// and leaves no outgrown buffer behind.
 	out *chunkbuf.Buffer
+	// digest, when set, is written every decoded piece as it joins out:
+	// the bytes are hashed while they stream, not read again.
+	digest io.Writer
 
 	// data: URI prefix state: prefix collects "data:..." up to the comma.
 	started   bool
@@ -265,6 +269,9 @@ func (d *decoder) commit() error {
 		return ErrTooLarge
 	}
 	d.out.Write(d.decoded[:])
+	if d.digest != nil {
+		d.digest.Write(d.decoded[:])
+	}
 	d.chars += len(d.chunk)
 	d.n = 0
 	if d.out.Size() > int64(d.max) {
@@ -290,6 +297,9 @@ func (d *decoder) flush() error {
 		return d.invalid(err.Error())
 	}
 	d.out.Write(d.decoded[:n])
+	if d.digest != nil {
+		d.digest.Write(d.decoded[:n])
+	}
 	d.chars += d.n
 	d.n = 0
 	if d.out.Size() > int64(d.max) {

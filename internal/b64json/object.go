@@ -47,6 +47,9 @@ type Options struct {
 	MaxOther int
 	// Lenient accepts the URL-safe alphabet and a data: URI prefix.
 	Lenient bool
+	// Digest, when set, is written the decoded bytes as they are decoded
+	// (a hash taken while the field streams, without reading it again).
+	Digest io.Writer
 }
 
 // Result is the decoded field.
@@ -90,6 +93,7 @@ var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 32<<10
 // text part), with the same rules as a field.
 func DecodeText(r io.Reader, opt Options) (*Result, error) {
 	d := newDecoder(opt.MaxDecoded, opt.DecodedHint, opt.Lenient, opt.Lenient)
+	d.digest = opt.Digest
 	defer d.release()
 	buf := make([]byte, 32<<10)
 	for {
@@ -334,6 +338,7 @@ func (s *scanner) fileContent() error {
 func (s *scanner) base64String() error {
 	name := s.opt.Field
 	d := newDecoder(s.opt.MaxDecoded, s.fieldHint(), s.opt.Lenient, s.opt.Lenient)
+	d.digest = s.opt.Digest
 	defer d.release()
 	var esc [1]byte
 	for {

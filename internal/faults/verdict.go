@@ -26,6 +26,7 @@ const (
 	causeKilled = "killed mid-call" // a worker SIGKILLed with the job's call in flight
 	causeDouble = "double run"      // calls from two runs of the job, none killed
 	causeOther  = "other"
+	causeStray  = "a job no client was given" // made by a request that answered an error
 )
 
 type verdict struct {
@@ -49,13 +50,15 @@ func (s *system) verdict(ctx context.Context, p profile, accepted map[string]*jo
 			all[id] = j
 		}
 	}
-	completed, failed := 0, map[string]int{}
+	completed, repeats, failed := 0, 0, map[string]int{}
 	var uncertain []string
 	for id, j := range all {
-		switch j.Status {
-		case "completed":
+		switch {
+		case j.Status == "completed" && j.DeduplicatedFrom != "":
+			repeats++ // completed from an earlier job's result, free
+		case j.Status == "completed":
 			completed++
-		case "failed":
+		case j.Status == "failed":
 			failed[j.Error.Code]++
 		default:
 			if _, ok := accepted[id]; ok {
@@ -73,8 +76,8 @@ func (s *system) verdict(ctx context.Context, p profile, accepted map[string]*jo
 		return nil, err
 	}
 	charged := int(s.credits - acct.CreditsRemaining)
-	fmt.Printf("faults: %d jobs of the key (%d accepted), %d completed, failed by code %v; answers by status %v\n",
-		len(all), len(accepted), completed, failed, c.statuses)
+	fmt.Printf("faults: %d jobs of the key (%d accepted), %d completed (and %d repeats completed free), failed by code %v; answers by status %v\n",
+		len(all), len(accepted), completed, repeats, failed, c.statuses)
 	fmt.Printf("faults: upstream charged %d credits for %d completed jobs; %d job(s) charge_uncertain %v\n",
 		charged, completed, len(uncertain), uncertain)
 
@@ -98,14 +101,17 @@ func (s *system) verdict(ctx context.Context, p profile, accepted map[string]*jo
 	for id, n := range perJob {
 		j := all[id]
 		want := 0
-		if j != nil && j.Status == "completed" {
-			want = 1
+		if j != nil && j.Status == "completed" && j.DeduplicatedFrom == "" {
+			want = 1 // a repeat (content dedupe) is free
 		}
 		extra := n - want
 		if extra <= 0 {
 			continue
 		}
 		cause := calls.cause(id)
+		if j == nil {
+			cause = causeStray
+		}
 		byCause[cause] = append(byCause[cause], fmt.Sprintf("%s(+%d)", id, extra))
 		if j != nil && j.ChargeUncertain {
 			extraOnUncertain += extra
@@ -114,11 +120,11 @@ func (s *system) verdict(ctx context.Context, p profile, accepted map[string]*jo
 		}
 	}
 	for id, j := range all {
-		if j.Status == "completed" && perJob[id] == 0 && logged == charged {
+		if j.Status == "completed" && j.DeduplicatedFrom == "" && perJob[id] == 0 && logged == charged {
 			v.fail("job %s completed without a charge in the upstream's log", id)
 		}
 	}
-	for _, cause := range []string{causeDouble, causeKilled, causeOther} {
+	for _, cause := range []string{causeDouble, causeKilled, causeStray, causeOther} {
 		if ids := byCause[cause]; len(ids) > 0 {
 			sort.Strings(ids)
 			fmt.Printf("faults: extra charges, %s: %d job(s) %v\n", cause, len(ids), ids)

@@ -23,7 +23,7 @@ const validateOption = {
 		'Checks that an image is a PNG, JPEG, WebP or AVIF within the account limit, without using a credit',
 };
 
-const imageOps = ['compress', 'validate'];
+const imageOps = ['compress', 'check', 'validate'];
 
 const nodeProperties: INodeProperties[] = [
 	{

@@ -80,6 +80,13 @@ export const offers: Record<string, Offer> = {
 		action: 'Get many jobs',
 		collection: 'filters',
 	},
+	check_image: {
+		resource: 'image',
+		operation: 'check',
+		name: 'Check',
+		action: 'Check an image',
+		collection: 'additionalFields',
+	},
 	check_account: {
 		resource: 'account',
 		operation: 'get',
@@ -183,13 +190,16 @@ export function catalogProperties(): INodeProperties[] {
 		for (const field of op.inputs) {
 			const prop = fieldProperty(key, field);
 			const source = sourceFields[field.key];
+			if (key === 'check_image' && source) {
+				continue; // Check reads the image as Compress does, with its parameters
+			}
 			if (key === 'compress_image' && source) {
 				props.push({
 					...prop,
 					required: true,
-					// Validate reads the image the same way.
+					// Check and Validate read the image the same way.
 					displayOptions: {
-						show: { resource: ['image'], operation: ['compress', 'validate'], inputType: [source] },
+						show: { resource: ['image'], operation: ['compress', 'check', 'validate'], inputType: [source] },
 					},
 				});
 			} else if (field.required) {

@@ -22,6 +22,8 @@ export async function runItem(
 	switch (key) {
 		case 'image:compress':
 			return await compress(ctx, i);
+		case 'image:check':
+			return await checkImage(ctx, i);
 		case 'image:validate':
 			return await validate(ctx, i);
 		case 'job:get':
@@ -93,6 +95,15 @@ async function readImage(ctx: Ctx, i: number): Promise<ImageInput> {
 		}
 	}
 	return { values };
+}
+
+/** Check Image: the compress request as a dry run (nothing created or charged). */
+async function checkImage(ctx: Ctx, i: number): Promise<INodeExecutionData[]> {
+	const op = offeredOperation('image', 'check');
+	const image = await readImage(ctx, i);
+	const values = { ...fieldValues(ctx, op, i, Object.keys(sourceFields)), ...image.values };
+	const { body } = await send(ctx, buildRequest(op, await baseUrl(ctx), values, image.upload), i);
+	return [{ json: body, pairedItem: { item: i } }];
 }
 
 function failedJob(ctx: Ctx, job: IDataObject, i: number) {

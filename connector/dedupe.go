@@ -1,0 +1,86 @@
+package connector
+
+import (
+	"context"
+	"time"
+)
+
+// Content dedupe: a job whose key, image bytes and compression options are
+// those of a completed job of the same key, whose result is still stored,
+// completes from that result without calling the compression API, so it
+// costs no credit. Flows re-run (a replayed Zap, an n8n execution run
+// again), and few send Idempotency-Keys, which are per request anyway.
+//
+// The index is per owner (the key's hash): a key never sees, or reuses,
+// another key's results. The bytes are identified by their SHA-256, taken
+// while they stream in (the API for base64 and uploads, the fetcher for
+// URLs), never by the URL: the same URL may serve other bytes tomorrow.
+
+// DedupeKey names a compression: whose it is, which bytes, which options.
+type DedupeKey struct {
+	Owner  string // the key's hash (Job.Owner)
+	SHA256 string // hex SHA-256 of the input's bytes
+	// Options is the canonical form of the options that change the output
+	// (DedupeOptions).
+	Options string
+}
+
+// DedupeOptions is the canonical form of what, besides the bytes, decides
+// a job's output. The compression API takes no options today: the file
+// name and metadata change only what the job shows, which a deduplicated
+// job takes from its own request. An option that changes the compressed
+// bytes (a quality, a format) must join this string.
+func DedupeOptions(*Job) string { return "v1" }
+
+// DedupeKeyOf is the job's key in the dedupe index, once its digest is
+// known (ok false before).
+func DedupeKeyOf(j *Job) (k DedupeKey, ok bool) {
+	if j.Input.SHA256 == "" || j.Owner == "" {
+		return k, false
+	}
+	return DedupeKey{Owner: j.Owner, SHA256: j.Input.SHA256, Options: DedupeOptions(j)}, true
+}
+
+// DedupeIndex remembers, per DedupeKey, the last completed job whose result
+// is stored, and lets one job at a time compress a given image (the claim)
+// while identical jobs wait for it.
+type DedupeIndex interface {
+	// DedupeSource returns the job recorded for k, "" when there is none.
+	DedupeSource(ctx context.Context, k DedupeKey) (jobID string, err error)
+	// EnterDedupe, in one step, returns the job recorded for k (source),
+	// or else lets jobID be the one job compressing k's image for at most
+	// lease (holder == jobID; a re-run of it renews its claim), or else
+	// names the job that is (holder).
+	EnterDedupe(ctx context.Context, k DedupeKey, jobID string, lease time.Duration) (source, holder string, err error)
+	// FinishDedupe records jobID, completed, as k's source for ttl (how
+	// long its result is kept) and drops jobID's claim on k.
+	FinishDedupe(ctx context.Context, k DedupeKey, jobID string, ttl time.Duration) error
+	// ForgetDedupe drops k's entry if it still names jobID (its result is
+	// gone).
+	ForgetDedupe(ctx context.Context, k DedupeKey, jobID string) error
+	// ReleaseDedupe drops jobID's claim on k; another job's claim stays.
+	ReleaseDedupe(ctx context.Context, k DedupeKey, jobID string) error
+}
+
+// BlobCopier copies a blob inside its store, without the bytes passing
+// through imgflow; a BlobStore that cannot may leave it out (CopyBlob then
+// streams the copy).
+type BlobCopier interface {
+	// CopyBlob makes to a copy of from, living ttl; ENOTFOUND when from is
+	// gone.
+	CopyBlob(ctx context.Context, from, to string, ttl time.Duration) error
+}
+
+// CopyBlob copies blob from to to in bs: inside the store when it can,
+// else streamed (one chunk held at a time).
+func CopyBlob(ctx context.Context, bs BlobStore, from, to string, ttl time.Duration) error {
+	if c, ok := bs.(BlobCopier); ok {
+		return c.CopyBlob(ctx, from, to, ttl)
+	}
+	b, err := bs.OpenBlob(ctx, from)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	return bs.PutBlob(ctx, to, b, b.Size, ttl)
+}

@@ -1,0 +1,120 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/imgflow/imgflow/connector"
+	"github.com/redis/go-redis/v9"
+)
+
+// The dedupe index (connector.DedupeIndex), under the owner's hash tag:
+//
+//	dedupe:{owner}:sha256:options       id of the completed job to reuse, TTL its result's
+//	dedupeclaim:{owner}:sha256:options  id of the job compressing that image now, TTL the lease
+
+var _ connector.DedupeIndex = (*Store)(nil)
+var _ connector.BlobCopier = (*Store)(nil)
+
+func (s *Store) dedupeKey(k connector.DedupeKey) string {
+	return s.prefix + "dedupe:{" + k.Owner + "}:" + k.SHA256 + ":" + k.Options
+}
+
+func (s *Store) dedupeClaimKey(k connector.DedupeKey) string {
+	return s.prefix + "dedupeclaim:{" + k.Owner + "}:" + k.SHA256 + ":" + k.Options
+}
+
+// DedupeSource returns the job recorded for k, "" when none.
+func (s *Store) DedupeSource(ctx context.Context, k connector.DedupeKey) (string, error) {
+	id, err := s.rdb.Get(ctx, s.dedupeKey(k)).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	return id, storageErr(err)
+}
+
+// EnterDedupe returns k's source, or claims k for jobID, or names the
+// holder of the claim: one round trip.
+func (s *Store) EnterDedupe(ctx context.Context, k connector.DedupeKey, jobID string, lease time.Duration) (string, string, error) {
+	res, err := enterScript.Run(ctx, s.rdb, []string{s.dedupeKey(k), s.dedupeClaimKey(k)}, jobID, lease.Milliseconds()).StringSlice()
+	if err != nil || len(res) != 2 {
+		return "", "", storageErr(err)
+	}
+	return res[0], res[1], nil
+}
+
+// FinishDedupe records jobID as k's source for ttl (a later completion
+// replaces it: its result lives longer) and drops jobID's claim.
+func (s *Store) FinishDedupe(ctx context.Context, k connector.DedupeKey, jobID string, ttl time.Duration) error {
+	return storageErr(finishScript.Run(ctx, s.rdb, []string{s.dedupeKey(k), s.dedupeClaimKey(k)}, jobID, ttl.Milliseconds()).Err())
+}
+
+// ForgetDedupe drops k's entry if it still names jobID.
+func (s *Store) ForgetDedupe(ctx context.Context, k connector.DedupeKey, jobID string) error {
+	return storageErr(deleteIfScript.Run(ctx, s.rdb, []string{s.dedupeKey(k)}, jobID).Err())
+}
+
+// ReleaseDedupe drops jobID's claim on k.
+func (s *Store) ReleaseDedupe(ctx context.Context, k connector.DedupeKey, jobID string) error {
+	return storageErr(deleteIfScript.Run(ctx, s.rdb, []string{s.dedupeClaimKey(k)}, jobID).Err())
+}
+
+// CopyBlob copies a blob inside Redis (COPY: the bytes never leave it). On
+// a cluster the two blobs live in other slots (each job's own), so the copy
+// streams through imgflow instead, a chunk at a time.
+func (s *Store) CopyBlob(ctx context.Context, from, to string, ttl time.Duration) error {
+	if _, cluster := s.bulk.(*redis.ClusterClient); cluster {
+		b, err := s.OpenBlob(ctx, from)
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		return s.PutBlob(ctx, to, b, b.Size, ttl)
+	}
+	dst := s.blobKey(to)
+	var copied *redis.IntCmd
+	_, err := s.bulk.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		copied = p.Copy(ctx, s.blobKey(from), dst, 0, true)
+		if ttl > 0 {
+			p.PExpire(ctx, dst, ttl)
+		} else {
+			p.Persist(ctx, dst)
+		}
+		return nil
+	})
+	if err != nil {
+		return storageErr(err)
+	}
+	if copied.Val() == 0 {
+		return connector.Errorf(connector.ENOTFOUND, "blob %s not found", from)
+	}
+	return nil
+}
+
+// enterScript: KEYS[1] the index entry, KEYS[2] the claim; ARGV[1] job
+// id, ARGV[2] lease in ms. Returns {source, ""} when the index has one,
+// else {"", holder} after setting the claim to ARGV[1] unless another job
+// holds it.
+var enterScript = redis.NewScript(`
+local src = redis.call('GET', KEYS[1])
+if src then return {src, ''} end
+local cur = redis.call('GET', KEYS[2])
+if cur and cur ~= ARGV[1] then return {'', cur} end
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+return {'', ARGV[1]}
+`)
+
+// finishScript: KEYS as enterScript's; sets the index entry to ARGV[1]
+// for ARGV[2] ms and drops the claim if ARGV[1] holds it.
+var finishScript = redis.NewScript(`
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
+return 1
+`)
+
+// deleteIfScript deletes KEYS[1] if its value is ARGV[1].
+var deleteIfScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`)

@@ -1,0 +1,289 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/imgflow/imgflow/fixtures/images"
+)
+
+// Content dedupe and the dry run, through the live API against the
+// reference upstream over real HTTP: what a flow that re-runs is charged.
+
+// dedupeJob is the part of a job these tests read.
+type dedupeJob struct {
+	ID               string `json:"id"`
+	Status           string `json:"status"`
+	DeduplicatedFrom string `json:"deduplicated_from"`
+	UpstreamCalls    int    `json:"upstream_calls"`
+	Input            struct {
+		SHA256 string `json:"sha256"`
+	} `json:"input"`
+	Result *struct {
+		CompressedSize int64  `json:"compressed_size"`
+		Filename       string `json:"filename"`
+		FileURL        string `json:"file_url"`
+	} `json:"result"`
+	Error *struct {
+		Code string `json:"code"`
+	} `json:"error"`
+}
+
+// post sends a JSON job with key and waits for it.
+func (s *system) post(key, body string) dedupeJob {
+	s.t.Helper()
+	st, _, data := s.request("POST", "/v1/jobs?wait=20", "application/json", strings.NewReader(body), map[string]string{"X-API-Key": key})
+	var j dedupeJob
+	if err := json.Unmarshal(data, &j); err != nil || st != http.StatusOK || j.Status != "completed" {
+		s.t.Fatalf("POST %.80s: status %d, body %.300s; want 200 and a completed job", body, st, data)
+	}
+	return j
+}
+
+func (s *system) creditsOf(key string) int64 {
+	s.t.Helper()
+	acct, err := s.ledger.Lookup(context.Background(), key)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return acct.CreditsRemaining
+}
+
+func (s *system) fileOf(j dedupeJob) []byte {
+	s.t.Helper()
+	res, err := http.Get(j.Result.FileURL)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	data, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK || int64(len(data)) != j.Result.CompressedSize {
+		s.t.Fatalf("file of job %s: %d with %d bytes, want 200 with %d", j.ID, res.StatusCode, len(data), j.Result.CompressedSize)
+	}
+	return data
+}
+
+func TestTheSameImageTwiceIsChargedOnce(t *testing.T) {
+	s := startSystem(t)
+	png := images.Read(t, "photo.png")
+	b64 := base64.StdEncoding.EncodeToString(png)
+
+	first := s.post(s.key, `{"image_url":"`+s.samples+`/photo.png"}`)
+	if first.DeduplicatedFrom != "" || first.UpstreamCalls != 1 || first.Input.SHA256 == "" {
+		t.Fatalf("first job %+v; want a compressed job (one upstream call) with its input's sha256", first)
+	}
+	if got := s.credits(); got != 499 {
+		t.Fatalf("credits = %d after the first job, want 499", got)
+	}
+
+	// The same bytes as base64, then as an upload, then by URL again: free,
+	// each naming the job that was charged, each with its own id and file.
+	again := s.post(s.key, `{"image_base64":"`+b64+`","filename":"again.png"}`)
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	fw, _ := mw.CreateFormFile("file", "upload.png")
+	fw.Write(png)
+	mw.Close()
+	st, _, data := s.request("POST", "/v1/jobs?wait=20", mw.FormDataContentType(), &form, map[string]string{"X-API-Key": s.key})
+	var upload dedupeJob
+	if json.Unmarshal(data, &upload); st != http.StatusOK || upload.Status != "completed" {
+		t.Fatalf("upload: %d %s", st, data)
+	}
+	byURL := s.post(s.key, `{"image_url":"`+s.samples+`/photo.png"}`)
+	for _, j := range []dedupeJob{again, upload, byURL} {
+		if j.ID == first.ID || j.DeduplicatedFrom != first.ID || j.UpstreamCalls != 0 || j.Input.SHA256 != first.Input.SHA256 {
+			t.Errorf("repeat %+v; want its own id, deduplicated_from %s, no upstream call, the same sha256", j, first.ID)
+		}
+		if !bytes.Equal(s.fileOf(j), s.fileOf(first)) {
+			t.Errorf("job %s's file differs from the first job's", j.ID)
+		}
+	}
+	if again.Result.Filename != "again.png" {
+		t.Errorf("repeat's filename = %q, want its own request's (again.png)", again.Result.Filename)
+	}
+	if got := s.credits(); got != 499 {
+		t.Errorf("credits = %d after three repeats, want 499 still", got)
+	}
+
+	// Another key pays for its own.
+	other, _, err := s.ledger.CreateAccount(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs := s.post(other, `{"image_base64":"`+b64+`"}`)
+	if theirs.DeduplicatedFrom != "" || s.creditsOf(other) != 499 {
+		t.Errorf("another key's job %+v, its credits %d; want it compressed and charged (499)", theirs, s.creditsOf(other))
+	}
+	// dedupe:false compresses again, and is charged.
+	forced := s.post(s.key, `{"image_base64":"`+b64+`","dedupe":false}`)
+	if forced.DeduplicatedFrom != "" || forced.UpstreamCalls != 1 || s.credits() != 498 {
+		t.Errorf("dedupe:false job %+v, credits %d; want it compressed and charged (498)", forced, s.credits())
+	}
+	// A different image is not a repeat.
+	if j := s.post(s.key, `{"image_url":"`+s.samples+`/photo.jpg"}`); j.DeduplicatedFrom != "" || s.credits() != 497 {
+		t.Errorf("another image's job %+v, credits %d; want it charged (497)", j, s.credits())
+	}
+
+	_, _, scrape := s.request("GET", "/metrics", "", nil, nil)
+	for _, line := range []string{`imgflow_jobs_deduplicated_total{waited="false"} 3`, `imgflow_credits_saved_total 3`} {
+		if !strings.Contains(string(scrape), line) {
+			t.Errorf("/metrics lacks %q", line)
+		}
+	}
+}
+
+func TestTenConcurrentIdenticalJobsAreChargedOnce(t *testing.T) {
+	s := startSystem(t)
+	body := `{"image_base64":"` + base64.StdEncoding.EncodeToString(images.Read(t, "screenshot.png")) + `"}`
+	jobs := make([]dedupeJob, 10)
+	var wg sync.WaitGroup
+	for i := range jobs {
+		wg.Go(func() {
+			st, _, data := s.request("POST", "/v1/jobs?wait=20", "application/json", strings.NewReader(body), map[string]string{"X-API-Key": s.key})
+			if err := json.Unmarshal(data, &jobs[i]); err != nil || st != http.StatusOK {
+				t.Errorf("POST %d: %d %s", i, st, data)
+			}
+		})
+	}
+	wg.Wait()
+	var charged []string
+	for _, j := range jobs {
+		if j.Status != "completed" {
+			t.Fatalf("job %+v not completed", j)
+		}
+		if j.DeduplicatedFrom == "" {
+			charged = append(charged, j.ID)
+		}
+	}
+	if len(charged) != 1 {
+		t.Fatalf("%d of 10 identical jobs were compressed (%v), want 1", len(charged), charged)
+	}
+	for _, j := range jobs {
+		if j.ID != charged[0] && j.DeduplicatedFrom != charged[0] {
+			t.Errorf("job %s deduplicated from %s, want %s", j.ID, j.DeduplicatedFrom, charged[0])
+		}
+	}
+	if got := s.credits(); got != 499 {
+		t.Errorf("credits = %d after 10 concurrent identical jobs, want 499", got)
+	}
+}
+
+func TestDedupeOffChargesEveryJob(t *testing.T) {
+	s := startSystem(t, func(o *appOptions) { o.Dedupe = "off" })
+	body := `{"image_url":"` + s.samples + `/photo.webp"}`
+	a, b := s.post(s.key, body), s.post(s.key, body)
+	if a.DeduplicatedFrom != "" || b.DeduplicatedFrom != "" || s.credits() != 498 {
+		t.Errorf("with IMGFLOW_DEDUPE=off: jobs %+v, %+v, credits %d; want both charged (498)", a, b, s.credits())
+	}
+	st, _, data := s.request("POST", "/v1/jobs?dry_run=1", "application/json", strings.NewReader(body), map[string]string{"X-API-Key": s.key})
+	if st != http.StatusOK || !strings.Contains(string(data), `"would_charge":1`) {
+		t.Errorf("dry run with dedupe off: %d %s; want would_charge 1", st, data)
+	}
+}
+
+// dryRunAnswer is the dry run's body as a flow reads it.
+type dryRunAnswer struct {
+	WouldCharge      *int   `json:"would_charge"`
+	DeduplicatedFrom string `json:"deduplicated_from"`
+	CreditsRemaining *int64 `json:"credits_remaining"`
+	Input            struct {
+		Type   string `json:"type"`
+		Size   int64  `json:"size"`
+		Width  int    `json:"width"`
+		Height int    `json:"height"`
+	} `json:"input"`
+}
+
+func TestDryRunTellsTheCostAndCreatesNothing(t *testing.T) {
+	s := startSystem(t)
+	auth := map[string]string{"X-API-Key": s.key}
+	jpg := images.Read(t, "photo.jpg")
+	byURL := `{"image_url":"` + s.samples + `/photo.jpg"}`
+	dry := func(body string) dryRunAnswer {
+		t.Helper()
+		st, _, data := s.request("POST", "/v1/jobs?dry_run=1", "application/json", strings.NewReader(body), auth)
+		var a dryRunAnswer
+		if err := json.Unmarshal(data, &a); err != nil || st != http.StatusOK || a.WouldCharge == nil || a.CreditsRemaining == nil {
+			t.Fatalf("dry run: %d %s; want 200 with would_charge and credits_remaining", st, data)
+		}
+		return a
+	}
+	a := dry(byURL)
+	if *a.WouldCharge != 1 || a.DeduplicatedFrom != "" || *a.CreditsRemaining != 500 ||
+		a.Input.Type != "image/jpeg" || a.Input.Size != int64(len(jpg)) || a.Input.Width != 320 || a.Input.Height != 240 {
+		t.Errorf("dry run before any job: %+v; want would_charge 1, 500 credits, a 320×240 image/jpeg of %d bytes", a, len(jpg))
+	}
+	_, _, list := s.request("GET", "/v1/jobs", "", nil, auth)
+	if !strings.Contains(string(list), `"jobs":[]`) || s.credits() != 500 {
+		t.Fatalf("after a dry run: jobs %s, credits %d; want no job and 500 credits", list, s.credits())
+	}
+
+	job := s.post(s.key, byURL)
+	b64 := `{"image_base64":"` + base64.StdEncoding.EncodeToString(jpg) + `"}`
+	if a := dry(b64); *a.WouldCharge != 0 || a.DeduplicatedFrom != job.ID || *a.CreditsRemaining != 499 {
+		t.Errorf("dry run of a repeat: %+v; want would_charge 0 from %s, 499 credits", a, job.ID)
+	}
+	if a := dry(`{"image_base64":"` + base64.StdEncoding.EncodeToString(jpg) + `","dedupe":false}`); *a.WouldCharge != 1 {
+		t.Errorf("dry run with dedupe:false: %+v; want would_charge 1", a)
+	}
+
+	// A broken image gets, from the dry run, the code its job fails with.
+	for _, body := range []string{
+		`{"image_base64":"` + base64.StdEncoding.EncodeToString(images.Read(t, "truncated.png")) + `"}`,
+		`{"image_url":"` + s.samples + `/truncated.jpg"}`,
+		`{"image_url":"` + s.samples + `/bomb.png"}`,
+	} {
+		st, _, data := s.request("POST", "/v1/jobs?dry_run=1", "application/json", strings.NewReader(body), auth)
+		var dryErr struct {
+			Code string `json:"code"`
+		}
+		json.Unmarshal(data, &dryErr)
+		_, _, jobData := s.request("POST", "/v1/jobs?wait=20", "application/json", strings.NewReader(body), auth)
+		var failed dedupeJob
+		json.Unmarshal(jobData, &failed)
+		if failed.Status != "failed" || failed.Error == nil {
+			t.Fatalf("job of %.60s: %s; want it failed", body, jobData)
+		}
+		if st != http.StatusBadRequest || dryErr.Code != failed.Error.Code {
+			t.Errorf("dry run of %.60s: %d %s; want 400 with the job's code %q", body, st, data, failed.Error.Code)
+		}
+	}
+	// And a refused request the error a job gets.
+	st, _, data := s.request("POST", "/v1/jobs?dry_run=1", "application/json", strings.NewReader(byURL), map[string]string{"X-API-Key": "sk_not_a_key_000000"})
+	if st != http.StatusUnauthorized || !strings.Contains(string(data), `"invalid_key"`) {
+		t.Errorf("dry run with an unknown key: %d %s; want 401 invalid_key", st, data)
+	}
+	if got := s.credits(); got != 499 {
+		t.Errorf("credits = %d at the end, want 499 (one job charged)", got)
+	}
+}
+
+// A claimant that fails frees the image: identical jobs waiting for it
+// claim it in turn (and fail the same way here), none hangs, none is charged.
+func TestConcurrentIdenticalJobsWhoseImageFailsAllFail(t *testing.T) {
+	s := startSystem(t)
+	body := `{"image_base64":"` + base64.StdEncoding.EncodeToString(images.Read(t, "truncated.webp")) + `"}`
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() {
+			st, _, data := s.request("POST", "/v1/jobs?wait=20", "application/json", strings.NewReader(body), map[string]string{"X-API-Key": s.key})
+			var j dedupeJob
+			json.Unmarshal(data, &j)
+			if st != http.StatusOK || j.Status != "failed" || j.Error == nil || j.Error.Code != "unsupported_format" || j.DeduplicatedFrom != "" {
+				t.Errorf("POST %d: %d %s; want a job failed with unsupported_format", i, st, data)
+			}
+		})
+	}
+	wg.Wait()
+	if got := s.credits(); got != 500 {
+		t.Errorf("credits = %d, want 500: failures cost nothing", got)
+	}
+}

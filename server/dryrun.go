@@ -1,0 +1,147 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/connector/inspect"
+)
+
+// The dry run, POST /v1/jobs?dry_run=1 (or POST /v1/jobs/dry-run, the same
+// for platforms whose files key operations by method and path, as Power
+// Automate's swagger does): the same body as a job, checked as
+// fully as the job would be (the key and its balance, the URL fetched
+// through the guard, size, type, a whole file, dimensions), answered with
+// what the job would cost. Nothing is created, queued or charged, and a
+// request the job would refuse gets the job's error and status; an image
+// the compression API would refuse gets the code the job would fail with.
+
+// wantsDryRun reads ?dry_run: 1/true runs one, 0/false or absent does not.
+func wantsDryRun(c echo.Context) (bool, error) {
+	raw, present := c.QueryParams()["dry_run"]
+	if !present {
+		return false, nil
+	}
+	if len(raw) == 1 {
+		switch strings.ToLower(raw[0]) {
+		case "1", "true", "":
+			return true, nil
+		case "0", "false":
+			return false, nil
+		}
+	}
+	return false, fieldError("dry_run", "must be 1 (or true) to check the job without running it, or 0")
+}
+
+// dryRun is POST /v1/jobs?dry_run=1 and POST /v1/jobs/dry-run.
+func (s *Server) dryRun(c echo.Context) error {
+	ctx := c.Request().Context()
+	if _, err := s.parseWait(c); err != nil { // refused as the job would be
+		return err
+	}
+	if key := headerKey(c); key != "" {
+		if err := s.authenticate(c, key); err != nil {
+			return err
+		}
+	}
+	release, err := s.bodies.acquire(c)
+	if err != nil {
+		return err
+	}
+	in, err := s.readJobRequest(c)
+	release()
+	if err != nil {
+		return err
+	}
+	key, err := requestKey(c, in.APIKey)
+	if err != nil {
+		return err
+	}
+	if err := s.admit(c, key, in); err != nil {
+		return err
+	}
+	var bytes connector.Bytes = in.image
+	digest := in.imageSHA256()
+	if in.kind == connector.InputURL {
+		if s.cfg.Fetcher == nil {
+			return connector.Errorf(connector.EINTERNAL, "this server cannot fetch image URLs for a dry run")
+		}
+		img, err := s.cfg.Fetcher.FetchImage(ctx, in.ImageURL)
+		if err != nil {
+			return err
+		}
+		bytes, digest = img.Data, img.SHA256
+	}
+	info, err := inspect.Image(bytes)
+	if err != nil {
+		return err
+	}
+	// The balance now, not the preflight's cached one: a flow asks before
+	// spending it.
+	acct, err := s.cfg.Compressor.Validate(ctx, key)
+	if err != nil {
+		return err
+	}
+	answer := connector.ImageCheck{WouldCharge: 1, CreditsRemaining: acct.CreditsRemaining,
+		Input: connector.ImageCheckInput{Type: info.Type, Size: info.Size, Width: info.Width, Height: info.Height, SHA256: digest}}
+	if in.Dedupe == nil || *in.Dedupe {
+		answer.DeduplicatedFrom, err = s.dedupeSource(c, s.owner(key), digest)
+		if err != nil {
+			return err
+		}
+	}
+	if answer.DeduplicatedFrom != "" {
+		answer.WouldCharge = 0
+	}
+	s.logger(c).Info("dry run", "input", in.kind, "size", info.Size, "would_charge", answer.WouldCharge)
+	return c.JSON(http.StatusOK, answer)
+}
+
+// dedupeSource is the completed job a job of owner with this image would
+// complete from ("" when none, or dedupe is off): the index's entry, if
+// its job is still there and completed (the worker also checks its file).
+func (s *Server) dedupeSource(c echo.Context, owner, digest string) (string, error) {
+	if s.cfg.Dedupe == nil || digest == "" {
+		return "", nil
+	}
+	ctx := c.Request().Context()
+	k := connector.DedupeKey{Owner: owner, SHA256: digest, Options: connector.DedupeOptions(nil)}
+	id, err := s.cfg.Dedupe.DedupeSource(ctx, k)
+	if err != nil || id == "" {
+		return "", err
+	}
+	src, err := s.cfg.Jobs.GetJob(ctx, id)
+	if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if src.Owner != owner || src.Status != connector.StatusCompleted || src.Result == nil {
+		return "", nil
+	}
+	if src.DeduplicatedFrom != "" {
+		return src.DeduplicatedFrom, nil // the job that was charged, as the job would name it
+	}
+	return src.ID, nil
+}
+
+// parseDedupe reads a multipart "dedupe" part (JSON sends a boolean).
+func (in *jobRequest) parseDedupe() error {
+	if in.dedupeText == "" {
+		return nil
+	}
+	var v bool
+	switch strings.ToLower(in.dedupeText) {
+	case "true", "1":
+		v = true
+	case "false", "0":
+	default:
+		return fieldError("dedupe", "must be true or false")
+	}
+	in.Dedupe = &v
+	return nil
+}
