@@ -79,6 +79,22 @@ type appOptions struct {
 	// tenant cannot starve the others. 0: no cap.
 	MaxJobsPerKey int
 
+	// MaxHooksPerKey (--max-hooks-per-key, IMGFLOW_MAX_HOOKS_PER_KEY): a
+	// key's hook subscriptions; one more is 409 too_many_hooks, and one
+	// event goes to at most this many hooks. Default 25; 0: no cap.
+	MaxHooksPerKey int
+	// HookDisableAfter (--hook-disable-after, IMGFLOW_HOOK_DISABLE_AFTER):
+	// how long an endpoint (a hook, or a key's callback URL) may fail every
+	// attempt before it is disabled. Default 120h (5 days, as Svix).
+	HookDisableAfter time.Duration
+	// DeliveryRate (--delivery-rate, IMGFLOW_DELIVERY_RATE): deliveries per
+	// second one endpoint gets at most, evenly spaced.
+	// Default 20; 0: no limit.
+	DeliveryRate int
+	// SecretOverlap (--secret-overlap, IMGFLOW_SECRET_OVERLAP): how long a
+	// rotated webhook secret still signs deliveries beside the new one.
+	// Default 24h. serve and dev only (addAPIFlags).
+	SecretOverlap time.Duration
 	// KeyGrace (--key-grace, IMGFLOW_KEY_GRACE): while the compression API
 	// cannot check keys, the API serves only keys it confirmed within this
 	// long; any other gets 503 upstream_unavailable. Default 24h. serve and
@@ -105,6 +121,9 @@ func addAppFlags(fs *flagSet, o *appOptions) {
 	fs.Removed("IMGFLOW_ALLOW_PRIVATE_URLS", "name the private hosts imgflow may reach in IMGFLOW_ALLOW_HOSTS (--allow-host) instead, e.g. 10.0.0.0/8 or n8n.lan:5678")
 	fs.Duration(&o.ResultTTL, "result-ttl", "IMGFLOW_RESULT_TTL", 24*time.Hour, "how long compressed files and their links live")
 	fs.String(&o.Queue, "queue", "IMGFLOW_QUEUE", "imgflow", "asynq queue name")
+	fs.Int(&o.MaxHooksPerKey, "max-hooks-per-key", "IMGFLOW_MAX_HOOKS_PER_KEY", connector.DefaultMaxHooks, "hook subscriptions one API key may have, and hooks one event goes to; beyond it 409 too_many_hooks (0: no cap)")
+	fs.Duration(&o.HookDisableAfter, "hook-disable-after", "IMGFLOW_HOOK_DISABLE_AFTER", connector.DefaultDisableAfter, "how long a hook or callback URL may fail every delivery attempt before it is disabled")
+	fs.Int(&o.DeliveryRate, "delivery-rate", "IMGFLOW_DELIVERY_RATE", connector.DefaultDeliveryRate, "deliveries per second one hook or callback URL gets at most (0: no limit)")
 	fs.String(&o.BlobStore, "blob-store", "IMGFLOW_BLOB_STORE", "redis", "where image bytes live: redis, or s3://BUCKET?endpoint=URL&region=R&path_style=true with credentials from [$AWS_ACCESS_KEY_ID] and [$AWS_SECRET_ACCESS_KEY]")
 	fs.String(&o.Dedupe, "dedupe", "IMGFLOW_DEDUPE", "on", "on: a job whose key, image and options match a completed job's takes its result, uncharged; off: compress every job")
 	fs.Bool(&o.Presign, "presign", "IMGFLOW_PRESIGN", false, "with an S3 blob store, give presigned object URLs as file_url")
@@ -115,6 +134,7 @@ func addAppFlags(fs *flagSet, o *appOptions) {
 func addAPIFlags(fs *flagSet, o *appOptions) {
 	fs.Int(&o.MaxJobsPerKey, "max-jobs-per-key", "IMGFLOW_MAX_JOBS_PER_KEY", 50, "unfinished jobs one API key may have; beyond it 429 too_many_jobs (0: no cap)")
 	fs.Int(&o.MaxLargeBodies, "max-large-bodies", "IMGFLOW_MAX_LARGE_BODIES", 0, "request bodies over 256 KiB the API reads at once (0: sized from the memory limit)")
+	fs.Duration(&o.SecretOverlap, "secret-overlap", "IMGFLOW_SECRET_OVERLAP", connector.DefaultSecretOverlap, "how long a rotated webhook secret still signs deliveries beside the new one")
 	fs.Duration(&o.KeyGrace, "key-grace", "IMGFLOW_KEY_GRACE", 24*time.Hour, "while the compression API cannot check keys, serve only keys it confirmed within this long; others get 503 upstream_unavailable")
 }
 
@@ -161,6 +181,15 @@ func (o *appOptions) validate(needPublicURL bool) error {
 	}
 	if o.Dedupe != "" && o.Dedupe != "on" && o.Dedupe != "off" {
 		problems = append(problems, fmt.Sprintf("IMGFLOW_DEDUPE (--dedupe) %q must be on or off", o.Dedupe))
+	}
+	if o.MaxHooksPerKey < 0 {
+		problems = append(problems, "IMGFLOW_MAX_HOOKS_PER_KEY (--max-hooks-per-key) must be 0 (no cap) or more")
+	}
+	if o.DeliveryRate < 0 {
+		problems = append(problems, "IMGFLOW_DELIVERY_RATE (--delivery-rate) must be 0 (no limit) or more")
+	}
+	if o.HookDisableAfter < 0 || o.SecretOverlap < 0 {
+		problems = append(problems, "IMGFLOW_HOOK_DISABLE_AFTER and IMGFLOW_SECRET_OVERLAP must not be negative")
 	}
 	if o.ResultTTL < time.Minute {
 		problems = append(problems, "IMGFLOW_RESULT_TTL (--result-ttl) must be at least 1m")
@@ -293,6 +322,9 @@ func (a *app) apiServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 		MaxLargeBodies: a.opts.MaxLargeBodies,
 		Inflight:       a.store,
 		MaxJobsPerKey:  a.opts.MaxJobsPerKey,
+		MaxHooksPerKey: a.opts.MaxHooksPerKey,
+		SecretOverlap:  a.opts.SecretOverlap,
+		Sender:         webhook.NewSender(webhook.SenderOptions{Allow: a.allow}),
 		KeyGrace:       a.opts.KeyGrace,
 		Definitions:    renderDefinitions,
 		OnJobCreated:   func(kind connector.InputKind) { a.metrics.JobCreated(string(kind)) },
@@ -310,25 +342,37 @@ func (a *app) apiServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 
 func (a *app) worker(logger *slog.Logger, concurrency int) (*worker.Worker, error) {
 	return worker.New(worker.Config{
-		RedisConnOpt: a.redisOpt,
-		Queue:        a.opts.Queue,
-		Concurrency:  concurrency,
-		Jobs:         a.store,
-		Blobs:        a.blobs,
-		FileURL:      a.fileURL,
-		Hooks:        a.store,
-		Deliveries:   a.store,
-		Attempts:     a.store,
-		Compressor:   a.compressor,
-		Fetcher:      fetch.New(fetch.Options{Allow: a.allow}),
-		Dedupe:       a.dedupeIndex(),
-		Sender:       webhook.NewSender(webhook.SenderOptions{Allow: a.allow}),
-		Keyring:      a.keys,
-		PublicURL:    a.opts.PublicURL,
-		ResultTTL:    a.opts.ResultTTL,
-		Logger:       logger,
-		Observer:     a.metrics,
+		RedisConnOpt:   a.redisOpt,
+		Queue:          a.opts.Queue,
+		Concurrency:    concurrency,
+		Jobs:           a.store,
+		Blobs:          a.blobs,
+		FileURL:        a.fileURL,
+		Hooks:          a.store,
+		Deliveries:     a.store,
+		Attempts:       a.store,
+		Compressor:     a.compressor,
+		Fetcher:        fetch.New(fetch.Options{Allow: a.allow}),
+		Dedupe:         a.dedupeIndex(),
+		Sender:         webhook.NewSender(webhook.SenderOptions{Allow: a.allow}),
+		Keyring:        a.keys,
+		PublicURL:      a.opts.PublicURL,
+		ResultTTL:      a.opts.ResultTTL,
+		Endpoint:       a.endpointPolicy(),
+		MaxHooksPerKey: a.opts.MaxHooksPerKey,
+		Logger:         logger,
+		Observer:       a.metrics,
 	})
+}
+
+// endpointPolicy is the delivery endpoints' policy from the options: a
+// rate of 0 means no limit, which the policy spells negative.
+func (a *app) endpointPolicy() connector.EndpointPolicy {
+	rate := float64(a.opts.DeliveryRate)
+	if rate == 0 {
+		rate = -1
+	}
+	return connector.EndpointPolicy{DisableAfter: a.opts.HookDisableAfter, Rate: rate}
 }
 
 // dedupeIndex is the content dedupe index, nil when IMGFLOW_DEDUPE=off.

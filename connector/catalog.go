@@ -349,7 +349,7 @@ func SampleAccount() *AccountAnswer {
 func SampleHook() *HookAnswer {
 	return &HookAnswer{
 		Hook: Hook{ID: "01937a52-0a1b-7c2d-8e3f-4a5b6c7d8e9f", TargetURL: "https://hooks.zapier.com/hooks/standard/123456/abcdef/",
-			Event: EventJobFinished, CreatedAt: sampleTime},
+			Event: EventJobFinished, CreatedAt: sampleTime, Status: HookEnabled},
 		Secret: "whsec_Zt4pQ2mW8xK1vN7bR3cY6hJ9sL5dF0gA",
 	}
 }

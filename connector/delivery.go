@@ -12,6 +12,19 @@ type Delivery struct {
 	JobID  string `json:"job_id"`  // the job whose event this is
 	HookID string `json:"hook_id"` // "" for the job's own callback_url
 	Event  string `json:"event"`
+	// MessageID names the stored event (Message) of a delivery that is not
+	// a job's; JobID is empty then.
+	MessageID string `json:"message_id,omitempty"`
+	// Retried counts the attempts made before this task: a delivery put off
+	// for its endpoint's pause or rate goes on as a new task, which carries
+	// them on so the schedule continues where it was.
+	Retried int `json:"retried,omitempty"`
+	// Deferrals counts how often the delivery was put off (it names the
+	// task that carries it on).
+	Deferrals int `json:"deferrals,omitempty"`
+	// SlotTaken says the delivery was put off until a slot of its
+	// endpoint's rate that it already reserved.
+	SlotTaken bool `json:"slot_taken,omitempty"`
 	// Redeliver marks a one-off attempt its owner asked for: it is sent
 	// even when the delivery already succeeded, and not retried.
 	Redeliver bool `json:"redeliver,omitempty"`
@@ -87,11 +100,15 @@ func TargetForDisplay(raw string) string {
 // DeliveryRecord is one delivery of a job, its callback or one hook, with
 // every attempt at it, oldest first: what GET /v1/jobs/{id}/deliveries lists.
 type DeliveryRecord struct {
-	ID     string `json:"id"`   // the webhook-id
-	Kind   string `json:"kind"` // "callback" or "hook"
-	HookID string `json:"hook_id,omitempty"`
-	Event  string `json:"event"`
-	Target string `json:"target,omitempty"`
+	ID   string `json:"id"`   // the webhook-id
+	Kind string `json:"kind"` // "callback" or "hook"
+	// JobID or MessageID names what the delivery is about, in the owner's
+	// delivery log across jobs (GET /v1/deliveries).
+	JobID     string `json:"job_id,omitempty"`
+	MessageID string `json:"message_id,omitempty"`
+	HookID    string `json:"hook_id,omitempty"`
+	Event     string `json:"event"`
+	Target    string `json:"target,omitempty"`
 	// Status is delivered once any attempt got a 2xx, pending while a
 	// retry is due (or no attempt was made yet), failed otherwise.
 	Status   DeliveryStatus     `json:"status"`

@@ -21,7 +21,8 @@ const (
 	ETOOLARGE     ErrorCode = "too_large"              // 413: image over the limit
 	EMEDIATYPE    ErrorCode = "unsupported_media_type" // 415: request content type not accepted
 	EMISMATCH     ErrorCode = "idempotency_mismatch"   // 422: Idempotency-Key reused with another body
-	EDISABLED     ErrorCode = "hook_disabled"          // 409: the hook's target answered 410 Gone; nothing more is sent to it
+	EDISABLED     ErrorCode = "hook_disabled"          // 409: the hook is disabled (410 Gone, or failing too long); nothing more is sent to it
+	ETOOMANYHOOKS ErrorCode = "too_many_hooks"         // 409: the key has IMGFLOW_MAX_HOOKS_PER_KEY hooks already
 	ENOCREDITS    ErrorCode = "insufficient_credits"   // 429: balance at zero
 	ETOOMANY      ErrorCode = "too_many_jobs"          // 429: the key has its limit of unfinished jobs; retry later
 	EUPSTREAM     ErrorCode = "upstream_error"         // 502: the compression API failed (5xx, timeout, network)

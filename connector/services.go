@@ -252,20 +252,57 @@ type ImageFetcher interface {
 	FetchImage(ctx context.Context, url string) (*Image, error)
 }
 
-// Hook is a REST hook subscription: finished jobs of Owner whose event
-// matches are POSTed to TargetURL, signed with the hook's secret.
+// Hook is a REST hook subscription: events of Owner whose type matches
+// are POSTed to TargetURL, signed with the hook's secret.
 type Hook struct {
-	ID        string    `json:"id"`
-	TargetURL string    `json:"target_url"`
-	Event     string    `json:"event"` // job.completed, job.failed or job.finished
+	ID        string `json:"id"`
+	TargetURL string `json:"target_url"`
+	// Event is job.completed, job.failed, job.finished (both),
+	// hook.disabled or account.credits_low.
+	Event string `json:"event"`
+	// Threshold is the balance at or below which an account.credits_low
+	// hook fires; nil for other events.
+	Threshold *int64    `json:"threshold,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
-	Disabled  bool      `json:"disabled"` // set when a delivery got 410 Gone
-	Owner     string    `json:"-"`
+	// Status is enabled or disabled; Disabled says the same, for older
+	// clients. DisabledReason (gone, failing) and DisabledAt say why and
+	// when deliveries stopped.
+	Status         string     `json:"status"`
+	Disabled       bool       `json:"disabled"`
+	DisabledReason string     `json:"disabled_reason,omitempty"`
+	DisabledAt     *time.Time `json:"disabled_at,omitempty"`
+	Owner          string     `json:"-"`
+	// SecretVersion numbers the hook's signing secret (0 at creation); a
+	// rotation raises it. Until PreviousSecretUntil deliveries are signed
+	// with version SecretVersion-1 as well.
+	SecretVersion       int        `json:"-"`
+	PreviousSecretUntil *time.Time `json:"-"`
 }
 
-// Matches reports whether an event of this type goes to the hook.
+// Hook statuses.
+const (
+	HookEnabled  = "enabled"
+	HookDisabled = "disabled"
+)
+
+// DefaultCreditsThreshold is an account.credits_low hook's threshold when
+// the subscription names none.
+const DefaultCreditsThreshold = 50
+
+// Matches reports whether an event of this type goes to the hook: it is
+// enabled and Subscribed to the type.
 func (h *Hook) Matches(eventType string) bool {
-	return !h.Disabled && (h.Event == eventType || h.Event == EventJobFinished)
+	return !h.Disabled && h.Subscribed(eventType)
+}
+
+// Subscribed reports whether the hook asked for events of this type,
+// enabled or not: job.finished matches both job events, every other
+// subscription its own type only.
+func (h *Hook) Subscribed(eventType string) bool {
+	if h.Event == EventJobFinished {
+		return eventType == EventJobCompleted || eventType == EventJobFailed
+	}
+	return h.Event == eventType
 }
 
 // HookStore keeps hook subscriptions per owner.
@@ -275,6 +312,46 @@ type HookStore interface {
 	ListHooks(ctx context.Context, owner string) ([]*Hook, error)
 	DeleteHook(ctx context.Context, owner, id string) error // ENOTFOUND if not owner's
 	DisableHook(ctx context.Context, id string) error
+}
+
+// HookAdmin is what operating hooks needs beyond HookStore: a cap on how
+// many a key holds, disabling with a reason, enabling, and rotating the
+// signing secret. *redisstore.Store implements both.
+type HookAdmin interface {
+	// CreateHookLimited is CreateHook refusing, with ETOOMANYHOOKS, a hook
+	// beyond max for its owner (max <= 0: no cap).
+	CreateHookLimited(ctx context.Context, h *Hook, max int) error
+	// DisableHookFor disables the hook with reason at at; changed is false
+	// when it already was disabled.
+	DisableHookFor(ctx context.Context, id, reason string, at time.Time) (changed bool, err error)
+	// EnableHook turns owner's hook back on; ENOTFOUND if not owner's.
+	EnableHook(ctx context.Context, owner, id string) (*Hook, error)
+	// RotateHookSecret raises owner's hook's SecretVersion; the previous
+	// secret keeps signing until now+overlap.
+	RotateHookSecret(ctx context.Context, owner, id string, now time.Time, overlap time.Duration) (*Hook, error)
+}
+
+// SecretVersion is the version of an owner's callback secret and, until
+// PreviousUntil, that the previous version still signs.
+type SecretVersion struct {
+	Version       int
+	PreviousUntil time.Time
+}
+
+// CallbackSecrets keeps the version of each owner's callback signing
+// secret (the secrets themselves derive from IMGFLOW_SECRET).
+type CallbackSecrets interface {
+	CallbackSecretVersion(ctx context.Context, owner string) (SecretVersion, error)
+	RotateCallbackSecret(ctx context.Context, owner string, now time.Time, overlap time.Duration) (SecretVersion, error)
+}
+
+// SigningVersions are the secret versions a delivery is signed with at
+// now: the current one, and the previous one during the overlap.
+func SigningVersions(current int, previousUntil *time.Time, now time.Time) []int {
+	if current > 0 && previousUntil != nil && now.Before(*previousUntil) {
+		return []int{current, current - 1}
+	}
+	return []int{current}
 }
 
 // Queue hands work to the workers.

@@ -114,20 +114,30 @@ func accountSchema(c *connector.Catalog) obj {
 
 func hookRequestSchema(c *connector.Catalog) obj {
 	ev := firstOfKind(c, connector.KindHookTrigger).Inputs[0]
+	events := append(append([]string{}, ev.Choices...), connector.EventHookDisabled, connector.EventCreditsLow)
 	return obj{"type": "object", "required": []string{"target_url"}, "properties": obj{
-		"target_url": obj{"type": "string", "format": "uri", "description": "Where finished jobs are POSTed."},
-		"event":      obj{"type": "string", "enum": ev.Choices, "default": connector.EventJobFinished, "description": ev.Help},
+		"target_url": obj{"type": "string", "format": "uri", "description": "Where events are POSTed."},
+		"event": obj{"type": "string", "enum": events, "default": connector.EventJobFinished,
+			"description": ev.Help + " Also hook.disabled (another hook or a callback URL of the key was disabled) and account.credits_low (the balance fell to threshold)."},
+		"threshold": obj{"type": "integer", "format": "int64", "minimum": 0, "default": connector.DefaultCreditsThreshold,
+			"description": "With account.credits_low: the balance at or below which it fires (once per crossing)."},
 	}}
 }
 
 func hookSchema() obj {
 	return obj{"type": "object", "properties": obj{
-		"id":         obj{"type": "string"},
-		"target_url": obj{"type": "string", "format": "uri"},
-		"event":      obj{"type": "string"},
-		"created_at": obj{"type": "string", "format": "date-time"},
-		"disabled":   obj{"type": "boolean", "description": "Set when a delivery got 410 Gone."},
-		"secret":     obj{"type": "string", "description": "whsec_... signing secret; in every answer to the hook's owner (it is derived, never stored)."},
+		"id":              obj{"type": "string"},
+		"target_url":      obj{"type": "string", "format": "uri"},
+		"event":           obj{"type": "string"},
+		"created_at":      obj{"type": "string", "format": "date-time"},
+		"threshold":       obj{"type": "integer", "format": "int64", "description": "account.credits_low hooks: the balance at or below which it fires."},
+		"status":          obj{"type": "string", "enum": []string{connector.HookEnabled, connector.HookDisabled}},
+		"disabled":        obj{"type": "boolean", "description": "Set when the hook is disabled: its target answered 410 Gone, or failed every attempt for IMGFLOW_HOOK_DISABLE_AFTER."},
+		"disabled_reason": obj{"type": "string", "enum": []string{connector.DisabledGone, connector.DisabledFailing}},
+		"disabled_at":     obj{"type": "string", "format": "date-time"},
+		"previous_secret_expires_at": obj{"type": "string", "format": "date-time",
+			"description": "After a rotation: until then deliveries also carry the previous secret's signature."},
+		"secret": obj{"type": "string", "description": "whsec_... signing secret; in every answer to the hook's owner (it is derived, never stored)."},
 	}, "example": generic(connector.SampleHook())}
 }
 
@@ -161,6 +171,13 @@ func jobListSchema(ref string) obj {
 }
 
 func deliveryListSchema() obj {
+	return obj{"type": "object", "properties": obj{
+		"job_id":     obj{"type": "string"},
+		"deliveries": obj{"type": "array", "items": deliveryRecordSchema()},
+	}, "example": generic(connector.SampleDeliveryList())}
+}
+
+func deliveryRecordSchema() obj {
 	attempt := obj{"type": "object", "properties": obj{
 		"attempt":       obj{"type": "integer", "description": "1 for the first attempt at this delivery."},
 		"delivery_id":   obj{"type": "string"},
@@ -176,19 +193,71 @@ func deliveryListSchema() obj {
 		"outcome":       obj{"type": "string", "enum": []string{"delivered", "retrying", "failed", "gone", "dropped"}},
 		"next_retry_at": obj{"type": "string", "format": "date-time", "description": "When the next scheduled attempt is due."},
 	}}
-	delivery := obj{"type": "object", "properties": obj{
-		"id":       obj{"type": "string", "description": "The webhook-id of every attempt."},
-		"kind":     obj{"type": "string", "enum": []string{connector.KindCallback, connector.KindHook}},
-		"hook_id":  obj{"type": "string"},
-		"event":    obj{"type": "string"},
-		"target":   obj{"type": "string"},
-		"status":   obj{"type": "string", "enum": []string{"pending", "delivered", "failed"}},
-		"attempts": obj{"type": "array", "items": attempt},
-	}}
 	return obj{"type": "object", "properties": obj{
-		"job_id":     obj{"type": "string"},
-		"deliveries": obj{"type": "array", "items": delivery},
-	}, "example": generic(connector.SampleDeliveryList())}
+		"id":         obj{"type": "string", "description": "The webhook-id of every attempt."},
+		"job_id":     obj{"type": "string", "description": "In the log across jobs: the job the delivery is about."},
+		"message_id": obj{"type": "string", "description": "In the log across jobs: the event (not a job's) the delivery carries."},
+		"kind":       obj{"type": "string", "enum": []string{connector.KindCallback, connector.KindHook}},
+		"hook_id":    obj{"type": "string"},
+		"event":      obj{"type": "string"},
+		"target":     obj{"type": "string"},
+		"status":     obj{"type": "string", "enum": []string{"pending", "delivered", "failed"}},
+		"attempts":   obj{"type": "array", "items": attempt},
+	}}
+}
+
+func deliveryPageSchema() obj {
+	return obj{"type": "object", "properties": obj{
+		"deliveries":  obj{"type": "array", "items": deliveryRecordSchema()},
+		"next_cursor": obj{"type": "string", "description": "Pass as cursor for the next page; absent on the last."},
+	}}
+}
+
+// hookEventSchema is what a hook receives: a job event, or one of the
+// events that are not a job's.
+func hookEventSchema() obj {
+	return obj{"type": "object", "properties": obj{
+		"type": obj{"type": "string", "enum": []string{connector.EventJobCompleted, connector.EventJobFailed,
+			connector.EventHookDisabled, connector.EventHookTest, connector.EventCreditsLow}},
+		"timestamp": obj{"type": "string", "format": "date-time"},
+		"data": obj{"type": "object", "additionalProperties": true, "description": "job.completed, job.failed: the job (see Job). " +
+			"hook.disabled: kind (hook or callback), hook_id, target, reason (gone or failing), message, disabled_at. " +
+			"hook.test: hook_id, message. account.credits_low: credits_remaining, threshold, job_id."},
+	}}
+}
+
+func hookTestSchema() obj {
+	return obj{"type": "object", "properties": obj{
+		"delivery_id": obj{"type": "string", "description": "The webhook-id sent."},
+		"message_id":  obj{"type": "string"},
+		"event":       obj{"type": "string", "enum": []string{connector.EventHookTest}},
+		"target":      obj{"type": "string", "description": "The receiver's URL without query string."},
+		"status":      obj{"type": "string", "enum": []string{"delivered", "failed"}},
+		"status_code": obj{"type": "integer", "description": "The receiver's HTTP status; absent when none came back."},
+		"duration_ms": obj{"type": "integer", "format": "int64"},
+		"response":    obj{"type": "string", "maxLength": connector.MaxResponseSnippet, "description": "The start of the receiver's answer."},
+		"error":       obj{"type": "string"},
+	}}
+}
+
+func recoverRequestSchema() obj {
+	return obj{"type": "object", "required": []string{"since"}, "properties": obj{
+		"since": obj{"type": "string", "format": "date-time", "description": "RFC 3339: deliveries first attempted since then that ended failed are sent again."},
+	}}
+}
+
+func recoverySchema() obj {
+	return obj{"type": "object", "properties": obj{
+		"queued": obj{"type": "integer", "description": "Deliveries queued for one more attempt each."},
+		"since":  obj{"type": "string", "format": "date-time"},
+	}}
+}
+
+func secretRotationSchema() obj {
+	return obj{"type": "object", "properties": obj{
+		"webhook_secret":             obj{"type": "string", "description": "The new whsec_... secret that signs the key's callbacks."},
+		"previous_secret_expires_at": obj{"type": "string", "format": "date-time", "description": "Until then callbacks also carry the previous secret's signature."},
+	}}
 }
 
 func redeliverySchema() obj {
@@ -196,4 +265,41 @@ func redeliverySchema() obj {
 		"delivery_id": obj{"type": "string"},
 		"status":      obj{"type": "string", "enum": []string{"queued"}},
 	}}
+}
+
+// eventTypes is every event a callback or hook receives, each with its
+// schema: the list GET /v1/event-types serves (from the OpenAPI document's
+// x-imgflow-event-types, so both say the same).
+func eventTypes(ref string) []any {
+	event := func(typ, desc string, data obj) obj {
+		return obj{"type": typ, "description": desc, "schema": obj{"type": "object", "required": []string{"type", "timestamp", "data"},
+			"properties": obj{
+				"type":      obj{"type": "string", "enum": []string{typ}},
+				"timestamp": obj{"type": "string", "format": "date-time"},
+				"data":      data,
+			}}}
+	}
+	str, when := obj{"type": "string"}, obj{"type": "string", "format": "date-time"}
+	return []any{
+		event(connector.EventJobCompleted, "A job completed: to its callback_url and to hooks of job.completed or job.finished.", obj{"$ref": ref + "Job"}),
+		event(connector.EventJobFailed, "A job failed: to its callback_url and to hooks of job.failed or job.finished.", obj{"$ref": ref + "Job"}),
+		event(connector.EventHookDisabled, "A hook or a callback URL of the key was disabled (410 Gone, or failing for IMGFLOW_HOOK_DISABLE_AFTER): to hooks of hook.disabled.",
+			obj{"type": "object", "properties": obj{
+				"kind": obj{"type": "string", "enum": []string{connector.KindHook, connector.KindCallback}}, "hook_id": str,
+				"target": str, "reason": obj{"type": "string", "enum": []string{connector.DisabledGone, connector.DisabledFailing}},
+				"message": str, "disabled_at": when}}),
+		event(connector.EventHookTest, "Sent by POST /v1/hooks/{id}/test to that hook.",
+			obj{"type": "object", "properties": obj{"hook_id": str, "message": str}}),
+		event(connector.EventCreditsLow, "A job's answer took the balance to or below the hook's threshold (once per crossing): to hooks of account.credits_low.",
+			obj{"type": "object", "properties": obj{"credits_remaining": obj{"type": "integer", "format": "int64"},
+				"threshold": obj{"type": "integer", "format": "int64"}, "job_id": str}}),
+	}
+}
+
+func eventTypeListSchema() obj {
+	return obj{"type": "object", "properties": obj{"event_types": obj{"type": "array", "items": obj{"type": "object", "properties": obj{
+		"type":        obj{"type": "string"},
+		"description": obj{"type": "string"},
+		"schema":      obj{"type": "object", "additionalProperties": true, "description": "JSON schema of the event's body, self-contained."},
+	}}}}}
 }

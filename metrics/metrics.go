@@ -39,7 +39,8 @@ type Metrics struct {
 	upstreamCalls    *prometheus.CounterVec
 	upstreamDuration *prometheus.HistogramVec
 
-	deliveries *prometheus.CounterVec
+	deliveries        *prometheus.CounterVec
+	endpointsDisabled *prometheus.CounterVec
 
 	chargeUncertain prometheus.Counter
 	dedupe          dedupeMetrics
@@ -90,11 +91,21 @@ func New(logger *slog.Logger) *Metrics {
 	}, []string{"endpoint"})
 	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "imgflow_deliveries_total",
-		Help: "Callback and hook delivery attempts, by outcome: delivered, retry, failed (last attempt), gone (410), dropped (job or hook gone).",
+		Help: "Callback and hook delivery attempts, by outcome: delivered, retry, failed (last attempt), gone (410), dropped (job or hook gone, endpoint disabled), deferred (put off by the endpoint's pause or rate).",
 	}, []string{"outcome"})
 	// Known outcomes start at 0, so rate() and alerts work before the first event.
-	for _, o := range []string{"delivered", "retry", "failed", "gone", "dropped"} {
+	for _, o := range []string{"delivered", "retry", "failed", "gone", "dropped", "deferred"} {
 		m.deliveries.WithLabelValues(o)
+	}
+
+	m.endpointsDisabled = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "imgflow_webhook_endpoints_disabled_total",
+		Help: "Delivery endpoints disabled, by kind (hook, callback) and reason (gone: answered 410; failing: every attempt failed for IMGFLOW_HOOK_DISABLE_AFTER).",
+	}, []string{"kind", "reason"})
+	for _, kind := range []string{"hook", "callback"} {
+		for _, reason := range []string{"gone", "failing"} {
+			m.endpointsDisabled.WithLabelValues(kind, reason)
+		}
 	}
 
 	m.chargeUncertain = prometheus.NewCounter(prometheus.CounterOpts{
@@ -106,7 +117,7 @@ func New(logger *slog.Logger) *Metrics {
 		m.httpRequests, m.httpDuration,
 		m.jobsCreated, m.jobsCompleted, m.jobsFailed, m.queueWait,
 		m.upstreamCalls, m.upstreamDuration,
-		m.deliveries, m.chargeUncertain,
+		m.deliveries, m.endpointsDisabled, m.chargeUncertain,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

@@ -34,6 +34,12 @@ func (m *Metrics) DeliveryDone(outcome string) {
 	m.deliveries.WithLabelValues(outcome).Inc()
 }
 
+// EndpointDisabled counts a delivery endpoint disabled
+// (worker.EndpointObserver).
+func (m *Metrics) EndpointDisabled(kind, reason string) {
+	m.endpointsDisabled.WithLabelValues(kind, reason).Inc()
+}
+
 // ChargeUncertain counts a compression that may charge a job a second
 // credit (worker.Observer): an earlier call for it never got an answer.
 func (m *Metrics) ChargeUncertain() { m.chargeUncertain.Inc() }

@@ -33,5 +33,9 @@ func (s *Server) getAccount(c echo.Context) error {
 	if err := s.remember(ctx, s.owner(key), acct); err != nil {
 		s.logger(c).Warn("account not cached", "err", err)
 	}
-	return c.JSON(http.StatusOK, accountView{Account: *acct, WebhookSecret: s.cfg.Keyring.WebhookSecret("callback", s.owner(key))})
+	secret, err := s.callbackSecret(c, s.owner(key))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, accountView{Account: *acct, WebhookSecret: secret})
 }

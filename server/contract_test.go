@@ -225,7 +225,25 @@ func TestEveryRouteMatchesTheOpenAPIDocument(t *testing.T) {
 	c.do(h, "POST", "/v1/hooks", []byte(`{"target_url":"https://hooks.example.com/in"}`), map[string]string{"X-API-Key": h.key, "Content-Type": "text/plain"}, true)
 	c.do(h, "POST", "/v1/hooks", []byte(`{"target_url":"https://hooks.example.com/in","pad":"`+strings.Repeat("x", 70<<10)+`"}`), jsonKey, true)
 	c.do(h, "GET", "/v1/hooks", nil, key, false)
+	c.do(h, "GET", "/v1/hooks?limit=1", nil, key, false)
+	c.do(h, "GET", "/v1/hooks?limit=0", nil, key, true)
+	c.do(h, "GET", "/v1/hooks?cursor=not-a-cursor", nil, key, false)
 	c.do(h, "GET", "/v1/hooks/"+hook.str("id"), nil, key, false)
+	hid := hook.str("id")
+	c.do(h, "POST", "/v1/hooks", []byte(`{"target_url":"https://hooks.example.com/low","event":"account.credits_low","threshold":10}`), jsonKey, false)
+	c.do(h, "POST", "/v1/hooks", []byte(`{"target_url":"https://hooks.example.com/low","event":"job.failed","threshold":10}`), jsonKey, false)
+	c.do(h, "POST", "/v1/hooks/"+hid+"/enable", nil, key, false)
+	c.do(h, "POST", "/v1/hooks/"+hid+"/rotate-secret", nil, key, false)
+	c.do(h, "POST", "/v1/hooks/"+hid+"/test", nil, key, false)
+	c.do(h, "POST", "/v1/hooks/nope/test", nil, key, false)
+	c.do(h, "POST", "/v1/hooks/"+hid+"/recover", []byte(`{"since":"2026-01-01T00:00:00Z"}`), jsonKey, false)
+	c.do(h, "POST", "/v1/hooks/"+hid+"/recover", []byte(`{"since":"yesterday"}`), jsonKey, true)
+	c.do(h, "POST", "/v1/hooks/"+hid+"/recover", []byte(`{"since":"2026-01-01T00:00:00Z"}`), map[string]string{"X-API-Key": h.key, "Content-Type": "text/plain"}, true)
+	c.do(h, "POST", "/v1/account/rotate-secret", nil, key, false)
+	c.do(h, "GET", "/v1/deliveries", nil, key, false)
+	c.do(h, "GET", "/v1/deliveries?status=failed&limit=5&hook_id="+hid, nil, key, false)
+	c.do(h, "GET", "/v1/deliveries?status=nope", nil, key, true)
+	c.do(h, "GET", "/v1/deliveries?cursor=%25%25", nil, key, false)
 	c.do(h, "DELETE", "/v1/hooks/"+hook.str("id"), nil, key, false)
 	c.do(h, "DELETE", "/v1/hooks/"+hook.str("id"), nil, key, false)
 
@@ -233,6 +251,7 @@ func TestEveryRouteMatchesTheOpenAPIDocument(t *testing.T) {
 	c.do(h, "GET", "/health", nil, nil, false)
 	c.do(h, "GET", "/ready", nil, nil, false)
 	c.do(h, "GET", "/openapi.json", nil, nil, false)
+	c.do(h, "GET", "/v1/event-types", nil, nil, false)
 	c.do(h, "GET", "/v1/definitions", nil, nil, false)
 	c.do(h, "GET", "/v1/definitions/zapier", nil, nil, false)
 	c.do(h, "GET", "/v1/definitions/nope", nil, nil, true)
@@ -242,6 +261,13 @@ func TestEveryRouteMatchesTheOpenAPIDocument(t *testing.T) {
 	down := newHarness(t, withDefinitions, func(cfg *server.Config) { cfg.Compressor = upstream.New("http://127.0.0.1:1/api") })
 	c.do(down, "GET", "/v1/account", nil, map[string]string{"X-API-Key": down.key}, false)
 	c.do(down, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/a.png"}`), map[string]string{"X-API-Key": down.key, "Content-Type": "application/json"}, false)
+
+	// A key at its cap of hooks: 409 too_many_hooks.
+	hooksCapped := newHarness(t, withDefinitions, func(cfg *server.Config) { cfg.MaxHooksPerKey = 1 })
+	hj := map[string]string{"X-API-Key": hooksCapped.key, "Content-Type": "application/json"}
+	expectStatus(t, c.do(hooksCapped, "POST", "/v1/hooks", []byte(`{"target_url":"https://hooks.example.com/1"}`), hj, false), http.StatusCreated)
+	expectError(t, c.do(hooksCapped, "POST", "/v1/hooks", []byte(`{"target_url":"https://hooks.example.com/2"}`), hj, false),
+		http.StatusConflict, connector.ETOOMANYHOOKS, "")
 
 	// A key at its cap of unfinished jobs: 429 too_many_jobs.
 	capped := newHarness(t, withDefinitions, func(cfg *server.Config) { cfg.Inflight, cfg.MaxJobsPerKey = cfg.Jobs.(connector.InflightLimiter), 1 })
@@ -267,11 +293,14 @@ func TestEveryRouteMatchesTheOpenAPIDocument(t *testing.T) {
 		{"GET", "/v1/jobs"}, {"GET", "/v1/jobs/" + id}, {"GET", "/v1/jobs/" + id + "/deliveries"},
 		{"GET", "/v1/hooks"}, {"GET", "/v1/hooks/" + hook.str("id")}, {"DELETE", "/v1/hooks/" + hook.str("id")},
 		{"GET", "/ready"}, {"GET", token}, {"POST", "/v1/jobs/" + id + "/deliveries/nope/redeliver"},
+		{"POST", "/v1/hooks/" + hid + "/enable"}, {"POST", "/v1/hooks/" + hid + "/test"}, {"POST", "/v1/hooks/" + hid + "/rotate-secret"},
+		{"GET", "/v1/deliveries"}, {"POST", "/v1/account/rotate-secret"},
 	} {
 		c.do(gone, r.method, r.path, nil, gk, false)
 	}
 	c.do(gone, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/a.png"}`), gj, false)
 	c.do(gone, "POST", "/v1/hooks", []byte(`{"target_url":"https://hooks.example.com/in"}`), gj, false)
+	c.do(gone, "POST", "/v1/hooks/"+hid+"/recover", []byte(`{"since":"2026-01-01T00:00:00Z"}`), gj, false)
 
 	// Every route the server really has is documented and was driven.
 	var missing []string

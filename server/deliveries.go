@@ -77,7 +77,7 @@ func (s *Server) redeliver(c echo.Context) error {
 		case err != nil:
 			return err
 		case h.Disabled:
-			return connector.Errorf(connector.EDISABLED, "hook %s is disabled: its target answered 410 Gone; subscribe again to receive events", rec.HookID)
+			return connector.Errorf(connector.EDISABLED, "hook %s is disabled (%s): enable it (POST /v1/hooks/%s/enable) to receive events", rec.HookID, connector.DescribeDisabled(h.DisabledReason), rec.HookID)
 		}
 	}
 	d := connector.Delivery{ID: rec.ID, JobID: job.ID, HookID: rec.HookID, Event: rec.Event, Redeliver: true}

@@ -27,6 +27,7 @@ var statusOf = map[connector.ErrorCode]int{
 	connector.EMEDIATYPE:    http.StatusUnsupportedMediaType,
 	connector.EMISMATCH:     http.StatusUnprocessableEntity,
 	connector.EDISABLED:     http.StatusConflict,
+	connector.ETOOMANYHOOKS: http.StatusConflict,
 	connector.ENOCREDITS:    http.StatusTooManyRequests,
 	connector.ETOOMANY:      http.StatusTooManyRequests,
 	connector.EUPSTREAM:     http.StatusBadGateway,

@@ -20,6 +20,7 @@ import (
 	"github.com/imgflow/imgflow/connector/keyring"
 	"github.com/imgflow/imgflow/connector/redisstore"
 	"github.com/imgflow/imgflow/connector/upstream"
+	"github.com/imgflow/imgflow/connector/webhook"
 	refupstream "github.com/imgflow/imgflow/fixtures/upstream"
 	"github.com/imgflow/imgflow/internal/redistest"
 	"github.com/imgflow/imgflow/server"
@@ -66,6 +67,34 @@ func (q *recordingQueue) enqueued() []string {
 	return append([]string(nil), q.compress...)
 }
 
+// stubSender stands in for the webhook sender of test events: the hooks
+// of these tests name public example hosts, which no test may reach. It
+// answers 204 and records what it was asked to send.
+type stubSender struct {
+	mu   sync.Mutex
+	sent []stubSent
+}
+
+type stubSent struct {
+	target  string
+	secrets []string
+	msgID   string
+	body    []byte
+}
+
+func (s *stubSender) Send(_ context.Context, target string, secrets []string, msgID string, body []byte) webhook.Result {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sent = append(s.sent, stubSent{target, secrets, msgID, body})
+	return webhook.Result{Status: http.StatusNoContent, Duration: time.Millisecond, Response: "ok"}
+}
+
+func (s *stubSender) all() []stubSent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]stubSent(nil), s.sent...)
+}
+
 // publicResolver answers every name with a public address, as DNS would
 // for the example hosts the tests use (no traffic is sent to it), and
 // "localhost" with loopback.
@@ -90,6 +119,7 @@ type harness struct {
 	key    string // a valid key with 500 credits
 	redis  *redistest.Redis
 	api    *server.Server
+	sender *stubSender // test events
 }
 
 type harnessOption func(*server.Config)
@@ -108,10 +138,12 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, store: redisstore.New(r.Client, redisstore.Options{Prefix: r.Prefix}), queue: &recordingQueue{}, ledger: ledger, keys: kr, key: key, redis: r}
+	h := &harness{t: t, store: redisstore.New(r.Client, redisstore.Options{Prefix: r.Prefix}), queue: &recordingQueue{}, ledger: ledger, keys: kr, key: key, redis: r,
+		sender: &stubSender{}}
 	cfg := server.Config{
 		Jobs: h.store, Blobs: h.store, Idempotency: h.store, Accounts: h.store, Hooks: h.store, Deliveries: h.store,
 		Queue:      h.queue,
+		Sender:     h.sender,
 		Compressor: upstream.New(up.URL + "/api"),
 		Keyring:    kr,
 		CheckURL: func(ctx context.Context, field, raw string) error {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/connector/keyring"
+	"github.com/imgflow/imgflow/connector/webhook"
 	"github.com/imgflow/imgflow/server/console"
 )
 
@@ -31,7 +32,25 @@ type Config struct {
 	Hooks       connector.HookStore
 	// Deliveries is each job's delivery log, read by the deliveries routes.
 	Deliveries connector.DeliveryLog
-	Queue      connector.Queue
+	// HookAdmin, Messages, DeliveryIndex and CallbackSecrets serve the
+	// webhook operations (limits, enable, rotation, test events, recovery,
+	// the delivery log across jobs). Each left nil is taken from Hooks
+	// when it implements it (*redisstore.Store implements all).
+	HookAdmin       connector.HookAdmin
+	Messages        connector.MessageStore
+	DeliveryIndex   connector.DeliveryIndex
+	CallbackSecrets connector.CallbackSecrets
+	// Sender sends test events (POST /v1/hooks/{id}/test) through the SSRF
+	// guard. Default: a *webhook.Sender that reaches public addresses only.
+	Sender HookSender
+	// MaxHooksPerKey caps a key's hooks: one more gets 409
+	// too_many_hooks. 0: no cap. Flag --max-hooks-per-key, env
+	// IMGFLOW_MAX_HOOKS_PER_KEY (default 25).
+	MaxHooksPerKey int
+	// SecretOverlap is how long a rotated secret still signs deliveries
+	// beside the new one. Default 24h; env IMGFLOW_SECRET_OVERLAP.
+	SecretOverlap time.Duration
+	Queue         connector.Queue
 	// Compressor answers the key checks (preflight and /v1/account).
 	Compressor connector.Compressor
 	// Fetcher gets image_url inputs for dry runs (?dry_run=1), through the
@@ -105,6 +124,23 @@ type Config struct {
 	IdempotencyInFlightWait time.Duration
 }
 
+// webhookStores takes each webhook store left nil from Hooks, when it
+// implements it.
+func (cfg *Config) webhookStores() {
+	if cfg.HookAdmin == nil {
+		cfg.HookAdmin, _ = cfg.Hooks.(connector.HookAdmin)
+	}
+	if cfg.Messages == nil {
+		cfg.Messages, _ = cfg.Hooks.(connector.MessageStore)
+	}
+	if cfg.DeliveryIndex == nil {
+		cfg.DeliveryIndex, _ = cfg.Hooks.(connector.DeliveryIndex)
+	}
+	if cfg.CallbackSecrets == nil {
+		cfg.CallbackSecrets, _ = cfg.Hooks.(connector.CallbackSecrets)
+	}
+}
+
 // Server is the HTTP API.
 type Server struct {
 	cfg      Config
@@ -145,6 +181,13 @@ func New(cfg Config) *Server {
 	if cfg.CheckURL == nil {
 		cfg.CheckURL = func(context.Context, string, string) error { return nil }
 	}
+	if cfg.SecretOverlap <= 0 {
+		cfg.SecretOverlap = connector.DefaultSecretOverlap
+	}
+	if cfg.Sender == nil {
+		cfg.Sender = webhook.NewSender(webhook.SenderOptions{})
+	}
+	cfg.webhookStores()
 	if cfg.LargeBodyWait <= 0 {
 		cfg.LargeBodyWait = 2 * time.Second
 	}
@@ -244,13 +287,20 @@ func (s *Server) routes() *echo.Echo {
 	v1.GET("/jobs/:id/deliveries", s.listDeliveries, s.requireKey)
 	v1.POST("/jobs/:id/deliveries/:delivery_id/redeliver", s.redeliver, s.requireKey)
 	v1.GET("/account", s.getAccount, s.headerKeyOnly)
+	v1.POST("/account/rotate-secret", s.rotateCallbackSecret, s.requireKey)
+	v1.GET("/deliveries", s.listAllDeliveries, s.requireKey)
 	v1.POST("/hooks", s.createHook) // key may be in the body
 	v1.GET("/hooks", s.listHooks, s.requireKey)
 	v1.GET("/hooks/:id", s.getHook, s.requireKey)
 	v1.DELETE("/hooks/:id", s.deleteHook, s.requireKey)
+	v1.POST("/hooks/:id/enable", s.enableHook, s.requireKey)
+	v1.POST("/hooks/:id/test", s.testHook, s.requireKey)
+	v1.POST("/hooks/:id/recover", s.recoverHook, s.requireKey)
+	v1.POST("/hooks/:id/rotate-secret", s.rotateHookSecret, s.requireKey)
 
 	if s.cfg.Definitions != nil {
 		e.GET("/openapi.json", s.openAPI)
+		v1.GET("/event-types", s.listEventTypes)
 		v1.GET("/definitions", s.definitionsIndex)
 		v1.GET("/definitions/:platform", s.definitionsPlatform)
 		v1.GET("/definitions/:platform/:file", s.definitionsFile)

@@ -135,6 +135,29 @@ type Config struct {
 	// 2m, longer than a call's time-outs.
 	DedupeLease time.Duration
 
+	// Endpoint is the policy of delivery endpoints (hooks, and callback
+	// URLs per key): DisableAfter (IMGFLOW_HOOK_DISABLE_AFTER, default 5
+	// days) of nothing but failures disables one; Rate
+	// (IMGFLOW_DELIVERY_RATE, default 20, negative for none) caps the
+	// deliveries per second one gets, bursts of Rate passing at once.
+	Endpoint connector.EndpointPolicy
+
+	// MaxHooksPerKey caps how many hooks one event goes to
+	// (IMGFLOW_MAX_HOOKS_PER_KEY, which caps how many a key may make); 0:
+	// no cap.
+	MaxHooksPerKey int
+
+	// Endpoints, Messages, DeliveryIndex, CallbackSecrets and HookAdmin
+	// keep the state of webhook operations: endpoint pauses, rates and
+	// failures; events that are not a job's; the per-key delivery index;
+	// secret versions; disabling hooks. Each left nil is taken from Hooks,
+	// which must then implement it (*redisstore.Store implements all).
+	Endpoints       connector.EndpointStore
+	Messages        connector.MessageStore
+	DeliveryIndex   connector.DeliveryIndex
+	CallbackSecrets connector.CallbackSecrets
+	HookAdmin       connector.HookAdmin
+
 	// Observer, when set, is told about jobs, upstream calls and deliveries
 	// (for metrics).
 	Observer Observer
@@ -157,14 +180,16 @@ type Observer interface {
 	// charged twice.
 	ChargeUncertain()
 	// DeliveryDone: one delivery attempt ended: "delivered", "retry",
-	// "failed" (last attempt), "gone" (410) or "dropped" (job or hook gone).
+	// "failed" (last attempt), "gone" (410), "dropped" (job or hook gone,
+	// endpoint disabled) or "deferred" (put off by its endpoint's pause or
+	// rate, no attempt made).
 	DeliveryDone(outcome string)
 }
 
-// Sender posts one signed webhook: webhook-id msgID, signed with secret
-// (whsec_...); only a 2xx is a success. *webhook.Sender implements it.
+// Sender posts one signed webhook: webhook-id msgID, signed with each of
+// secrets (whsec_...); only a 2xx is a success. *webhook.Sender implements it.
 type Sender interface {
-	Send(ctx context.Context, targetURL, secret, msgID string, body []byte) webhook.Result
+	Send(ctx context.Context, targetURL string, secrets []string, msgID string, body []byte) webhook.Result
 }
 
 // withDefaults returns cfg with defaults filled in, or why it is unusable.
@@ -189,6 +214,10 @@ func (cfg Config) withDefaults() (Config, error) {
 	case cfg.PublicURL == "":
 		return cfg, errors.New("worker: PublicURL is required (IMGFLOW_PUBLIC_URL)")
 	}
+	if err := cfg.webhookStores(); err != nil {
+		return cfg, err
+	}
+	cfg.Endpoint = cfg.Endpoint.WithDefaults()
 	if cfg.Queue == "" {
 		cfg.Queue = DefaultQueue
 	}
@@ -233,6 +262,37 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.Observer = nopObserver{}
 	}
 	return cfg, nil
+}
+
+// webhookStores takes each webhook store left nil from Hooks.
+func (cfg *Config) webhookStores() error {
+	var ok bool
+	if cfg.Endpoints == nil {
+		if cfg.Endpoints, ok = cfg.Hooks.(connector.EndpointStore); !ok {
+			return errors.New("worker: Endpoints is required (Hooks does not keep endpoint state)")
+		}
+	}
+	if cfg.Messages == nil {
+		if cfg.Messages, ok = cfg.Hooks.(connector.MessageStore); !ok {
+			return errors.New("worker: Messages is required (Hooks does not keep messages)")
+		}
+	}
+	if cfg.DeliveryIndex == nil {
+		if cfg.DeliveryIndex, ok = cfg.Hooks.(connector.DeliveryIndex); !ok {
+			return errors.New("worker: DeliveryIndex is required (Hooks does not keep one)")
+		}
+	}
+	if cfg.CallbackSecrets == nil {
+		if cfg.CallbackSecrets, ok = cfg.Hooks.(connector.CallbackSecrets); !ok {
+			return errors.New("worker: CallbackSecrets is required (Hooks does not keep secret versions)")
+		}
+	}
+	if cfg.HookAdmin == nil {
+		if cfg.HookAdmin, ok = cfg.Hooks.(connector.HookAdmin); !ok {
+			return errors.New("worker: HookAdmin is required (Hooks cannot disable hooks with a reason)")
+		}
+	}
+	return nil
 }
 
 type nopObserver struct{}

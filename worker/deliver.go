@@ -15,10 +15,12 @@ import (
 	"github.com/imgflow/imgflow/connector/webhook"
 )
 
-// fanOut queues the deliveries of a finished job: its callback and one per
-// matching hook of its owner. Delivery ids make it idempotent. hooks is
-// what the job's finishing write saw of the owner's hooks: HooksNone skips
-// listing them (a hook made after the job finished does not get it).
+// fanOut queues the deliveries of a finished job: its callback, one per
+// matching hook of its owner (at most MaxHooksPerKey, oldest first), and an
+// account.credits_low event where the job's answer took the balance to a
+// hook's threshold. Delivery ids make it idempotent. hooks is what the
+// job's finishing write saw of the owner's hooks: HooksNone skips listing
+// them (a hook made after the job finished does not get it).
 func (w *Worker) fanOut(ctx context.Context, log *slog.Logger, job *connector.Job, hooks connector.HooksHint) error {
 	event := job.EventType()
 	if job.CallbackURL != "" {
@@ -36,38 +38,86 @@ func (w *Worker) fanOut(ctx context.Context, log *slog.Logger, job *connector.Jo
 		log.Error("could not list hooks", "err", err)
 		return err
 	}
-	for _, h := range subs {
-		if !h.Matches(event) {
+	for _, h := range w.capHooks(subs, event) {
+		d := connector.Delivery{ID: connector.HookDeliveryID(job.ID, h.ID), JobID: job.ID, HookID: h.ID, Event: event}
+		if h.Disabled {
+			w.recordSkipped(ctx, log, subject{job: job}, d, h)
 			continue
 		}
-		d := connector.Delivery{ID: connector.HookDeliveryID(job.ID, h.ID), JobID: job.ID, HookID: h.ID, Event: event}
 		if err := w.queue.EnqueueDelivery(ctx, d); err != nil {
 			log.Error("could not queue a hook delivery", "hook_id", h.ID, "err", err)
 			return err
 		}
 	}
-	return nil
+	return w.creditsLow(ctx, log, job, subs)
+}
+
+// capHooks is the hooks of subs subscribed to an event of this type, at
+// most MaxHooksPerKey of them (the oldest), so that one event never turns
+// into an unbounded burst of requests. Disabled ones are among them: their
+// delivery is recorded as not sent (recordSkipped), for recovery.
+func (w *Worker) capHooks(subs []*connector.Hook, event string) []*connector.Hook {
+	var out []*connector.Hook
+	for _, h := range subs {
+		if h.Subscribed(event) {
+			out = append(out, h)
+		}
+	}
+	if n := w.cfg.MaxHooksPerKey; n > 0 && len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
+
+// recordSkipped records, without a task, that d was not sent because its
+// hook is disabled: the delivery ends failed in the delivery log, so that
+// POST /v1/hooks/{id}/recover sends it once the hook is enabled again.
+func (w *Worker) recordSkipped(ctx context.Context, log *slog.Logger, s subject, d connector.Delivery, h *connector.Hook) {
+	r := &deliveryRun{d: d, subject: s, log: log.With("hook_id", h.ID),
+		attempt: &connector.DeliveryAttempt{DeliveryID: d.ID, HookID: h.ID, Event: d.Event, Target: connector.TargetForDisplay(h.TargetURL),
+			At: time.Now().UTC(), Outcome: connector.OutcomeDropped,
+			Error: "not sent: the hook is disabled (" + connector.DescribeDisabled(h.DisabledReason) + ")"}}
+	w.obs.DeliveryDone("dropped")
+	w.recordAttempt(ctx, r)
 }
 
 // deliveryRun is one attempt at one delivery, as handleDelivery and its
 // steps share it.
 type deliveryRun struct {
 	d       connector.Delivery
-	job     *connector.Job
+	subject subject
 	log     *slog.Logger
-	retried int  // earlier attempts of this task
+	retried int  // earlier attempts of this delivery
 	last    bool // no retry follows this attempt
-	attempt *connector.DeliveryAttempt
+	target  endpoint
+	// endpoint is the endpoint's state as the attempt was admitted.
+	endpoint connector.EndpointState
+	attempt  *connector.DeliveryAttempt
+}
+
+// subject is what a delivery is about: a finished job (its event rendered
+// at each attempt) or a stored message (any other event).
+type subject struct {
+	job *connector.Job
+	msg *connector.Message
+}
+
+func (s subject) owner() string {
+	if s.msg != nil {
+		return s.msg.Owner
+	}
+	return s.job.Owner
 }
 
 // handleDelivery runs one attempt at one delivery and records it in the
-// job's delivery log: load the job → find the target → send → record the
-// outcome. A redelivery (asked for by the owner) is a single attempt: it is
-// sent even if the delivery succeeded before, and a failure is recorded,
-// not retried.
+// delivery log: load what it is about → find the endpoint → ask the
+// endpoint's policy (disabled, paused, rate) → send → record the outcome
+// for the message and for the endpoint. A redelivery (asked for by the
+// owner) is a single attempt: it is sent even if the delivery succeeded
+// before, and a failure is recorded, not retried.
 func (w *Worker) handleDelivery(ctx context.Context, t *asynq.Task) error {
 	var d connector.Delivery
-	if err := json.Unmarshal(t.Payload(), &d); err != nil || d.JobID == "" {
+	if err := json.Unmarshal(t.Payload(), &d); err != nil || (d.JobID == "" && d.MessageID == "") {
 		w.log.Error("delivery task with a bad payload, dropped", "job_id", "", "err", err)
 		return fmt.Errorf("bad payload: %w", asynq.SkipRetry)
 	}
@@ -76,47 +126,48 @@ func (w *Worker) handleDelivery(ctx context.Context, t *asynq.Task) error {
 	if d.HookID != "" {
 		r.log = r.log.With("hook_id", d.HookID)
 	}
-	r.retried, _ = asynq.GetRetryCount(ctx)
+	if d.MessageID != "" {
+		r.log = r.log.With("message_id", d.MessageID)
+	}
+	retried, _ := asynq.GetRetryCount(ctx)
 	maxRetry, _ := asynq.GetMaxRetry(ctx)
-	r.last = d.Redeliver || r.retried >= maxRetry
+	r.retried, r.last = d.Retried+retried, d.Redeliver || retried >= maxRetry
 
 	var err error
-	if r.job, err = w.cfg.Jobs.GetJob(ctx, d.JobID); connector.ErrorCodeOf(err) == connector.ENOTFOUND {
-		r.log.Info("job gone, delivery dropped")
+	if r.subject, err = w.deliverySubject(ctx, d); connector.ErrorCodeOf(err) == connector.ENOTFOUND {
+		r.log.Info("job or message gone, delivery dropped")
 		w.obs.DeliveryDone("dropped")
 		return nil
 	} else if err != nil {
 		return err
 	}
-	if !d.Redeliver && d.HookID == "" && r.job.Callback != nil && r.job.Callback.Status == connector.DeliveryDelivered {
+	if job := r.subject.job; job != nil && !d.Redeliver && d.HookID == "" && job.Callback != nil && job.Callback.Status == connector.DeliveryDelivered {
 		// Delivered already: a task run again (from the dashboard, say, after
 		// its id was forgotten) must not post the event twice.
 		r.log.Info("callback already delivered, delivery dropped")
 		w.obs.DeliveryDone("dropped")
 		return nil
 	}
-	target, secret, dropped, err := w.deliveryTarget(ctx, d, r.job)
-	if err != nil {
+	var dropped string
+	if r.target, dropped, err = w.deliveryTarget(ctx, d, r.subject); err != nil {
 		return err
 	}
-	if target == "" {
-		w.obs.DeliveryDone("dropped")
-		if dropped != "" {
-			r.log.Info("delivery dropped", "why", dropped)
-			r.attempt.At, r.attempt.Outcome, r.attempt.Error = time.Now().UTC(), connector.OutcomeDropped, dropped
-			w.recordAttempt(ctx, r)
-		}
-		return nil
+	if r.target.url == "" {
+		return w.dropped(ctx, r, dropped)
+	}
+	admitted, err := w.admit(ctx, r)
+	if err != nil || !admitted {
+		return err // put off (or dropped) by the endpoint's policy
 	}
 
-	body, err := json.Marshal(w.event(r.job))
+	body, err := w.body(r.subject)
 	if err != nil {
 		return fmt.Errorf("render event: %w", err)
 	}
-	r.attempt.Target, r.attempt.At = connector.TargetForDisplay(target), time.Now().UTC()
-	res := w.cfg.Sender.Send(ctx, target, secret, d.ID, body)
+	r.attempt.Target, r.attempt.At = connector.TargetForDisplay(r.target.url), time.Now().UTC()
+	res := w.cfg.Sender.Send(ctx, r.target.url, r.target.secrets, d.ID, body)
 	r.attempt.DurationMS, r.attempt.StatusCode, r.attempt.Response = res.Duration.Milliseconds(), res.Status, res.Response
-	r.log = r.log.With("attempt", r.retried+1, "target_host", host(target), "status", res.Status)
+	r.log = r.log.With("attempt", r.retried+1, "target_host", host(r.target.url), "status", res.Status)
 	switch {
 	case res.Err == nil:
 		return w.delivered(ctx, r, res)
@@ -126,6 +177,37 @@ func (w *Worker) handleDelivery(ctx context.Context, t *asynq.Task) error {
 	return w.failed(ctx, r, res)
 }
 
+// deliverySubject loads what d is about; ENOTFOUND once it expired.
+func (w *Worker) deliverySubject(ctx context.Context, d connector.Delivery) (subject, error) {
+	if d.MessageID != "" {
+		m, err := w.cfg.Messages.GetMessage(ctx, d.MessageID)
+		return subject{msg: m}, err
+	}
+	j, err := w.cfg.Jobs.GetJob(ctx, d.JobID)
+	return subject{job: j}, err
+}
+
+// body is what every attempt of the subject's deliveries sends.
+func (w *Worker) body(s subject) ([]byte, error) {
+	if s.msg != nil {
+		return s.msg.Body, nil
+	}
+	return json.Marshal(w.event(s.job))
+}
+
+// dropped records a delivery that has nowhere to go (a deleted or disabled
+// hook, a disabled endpoint); why is empty when there is nothing to say
+// (a job without callback URL).
+func (w *Worker) dropped(ctx context.Context, r *deliveryRun, why string) error {
+	w.obs.DeliveryDone("dropped")
+	if why != "" {
+		r.log.Info("delivery dropped", "why", why)
+		r.attempt.At, r.attempt.Outcome, r.attempt.Error = time.Now().UTC(), connector.OutcomeDropped, why
+		w.recordAttempt(ctx, r)
+	}
+	return nil
+}
+
 // delivered records a 2xx answer; the callback counts as delivered, even
 // when a redelivery is what got through.
 func (w *Worker) delivered(ctx context.Context, r *deliveryRun, res webhook.Result) error {
@@ -133,6 +215,7 @@ func (w *Worker) delivered(ctx context.Context, r *deliveryRun, res webhook.Resu
 	w.obs.DeliveryDone("delivered")
 	r.attempt.Outcome = connector.OutcomeDelivered
 	w.recordAttempt(ctx, r)
+	w.endpointSucceeded(ctx, r)
 	w.recordCallback(ctx, r.log, r.d, func(s *connector.DeliveryState) {
 		now := time.Now().UTC()
 		s.Status, s.LastStatus, s.LastError, s.DeliveredAt = connector.DeliveryDelivered, res.Status, "", &now
@@ -143,7 +226,8 @@ func (w *Worker) delivered(ctx context.Context, r *deliveryRun, res webhook.Resu
 	return nil
 }
 
-// gone records a 410 answer: no more attempts, and a hook is disabled.
+// gone records a 410 answer: no more attempts, and the endpoint (a hook,
+// or the callback URL) is disabled.
 func (w *Worker) gone(ctx context.Context, r *deliveryRun, res webhook.Result) error {
 	r.log.Warn("receiver answered 410 Gone: no more deliveries")
 	w.obs.DeliveryDone("gone")
@@ -154,11 +238,9 @@ func (w *Worker) gone(ctx context.Context, r *deliveryRun, res webhook.Result) e
 			s.Status, s.Attempts, s.LastStatus, s.LastError = connector.DeliveryFailed, r.retried+1, res.Status, "410 Gone"
 		})
 	}
-	if r.d.HookID != "" {
-		if err := w.cfg.Hooks.DisableHook(ctx, r.d.HookID); err != nil {
-			r.log.Error("could not disable the hook", "err", err)
-			return err // retry: the next attempt gets 410 again and disables it
-		}
+	if err := w.disableEndpoint(ctx, r, connector.DisabledGone); err != nil {
+		r.log.Error("could not disable the endpoint", "err", err)
+		return err // retry: the next attempt gets 410 again and disables it
 	}
 	if r.d.Redeliver {
 		return nil // as for any failed redelivery: recorded, id freed
@@ -167,11 +249,16 @@ func (w *Worker) gone(ctx context.Context, r *deliveryRun, res webhook.Result) e
 }
 
 // failed records any other failure and says when the next attempt is due,
-// if one is; the error returned tells asynq whether and when to retry.
+// if one is; the error returned tells asynq whether and when to retry. An
+// endpoint that has failed every attempt for the policy's DisableAfter is
+// disabled here, and this delivery ends with it.
 func (w *Worker) failed(ctx context.Context, r *deliveryRun, res webhook.Result) error {
 	why := describeSendError(res)
 	if connector.ErrorCodeOf(res.Err) == connector.EURLREFUSED {
 		r.last = true // the guard refuses the target: no later attempt can pass
+	}
+	if w.endpointFailed(ctx, r, res) {
+		r.last = true
 	}
 	retryErr := &retryAfterError{err: errors.New(why), after: res.RetryAfter}
 	r.attempt.Error, r.attempt.Outcome = why, connector.OutcomeFailed
@@ -203,30 +290,57 @@ func (w *Worker) failed(ctx context.Context, r *deliveryRun, res webhook.Result)
 	return retryErr
 }
 
-// deliveryTarget is where d goes and the secret that signs it. The target
-// is empty when there is nowhere to send it: a job without a callback URL,
+// endpoint is where a delivery goes: its URL, the secrets that sign it
+// (the current one first), and the endpoint's id for its state.
+type endpoint struct {
+	url     string
+	secrets []string
+	id      string
+	hook    *connector.Hook // nil for a callback
+}
+
+// deliveryTarget is where d goes and the secrets that sign it. The URL is
+// empty when there is nowhere to send it: a job without a callback URL,
 // or a hook that was deleted or disabled (dropped then says which, for the
 // delivery log).
-func (w *Worker) deliveryTarget(ctx context.Context, d connector.Delivery, job *connector.Job) (target, secret, dropped string, err error) {
+func (w *Worker) deliveryTarget(ctx context.Context, d connector.Delivery, s subject) (ep endpoint, dropped string, err error) {
+	now := time.Now()
 	if d.HookID == "" {
-		return job.CallbackURL, w.cfg.Keyring.WebhookSecret("callback", job.Owner), "", nil
+		if s.job == nil || s.job.CallbackURL == "" {
+			return endpoint{}, "", nil
+		}
+		v, err := w.cfg.CallbackSecrets.CallbackSecretVersion(ctx, s.job.Owner)
+		if err != nil {
+			return endpoint{}, "", err
+		}
+		prev := &v.PreviousUntil
+		return endpoint{url: s.job.CallbackURL, id: connector.CallbackEndpointID(s.job.Owner, s.job.CallbackURL),
+			secrets: w.cfg.Keyring.WebhookSecrets("callback", s.job.Owner, connector.SigningVersions(v.Version, prev, now))}, "", nil
 	}
 	h, err := w.cfg.Hooks.GetHook(ctx, d.HookID)
 	switch {
-	case connector.ErrorCodeOf(err) == connector.ENOTFOUND || (err == nil && h.Owner != job.Owner):
-		return "", "", "not sent: the hook was deleted", nil
+	case connector.ErrorCodeOf(err) == connector.ENOTFOUND || (err == nil && h.Owner != s.owner()):
+		return endpoint{}, "not sent: the hook was deleted", nil
 	case err != nil:
-		return "", "", "", err
+		return endpoint{}, "", err
 	case h.Disabled:
-		return "", "", "not sent: the hook is disabled (its target answered 410 Gone)", nil
+		return endpoint{}, "not sent: the hook is disabled (" + connector.DescribeDisabled(h.DisabledReason) + ")", nil
 	}
-	return h.TargetURL, w.cfg.Keyring.WebhookSecret("hook", h.ID), "", nil
+	return endpoint{url: h.TargetURL, id: connector.HookEndpointID(h.ID), hook: h,
+		secrets: w.cfg.Keyring.WebhookSecrets("hook", h.ID, connector.SigningVersions(h.SecretVersion, h.PreviousSecretUntil, now))}, "", nil
 }
 
-// recordAttempt adds the run's attempt to the job's delivery log. A
-// failure to record is logged, not retried: the delivery itself counts.
+// recordAttempt adds the run's attempt to its job's or message's delivery
+// log. A failure to record is logged, not retried: the delivery itself
+// counts.
 func (w *Worker) recordAttempt(ctx context.Context, r *deliveryRun) {
-	if err := w.cfg.Deliveries.RecordDeliveryAttempt(ctx, r.job, r.attempt); err != nil {
+	var err error
+	if r.subject.msg != nil {
+		err = w.cfg.DeliveryIndex.RecordMessageAttempt(ctx, r.subject.msg, r.attempt)
+	} else {
+		err = w.cfg.Deliveries.RecordDeliveryAttempt(ctx, r.subject.job, r.attempt)
+	}
+	if err != nil {
 		r.log.Warn("could not record the delivery attempt", "err", err)
 	}
 }
@@ -256,7 +370,7 @@ func (w *Worker) event(job *connector.Job) connector.Event {
 // recordCallback updates the job's callback delivery state; hooks have none.
 // A failure to record is logged, not retried: the delivery itself counts.
 func (w *Worker) recordCallback(ctx context.Context, log *slog.Logger, d connector.Delivery, set func(*connector.DeliveryState)) {
-	if d.HookID != "" {
+	if d.HookID != "" || d.JobID == "" {
 		return
 	}
 	_, err := w.cfg.Jobs.UpdateJob(ctx, d.JobID, func(j *connector.Job) error {

@@ -213,6 +213,9 @@ type stubCompressor struct {
 	idempotencyKeys []string
 	// onAnswer, when set, runs as each successful call answers.
 	onAnswer func()
+	// balances, when set, are the credits_remaining of successive
+	// successful answers (499 past the list).
+	balances []int64
 }
 
 func (s *stubCompressor) setFailures(errs ...error) {
@@ -255,6 +258,11 @@ func (s *stubCompressor) Compress(ctx context.Context, apiKey, idempotencyKey st
 		s.onAnswer()
 	}
 	credits := int64(499)
+	s.mu.Lock()
+	if len(s.balances) > 0 {
+		credits, s.balances = s.balances[0], s.balances[1:]
+	}
+	s.mu.Unlock()
 	return &connector.Compressed{
 		UpstreamJobID:    "up-" + strconv.Itoa(n),
 		Data:             bytes.NewReader(data), // same format, same bytes: ratio 0 is a valid answer

@@ -51,3 +51,7 @@ func TestObserverHearsJobsUpstreamCallsAndDeliveries(t *testing.T) {
 		waitFor(t, "the observer to hear "+want, func() bool { return rec.has(want) })
 	}
 }
+
+func (r *recorder) EndpointDisabled(kind, reason string) {
+	r.add("endpoint disabled " + kind + " " + reason)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -177,6 +178,31 @@ func (q *Queue) EnqueueDelivery(ctx context.Context, d connector.Delivery) error
 		q.wakeWorkers(ctx)
 	}
 	return err
+}
+
+// EnqueueDeferred queues d again to run after wait: a delivery its
+// endpoint put off (a receiver's pause, the endpoint's rate). It is a new
+// task, named by d's id and its count of deferrals, that keeps the
+// schedule's remaining attempts (d.Retried were made); a redelivery stays
+// one attempt.
+func (q *Queue) EnqueueDeferred(ctx context.Context, d connector.Delivery, wait time.Duration) error {
+	payload, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	id := d.ID + ":deferred:" + strconv.Itoa(d.Deferrals)
+	maxRetry := max(len(q.schedule)-1-d.Retried, 0)
+	if d.Redeliver {
+		id, maxRetry = d.ID+":redeliver:deferred:"+strconv.Itoa(d.Deferrals), 0
+	}
+	return q.enqueue(ctx, asynq.NewTask(TypeDelivery, payload),
+		asynq.TaskID(id),
+		asynq.Queue(q.queue),
+		asynq.MaxRetry(maxRetry),
+		asynq.Timeout(deliveryTimeout),
+		asynq.Retention(q.retention),
+		asynq.ProcessIn(wait),
+	)
 }
 
 // wakeWorkers asks for a wake-up after an enqueue; it never waits.

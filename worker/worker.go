@@ -83,7 +83,9 @@ func (w *Worker) Queue() *Queue { return w.queue }
 // backoff for the rest.
 func (w *Worker) RetryDelay(n int, err error, t *asynq.Task) time.Duration {
 	if t.Type() == TypeDelivery {
-		return deliveryDelay(w.cfg.DeliverySchedule, n, err)
+		// A delivery put off by its endpoint goes on as a new task that
+		// counts from the attempts made before it.
+		return deliveryDelay(w.cfg.DeliverySchedule, n+deliveryRetried(t), err)
 	}
 	return w.backoff(n)
 }

@@ -88,6 +88,25 @@ func (k *Keyring) WebhookSecret(scope, id string) string {
 	return "whsec_" + base64.StdEncoding.EncodeToString(k.derive("webhook", scope, id))
 }
 
+// WebhookSecretVersion is WebhookSecret after version rotations: version 0
+// is WebhookSecret itself, so secrets issued before rotation existed stay
+// valid.
+func (k *Keyring) WebhookSecretVersion(scope, id string, version int) string {
+	if version <= 0 {
+		return k.WebhookSecret(scope, id)
+	}
+	return "whsec_" + base64.StdEncoding.EncodeToString(k.derive("webhook", scope, id, "v"+strconv.Itoa(version)))
+}
+
+// WebhookSecrets are the secrets of the given versions, in order.
+func (k *Keyring) WebhookSecrets(scope, id string, versions []int) []string {
+	out := make([]string, len(versions))
+	for i, v := range versions {
+		out[i] = k.WebhookSecretVersion(scope, id, v)
+	}
+	return out
+}
+
 // FileToken signs access to a job's file until exp: "<unix>.<mac>".
 func (k *Keyring) FileToken(jobID string, exp time.Time) string {
 	ts := strconv.FormatInt(exp.Unix(), 10)

@@ -36,14 +36,9 @@ return 1
 `)
 
 // RecordDeliveryAttempt appends a to the job's delivery log, which expires
-// with the job record.
+// with the job record, and indexes the delivery for the job's owner.
 func (s *Store) RecordDeliveryAttempt(ctx context.Context, job *connector.Job, a *connector.DeliveryAttempt) error {
-	data, err := json.Marshal(a)
-	if err != nil {
-		return internalErr(fmt.Errorf("encode delivery attempt: %w", err))
-	}
-	keys := []string{s.jobKey(job.ID), s.deliveriesKey(job.ID)}
-	return storageErr(recordAttemptScript.Run(ctx, s.rdb, keys, data, MaxDeliveryAttempts).Err())
+	return s.recordAttempt(ctx, "j", job.ID, s.jobKey(job.ID), job.Owner, a)
 }
 
 // DeliveryAttempts returns the job's delivery attempts, oldest first.
@@ -52,6 +47,10 @@ func (s *Store) DeliveryAttempts(ctx context.Context, jobID string) ([]*connecto
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, storageErr(err)
 	}
+	return decodeAttemptList(items)
+}
+
+func decodeAttemptList(items []string) ([]*connector.DeliveryAttempt, error) {
 	out := make([]*connector.DeliveryAttempt, 0, len(items))
 	for _, item := range items {
 		var a connector.DeliveryAttempt

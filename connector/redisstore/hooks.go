@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/imgflow/imgflow/connector"
 	"github.com/redis/go-redis/v9"
@@ -15,12 +16,18 @@ import (
 // storedHook is a hook as kept in Redis, with the owner connector.Hook hides
 // from JSON.
 type storedHook struct {
-	Hook  *connector.Hook `json:"hook"`
-	Owner string          `json:"owner"`
+	Hook                *connector.Hook `json:"hook"`
+	Owner               string          `json:"owner"`
+	SecretVersion       int             `json:"secret_version,omitempty"`
+	PreviousSecretUntil *time.Time      `json:"previous_secret_until,omitempty"`
 }
 
 func encodeHook(h *connector.Hook) ([]byte, error) {
-	return json.Marshal(storedHook{Hook: h, Owner: h.Owner})
+	h.Status = connector.HookEnabled
+	if h.Disabled {
+		h.Status = connector.HookDisabled
+	}
+	return json.Marshal(storedHook{Hook: h, Owner: h.Owner, SecretVersion: h.SecretVersion, PreviousSecretUntil: h.PreviousSecretUntil})
 }
 
 func decodeHook(data []byte) (*connector.Hook, error) {
@@ -31,7 +38,11 @@ func decodeHook(data []byte) (*connector.Hook, error) {
 	if sh.Hook == nil {
 		return nil, internalErr(errors.New("decode hook: no hook in record"))
 	}
-	sh.Hook.Owner = sh.Owner
+	sh.Hook.Owner, sh.Hook.SecretVersion, sh.Hook.PreviousSecretUntil = sh.Owner, sh.SecretVersion, sh.PreviousSecretUntil
+	sh.Hook.Status = connector.HookEnabled
+	if sh.Hook.Disabled {
+		sh.Hook.Status = connector.HookDisabled
+	}
 	return sh.Hook, nil
 }
 
@@ -56,6 +67,53 @@ func (s *Store) CreateHook(ctx context.Context, h *connector.Hook) error {
 		return internalErr(fmt.Errorf("create hook: id %s already exists", h.ID))
 	}
 	return storageErr(s.rdb.SAdd(ctx, s.hookIndexKey(h.Owner), h.ID).Err())
+}
+
+// addHookScript adds hook id ARGV[1] to its owner's set (KEYS[1]) unless
+// the set holds ARGV[2] hooks already (ARGV[2] <= 0: no cap); 1 when added.
+var addHookScript = redis.NewScript(`
+local max = tonumber(ARGV[2])
+if max > 0 and redis.call('SCARD', KEYS[1]) >= max then return 0 end
+redis.call('SADD', KEYS[1], ARGV[1])
+return 1
+`)
+
+// CreateHookLimited is CreateHook refusing a hook beyond max for its owner
+// with ETOOMANYHOOKS (max <= 0: no cap). The owner's set is counted and
+// added to in one script, so concurrent creations cannot pass the cap; the
+// record follows (another slot on a cluster), and the set entry is taken
+// back if it cannot be written.
+func (s *Store) CreateHookLimited(ctx context.Context, h *connector.Hook, max int) error {
+	if h.ID == "" {
+		return internalErr(errors.New("create hook: empty id"))
+	}
+	if max > 0 {
+		// Entries left by a half-failed delete would count: ListHooks
+		// drops them.
+		if _, err := s.ListHooks(ctx, h.Owner); err != nil {
+			return err
+		}
+	}
+	added, err := addHookScript.Run(ctx, s.rdb, []string{s.hookIndexKey(h.Owner)}, h.ID, max).Int()
+	if err != nil {
+		return storageErr(err)
+	}
+	if added == 0 {
+		return &connector.Error{Code: connector.ETOOMANYHOOKS,
+			Message: fmt.Sprintf("this key has %d hooks, the most it may have: delete one first", max)}
+	}
+	if h.CreatedAt.IsZero() {
+		h.CreatedAt = s.now()
+	}
+	data, err := encodeHook(h)
+	if err == nil {
+		err = s.rdb.SetNX(ctx, s.hookKey(h.ID), data, 0).Err()
+	}
+	if err != nil {
+		s.rdb.SRem(context.WithoutCancel(ctx), s.hookIndexKey(h.Owner), h.ID)
+		return storageErr(err)
+	}
+	return nil
 }
 
 // GetHook returns the hook, or ENOTFOUND. It does not check the owner: the
@@ -160,15 +218,89 @@ func (s *Store) DeleteHook(ctx context.Context, owner, id string) error {
 	return storageErr(s.rdb.SRem(ctx, s.hookIndexKey(owner), id).Err())
 }
 
-// DisableHook marks the hook disabled (its target answered 410 Gone); it stays
-// listed so the owner can see why deliveries stopped. ENOTFOUND if missing.
+// DisableHook marks the hook disabled because its target answered 410
+// Gone; it stays listed so the owner can see why deliveries stopped.
+// ENOTFOUND if missing.
 func (s *Store) DisableHook(ctx context.Context, id string) error {
-	return s.orAdopted(ctx, s.legacyKey("hook", id), s.hookKey(id), func() error {
-		return s.disableHook(ctx, id)
-	})
+	_, err := s.DisableHookFor(ctx, id, connector.DisabledGone, s.now())
+	return err
 }
 
-func (s *Store) disableHook(ctx context.Context, id string) error {
+// DisableHookFor marks the hook disabled with reason; changed is false when
+// it already was. ENOTFOUND if missing.
+func (s *Store) DisableHookFor(ctx context.Context, id, reason string, at time.Time) (changed bool, err error) {
+	err = s.orAdopted(ctx, s.legacyKey("hook", id), s.hookKey(id), func() error {
+		changed = false
+		return s.updateHook(ctx, id, func(h *connector.Hook) bool {
+			// Run again when the transaction is retried: only the last run
+			// says whether this call disabled it.
+			if changed = !h.Disabled; !changed {
+				return false
+			}
+			at := at.UTC()
+			h.Disabled, h.DisabledReason, h.DisabledAt = true, reason, &at
+			return true
+		})
+	})
+	return changed, err
+}
+
+// EnableHook turns owner's disabled hook back on and forgets its
+// endpoint's failures, so the next failure starts a new count.
+func (s *Store) EnableHook(ctx context.Context, owner, id string) (*connector.Hook, error) {
+	h, err := s.ownedHook(ctx, owner, id)
+	if err != nil {
+		return nil, err
+	}
+	err = s.updateHook(ctx, id, func(h *connector.Hook) bool {
+		if !h.Disabled {
+			return false
+		}
+		h.Disabled, h.DisabledReason, h.DisabledAt = false, "", nil
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.ResetEndpoint(ctx, connector.HookEndpointID(id)); err != nil {
+		return nil, err
+	}
+	h.Disabled, h.DisabledReason, h.DisabledAt, h.Status = false, "", nil, connector.HookEnabled
+	return h, nil
+}
+
+// RotateHookSecret raises owner's hook's secret version; the previous
+// version keeps signing until now+overlap.
+func (s *Store) RotateHookSecret(ctx context.Context, owner, id string, now time.Time, overlap time.Duration) (*connector.Hook, error) {
+	if _, err := s.ownedHook(ctx, owner, id); err != nil {
+		return nil, err
+	}
+	var out *connector.Hook
+	err := s.updateHook(ctx, id, func(h *connector.Hook) bool {
+		until := now.UTC().Add(overlap)
+		h.SecretVersion++
+		h.PreviousSecretUntil = &until
+		out = h
+		return true
+	})
+	return out, err
+}
+
+// ownedHook is owner's hook, or ENOTFOUND.
+func (s *Store) ownedHook(ctx context.Context, owner, id string) (*connector.Hook, error) {
+	h, err := s.GetHook(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if h.Owner != owner {
+		return nil, notFound("hook", id)
+	}
+	return h, nil
+}
+
+// updateHook applies change to the stored hook in one transaction; change
+// returns false to leave it as it is.
+func (s *Store) updateHook(ctx context.Context, id string, change func(*connector.Hook) bool) error {
 	key := s.hookKey(id)
 	return s.watch(ctx, key, func(tx *redis.Tx) error {
 		data, err := tx.Get(ctx, key).Bytes()
@@ -182,10 +314,9 @@ func (s *Store) disableHook(ctx context.Context, id string) error {
 		if err != nil {
 			return err
 		}
-		if h.Disabled {
+		if !change(h) {
 			return nil
 		}
-		h.Disabled = true
 		if data, err = encodeHook(h); err != nil {
 			return internalErr(err)
 		}

@@ -29,6 +29,10 @@
 //	attempts:{id}          hash: the job's calls of the compression API (attempts.go), TTL JobTTL
 //	inflight:{owner}       sorted set of the owner's unfinished job ids, scored by a deadline (inflight.go)
 //	dedupe:{owner}:…       the dedupe index and its claims (dedupe.go)
+//	endpoint:{id}          hash: a delivery endpoint's failures, pause, disabling and rate slot (endpoints.go), TTL JobTTL
+//	msg:{id}               JSON event that is not a job's (hook.disabled, ...), TTL JobTTL; its log is deliveries:{id}
+//	dlvidx:{owner}         sorted set of the owner's deliveries by first attempt (messages.go), trimmed to JobTTL
+//	cbsecret:{owner}       hash: the version of the owner's callback secret and the previous one's end
 //
 // The prefix itself must not contain braces, or it would become the tag of
 // every key.

@@ -41,7 +41,7 @@ func TestSendSaysWhyNoAnswerCame(t *testing.T) {
 		"TLS to a plain port": {strings.Replace(plain.URL, "http://", "https://", 1), "could not deliver to 127.0.0.1: TLS: the receiver does not speak TLS on this port (is it http://?)"},
 		"connection hung up":  {hangUp.URL, "could not deliver to 127.0.0.1: the receiver closed the connection without an answer"},
 	} {
-		res := dev().Send(context.Background(), tc.url, secret, "m", event)
+		res := dev().Send(context.Background(), tc.url, []string{secret}, "m", event)
 		if res.Err == nil || res.Err.Error() != tc.want {
 			t.Errorf("%s: error %v, want %q", name, res.Err, tc.want)
 		}

@@ -82,16 +82,18 @@ func NewSender(opts SenderOptions) *Sender {
 	}
 }
 
-// Send POSTs body (JSON) to targetURL, signed with secret under msgID,
-// which must stay the same across retries of one event. The URL, query
+// Send POSTs body (JSON) to targetURL, signed with each of secrets (the
+// current one first; during a rotation the previous one too, as Standard
+// Webhooks allows) under msgID, which must stay the same across retries of
+// one event. The URL, query
 // string included, is used exactly as given (resume URLs carry their own
 // signature there). Only a 2xx answer is a success.
-func (s *Sender) Send(ctx context.Context, targetURL, secret, msgID string, body []byte) Result {
+func (s *Sender) Send(ctx context.Context, targetURL string, secrets []string, msgID string, body []byte) Result {
 	if err := guard.CheckURL(ctx, targetURL, s.opts.Allow, nil); err != nil {
 		return Result{Err: guard.ForField(err, "webhook URL")}
 	}
 	ts := s.now()
-	sig, err := Sign(secret, msgID, ts, body)
+	sig, err := SignAll(secrets, msgID, ts, body)
 	if err != nil {
 		return Result{Err: err}
 	}

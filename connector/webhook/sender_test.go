@@ -48,7 +48,7 @@ func dev() *Sender { return NewSender(SenderOptions{Allow: guard.Loopback()}) }
 
 func TestSendDeliversASignedEventThatVerifies(t *testing.T) {
 	srv, last := receiver(t, http.StatusNoContent, nil)
-	res := dev().Send(context.Background(), srv.URL+"/hook", secret, "msg_42", event)
+	res := dev().Send(context.Background(), srv.URL+"/hook", []string{secret}, "msg_42", event)
 	if res.Err != nil || res.Status != http.StatusNoContent {
 		t.Fatalf("expected 204 and no error, got %+v", res)
 	}
@@ -77,7 +77,7 @@ func TestSendDeliversASignedEventThatVerifies(t *testing.T) {
 func TestSendKeepsTheQueryStringExactly(t *testing.T) {
 	srv, last := receiver(t, http.StatusOK, nil)
 	query := "signature=ab%2Fc%2B%3D&exp=1790000000&x=a+b&empty="
-	if res := dev().Send(context.Background(), srv.URL+"/webhook-waiting/42?"+query, secret, "m", event); res.Err != nil {
+	if res := dev().Send(context.Background(), srv.URL+"/webhook-waiting/42?"+query, []string{secret}, "m", event); res.Err != nil {
 		t.Fatalf("expected success, got %v", res.Err)
 	}
 	if d := last.Load(); d.rawQuery != query || d.path != "/webhook-waiting/42" {
@@ -91,7 +91,7 @@ func TestSendTreatsARedirectAsAFailureAndDoesNotFollowIt(t *testing.T) {
 	defer elsewhere.Close()
 	srv, _ := receiver(t, http.StatusFound, http.Header{"Location": {elsewhere.URL}})
 
-	res := dev().Send(context.Background(), srv.URL, secret, "m", event)
+	res := dev().Send(context.Background(), srv.URL, []string{secret}, "m", event)
 	if res.Status != http.StatusFound || res.Err == nil || res.Err.Error() != "webhook URL answered 302 Found; redirects are not followed" {
 		t.Errorf("expected 302 as a failure, got %+v", res)
 	}
@@ -102,7 +102,7 @@ func TestSendTreatsARedirectAsAFailureAndDoesNotFollowIt(t *testing.T) {
 
 func TestSendReportsGoneOn410(t *testing.T) {
 	srv, _ := receiver(t, http.StatusGone, nil)
-	res := dev().Send(context.Background(), srv.URL, secret, "m", event)
+	res := dev().Send(context.Background(), srv.URL, []string{secret}, "m", event)
 	if !res.Gone || res.Status != http.StatusGone || res.Err == nil {
 		t.Errorf("expected Gone with an error, got %+v", res)
 	}
@@ -110,7 +110,7 @@ func TestSendReportsGoneOn410(t *testing.T) {
 
 func TestSendFailsOnServerErrorsWithoutGone(t *testing.T) {
 	srv, _ := receiver(t, http.StatusInternalServerError, nil)
-	res := dev().Send(context.Background(), srv.URL, secret, "m", event)
+	res := dev().Send(context.Background(), srv.URL, []string{secret}, "m", event)
 	if res.Gone || res.Err == nil || res.Err.Error() != "webhook URL answered 500 Internal Server Error" {
 		t.Errorf("expected a 500 failure, got %+v", res)
 	}
@@ -119,20 +119,20 @@ func TestSendFailsOnServerErrorsWithoutGone(t *testing.T) {
 func TestSendReadsRetryAfterOn429And503(t *testing.T) {
 	for _, status := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
 		srv, _ := receiver(t, status, http.Header{"Retry-After": {"30"}})
-		res := dev().Send(context.Background(), srv.URL, secret, "m", event)
+		res := dev().Send(context.Background(), srv.URL, []string{secret}, "m", event)
 		if res.RetryAfter != 30*time.Second || res.Err == nil {
 			t.Errorf("%d: expected a failure with Retry-After 30s, got %+v", status, res)
 		}
 	}
 	srv, _ := receiver(t, http.StatusInternalServerError, http.Header{"Retry-After": {"30"}})
-	if res := dev().Send(context.Background(), srv.URL, secret, "m", event); res.RetryAfter != 0 {
+	if res := dev().Send(context.Background(), srv.URL, []string{secret}, "m", event); res.RetryAfter != 0 {
 		t.Errorf("500: expected Retry-After ignored, got %s", res.RetryAfter)
 	}
 }
 
 func TestSendRefusesAPrivateTargetUnlessAllowed(t *testing.T) {
 	srv, last := receiver(t, http.StatusOK, nil)
-	res := NewSender(SenderOptions{}).Send(context.Background(), srv.URL, secret, "m", event)
+	res := NewSender(SenderOptions{}).Send(context.Background(), srv.URL, []string{secret}, "m", event)
 	if connector.ErrorCodeOf(res.Err) != connector.EURLREFUSED ||
 		connector.ErrorMessage(res.Err) != "webhook URL points to a private or loopback address (127.0.0.1)" {
 		t.Errorf("expected %s for 127.0.0.1, got %+v", connector.EURLREFUSED, res)
@@ -141,12 +141,12 @@ func TestSendRefusesAPrivateTargetUnlessAllowed(t *testing.T) {
 		t.Errorf("expected nothing delivered")
 	}
 	for _, target := range []string{"http://169.254.169.254/latest", "http://[::1]:8080/", "http://10.0.0.1/"} {
-		res := NewSender(SenderOptions{}).Send(context.Background(), target, secret, "m", event)
+		res := NewSender(SenderOptions{}).Send(context.Background(), target, []string{secret}, "m", event)
 		if connector.ErrorCodeOf(res.Err) != connector.EURLREFUSED {
 			t.Errorf("%s: expected %s, got %+v", target, connector.EURLREFUSED, res)
 		}
 	}
-	if res := dev().Send(context.Background(), srv.URL, secret, "m", event); res.Err != nil {
+	if res := dev().Send(context.Background(), srv.URL, []string{secret}, "m", event); res.Err != nil {
 		t.Errorf("expected delivery when private targets are allowed, got %v", res.Err)
 	}
 }
@@ -160,7 +160,7 @@ func TestSendTimesOut(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	res := NewSender(SenderOptions{Allow: guard.Loopback(), Timeout: 100 * time.Millisecond}).Send(context.Background(), srv.URL, secret, "m", event)
+	res := NewSender(SenderOptions{Allow: guard.Loopback(), Timeout: 100 * time.Millisecond}).Send(context.Background(), srv.URL, []string{secret}, "m", event)
 	if res.Status != 0 || res.Err == nil || res.Err.Error() != "webhook URL host 127.0.0.1 did not answer within 100ms" {
 		t.Errorf("expected a timeout, got %+v", res)
 	}
@@ -168,7 +168,7 @@ func TestSendTimesOut(t *testing.T) {
 
 func TestSendRefusesABadSecret(t *testing.T) {
 	srv, last := receiver(t, http.StatusOK, nil)
-	res := dev().Send(context.Background(), srv.URL, "not a secret", "m", event)
+	res := dev().Send(context.Background(), srv.URL, []string{"not a secret"}, "m", event)
 	if res.Err == nil || last.Load() != nil {
 		t.Errorf("expected an error and nothing sent, got %+v", res)
 	}
@@ -176,7 +176,7 @@ func TestSendRefusesABadSecret(t *testing.T) {
 
 func TestSendKeepsTheStartOfTheAnswerForTheDeliveryLog(t *testing.T) {
 	srv, _ := receiver(t, http.StatusBadRequest, nil) // answers "thanks"
-	res := dev().Send(context.Background(), srv.URL, secret, "m", event)
+	res := dev().Send(context.Background(), srv.URL, []string{secret}, "m", event)
 	if res.Response != "thanks" || res.Duration <= 0 {
 		t.Errorf("expected the answer \"thanks\" and a duration, got %q and %s", res.Response, res.Duration)
 	}
@@ -186,7 +186,7 @@ func TestSendKeepsTheStartOfTheAnswerForTheDeliveryLog(t *testing.T) {
 		io.WriteString(w, "\x1b"+strings.Repeat("a", connector.MaxResponseSnippet-2)+"€"+strings.Repeat("b", 100<<10))
 	}))
 	defer long.Close()
-	res = dev().Send(context.Background(), long.URL, secret, "m", event)
+	res = dev().Send(context.Background(), long.URL, []string{secret}, "m", event)
 	if want := strings.Repeat("a", connector.MaxResponseSnippet-2); res.Response != want {
 		t.Errorf("expected the first %d bytes without the control character or the cut rune, got %d bytes ending %q",
 			connector.MaxResponseSnippet, len(res.Response), res.Response[max(0, len(res.Response)-8):])

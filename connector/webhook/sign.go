@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"errors"
+	"strings"
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
@@ -36,4 +37,25 @@ func Sign(secret, msgID string, ts time.Time, body []byte) (string, error) {
 		return "", ErrBadSecret
 	}
 	return wh.Sign(msgID, ts, body)
+}
+
+// ErrNoSecret is returned by SignAll without a secret.
+var ErrNoSecret = errors.New("webhook: no signing secret")
+
+// SignAll returns the webhook-signature value with one signature per
+// secret, space-separated: receivers accept the message when any of them
+// verifies, so a secret can be rotated without a gap.
+func SignAll(secrets []string, msgID string, ts time.Time, body []byte) (string, error) {
+	if len(secrets) == 0 {
+		return "", ErrNoSecret
+	}
+	sigs := make([]string, len(secrets))
+	for i, secret := range secrets {
+		sig, err := Sign(secret, msgID, ts, body)
+		if err != nil {
+			return "", err
+		}
+		sigs[i] = sig
+	}
+	return strings.Join(sigs, " "), nil
 }

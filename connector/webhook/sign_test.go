@@ -75,3 +75,26 @@ func TestSignRefusesABadSecretWithoutShowingIt(t *testing.T) {
 		t.Errorf("expected %v without the secret, got %v", ErrBadSecret, err)
 	}
 }
+
+func TestSignAllVerifiesWithEitherSecret(t *testing.T) {
+	other := "whsec_" + "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+	body := []byte(`{"type":"hook.test"}`)
+	now := time.Now()
+	sig, err := SignAll([]string{other, secret}, "msg_rot", now, body)
+	if err != nil || strings.Count(sig, "v1,") != 2 || !strings.Contains(sig, " ") {
+		t.Fatalf("expected two space-separated signatures, got %q, %v", sig, err)
+	}
+	h := http.Header{}
+	h.Set(HeaderID, "msg_rot")
+	h.Set(HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
+	h.Set(HeaderSignature, sig)
+	for _, s := range []string{other, secret} {
+		wh, _ := standardwebhooks.NewWebhook(s)
+		if err := wh.Verify(body, h); err != nil {
+			t.Errorf("expected %s... to verify, got %v", s[:10], err)
+		}
+	}
+	if _, err := SignAll(nil, "m", now, body); !errors.Is(err, ErrNoSecret) {
+		t.Errorf("expected ErrNoSecret without secrets, got %v", err)
+	}
+}

@@ -1,0 +1,80 @@
+package connector
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Message is an event that is not a job's own (a job's event is rendered
+// from the job at each attempt): hook.disabled, hook.test,
+// account.credits_low, and any type added later. It is stored once, as the
+// exact body every attempt sends, and delivered like a job's events:
+// Delivery.MessageID names it.
+type Message struct {
+	ID        string    `json:"id"`
+	Owner     string    `json:"owner"`
+	Type      string    `json:"type"`
+	CreatedAt time.Time `json:"created_at"`
+	// Body is the whole event as POSTed: {"type","timestamp","data"}.
+	Body json.RawMessage `json:"body"`
+}
+
+// Event types that are not a job's.
+const (
+	EventHookDisabled = "hook.disabled"
+	EventHookTest     = "hook.test"
+	EventCreditsLow   = "account.credits_low"
+)
+
+// NewMessage renders an event of type typ with data for owner.
+func NewMessage(id, owner, typ string, at time.Time, data any) (*Message, error) {
+	body, err := json.Marshal(struct {
+		Type      string    `json:"type"`
+		Timestamp time.Time `json:"timestamp"`
+		Data      any       `json:"data"`
+	}{typ, at.UTC(), data})
+	if err != nil {
+		return nil, err
+	}
+	return &Message{ID: id, Owner: owner, Type: typ, CreatedAt: at.UTC(), Body: body}, nil
+}
+
+// MessageDeliveryID is the webhook-id of a message's delivery to one hook.
+func MessageDeliveryID(msgID, hookID string) string { return msgID + "_" + hookID }
+
+// MessageStore keeps messages for as long as jobs are kept.
+type MessageStore interface {
+	PutMessage(ctx context.Context, m *Message) error
+	// GetMessage returns the message, or ENOTFOUND.
+	GetMessage(ctx context.Context, id string) (*Message, error)
+}
+
+// DeliveryFilter selects a page of an owner's deliveries, newest first.
+type DeliveryFilter struct {
+	Status DeliveryStatus // "" for all
+	HookID string         // "" for all
+	// Since keeps deliveries first attempted at or after it (zero: all).
+	Since  time.Time
+	Limit  int    // 1..100
+	Cursor string // NextCursor of the previous page
+}
+
+// DeliveryPage is one page of an owner's deliveries.
+type DeliveryPage struct {
+	Deliveries []*DeliveryRecord `json:"deliveries"`
+	NextCursor string            `json:"next_cursor,omitempty"`
+}
+
+// DeliveryIndex is the owner-wide view of deliveries: every job's and
+// message's deliveries, newest first, expiring with them.
+type DeliveryIndex interface {
+	// RecordMessageAttempt appends a to the message's delivery log (and
+	// indexes it for the owner), as DeliveryLog does for a job.
+	RecordMessageAttempt(ctx context.Context, m *Message, a *DeliveryAttempt) error
+	// MessageDeliveryAttempts returns the message's attempts, oldest first.
+	MessageDeliveryAttempts(ctx context.Context, msgID string) ([]*DeliveryAttempt, error)
+	// ListDeliveries pages through owner's deliveries by first attempt,
+	// newest first.
+	ListDeliveries(ctx context.Context, owner string, f DeliveryFilter) (*DeliveryPage, error)
+}
