@@ -94,6 +94,41 @@ type Operation struct {
 	// Sample is a realistic answer (for triggers: one item), as it would be
 	// JSON-encoded by the server.
 	Sample any
+	// File, when set, says that a completed job in the answer carries the
+	// compressed image, which the platforms hand on as their own file type
+	// (a Zapier file, Make's fileName/data pair, Power Automate file
+	// content, n8n binary data) next to result.file_url.
+	File *FileOutput
+	// Upload, when set, says the operation also takes the image as a file
+	// (a multipart part or file content) instead of a URL or base64.
+	Upload *FileInput
+}
+
+// FileOutput describes the compressed file of a job-returning operation:
+// the name platforms give it and where its parts are in the answer.
+type FileOutput struct {
+	Key   string // the output a platform adds: "file"
+	Label string
+	Help  string
+	// Path gives the bytes with the key (never a URL that carries it), for
+	// as long as the result is stored, even after file_url has expired.
+	Path string
+	// IDKey, NameKey, TypeKey and SizeKey are output keys of the job: its
+	// id (Path's {id}), the file's name, MIME type and size.
+	IDKey, NameKey, TypeKey, SizeKey string
+	// DataKey is the output holding the bytes in base64 when DataQuery is
+	// added to the request (platforms whose file type is inline bytes).
+	DataKey   string
+	DataQuery map[string]string
+}
+
+// FileInput describes an image handed over as a file.
+type FileInput struct {
+	Key   string // the multipart part's field name: "file"
+	Label string
+	Help  string
+	// NameKey is the input field that names the file (its filename).
+	NameKey string
 }
 
 // Auth is how a platform connects: the key field, the request that tests
@@ -173,6 +208,22 @@ type DeliveryBody struct {
 type JobList struct {
 	Jobs       []*Job `json:"jobs"`
 	NextCursor string `json:"next_cursor,omitempty"`
+}
+
+// CompressedFile is the file output of every operation that returns jobs:
+// the completed job's compressed image.
+func CompressedFile() *FileOutput {
+	return &FileOutput{Key: "file", Label: "Compressed File",
+		Help: "The compressed image as a file, with its name and type: map it into any step that takes a file (email attachment, Drive, S3). Empty for failed jobs.",
+		Path: "/v1/jobs/{id}/file", IDKey: "id", NameKey: "result.filename", TypeKey: "result.mime_type",
+		SizeKey: "result.compressed_size", DataKey: "result.compressed_data",
+		DataQuery: map[string]string{"include": "data"}}
+}
+
+// ImageUpload is the file input of the compress actions.
+func ImageUpload() *FileInput {
+	return &FileInput{Key: "file", Label: "Image File", NameKey: "filename",
+		Help: "The image as a file from an earlier step (up to 10 MiB). Give this, Image URL or Image (Base64): one of them."}
 }
 
 // DefaultWait is how long Compress Image waits for the result: under the 30 s
@@ -346,19 +397,22 @@ func DefaultCatalog() *Catalog {
 				Kind:        KindAction, Method: "POST", Path: "/v1/jobs",
 				Query:   map[string]string{"wait": "25"},
 				Inputs:  compressInputs,
-				Outputs: jobOutputs(), Sample: SampleJob()},
+				Outputs: jobOutputs(), Sample: SampleJob(),
+				File: CompressedFile(), Upload: ImageUpload()},
 			{Key: "compress_image_callback", Noun: "Image", Label: "Compress Image with Callback",
 				Description: "Compresses an image and pauses the flow until imgflow calls back with the finished job.",
 				Help:        "For large images or busy times: the platform's callback URL is sent as callback_url, and the flow resumes when imgflow POSTs the finished job (completed or failed) there.",
 				Kind:        KindCallbackAction, Method: "POST", Path: "/v1/jobs",
 				Inputs:  compressInputs,
-				Outputs: jobOutputs(), Sample: SampleJob()},
+				Outputs: jobOutputs(), Sample: SampleJob(),
+				File: CompressedFile(), Upload: ImageUpload()},
 			{Key: "get_job", Noun: "Job", Label: "Get Job",
 				Description: "Finds a compress job by its id and returns its status and result.",
 				Help:        "Jobs are kept for 7 days and their compressed files for 24 hours (by default); another key's jobs are not found.",
 				Kind:        KindAction, Method: "GET", Path: "/v1/jobs/{id}",
 				Inputs:  getJobInputs,
-				Outputs: jobOutputs(), Sample: SampleJob()},
+				Outputs: jobOutputs(), Sample: SampleJob(),
+				File: CompressedFile()},
 			checkImageOperation(),
 			{Key: "check_account", Noun: "Account", Label: "Check Account",
 				Description: "Returns the account's plan and remaining credits.",
@@ -372,14 +426,16 @@ func DefaultCatalog() *Catalog {
 				Help:        "Subscribes with POST /v1/hooks; each delivery's data is the finished job.",
 				Kind:        KindHookTrigger, Method: "POST", Path: HooksPath,
 				Inputs:  []Field{eventInput},
-				Outputs: jobOutputs(), Sample: SampleJob()},
+				Outputs: jobOutputs(), Sample: SampleJob(),
+				File: CompressedFile()},
 			{Key: "job_finished_polling", Noun: "Job", Label: "Job Finished (Polling)",
 				Description: "Checks every few minutes for compress jobs of this key that completed or failed.",
 				Help:        "Lists the newest finished jobs (GET /v1/jobs); each job starts the flow once, by its id.",
 				Kind:        KindPollingTrigger, Method: "GET", Path: "/v1/jobs",
 				Query:   map[string]string{"limit": "100"},
 				Inputs:  []Field{statusInput},
-				Outputs: jobOutputs(), Sample: SampleJob()},
+				Outputs: jobOutputs(), Sample: SampleJob(),
+				File: CompressedFile()},
 		},
 		Manage: []Operation{
 			{Key: "list_deliveries", Noun: "Delivery", Label: "List Job Deliveries",

@@ -158,3 +158,33 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// Every operation that answers jobs hands the compressed file on as the
+// platform's own file, and the compress actions take one.
+func TestJobOperationsCarryTheCompressedFile(t *testing.T) {
+	c := DefaultCatalog()
+	for _, op := range c.Operations() {
+		_, returnsJobs := op.Sample.(*Job)
+		if returnsJobs != (op.File != nil) {
+			t.Errorf("%s: returns jobs %v, file output %v; want both or neither", op.Key, returnsJobs, op.File != nil)
+		}
+		if op.File != nil {
+			decoded := decode(t, op.Sample)
+			for _, key := range []string{op.File.IDKey, op.File.NameKey, op.File.TypeKey, op.File.SizeKey} {
+				if _, ok := lookup(decoded, key); !ok {
+					t.Errorf("%s: file output names %q, which the job does not have", op.Key, key)
+				}
+			}
+			if !strings.Contains(op.File.Path, "{"+op.File.IDKey+"}") {
+				t.Errorf("%s: file path %q does not take the job's %s", op.Key, op.File.Path, op.File.IDKey)
+			}
+		}
+		takesImage := false
+		for _, f := range op.Inputs {
+			takesImage = takesImage || f.Key == "image_url"
+		}
+		if returnsJobs && takesImage != (op.Upload != nil) {
+			t.Errorf("%s: takes an image %v, file input %v; want both or neither", op.Key, takesImage, op.Upload != nil)
+		}
+	}
+}

@@ -47,9 +47,9 @@ func renderMake(c *connector.Catalog, base string) ([]File, error) {
 		op := c.Operation(key)
 		name := "module-" + camel(op.Key)
 		add(name+".communication.iml.json", makeCommunication(op))
-		add(name+".mappable-params.iml.json", makeParams(op.Inputs))
-		add(name+".interface.iml.json", makeInterface(op.Outputs))
-		add(name+".samples.iml.json", generic(op.Sample))
+		add(name+".mappable-params.iml.json", makeModuleParams(op))
+		add(name+".interface.iml.json", makeModuleInterface(op))
+		add(name+".samples.iml.json", makeSample(op))
 	}
 
 	// The instant trigger and its webhook.
@@ -70,10 +70,11 @@ func renderMake(c *connector.Catalog, base string) ([]File, error) {
 		"method": "DELETE",
 	})
 	trigger := "module-watch" + upperFirst(camel(hook.Key))
-	// A delivery is {type, timestamp, data: job}: the bundle is the job.
-	add(trigger+".communication.iml.json", obj{"output": "{{body.data}}"})
-	add(trigger+".interface.iml.json", makeInterface(hook.Outputs))
-	add(trigger+".samples.iml.json", generic(hook.Sample))
+	// A delivery is {type, timestamp, data: job}: the bundle is the job,
+	// fetched again with its compressed file when the catalog gives one.
+	add(trigger+".communication.iml.json", makeTriggerCommunication(hook, c.Operation("get_job")))
+	add(trigger+".interface.iml.json", makeModuleInterface(hook))
+	add(trigger+".samples.iml.json", makeSample(hook))
 	return files, nil
 }
 
@@ -126,33 +127,33 @@ func makeBody(inputs []connector.Field, extra obj) obj {
 	return body
 }
 
-func makeCommunication(op *connector.Operation) obj {
+// makeCommunication is the module's request; an operation that takes an
+// upload gets two, the JSON one and the multipart one, each sent only when
+// its condition holds.
+func makeCommunication(op *connector.Operation) any {
 	path := op.Path
-	qs := obj{}
-	for k, v := range op.Query {
-		qs[k] = v
-	}
 	for _, f := range op.Inputs {
-		switch f.In {
-		case connector.InPath:
+		if f.In == connector.InPath {
 			path = strings.ReplaceAll(path, "{"+f.Key+"}", "{{encodeURL(parameters."+f.Key+")}}")
-		case connector.InQuery:
-			qs[f.Key] = "{{ifempty(parameters." + f.Key + "; undefined)}}"
 		}
 	}
 	comm := obj{
 		"url":      path,
 		"method":   op.Method,
-		"response": obj{"output": "{{body}}"},
+		"response": obj{"output": makeOutput(op)},
 	}
-	if len(qs) > 0 {
+	if qs := makeQuery(op); len(qs) > 0 {
 		comm["qs"] = qs
 	}
 	if op.Method == "POST" {
 		comm["body"] = makeBody(op.Inputs, nil)
 		comm["type"] = "json"
 	}
-	return comm
+	if op.Upload == nil {
+		return comm
+	}
+	comm["condition"] = "{{if(parameters." + makeFileData + "; false; true)}}"
+	return []any{comm, makeUploadRequest(op, path)}
 }
 
 func makeType(t connector.FieldType) string {

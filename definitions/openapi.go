@@ -86,10 +86,10 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 	}}
 	dryRunParam := oasParam("dry_run", "query", "1: check the request as a job would be checked and answer what it would cost (ImageCheck, 200), creating and charging nothing; the same as POST "+connector.DryRunPath+".", false,
 		obj{"type": "string", "enum": []string{"1", "true", "0", "false"}})
-	jobRequestBody := obj{"required": true, "content": obj{
+	jobRequestBody := obj{"required": true, "content": rawBodyContent(obj{
 		"application/json":    obj{"schema": obj{"$ref": oasRef + "JobRequest"}},
 		"multipart/form-data": obj{"schema": multipart},
-	}}
+	})}
 
 	retryAfter := obj{"schema": obj{"type": "integer"}, "description": "Seconds to wait before polling."}
 	pollLocation := obj{"schema": obj{"type": "string"}, "description": "/v1/jobs/{id}?poll=1: answers 202 until the job is finished, then 200."}
@@ -100,16 +100,17 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 		"/v1/jobs": obj{
 			"post": oasOp(compress, "createJob", obj{
 				"summary":     "Create a compress job",
-				"description": "Create a compress job from image_url, image_base64 or an upload. Compress Image waits (wait=25); Compress Image with Callback sends callback_url and returns at once.",
-				"parameters": []any{
+				"description": "Create a compress job from image_url, image_base64 (base64 text, or Power Automate file content), an upload, or the image itself as the body. Compress Image waits (wait=25); Compress Image with Callback sends callback_url and returns at once.",
+				"parameters": append([]any{
 					oasParam("wait", "query", "Whole seconds (0-25, decimal digits only) to wait for the finished job; 200 when done in time, else 202.", false,
 						obj{"type": "integer", "minimum": 0, "maximum": 25, "default": 0}),
+					oasIncludeParam(),
 					oasParam("Idempotency-Key", "header", "Retries with the same key and body return the same job.", false, obj{"type": "string"}),
 					dryRunParam,
-				},
+				}, rawBodyParams()...),
 				"requestBody": jobRequestBody,
 				"responses": oasErrors(obj{
-					"200": obj{"description": "The finished job (completed, or failed with its error); with dry_run=1, what the job would cost.",
+					"200": obj{"description": "The finished job (completed, or failed with its error); with include=data a completed job's result.compressed_data is the compressed file in base64; with dry_run=1, what the job would cost.",
 						"content": obj{"application/json": obj{"schema": obj{"oneOf": []any{
 							obj{"$ref": oasRef + "Job"}, obj{"$ref": oasRef + "ImageCheck"}}}}}},
 					"202": obj{"description": "Accepted: the job is queued or processing; poll Location.",
@@ -141,7 +142,7 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 		})},
 		"/v1/jobs/{id}": obj{"get": oasOp(getJob, "getJob", obj{
 			"parameters": []any{idParam,
-				oasParam("include", "query", "data adds result.compressed_data (base64).", false, obj{"type": "string", "enum": []string{"data"}}),
+				oasIncludeParam(),
 				oasParam("poll", "query", "Any value: answer 202 (with Location and Retry-After) while the job is unfinished, the asynchronous pattern Power Automate polls.", false, obj{"type": "string"})},
 			"responses": oasErrors(obj{"200": oasResponse("The job.", "Job"),
 				"202": obj{"description": "With ?poll: the job is not finished yet.",
@@ -150,13 +151,14 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 		})},
 		"/v1/jobs/{id}/file": obj{"get": oasOp(nil, "getJobFile", obj{
 			"summary":     "Download the compressed image",
-			"description": "With the key, or without it through the signed, expiring file_url.",
+			"description": "The compressed file itself (binary), in the type of the original image. With the key, for as long as the result is stored (IMGFLOW_RESULT_TTL, 24 h by default): this is what Zapier's file hydrator fetches. Or without the key through the signed, expiring file_url. 404 once the file has expired.",
 			"parameters": []any{idParam,
 				oasParam("token", "query", "The signed token carried by file_url.", false, obj{"type": "string"})},
 			"security": []any{obj{"apiKey": []any{}}, obj{"bearer": []any{}}, obj{}},
-			"responses": oasErrors(obj{"200": obj{"description": "The compressed bytes, with Content-Type and Content-Disposition.",
-				"headers": obj{"Content-Disposition": attachment},
-				"content": obj{"image/*": obj{"schema": obj{"type": "string", "format": "binary"}}}}}, "401", "404", "503"),
+			"responses": oasErrors(obj{"200": obj{"description": "The compressed bytes, with Content-Type, Content-Length and Content-Disposition (attachment; filename=result.filename).",
+				"headers": obj{"Content-Disposition": attachment,
+					"Content-Length": obj{"schema": obj{"type": "integer"}, "description": "Size in bytes: result.compressed_size."}},
+				"content": imageContent()}}, "401", "404", "503"),
 		})},
 		"/v1/jobs/{id}/deliveries": obj{"get": oasOp(listDeliveries, "listDeliveries", obj{
 			"tags":       []string{"deliveries"},
@@ -344,4 +346,43 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 
 func platformParam() obj {
 	return oasParam("platform", "path", "Platform.", true, obj{"type": "string", "enum": Platforms})
+}
+
+// imageTypes are the types of images the API takes and answers.
+var imageTypes = []string{"image/png", "image/jpeg", "image/webp", "image/avif"}
+
+// imageContent is a binary body in any of the image types.
+func imageContent() obj {
+	out := obj{}
+	for _, t := range imageTypes {
+		out[t] = obj{"schema": obj{"type": "string", "format": "binary"}}
+	}
+	return out
+}
+
+// rawBodyContent adds the image types and application/octet-stream to a
+// create-job body: the image itself as the body.
+func rawBodyContent(content obj) obj {
+	for t, v := range imageContent() {
+		content[t] = v
+	}
+	content["application/octet-stream"] = obj{"schema": obj{"type": "string", "format": "binary",
+		"description": "The image itself; its type is read from the bytes."}}
+	return content
+}
+
+// rawBodyParams are the fields of a job whose body is the image itself,
+// given in the query (the key never is: it goes in a header).
+func rawBodyParams() []any {
+	return []any{
+		oasParam("filename", "query", "With the image as the body: the file name (or send Content-Disposition: attachment; filename=...).", false, obj{"type": "string"}),
+		oasParam("callback_url", "query", "With the image as the body: the callback URL.", false, obj{"type": "string", "format": "uri"}),
+		oasParam("metadata", "query", "With the image as the body: metadata as a JSON object in text.", false, obj{"type": "string"}),
+		oasParam("dedupe", "query", "With the image as the body: false compresses even an image this key compressed before.", false, obj{"type": "string", "enum": []string{"true", "false"}}),
+	}
+}
+
+func oasIncludeParam() obj {
+	return oasParam("include", "query", "data: a completed job's answer carries result.compressed_data, the compressed file in base64 (and a 202's Location keeps asking for it). What Make's and Power Automate's file outputs read.", false,
+		obj{"type": "string", "enum": []string{"data"}})
 }

@@ -43,6 +43,7 @@ func renderPowerAutomate(c *connector.Catalog, base string) ([]File, error) {
 			if f.Default != "" {
 				s["default"] = f.Default
 			}
+			paFileInput(op, f, s, desc)
 			switch f.In {
 			case connector.InPath, connector.InQuery:
 				p := obj{"name": f.Key, "in": f.In, "required": f.Required || f.In == connector.InPath}
@@ -83,19 +84,33 @@ func renderPowerAutomate(c *connector.Catalog, base string) ([]File, error) {
 	}
 
 	compressOp := paOp(compress, "CompressImage")
-	compressOp["parameters"] = append(paParams(compress), obj{"name": "wait", "in": "query", "type": "integer",
-		"required": false, "default": connector.DefaultWait, "x-ms-visibility": "internal",
-		"description": "Seconds to wait before answering 202."})
+	compressOp["parameters"] = append(append(paParams(compress), obj{"name": "wait", "in": "query", "type": "integer",
+		"required": false, "default": connector.DefaultWait, "x-ms-visibility": "internal", "x-ms-summary": "Wait (seconds)",
+		"description": "Seconds to wait before answering 202."}), paFileQuery(compress, nil)...)
 	compressOp["responses"] = withErrs(obj{
-		"200": obj{"description": "The finished job.", "schema": obj{"$ref": swaggerRef + "Job"}},
-		"202": obj{"description": "Still running: Power Automate polls Location until the job is finished.",
-			"headers": obj{"Location": obj{"type": "string", "description": "URL of the job."},
+		"200": obj{"description": "The finished job; completed, it carries the compressed file as file content.", "schema": obj{"$ref": swaggerRef + "Job"}},
+		"202": obj{"description": "Still running (a large image, a busy queue): Power Automate polls Location, waiting Retry-After seconds between polls, until it answers 200 with the finished job and its file. This keeps jobs that outlast the 120 s a synchronous call gets.",
+			"headers": obj{"Location": obj{"type": "string", "description": "URL of the job (?poll=1&include=data): 202 until it is finished."},
 				"Retry-After": obj{"type": "integer", "description": "Seconds between polls."}}},
 	})
 
 	getOp := paOp(getJob, "GetJob")
-	getOp["parameters"] = paParams(getJob)
-	getOp["responses"] = withErrs(obj{"200": obj{"description": "The job.", "schema": obj{"$ref": swaggerRef + "Job"}}})
+	getOp["parameters"] = paFileQuery(getJob, paParams(getJob))
+	getOp["responses"] = withErrs(obj{"200": obj{"description": "The job; completed, it carries the compressed file as file content.", "schema": obj{"$ref": swaggerRef + "Job"}}})
+	// The job id picked from recent jobs rather than typed.
+	for _, p := range getOp["parameters"].([]any) {
+		if p := p.(obj); p["name"] == "id" {
+			p["x-ms-dynamic-values"] = obj{"operationId": "ListJobs", "value-collection": "jobs",
+				"value-path": "id", "value-title": "id"}
+		}
+	}
+	listOp := obj{"operationId": "ListJobs", "summary": "List recent jobs", "x-ms-visibility": "internal",
+		"description": "The key's newest jobs; feeds the Job ID picker of Get Job.",
+		"parameters": []any{obj{"name": "limit", "in": "query", "type": "integer", "default": 100, "required": false,
+			"x-ms-summary": "Limit", "x-ms-visibility": "internal", "description": "How many jobs to list."}},
+		"responses": withErrs(obj{"200": obj{"description": "The jobs.", "schema": obj{"type": "object", "properties": obj{
+			"jobs":        obj{"type": "array", "items": obj{"$ref": swaggerRef + "Job"}, "x-ms-summary": "Jobs"},
+			"next_cursor": obj{"type": "string", "x-ms-summary": "Next Cursor", "x-ms-visibility": "internal"}}}}})}
 
 	accountOp := paOp(account, "CheckAccount")
 	accountOp["responses"] = withErrs(obj{"200": obj{"description": "The key check.", "schema": obj{"$ref": swaggerRef + "Account"}}})
@@ -133,7 +148,7 @@ func renderPowerAutomate(c *connector.Catalog, base string) ([]File, error) {
 		"securityDefinitions": obj{"api_key": obj{"type": "apiKey", "in": "header", "name": c.Auth.Header}},
 		"security":            []any{obj{"api_key": []any{}}},
 		"paths": obj{
-			strings.TrimSuffix(compress.Path, "/"): obj{"post": compressOp},
+			strings.TrimSuffix(compress.Path, "/"): obj{"post": compressOp, "get": listOp},
 			getJob.Path:                            obj{"get": getOp},
 			account.Path:                           obj{"get": accountOp},
 			checkImage.Path:                        obj{"post": checkOp},
@@ -141,7 +156,7 @@ func renderPowerAutomate(c *connector.Catalog, base string) ([]File, error) {
 			connector.HookPath:                     obj{"delete": deleteHook},
 		},
 		"definitions": obj{
-			"Job":        (jobSchema(c)),
+			"Job":        paJobSchema(c, compress.File),
 			"Account":    (accountSchema(c)),
 			"ImageCheck": imageCheckSchema(c),
 			"Delivery":   deliverySchema(swaggerRef),

@@ -65,9 +65,11 @@ func TestRenderIsDeterministic(t *testing.T) {
 	}
 }
 
+// Every file is JSON but the Zapier CLI app's index.js (checked by
+// node in checks/zapier.js).
 func TestEveryFileIsIndentedJSONWithTrailingNewline(t *testing.T) {
 	for _, f := range render(t) {
-		if !json.Valid(f.Data) {
+		if strings.HasSuffix(f.Name, ".json") != json.Valid(f.Data) {
 			t.Errorf("%s is not valid JSON", f.Path())
 		}
 		if !bytes.HasSuffix(f.Data, []byte("\n")) {

@@ -82,11 +82,24 @@ func jobRequestSchema(c *connector.Catalog) obj {
 		}
 		props[f.Key] = s
 	}
+	if b64, ok := props["image_base64"].(obj); ok {
+		// Or Power Automate's file content, passed on as it is.
+		props["image_base64"] = obj{"title": b64["title"], "description": b64["description"].(string) + " Or file content: {\"$content-type\": \"image/png\", \"$content\": \"<base64>\"}.",
+			"example": b64["example"], "oneOf": []any{obj{"type": "string"}, fileContentSchema()}}
+	}
 	props["callback_url"] = obj{"type": "string", "format": "uri", "title": "Callback URL",
 		"description": "Where imgflow POSTs {type, timestamp, data: job} when the job finishes, signed with Standard Webhooks headers. Its query string is kept."}
 	props["api_key"] = obj{"type": "string", "description": "The key, for clients that cannot set headers. Prefer the X-API-Key header."}
 	return obj{"type": "object", "properties": props,
 		"description": "Exactly one of image_url and image_base64."}
+}
+
+// fileContentSchema is Power Automate's file content.
+func fileContentSchema() obj {
+	return obj{"type": "object", "required": []string{"$content"}, "properties": obj{
+		"$content-type": obj{"type": "string", "description": "The file's media type, such as image/png; must match the bytes."},
+		"$content":      obj{"type": "string", "format": "byte", "description": "The file, base64."},
+	}}
 }
 
 // imageCheckSchema describes a dry run's answer (Check Image).

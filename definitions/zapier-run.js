@@ -7,6 +7,11 @@
 // what imgflow POSTed to it) and the REST hook trigger (subscribe, a real
 // delivery, perform, performList, unsubscribe). It asserts what a user would
 // notice: the image got smaller and each job cost exactly one credit.
+// Then the CLI project (zapier/index.js): Compress Image's `file` output is
+// a dehydrated pointer, and its hydrator, run as Zapier runs it against a
+// local stand-in for Zapier's file store (the RPC that hands out an upload
+// form, and the upload itself), stashes a smaller image of the right name
+// and type, with the key in no URL.
 //
 //   node zapier-run.js REPO_ROOT
 //
@@ -19,6 +24,7 @@
 process.env.NODE_ENV = 'test';
 const fs = require('fs');
 const http = require('http');
+const os = require('os');
 const path = require('path');
 const { spawn } = require('child_process');
 const zapier = require('zapier-platform-core');
@@ -191,7 +197,8 @@ async function run(url, key) {
     // 6. Compress with callback: perform (lambda handler, {source}), the
     // callback arrives, performResume returns the finished job.
     const queued = await execute('creates.compress_image_callback.operation.perform',
-      { authData, inputData: { image_url: imageUrl, filename: 'callback.png' } }, `${receiver.base}/callback?sig=abc`);
+      // dedupe off: the same image again would reuse the first result, free.
+      { authData, inputData: { image_url: imageUrl, filename: 'callback.png', dedupe: false } }, `${receiver.base}/callback?sig=abc`);
     assert(typeof queued.id === 'string', `compress_image_callback: job ${queued.id} created (${queued.status})`);
     const cb = await receiver.next('/callback');
     assert(cb.headers['webhook-signature'] && cb.headers['webhook-id'], 'callback: signed with Standard Webhooks headers');
@@ -216,6 +223,150 @@ async function run(url, key) {
   }
 }
 
+// A stand-in for Zapier's file store: the RPC call z.stashFile makes
+// (get_presigned_upload_post_data) and the multipart upload it then sends.
+function startStash() {
+  const stored = [];
+  const urls = [];
+  let n = 0;
+  const server = http.createServer((req, res) => {
+    urls.push(req.url);
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const base = `http://127.0.0.1:${server.address().port}`;
+      if (req.url === '/rpc') {
+        const call = JSON.parse(body.toString('utf8'));
+        const result = call.method === 'get_presigned_upload_post_data'
+          ? { url: `${base}/upload/`, fields: { key: `stash/${++n}` } }
+          : null;
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        return res.end(JSON.stringify({ id: call.id, result, error: result ? undefined : `unexpected rpc ${call.method}` }));
+      }
+      if (req.url === '/upload/') {
+        stored.push(parseUpload(req.headers['content-type'], body));
+        res.writeHead(204);
+        return res.end();
+      }
+      res.writeHead(404);
+      res.end();
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () =>
+    resolve({ server, base: `http://127.0.0.1:${server.address().port}`, stored, urls })));
+}
+
+// parseUpload reads the upload form: its text fields and its file part.
+function parseUpload(contentType, body) {
+  const boundary = Buffer.from('--' + /boundary=(.+)$/.exec(contentType)[1]);
+  const out = { fields: {} };
+  let at = body.indexOf(boundary);
+  while (at >= 0) {
+    const next = body.indexOf(boundary, at + boundary.length);
+    if (next < 0) break;
+    const part = body.subarray(at + boundary.length + 2, next - 2);
+    const split = part.indexOf('\r\n\r\n');
+    const head = part.subarray(0, split).toString('utf8');
+    const data = part.subarray(split + 4);
+    const name = (/name="([^"]*)"/.exec(head) || [])[1];
+    const filename = (/filename="([^"]*)"/.exec(head) || [])[1];
+    if (filename !== undefined) {
+      out.file = { name: filename, type: (/Content-Type: (.+)/i.exec(head) || [])[1], data };
+    } else {
+      out.fields[name] = data.toString('utf8');
+    }
+    at = next;
+  }
+  return out;
+}
+
+// Every URL node's http and https modules are asked for while fn runs.
+async function recordingURLs(fn) {
+  const https = require('https');
+  const seen = [];
+  const wrap = (mod) => {
+    const orig = mod.request;
+    mod.request = function (...args) {
+      const a = args[0];
+      seen.push(typeof a === 'string' || a instanceof URL ? String(a) : `${a.protocol || ''}//${a.hostname || a.host}${a.port ? ':' + a.port : ''}${a.path || ''}`);
+      return orig.apply(this, args);
+    };
+    return () => (mod.request = orig);
+  };
+  const undo = [wrap(http), wrap(https)];
+  try {
+    return { result: await fn(), seen };
+  } finally {
+    undo.forEach((u) => u());
+  }
+}
+
+const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+async function runCLI(url, key) {
+  const text = fs.readFileSync(path.join(__dirname, 'zapier/index.js'), 'utf8');
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'imgflow-zapier-cli-')), 'index.js');
+  fs.writeFileSync(file, text.split(PLACEHOLDER).join(url.replace(/\/$/, '')));
+  const app = require(file);
+  const handler = zapier.createAppHandler(app);
+  const execute = async (method, bundle, extra = {}) => {
+    const out = await handler({ command: 'execute', method, bundle, ...extra }, {});
+    return out.results;
+  };
+  const authData = { api_key: key };
+  const receiver = await startReceiver();
+  const stash = await startStash();
+  try {
+    const image = fs.readFileSync(path.join(root, 'fixtures/images/photo.png'));
+    const job = await execute('creates.compress_image.operation.perform', {
+      authData, inputData: { image_url: `${receiver.base}/photo.png`, filename: 'zapier-file.png' },
+    });
+    assert(job.status === 'completed', `CLI compress_image: job ${job.id} completed`);
+    assert(typeof job.file === 'string' && job.file.startsWith('hydrate|||') && job.file.endsWith('|||hydrate'),
+      'CLI compress_image: file is a dehydrated pointer');
+    assert(typeof job.result.file_url === 'string', 'CLI compress_image: file_url still given beside it');
+    const payload = JSON.parse(job.file.slice('hydrate|||'.length, -'|||hydrate'.length));
+    assert(payload.method === 'hydrators.compressedFile' && payload.bundle.id === job.id,
+      `CLI compress_image: the pointer names hydrators.compressedFile for job ${payload.bundle.id}`);
+    assert(!job.file.includes(key), 'CLI compress_image: the pointer does not carry the key');
+
+    // Zapier runs the hydrator when a later step uses the file.
+    // The RPC authenticates with a deploy key rather than an invocation
+    // token: with a token, core also ships its logs to Zapier's log service.
+    process.env.ZAPIER_DEPLOY_KEY = 'zapier-run';
+    process.env.LOGGING_ENDPOINT = `${stash.base}/log`; // loopback, should anything log
+    const { result: stashedURL, seen } = await recordingURLs(() => execute(payload.method,
+      { authData, inputData: payload.bundle }, { rpc_base: `${stash.base}/rpc` }));
+    assert(seen.every((u) => /^http:\/\/127\.0\.0\.1:\d+\//.test(u)), `hydrator: every request stayed on loopback (${seen.join(', ')})`);
+    assert(typeof stashedURL === 'string' && stashedURL.startsWith(`${stash.base}/upload/stash/`), `hydrator: stashed at ${stashedURL}`);
+    const up = stash.stored[stash.stored.length - 1];
+    assert(up && up.file, 'hydrator: the file store received one file');
+    assert(up.file.name === 'zapier-file.png', `hydrator: file name ${up.file.name}`);
+    assert(up.file.type === job.result.mime_type && up.file.type === 'image/png', `hydrator: content type ${up.file.type}`);
+    assert(up.file.data.subarray(0, 8).equals(PNG_MAGIC), 'hydrator: the stashed bytes are a PNG');
+    assert(up.file.data.length === job.result.compressed_size && up.file.data.length < image.length,
+      `hydrator: ${image.length} -> ${up.file.data.length} bytes, the compressed image`);
+    const all = seen.concat(stash.urls);
+    assert(all.some((u) => u.includes(`/v1/jobs/${job.id}/file`)), 'hydrator: fetched GET /v1/jobs/{id}/file');
+    assert(all.every((u) => !u.includes(key) && !u.includes(encodeURIComponent(key)) && !/[?&]token=/.test(u)),
+      `hydrator: no URL carries the key or a file token (${all.length} requests)`);
+
+    // The triggers hand the same pointer on with each completed job.
+    const polled = await execute('triggers.job_finished_polling.operation.perform', { authData, inputData: { status: 'completed' } });
+    const mine = polled.find((j) => j.id === job.id);
+    assert(mine && typeof mine.file === 'string' && mine.file.startsWith('hydrate|||'), 'CLI job_finished_polling: completed jobs carry file');
+    const delivered = Object.assign({}, mine);
+    delete delivered.file;
+    const hooked = await execute('triggers.job_finished.operation.perform',
+      { authData, inputData: {}, cleanedRequest: { type: 'job.completed', timestamp: '', data: delivered } });
+    assert(hooked[0].file && hooked[0].file.startsWith('hydrate|||'), 'CLI job_finished: the delivered job carries file');
+  } finally {
+    receiver.server.close();
+    stash.server.close();
+  }
+}
+
 (async () => {
   let target = null;
   if (process.env.IMGFLOW_URL && process.env.IMGFLOW_KEY) {
@@ -232,6 +383,7 @@ async function run(url, key) {
   }
   try {
     await run(target.url, target.key);
+    await runCLI(target.url, target.key);
     await stopDev();
     process.exit(0);
   } catch (err) {

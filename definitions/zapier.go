@@ -14,10 +14,50 @@ const ZapierPlatformVersion = "19.1.0"
 // zapierAppVersion is the version of the imgflow app itself.
 const zapierAppVersion = "1.0.0"
 
-// renderZapier renders the catalog as one Zapier app definition (pure JSON;
-// functions as {"source": ...} where a request template cannot do the job).
+// renderZapier renders the catalog for Zapier twice over, from one tree:
+//
+//   - imgflow-zapier-app.json, one app definition in pure JSON (functions as
+//     {"source": ...} where a request template cannot do the job), which
+//     zapier-platform-core loads as it is;
+//   - index.js and package.json, the same app as a Zapier CLI project
+//     (zapier push), which adds what JSON cannot express: the `file` output
+//     of every job-returning operation, a dehydrated pointer whose hydrator
+//     (a function the app must hold by reference, which a {"source"} string
+//     cannot name) stashes the compressed bytes in Zapier's file store.
+//
 // Every request carries the key through the app-wide requestTemplate.
 func renderZapier(c *connector.Catalog, base string) ([]File, error) {
+	app, err := zapierApp(c, base, false)
+	if err != nil {
+		return nil, err
+	}
+	jsonApp, err := fileOf("zapier", "imgflow-zapier-app.json", app)
+	if err != nil {
+		return nil, err
+	}
+	cliApp, err := zapierApp(c, base, true)
+	if err != nil {
+		return nil, err
+	}
+	index, err := zapierIndexJS(c, base, cliApp)
+	if err != nil {
+		return nil, err
+	}
+	pkg, err := fileOf("zapier", "package.json", obj{
+		"name":         "imgflow-zapier",
+		"version":      zapierAppVersion,
+		"description":  c.Description,
+		"main":         "index.js",
+		"private":      true,
+		"engines":      obj{"node": ">=18"},
+		"dependencies": obj{"zapier-platform-core": ZapierPlatformVersion},
+	})
+	return []File{jsonApp, {Platform: "zapier", Name: "index.js", Data: index}, pkg}, err
+}
+
+// zapierApp is the app definition; cli adds the file outputs, whose
+// functions only the CLI project (index.js) defines.
+func zapierApp(c *connector.Catalog, base string, cli bool) (obj, error) {
 	app := obj{
 		"version":         zapierAppVersion,
 		"platformVersion": ZapierPlatformVersion,
@@ -28,18 +68,22 @@ func renderZapier(c *connector.Catalog, base string) ([]File, error) {
 		"triggers":       obj{},
 		"creates":        obj{},
 	}
+	if cli {
+		app["hydrators"] = jsRaw("hydrators")
+	}
 	for _, op := range c.Operations() {
 		op := op
+		z := zapierOp{op: &op, base: base, file: cli && op.File != nil}
 		var err error
 		switch op.Kind {
 		case connector.KindAction:
-			app["creates"].(obj)[op.Key] = zapierCreate(&op, zapierRequest(&op, base))
+			app["creates"].(obj)[op.Key] = z.create()
 		case connector.KindCallbackAction:
-			app["creates"].(obj)[op.Key], err = zapierCallbackCreate(&op, base)
+			app["creates"].(obj)[op.Key], err = z.callbackCreate()
 		case connector.KindPollingTrigger:
-			app["triggers"].(obj)[op.Key] = zapierPollingTrigger(&op, base)
+			app["triggers"].(obj)[op.Key] = z.pollingTrigger()
 		case connector.KindHookTrigger:
-			app["triggers"].(obj)[op.Key] = zapierHookTrigger(&op, base)
+			app["triggers"].(obj)[op.Key] = z.hookTrigger()
 		default:
 			err = fmt.Errorf("operation %s: unknown kind %q", op.Key, op.Kind)
 		}
@@ -47,8 +91,32 @@ func renderZapier(c *connector.Catalog, base string) ([]File, error) {
 			return nil, err
 		}
 	}
-	f, err := fileOf("zapier", "imgflow-zapier-app.json", app)
-	return []File{f}, err
+	return app, nil
+}
+
+// zapierOp renders one operation; file says whether its jobs get the
+// `file` output (withFile in index.js).
+type zapierOp struct {
+	op   *connector.Operation
+	base string
+	file bool
+}
+
+// job wraps a JavaScript expression that is a job (or null) so that a
+// completed one gains its file.
+func (z zapierOp) job(expr string) string {
+	if !z.file {
+		return expr
+	}
+	return "withFile(z, " + expr + ")"
+}
+
+// jobs wraps an expression that is a list of jobs.
+func (z zapierOp) jobs(expr string) string {
+	if !z.file {
+		return expr
+	}
+	return expr + ".map((job) => withFile(z, job))"
 }
 
 func zapierAuth(c *connector.Catalog, base string) obj {
@@ -139,6 +207,16 @@ func zapierOutputFields(op *connector.Operation) []any {
 	return out
 }
 
+// outputFields adds the file output to the job's fields.
+func (z zapierOp) outputFields() []any {
+	out := zapierOutputFields(z.op)
+	if z.file {
+		f := z.op.File
+		out = append(out, obj{"key": f.Key, "label": f.Label, "type": "file"})
+	}
+	return out
+}
+
 // zapierURL turns {name} path placeholders into bundle curlies.
 func zapierURL(base string, op *connector.Operation) string {
 	p := op.Path
@@ -177,21 +255,67 @@ func zapierRequest(op *connector.Operation, base string) obj {
 	return req
 }
 
+// zapierRequestJS is zapierRequest written as code, for functions (where
+// z.request takes no {{curlies}}): the request in a variable named request.
+func zapierRequestJS(op *connector.Operation, base string) []string {
+	url := jsString(base + withQuery(op.Path, op.Query))
+	var body, params []string
+	for _, f := range op.Inputs {
+		switch f.In {
+		case connector.InPath:
+			url += ".replace(" + jsString("{"+f.Key+"}") + ", encodeURIComponent(bundle.inputData[" + jsString(f.Key) + "]))"
+		case connector.InQuery:
+			params = append(params, jsString(f.Key))
+		default:
+			body = append(body, jsString(f.Key))
+		}
+	}
+	lines := []string{"const request = { method: " + jsString(op.Method) + ", url: " + url + " };"}
+	// Empty optional inputs are left out, as removeMissingValuesFrom does.
+	for _, part := range []struct {
+		name string
+		keys []string
+	}{{"body", body}, {"params", params}} {
+		if len(part.keys) == 0 {
+			continue
+		}
+		lines = append(lines,
+			"request."+part.name+" = {};",
+			"for (const key of ["+strings.Join(part.keys, ", ")+"]) {",
+			"  const value = bundle.inputData[key];",
+			"  if (value !== undefined && value !== null && value !== '') request."+part.name+"[key] = value;",
+			"}")
+	}
+	return lines
+}
+
 func zapierDisplay(op *connector.Operation) obj {
 	return obj{"label": op.Label, "description": op.Description}
 }
 
-func zapierCreate(op *connector.Operation, perform any) obj {
+func (z zapierOp) operation(perform any) obj {
 	return obj{
-		"key":     op.Key,
-		"noun":    op.Noun,
-		"display": zapierDisplay(op),
-		"operation": obj{
-			"perform":      perform,
-			"inputFields":  zapierInputFields(op),
-			"outputFields": zapierOutputFields(op),
-			"sample":       generic(op.Sample),
-		},
+		"perform":      perform,
+		"inputFields":  zapierInputFields(z.op),
+		"outputFields": z.outputFields(),
+		"sample":       generic(z.op.Sample),
+	}
+}
+
+// create is a plain action: a request template, or with a file output the
+// same request made by a function that adds the file to the job.
+func (z zapierOp) create() obj {
+	var perform any = zapierRequest(z.op, z.base)
+	if z.file {
+		perform = zapierSource(append(zapierRequestJS(z.op, z.base),
+			"const response = await z.request(request);",
+			"return "+z.job("response.data")+";")...)
+	}
+	return obj{
+		"key":       z.op.Key,
+		"noun":      z.op.Noun,
+		"display":   zapierDisplay(z.op),
+		"operation": z.operation(perform),
 	}
 }
 
@@ -205,9 +329,10 @@ func zapierSource(lines ...string) obj {
 	return obj{"source": strings.Join(lines, "\n"), "args": []string{"z", "bundle"}}
 }
 
-// zapierCallbackCreate sends Zapier's callback URL as callback_url; the zap
+// callbackCreate sends Zapier's callback URL as callback_url; the zap
 // waits until imgflow POSTs the finished job there (performResume).
-func zapierCallbackCreate(op *connector.Operation, base string) (obj, error) {
+func (z zapierOp) callbackCreate() (obj, error) {
+	op := z.op
 	var keys []string
 	for _, f := range op.Inputs {
 		if f.In != connector.InBody && f.In != "" {
@@ -221,79 +346,76 @@ func zapierCallbackCreate(op *connector.Operation, base string) (obj, error) {
 		"  const value = bundle.inputData[key];",
 		"  if (value !== undefined && value !== null && value !== '') body[key] = value;",
 		"}",
-		"const response = await z.request({ method: "+jsString(op.Method)+", url: "+jsString(base+withQuery(op.Path, op.Query))+", body });",
+		"const response = await z.request({ method: "+jsString(op.Method)+", url: "+jsString(z.base+withQuery(op.Path, op.Query))+", body });",
 		"return response.data;",
 	)
-	create := zapierCreate(op, perform)
+	create := obj{
+		"key":       op.Key,
+		"noun":      op.Noun,
+		"display":   zapierDisplay(op),
+		"operation": z.operation(perform),
+	}
 	create["operation"].(obj)["performResume"] = zapierSource(
 		"// imgflow POSTs {type, timestamp, data: job}; the finished job replaces the queued one.",
 		"const delivery = bundle.cleanedRequest || {};",
-		"return Object.assign({}, bundle.outputData, delivery.data || delivery);",
+		"return "+z.job("Object.assign({}, bundle.outputData, delivery.data || delivery)")+";",
 	)
 	return create, nil
 }
 
-// zapierFinishedJobs lists the newest finished jobs, filtered by status.
-func zapierFinishedJobs(base, statusExpr string) []string {
-	return []string{
-		"const status = " + statusExpr + ";",
+// finishedJobs lists the newest finished jobs, filtered by status.
+func (z zapierOp) finishedJobs(statusExpr string) obj {
+	return zapierSource(
+		"const status = "+statusExpr+";",
 		"const params = { limit: 100 };",
 		"if (status) params.status = status;",
-		"const response = await z.request({ method: 'GET', url: " + jsString(base+"/v1/jobs") + ", params });",
+		"const response = await z.request({ method: 'GET', url: "+jsString(z.base+"/v1/jobs")+", params });",
 		"const jobs = (response.data && response.data.jobs) || [];",
-		"return jobs.filter((job) => job.status === 'completed' || job.status === 'failed');",
-	}
+		"return "+z.jobs("jobs.filter((job) => job.status === 'completed' || job.status === 'failed')")+";",
+	)
 }
 
-func zapierPollingTrigger(op *connector.Operation, base string) obj {
+func (z zapierOp) pollingTrigger() obj {
+	operation := z.operation(z.finishedJobs("bundle.inputData.status"))
+	operation["type"] = "polling"
 	return obj{
-		"key":     op.Key,
-		"noun":    op.Noun,
-		"display": zapierDisplay(op),
-		"operation": obj{
-			"type":         "polling",
-			"perform":      zapierSource(zapierFinishedJobs(base, "bundle.inputData.status")...),
-			"inputFields":  zapierInputFields(op),
-			"outputFields": zapierOutputFields(op),
-			"sample":       generic(op.Sample),
-		},
+		"key":       z.op.Key,
+		"noun":      z.op.Noun,
+		"display":   zapierDisplay(z.op),
+		"operation": operation,
 	}
 }
 
-func zapierHookTrigger(op *connector.Operation, base string) obj {
+func (z zapierOp) hookTrigger() obj {
+	op := z.op
 	body := obj{"target_url": "{{bundle.targetUrl}}"}
 	for _, f := range op.Inputs {
 		body[f.Key] = "{{bundle.inputData." + f.Key + "}}"
 	}
+	operation := z.operation(zapierSource(
+		"// A delivery is {type, timestamp, data: job}.",
+		"const delivery = bundle.cleanedRequest || {};",
+		"return ["+z.job("delivery.data || delivery")+"];",
+	))
+	operation["type"] = "hook"
+	operation["performSubscribe"] = obj{
+		"method": op.Method,
+		"url":    z.base + connector.HooksPath,
+		"body":   body,
+	}
+	// DELETE answers 204 with no body, which a request template cannot
+	// return: a function reports the deletion instead.
+	operation["performUnsubscribe"] = zapierSource(
+		"const id = bundle.subscribeData && bundle.subscribeData.id;",
+		"await z.request({ method: 'DELETE', url: "+jsString(z.base+connector.HooksPath+"/")+" + encodeURIComponent(id) });",
+		"return { id, deleted: true };",
+	)
+	// performList gives the editor real recent jobs to map.
+	operation["performList"] = z.finishedJobs("{ 'job.completed': 'completed', 'job.failed': 'failed' }[bundle.inputData.event] || ''")
 	return obj{
-		"key":     op.Key,
-		"noun":    op.Noun,
-		"display": zapierDisplay(op),
-		"operation": obj{
-			"type": "hook",
-			"performSubscribe": obj{
-				"method": op.Method,
-				"url":    base + connector.HooksPath,
-				"body":   body,
-			},
-			// DELETE answers 204 with no body, which a request template
-			// cannot return: a function reports the deletion instead.
-			"performUnsubscribe": zapierSource(
-				"const id = bundle.subscribeData && bundle.subscribeData.id;",
-				"await z.request({ method: 'DELETE', url: "+jsString(base+connector.HooksPath+"/")+" + encodeURIComponent(id) });",
-				"return { id, deleted: true };",
-			),
-			"perform": zapierSource(
-				"// A delivery is {type, timestamp, data: job}.",
-				"const delivery = bundle.cleanedRequest || {};",
-				"return [delivery.data || delivery];",
-			),
-			// performList gives the editor real recent jobs to map.
-			"performList": zapierSource(zapierFinishedJobs(base,
-				"{ 'job.completed': 'completed', 'job.failed': 'failed' }[bundle.inputData.event] || ''")...),
-			"inputFields":  zapierInputFields(op),
-			"outputFields": zapierOutputFields(op),
-			"sample":       generic(op.Sample),
-		},
+		"key":       op.Key,
+		"noun":      op.Noun,
+		"display":   zapierDisplay(op),
+		"operation": operation,
 	}
 }

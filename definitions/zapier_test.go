@@ -1,28 +1,34 @@
 package definitions
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/imgflow/imgflow/connector"
 )
 
-func zapierApp(t *testing.T) map[string]any {
+func zapierAppJSON(t *testing.T) map[string]any {
 	t.Helper()
-	files := Platform(render(t), "zapier")
-	if len(files) != 1 {
-		t.Fatalf("zapier renders %d files, want one app definition", len(files))
+	for _, f := range Platform(render(t), "zapier") {
+		if f.Name == "imgflow-zapier-app.json" {
+			var app map[string]any
+			if err := json.Unmarshal(f.Data, &app); err != nil {
+				t.Fatal(err)
+			}
+			return app
+		}
 	}
-	var app map[string]any
-	if err := json.Unmarshal(files[0].Data, &app); err != nil {
-		t.Fatal(err)
-	}
-	return app
+	t.Fatal("zapier renders no imgflow-zapier-app.json")
+	return nil
 }
 
 // No offline Zapier validator notices a missing sample, but Zapier refuses
 // to publish an operation without one.
 func TestEveryZapierOperationHasASampleWithAnID(t *testing.T) {
-	app := zapierApp(t)
+	app := zapierAppJSON(t)
 	n := 0
 	for _, group := range []string{"triggers", "searches", "creates"} {
 		ops, _ := app[group].(map[string]any)
@@ -51,7 +57,7 @@ func TestEveryZapierOperationHasASampleWithAnID(t *testing.T) {
 }
 
 func TestZapierCallbackActionResumesFromTheCallback(t *testing.T) {
-	op := zapierApp(t)["creates"].(map[string]any)["compress_image_callback"].(map[string]any)["operation"].(map[string]any)
+	op := zapierAppJSON(t)["creates"].(map[string]any)["compress_image_callback"].(map[string]any)["operation"].(map[string]any)
 	perform, _ := op["perform"].(map[string]any)["source"].(string)
 	if !strings.Contains(perform, "z.generateCallbackUrl()") {
 		t.Errorf("callback action's perform does not send z.generateCallbackUrl(): %s", perform)
@@ -62,7 +68,7 @@ func TestZapierCallbackActionResumesFromTheCallback(t *testing.T) {
 }
 
 func TestZapierHookTriggerSubscribesUnsubscribesAndLists(t *testing.T) {
-	op := zapierApp(t)["triggers"].(map[string]any)["job_finished"].(map[string]any)["operation"].(map[string]any)
+	op := zapierAppJSON(t)["triggers"].(map[string]any)["job_finished"].(map[string]any)["operation"].(map[string]any)
 	for _, k := range []string{"perform", "performSubscribe", "performUnsubscribe", "performList"} {
 		if op[k] == nil {
 			t.Errorf("hook trigger lacks %s", k)
@@ -70,5 +76,47 @@ func TestZapierHookTriggerSubscribesUnsubscribesAndLists(t *testing.T) {
 	}
 	if op["type"] != "hook" {
 		t.Errorf("hook trigger has type %v", op["type"])
+	}
+}
+
+// mustJS is a value as index.js writes it.
+func mustJS(v any) string {
+	var b bytes.Buffer
+	if err := writeJS(&b, v, ""); err != nil {
+		panic(err)
+	}
+	return b.String()
+}
+
+// The CLI project is the JSON app plus the file output: every operation
+// whose jobs carry a compressed file gets it, through functions that only
+// index.js defines; the JSON app stays loadable without them.
+func TestZapierCLIAppAddsTheFileOutputToJobOperations(t *testing.T) {
+	c := connector.DefaultCatalog()
+	cli, err := zapierApp(c, PlaceholderURL, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cli["hydrators"] != jsRaw("hydrators") {
+		t.Errorf("CLI app's hydrators = %v, want the module's hydrators", cli["hydrators"])
+	}
+	for _, op := range c.Operations() {
+		group := "creates"
+		if op.Kind == connector.KindPollingTrigger || op.Kind == connector.KindHookTrigger {
+			group = "triggers"
+		}
+		operation := cli[group].(obj)[op.Key].(obj)["operation"].(obj)
+		src := mustJS(operation)
+		hasFile := strings.Contains(mustJS(operation["outputFields"]), `"key": "file"`)
+		if (op.File != nil) != hasFile || (op.File != nil) != strings.Contains(src, "withFile(z, ") {
+			t.Errorf("%s: file output %v and withFile in its functions, want both %v", op.Key, hasFile, op.File != nil)
+		}
+		if strings.Contains(src, "{{bundle.") && strings.Contains(src, "z.request(request)") {
+			t.Errorf("%s: a function's request uses {{curlies}}, which z.request refuses since v17", op.Key)
+		}
+	}
+	app := zapierAppJSON(t)
+	if _, ok := app["hydrators"]; ok || strings.Contains(fmt.Sprint(app), "withFile") {
+		t.Errorf("the JSON app references CLI-only functions")
 	}
 }

@@ -198,6 +198,14 @@ func TestEveryRouteMatchesTheOpenAPIDocument(t *testing.T) {
 	c.do(h, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/b.png"}`), idem, false)
 	c.do(h, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/c.png"}`), idem, false)
 
+	// The image as file content, and as the body itself; the file inline.
+	c.do(h, "POST", "/v1/jobs?include=data", []byte(`{"image_base64":{"$content-type":"image/png","$content":"`+png+`"}}`), jsonKey, false)
+	raw, _ := base64.StdEncoding.DecodeString(png)
+	c.do(h, "POST", "/v1/jobs?filename=raw.png", raw, map[string]string{"X-API-Key": h.key, "Content-Type": "image/png"}, false)
+	c.do(h, "POST", "/v1/jobs", raw, map[string]string{"X-API-Key": h.key, "Content-Type": "application/octet-stream"}, false)
+	c.do(h, "POST", "/v1/jobs", raw, map[string]string{"X-API-Key": h.key, "Content-Type": "image/webp"}, false)
+	c.do(h, "POST", "/v1/jobs?include=all", []byte(`{"image_url":"https://images.example.com/a.png"}`), jsonKey, true)
+
 	c.do(h, "GET", "/v1/jobs/"+id, nil, key, false)
 	c.do(h, "GET", "/v1/jobs/"+id+"?include=data", nil, key, false)
 	c.do(h, "GET", "/v1/jobs/"+id, nil, bad, false)

@@ -106,7 +106,10 @@ func (s *Server) definitionsFile(c echo.Context) error {
 	for _, f := range files {
 		if f.Platform == c.Param("platform") && f.Name == c.Param("file") {
 			ct := echo.MIMEApplicationJSON
-			if !strings.HasSuffix(f.Name, ".json") {
+			switch {
+			case strings.HasSuffix(f.Name, ".js"):
+				ct = "text/javascript; charset=utf-8"
+			case !strings.HasSuffix(f.Name, ".json"):
 				ct = "text/plain; charset=utf-8"
 			}
 			c.Response().Header().Set(echo.HeaderContentDisposition, mimeDisposition(path.Base(f.Name)))

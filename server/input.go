@@ -60,7 +60,8 @@ var errTooLarge = connector.Errorf(connector.ETOOLARGE,
 	"image exceeds the maximum size of %d bytes", connector.MaxImageSize)
 
 // readJobRequest binds a create-job request: JSON with image_url or
-// image_base64, or multipart with one file part. Sizes are checked before
+// image_base64 (a string, or Power Automate file content), multipart with
+// one file part, or the image itself as the body. Sizes are checked before
 // reading when Content-Length tells, and while reading always.
 func (s *Server) readJobRequest(c echo.Context) (*jobRequest, error) {
 	req := c.Request()
@@ -72,9 +73,11 @@ func (s *Server) readJobRequest(c echo.Context) (*jobRequest, error) {
 		in, err = readJSONJob(c, maxJSONBody)
 	case mediaType == "multipart/form-data" && params["boundary"] != "":
 		in, err = readMultipartJob(c, params["boundary"])
+	case isRawImage(mediaType):
+		in, err = readRawJob(c)
 	default:
 		return nil, connector.Errorf(connector.EMEDIATYPE,
-			"Content-Type must be application/json or multipart/form-data (got %q)", req.Header.Get(echo.HeaderContentType))
+			"Content-Type must be application/json, multipart/form-data or the image's own type, such as image/png (got %q)", req.Header.Get(echo.HeaderContentType))
 	}
 	if err != nil {
 		return nil, err

@@ -26,6 +26,9 @@ func (s *Server) createJob(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := checkInclude(c); err != nil {
+		return err
+	}
 	// A key in a header is checked before the body is read: an unknown
 	// key costs the server no memory.
 	if key := headerKey(c); key != "" {
@@ -396,12 +399,23 @@ func (s *Server) respondJob(c echo.Context, job *connector.Job, wait time.Durati
 // answerJob is 200 for a finished job; for an unfinished one it is 202 with
 // Location and Retry-After, the asynchronous pattern Power Automate and
 // other HTTP clients poll: the Location answers 202 until the job is done.
+// With ?include=data a completed job carries its compressed bytes, and the
+// Location asks for them too, so the poll's final 200 has the file.
 func (s *Server) answerJob(c echo.Context, job *connector.Job) error {
+	withData := c.QueryParam("include") == "data"
 	if job.Status.Finished() {
-		return c.JSON(http.StatusOK, s.render(job))
+		view := s.render(job)
+		if withData && job.Status == connector.StatusCompleted && view.Result != nil {
+			return s.answerWithData(c, view)
+		}
+		return c.JSON(http.StatusOK, view)
+	}
+	location := s.cfg.PublicURL + "/v1/jobs/" + job.ID + "?poll=1"
+	if withData {
+		location += "&include=data"
 	}
 	h := c.Response().Header()
-	h.Set(echo.HeaderLocation, s.cfg.PublicURL+"/v1/jobs/"+job.ID+"?poll=1")
+	h.Set(echo.HeaderLocation, location)
 	h.Set("Retry-After", "1")
 	return c.JSON(http.StatusAccepted, s.render(job))
 }
@@ -426,6 +440,9 @@ func (s *Server) getJob(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := checkInclude(c); err != nil {
+		return err
+	}
 	if c.QueryParam("poll") != "" && !job.Status.Finished() {
 		return s.answerJob(c, job)
 	}
@@ -434,6 +451,15 @@ func (s *Server) getJob(c echo.Context) error {
 		return s.answerWithData(c, view)
 	}
 	return c.JSON(http.StatusOK, view)
+}
+
+// checkInclude refuses an include other than data: a typo would otherwise
+// quietly answer without the file the flow expects.
+func checkInclude(c echo.Context) error {
+	if v, ok := c.QueryParams()["include"]; ok && (len(v) != 1 || v[0] != "data") {
+		return fieldError("include", "must be data (or left out)")
+	}
+	return nil
 }
 
 func resultGone(err error, id string) error {

@@ -19,6 +19,11 @@ const cases = {
   'zapier-no-noun': ['requires property "noun"', (d) => edit(d, 'imgflow-zapier-app.json', (a) => delete a.creates.get_job.noun)],
   // zapier-platform-schema: only known auth types.
   'zapier-bad-auth': ['authentication', (d) => edit(d, 'imgflow-zapier-app.json', (a) => (a.authentication.type = 'api_key'))],
+  // The CLI project: a file output with no hydrator to stash it.
+  'zapier-cli-no-hydrator': ['no hydrators.compressedFile', (d) => {
+    const p = path.join(d, 'index.js');
+    fs.writeFileSync(p, fs.readFileSync(p, 'utf8').replace('"hydrators": hydrators,', ''));
+  }],
   // n8n: an unknown node type (a typo) and a dangling connection.
   'n8n-unknown-node': ['unknown node type', (d) => edit(d, 'compress-image-wait.json', (w) => (w.nodes[1].type = 'n8n-nodes-base.httpRequestV5'))],
   'n8n-dangling-connection': ['missing node', (d) => edit(d, 'compress-image-callback.json', (w) => (w.connections.Start.main[0][0].node = 'Nowhere'))],
@@ -39,6 +44,8 @@ const cases = {
   'powerautomate-no-info': ['swagger-cli', (d) => edit(d, 'apiDefinition.swagger.json', (s) => delete s.info)],
   'powerautomate-bad-trigger': ['apiDefinition (schema)', (d) => edit(d, 'apiDefinition.swagger.json', (s) => (s.paths['/v1/hooks'].post['x-ms-trigger'] = 'sometimes'))],
   'powerautomate-bad-param-type': ['apiProperties (schema)', (d) => edit(d, 'apiProperties.json', (p) => (p.properties.connectionParameters.api_key.type = 'password'))],
+  // Power Automate: an answer without the compressed file as file content.
+  'powerautomate-no-file-out': ['answers no file content', (d) => edit(d, 'apiDefinition.swagger.json', (s) => delete s.definitions.Job.properties.result.properties.compressed_data.format)],
   // OpenAPI: a $ref to a schema that does not exist.
   'openapi-missing-ref': ['Nope', (d) => edit(d, 'openapi.json', (o) => (o.paths['/v1/account'].get.responses['200'].content['application/json'].schema.$ref = '#/components/schemas/Nope'))],
 };

@@ -71,6 +71,23 @@ module.exports = async function checkPowerAutomate(dir, schemas) {
   if (!ops.some((o) => o.responses && o.responses['202'] && o.responses['202'].headers && o.responses['202'].headers.Location)) {
     problems.push('apiDefinition: no action answers 202 with Location');
   }
+  // Files as file content: the action that compresses takes one (a body
+  // property of format byte) and answers with one.
+  const resolve = (schema) => (schema && schema.$ref ? def.definitions[schema.$ref.split('/').pop()] : schema);
+  const hasByte = (schema, seen = new Set()) => {
+    schema = resolve(schema);
+    if (!schema || seen.has(schema)) return false;
+    seen.add(schema);
+    if (schema.type === 'string' && schema.format === 'byte') return true;
+    return Object.values(schema.properties || {}).some((p) => hasByte(p, seen)) || (schema.items ? hasByte(schema.items, seen) : false);
+  };
+  const compress = ops.find((o) => o.responses && o.responses['202']);
+  if (compress) {
+    const body = (compress.parameters || []).find((p) => p.in === 'body');
+    if (!body || !hasByte(body.schema)) problems.push(`apiDefinition: ${compress.operationId} takes no file content (format byte)`);
+    if (!compress.responses['200'] || !hasByte(compress.responses['200'].schema)) problems.push(`apiDefinition: ${compress.operationId} answers no file content (format byte)`);
+    if (!compress.responses['202'].headers['Retry-After']) problems.push(`apiDefinition: ${compress.operationId}'s 202 has no Retry-After`);
+  }
   const params = (props.properties && props.properties.connectionParameters) || {};
   if (!Object.values(params).some((p) => p.type === 'securestring')) problems.push('apiProperties: the key is not a securestring');
 

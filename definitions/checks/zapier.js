@@ -1,7 +1,10 @@
 'use strict';
 // Validates the Zapier app: zapier-platform-schema's validateAppDefinition on
 // the JSON as written, then zapier-platform-core's compile (which turns each
-// {"source": ...} into a function) and its own validate command.
+// {"source": ...} into a function) and its own validate command. Then the
+// CLI project (index.js + package.json): loaded as `zapier push` would load
+// it, core's validate command (what `zapier validate` runs), the core
+// version it pins, and the file output's hydrator wired into the app.
 const fs = require('fs');
 const path = require('path');
 
@@ -46,5 +49,42 @@ module.exports = async function checkZapier(dir) {
       }
     }
   }
+  problems.push(...(await checkZapierCLI(dir, app, zapier)));
   return problems;
 };
+
+async function checkZapierCLI(dir, jsonApp, zapier) {
+  const problems = [];
+  const index = path.join(dir, 'index.js');
+  if (!fs.existsSync(index)) return ['CLI project: index.js missing'];
+  let cli;
+  try {
+    delete require.cache[require.resolve(path.resolve(index))];
+    cli = require(path.resolve(index));
+  } catch (err) {
+    return [`CLI project: index.js does not load: ${err.message}`];
+  }
+  const result = await zapier.createAppHandler(cli)({ command: 'validate', method: '', bundle: {} }, {});
+  for (const e of result.results || []) problems.push(`CLI core validate: ${e.property || ''} ${e.message || JSON.stringify(e)}`);
+  const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
+  if ((pkg.dependencies || {})['zapier-platform-core'] !== cli.platformVersion) {
+    problems.push(`CLI package.json pins zapier-platform-core ${(pkg.dependencies || {})['zapier-platform-core']}, the app says ${cli.platformVersion}`);
+  }
+  if (pkg.main !== 'index.js') problems.push(`CLI package.json main is ${pkg.main}, want index.js`);
+  if (!cli.hydrators || typeof cli.hydrators.compressedFile !== 'function') {
+    problems.push('CLI app has no hydrators.compressedFile: its file outputs cannot be hydrated');
+  }
+  // Same operations as the JSON app, and every job output has its file.
+  for (const group of ['triggers', 'creates']) {
+    const want = Object.keys(jsonApp[group] || {}).sort().join(',');
+    const got = Object.keys(cli[group] || {}).sort().join(',');
+    if (want !== got) problems.push(`CLI ${group} are ${got}, the JSON app's are ${want}`);
+    for (const [key, op] of Object.entries(cli[group] || {})) {
+      const keys = (op.operation.outputFields || []).map((f) => f.key);
+      if (keys.includes('result__file_url') && !keys.includes('file')) {
+        problems.push(`CLI ${group}.${key} returns jobs but has no file output`);
+      }
+    }
+  }
+  return problems;
+}

@@ -46,8 +46,12 @@ func BenchmarkDecode(b *testing.B) {
 			{"std", std},
 			{"url", base64.RawURLEncoding.EncodeToString(data)},
 			{"lines", wrap(std, `\r\n`)},
+			{"filecontent", std}, // Power Automate's {"$content-type","$content"}
 		} {
 			doc := []byte(`{"filename":"a.png","image_base64":"` + form.enc + `"}`)
+			if form.name == "filecontent" {
+				doc = []byte(`{"filename":"a.png","image_base64":{"$content-type":"image/png","$content":"` + form.enc + `"}}`)
+			}
 			opt := Options{Field: "image_base64", MaxDecoded: 10 << 20, DecodedHint: len(doc) / 4 * 3, MaxOther: 64 << 10, Lenient: true}
 			b.Run(form.name+"/"+size.name, func(b *testing.B) {
 				b.SetBytes(int64(len(data)))

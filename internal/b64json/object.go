@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"strings"
 	"sync"
 
@@ -247,9 +248,95 @@ func (s *scanner) field(c byte) error {
 		s.res.Present = false
 		return nil
 	}
+	if c == '{' {
+		return s.fileContent()
+	}
 	if c != '"' {
 		return &Error{Field: name, Msg: "must be a string"}
 	}
+	return s.base64String()
+}
+
+// fileContent reads Power Automate's file content, the object
+// {"$content-type": "image/png", "$content": "<base64>"} in either order,
+// whose opening brace is read: $content streams like a base64 string and
+// $content-type is its declared type, as a data: URI's would be.
+func (s *scanner) fileContent() error {
+	name := s.opt.Field
+	bad := func(msg string) error { return &Error{Field: name, Msg: msg} }
+	declared, sawContent := "", false
+	c, err := s.must()
+	if err != nil {
+		return err
+	}
+	for c != '}' {
+		if c != '"' {
+			return syntaxErr("expected a field name in %s", name)
+		}
+		rawKey, err := s.value('"', 64)
+		if err != nil {
+			return bad(`as an object takes only "$content-type" and "$content"`)
+		}
+		var key string
+		if json.Unmarshal(rawKey, &key) != nil {
+			return syntaxErr("bad field name in %s", name)
+		}
+		if c, err = s.must(); err != nil {
+			return err
+		}
+		if c != ':' {
+			return syntaxErr("expected ':' after %q in %s", key, name)
+		}
+		if c, err = s.must(); err != nil {
+			return err
+		}
+		switch {
+		case key == "$content" && c == '"' && !sawContent:
+			sawContent = true
+			if err := s.base64String(); err != nil {
+				return err
+			}
+		case key == "$content-type" && c == '"' && declared == "":
+			raw, err := s.value(c, 256)
+			if err != nil || json.Unmarshal(raw, &declared) != nil || declared == "" {
+				return bad(`"$content-type" must be a media type such as image/png`)
+			}
+		case key == "$content" || key == "$content-type":
+			return bad(fmt.Sprintf("%q must be a string, given once", key))
+		default:
+			return bad(fmt.Sprintf(`as an object takes only "$content-type" and "$content" (not %q)`, key))
+		}
+		if c, err = s.must(); err != nil {
+			return err
+		}
+		if c == ',' {
+			if c, err = s.must(); err != nil {
+				return err
+			}
+			if c == '}' {
+				return syntaxErr("a ',' before '}' in %s", name)
+			}
+		} else if c != '}' {
+			return syntaxErr("expected ',' or '}' in %s", name)
+		}
+	}
+	if !sawContent {
+		return bad(`file content needs "$content" (the file in base64)`)
+	}
+	if declared != "" {
+		if mt, _, err := mime.ParseMediaType(declared); err == nil {
+			s.res.MediaType = mt // lower case, parameters dropped
+		} else {
+			return bad(`"$content-type" must be a media type such as image/png`)
+		}
+	}
+	return nil
+}
+
+// base64String streams a base64 string whose opening quote is read into
+// the result.
+func (s *scanner) base64String() error {
+	name := s.opt.Field
 	d := newDecoder(s.opt.MaxDecoded, s.fieldHint(), s.opt.Lenient, s.opt.Lenient)
 	d.digest = s.opt.Digest
 	defer d.release()

@@ -149,3 +149,44 @@ func TestDecodeTextReadsAPart(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// Power Automate's file content, {"$content-type", "$content"}, in the
+// field's place decodes as the base64 string would, its type declared.
+func TestDecodeTakesFileContent(t *testing.T) {
+	data := bytes.Repeat([]byte{0x89, 'P', 'N', 'G', 1, 2, 3}, 5000)
+	enc := base64.StdEncoding.EncodeToString(data)
+	for name, field := range map[string]string{
+		"type first":    `{"$content-type":"Image/PNG; charset=binary","$content":"` + enc + `"}`,
+		"content first": `{ "$content" : "` + enc + `" , "$content-type" : "image/png" }`,
+		"no type":       `{"$content":"` + enc + `"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			var r rest
+			res, err := Decode(iotest.OneByteReader(strings.NewReader(`{"name":"x","image":`+field+`,"meta":{}}`)), opts(), &r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(res.Data.Bytes(), data) || r.Name != "x" {
+				t.Fatalf("decoded %d bytes and name %q, want the %d sent and x", res.Data.Size(), r.Name, len(data))
+			}
+			if want := map[bool]string{true: "", false: "image/png"}[name == "no type"]; res.MediaType != want {
+				t.Errorf("media type %q, want %q", res.MediaType, want)
+			}
+		})
+	}
+	for field, msg := range map[string]string{
+		`{"$content-type":"image/png"}`:                    `needs "$content"`,
+		`{"$content":"AAAA","name":"a.png"}`:               `only "$content-type" and "$content"`,
+		`{"$content":"AAAA","$content":"AAAA"}`:            "given once",
+		`{"$content":1}`:                                   "must be a string",
+		`{"$content":"AAAA","$content-type":"not a type"}`: "media type",
+		`{"$content":"AAAA",}`:                             "before '}'",
+		`{"$content":"AAAA"`:                               "",
+	} {
+		_, err := Decode(strings.NewReader(`{"image":`+field+`}`), opts(), &rest{})
+		var e *Error
+		if err == nil || (msg != "" && !strings.Contains(err.Error(), msg)) || (msg != "" && !errors.As(err, &e)) {
+			t.Errorf("%s: error %v, want one saying %q", field, err, msg)
+		}
+	}
+}

@@ -7,6 +7,10 @@
 // 1. n8n execute runs the compress workflow (e2e/workflows.mjs): binary in
 //    and out, URL in, a broken image with Continue On Fail, credits down by
 //    exactly the jobs made; its Code nodes throw when a check fails.
+// 1b. a 9 MiB image in filesystem binary mode, compressed by the node
+//    streaming it both ways; the n8n process's peak memory (VmHWM) is
+//    printed beside that of the same run with a small image.
+//    IMGFLOW_N8N_ONLY=memory runs just this step.
 // 2. n8n start: the trigger workflow is activated through n8n's REST API, so
 //    the node subscribes with POST /v1/hooks; badly signed and stale
 //    deliveries get 401 and start nothing; a job made through the API starts
@@ -20,7 +24,9 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
-import { compressWorkflow, triggerWorkflow } from './workflows.mjs';
+import zlib from 'node:zlib';
+
+import { bigWorkflow, compressWorkflow, triggerWorkflow } from './workflows.mjs';
 
 const [n8nDir, tarball, repo, bin] = process.argv.slice(2);
 if (!n8nDir || !tarball || !repo || !bin) {
@@ -105,6 +111,43 @@ async function api(base, key, method, p, body, headers = {}) {
 		json = { text };
 	}
 	return { status: res.status, json, headers: res.headers };
+}
+
+// noisePNG is a valid RGB PNG of random pixels, stored without compression
+// (deflate level 0): width × height × 3 bytes, which no codec can shrink
+// much, so the image reaches the size under test.
+function noisePNG(width, height) {
+	const raw = Buffer.alloc((width * 3 + 1) * height);
+	crypto.randomFillSync(raw);
+	for (let y = 0; y < height; y++) raw[y * (width * 3 + 1)] = 0; // filter: none
+	const crcTable = Array.from({ length: 256 }, (_, n) => {
+		let c = n;
+		for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+		return c >>> 0;
+	});
+	const crc = (buf) => {
+		let c = 0xffffffff;
+		for (const b of buf) c = crcTable[(c ^ b) & 0xff] ^ (c >>> 8);
+		return (c ^ 0xffffffff) >>> 0;
+	};
+	const chunk = (type, data) => {
+		const head = Buffer.alloc(8);
+		head.writeUInt32BE(data.length, 0);
+		head.write(type, 4, 'latin1');
+		const sum = Buffer.alloc(4);
+		sum.writeUInt32BE(crc(Buffer.concat([head.subarray(4), data])), 0);
+		return Buffer.concat([head, data, sum]);
+	};
+	const ihdr = Buffer.alloc(13);
+	ihdr.writeUInt32BE(width, 0);
+	ihdr.writeUInt32BE(height, 4);
+	ihdr.set([8, 2, 0, 0, 0], 8); // 8-bit RGB
+	return Buffer.concat([
+		Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+		chunk('IHDR', ihdr),
+		chunk('IDAT', zlib.deflateSync(raw, { level: 0 })),
+		chunk('IEND', Buffer.alloc(0)),
+	]);
 }
 
 function tail(file, n = 40) {
@@ -222,6 +265,15 @@ async function main() {
 			{ id: 'imgflowApiKey', name: 'imgflow API key (X-API-Key)', type: 'httpHeaderAuth', data: { name: 'X-API-Key', value: key } },
 		]),
 	);
+	const bigDir = path.join(files, 'big');
+	const smallDir = path.join(files, 'small');
+	fs.mkdirSync(bigDir, { recursive: true });
+	fs.mkdirSync(smallDir, { recursive: true });
+	const bigImage = noisePNG(1780, 1780); // 9.1 MiB
+	fs.writeFileSync(path.join(bigDir, 'big.png'), bigImage);
+	fs.copyFileSync(path.join(fixtures, 'photo.png'), path.join(smallDir, 'photo.png'));
+	const big = bigWorkflow({ bigDir, size: bigImage.length });
+	const small = { ...bigWorkflow({ bigDir: smallDir, size: fs.statSync(path.join(smallDir, 'photo.png')).size }), id: 'imgflowE2ESmall' };
 	const compress = compressWorkflow({ imagesDir: images, mixedDir: mixed, sampleUrls });
 	const trigger = triggerWorkflow({ reportUrl: `http://127.0.0.1:${reportPort}/report` });
 	fs.writeFileSync(path.join(tmp, 'compress.json'), JSON.stringify(compress));
@@ -239,8 +291,59 @@ async function main() {
 	n8n(['import:credentials', `--input=${path.join(tmp, 'credentials.json')}`]);
 	n8n(['import:workflow', `--input=${path.join(tmp, 'template-wait.json')}`]);
 	n8n(['import:workflow', `--input=${path.join(tmp, 'compress.json')}`]);
+	for (const w of [big, small]) {
+		fs.writeFileSync(path.join(tmp, `${w.id}.json`), JSON.stringify(w));
+		n8n(['import:workflow', `--input=${path.join(tmp, `${w.id}.json`)}`]);
+	}
 	n8n(['import:workflow', `--input=${path.join(tmp, 'trigger.json')}`]);
 	console.log(`n8n: credential and workflows imported (${elapsed(t)})`);
+
+	// 1b. The 9 MiB image, and the same workflow with a small one: the
+	// difference in the n8n process's peak memory is what the image costs.
+	const runPeak = async (w) => {
+		const log = path.join(tmp, `execute-${w.id}.log`);
+		const child = spawn(n8nBin, ['execute', `--id=${w.id}`, '--rawOutput'], {
+			env: { ...n8nEnv, N8N_LOG_LEVEL: 'info', N8N_LOG_FILE_LOCATION: log },
+			stdio: 'ignore',
+		});
+		let peak = 0;
+		const timer = setInterval(() => {
+			try {
+				const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+				if (m) peak = Math.max(peak, Number(m[1]));
+			} catch {
+				// exited
+			}
+		}, 20);
+		const code = await new Promise((r) => child.on('exit', r));
+		clearInterval(timer);
+		const line = fs
+			.readFileSync(log, 'utf8')
+			.split('\n')
+			.map((l) => {
+				try {
+					return JSON.parse(l).message;
+				} catch {
+					return '';
+				}
+			})
+			.find((m) => typeof m === 'string' && m.includes('"resultData"'));
+		const result = line && JSON.parse(line).data.resultData;
+		return { code, peakMiB: peak / 1024, check: result?.runData?.['Check Big']?.[0]?.data?.main?.[0]?.[0]?.json, error: result?.error };
+	};
+	t = Date.now();
+	const smallRun = await runPeak(small);
+	const bigRun = await runPeak(big);
+	if (bigRun.check?.ok && smallRun.check?.ok) {
+		pass(
+			`9 MiB image in filesystem mode (${elapsed(t)}): ${bigRun.check.original} -> ${bigRun.check.compressed} bytes, streamed in and out; ` +
+				`n8n peak RSS ${bigRun.peakMiB.toFixed(0)} MiB vs ${smallRun.peakMiB.toFixed(0)} MiB with a ${(fs.statSync(path.join(smallDir, 'photo.png')).size / 1024).toFixed(0)} KiB image ` +
+				`(+${(bigRun.peakMiB - smallRun.peakMiB).toFixed(1)} MiB for ${(bigImage.length / 1048576).toFixed(1)} MiB)`,
+		);
+	} else {
+		fail(`9 MiB image in filesystem mode: ${JSON.stringify({ big: bigRun, small: smallRun }).slice(0, 3000)}`);
+	}
+	if (process.env.IMGFLOW_N8N_ONLY === 'memory') return;
 
 	// 1. The compress workflow, headless.
 	t = Date.now();

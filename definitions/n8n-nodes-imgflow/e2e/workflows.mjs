@@ -195,3 +195,28 @@ if (import.meta.url === `file://${process.argv[1]}`) {
 	const trigger = triggerWorkflow({ reportUrl: 'http://127.0.0.1:9999/report' });
 	fs.writeFileSync(`${out}/trigger.json`, JSON.stringify(trigger, null, 2) + '\n');
 }
+
+/**
+ * One large image (9 MiB) read from disk in filesystem binary mode,
+ * compressed from n8n's store and back into it: the node streams both ways.
+ */
+export function bigWorkflow({ bigDir, size }) {
+	column = 0;
+	const nodes = [
+		node('Start', 'n8n-nodes-base.manualTrigger', 1, {}),
+		node('Read Big Image', 'n8n-nodes-base.readWriteFile', 1.1, { fileSelector: `${bigDir}/*`, options: {} }, { executeOnce: true }),
+		imgflow('Compress Big', { resource: 'image', operation: 'compress', inputType: 'binary', binaryPropertyName: 'data', options: {} }),
+		code(
+			'Check Big',
+			`${sniff}
+const out = $input.all();
+if (out.length !== 1) throw new Error('Compress Big: ' + out.length + ' items');
+await checkCompressed(out, 'Compress Big');
+const j = out[0].json;
+if (j.input.size !== ${size} || j.input.kind !== 'upload') throw new Error('the API got ' + j.input.size + ' bytes as ' + j.input.kind + ', want ${size} as upload');
+if (!out[0].binary.data.id) throw new Error('the output binary is not in the filesystem store: ' + JSON.stringify(out[0].binary.data));
+return [{ json: { ok: true, original: j.result.original_size, compressed: j.result.compressed_size } }];`,
+		),
+	];
+	return chain('imgflow e2e: 9 MiB image, filesystem mode', 'imgflowE2EBig', nodes);
+}

@@ -45,6 +45,21 @@ test('Compress with a binary file sends multipart: text fields, then the file wi
 	assert.equal(body.indexOf(data) + data.length, body.length - tail.length, 'the file bytes go in unchanged');
 });
 
+test('Compress with a stored binary streams it as the body: no copy, fields in the query', () => {
+	const op = catalogOperation('compress_image');
+	const stream = fs.createReadStream(path.join(images, 'photo.png'));
+	const size = fs.statSync(path.join(images, 'photo.png')).size;
+	const req = buildRequest(op, base, { metadata: { k: 'v' } }, { stream, size, fileName: 'photo.png', mimeType: 'image/jpeg' });
+	stream.destroy();
+	assert.equal(req.body, stream, 'the stream itself is the body');
+	assert.equal(req.headers['Content-Type'], 'application/octet-stream', 'the API reads the type from the bytes, not the label');
+	assert.equal(req.headers['Content-Length'], String(size));
+	assert.deepEqual(req.qs, { wait: '25', metadata: '{"k":"v"}', filename: 'photo.png' });
+	const named = buildRequest(op, base, { filename: 'out.png' }, { stream, fileName: 'photo.png', mimeType: '' });
+	assert.equal(named.qs.filename, 'out.png', 'a File Name given wins over the binary\'s name');
+	assert.equal(named.headers['Content-Length'], undefined);
+});
+
 test('Metadata that is not a JSON object is refused before sending', () => {
 	assert.throws(() => parseObject('Metadata', '[1,2]'), /must be a JSON object/);
 	assert.throws(() => parseObject('Metadata', 'not json'), /must be a JSON object/);

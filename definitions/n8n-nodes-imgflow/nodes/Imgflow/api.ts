@@ -8,7 +8,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import type { ApiRequest } from './request';
+import type { ApiRequest, BinaryStream } from './request';
 import { trimBase } from './request';
 
 type Context = IExecuteFunctions | IHookFunctions;
@@ -85,8 +85,8 @@ export async function send(
 		url: req.url,
 		qs: req.qs,
 		headers: req.headers,
-		body: req.body,
-		json: !Buffer.isBuffer(req.body),
+		body: req.body as IHttpRequestOptions['body'],
+		json: !isBytes(req.body),
 		returnFullResponse: true,
 		ignoreHttpStatusErrors: true,
 		timeout: timeoutMs,
@@ -102,22 +102,33 @@ export async function send(
 	return { status: res.statusCode, headers: res.headers as IDataObject, body };
 }
 
-/** Downloads a completed job's compressed file with the key. */
+/** A body sent as bytes (multipart, or a stream), not as JSON. */
+function isBytes(body: unknown): boolean {
+	return Buffer.isBuffer(body) || (typeof body === 'object' && body !== null && typeof (body as BinaryStream).pipe === 'function');
+}
+
+/**
+ * Downloads a completed job's compressed file with the key, as a stream:
+ * prepareBinaryData writes it to n8n's binary data store (a file in
+ * filesystem mode) without holding it.
+ */
 export async function download(
 	ctx: IExecuteFunctions,
 	base: string,
 	jobId: string,
 	itemIndex: number,
-): Promise<Buffer> {
+): Promise<BinaryStream> {
 	const res = (await ctx.helpers.httpRequestWithAuthentication.call(ctx, CREDENTIAL, {
 		method: 'GET',
 		url: `${base}/v1/jobs/${encodeURIComponent(jobId)}/file`,
-		encoding: 'arraybuffer',
+		encoding: 'stream',
 		returnFullResponse: true,
 		ignoreHttpStatusErrors: true,
 		timeout: 120_000,
 	})) as IN8nHttpFullResponse;
-	const data = Buffer.from(res.body as ArrayBuffer);
-	if (res.statusCode >= 400) throw apiError(ctx, res.statusCode, parseBody(data), itemIndex);
-	return data;
+	const body = res.body as BinaryStream;
+	if (res.statusCode >= 400) {
+		throw apiError(ctx, res.statusCode, parseBody(await ctx.helpers.binaryToBuffer(body)), itemIndex);
+	}
+	return body;
 }

@@ -75,11 +75,17 @@ async function readImage(ctx: Ctx, i: number): Promise<ImageInput> {
 	if (inputType === 'binary') {
 		const prop = ctx.getNodeParameter('binaryPropertyName', i) as string;
 		const meta = ctx.helpers.assertBinaryData(i, prop);
+		const named = { fileName: meta.fileName ?? 'image', mimeType: meta.mimeType };
+		if (meta.id) {
+			// Filesystem or S3 mode: the bytes stay in n8n's store and stream
+			// into the request; the size lets the API refuse an oversized
+			// image before reading it.
+			const { fileSize } = await ctx.helpers.getBinaryMetadata(meta.id);
+			const stream = await ctx.helpers.getBinaryStream(meta.id);
+			return { values, upload: { ...named, stream, size: Number(fileSize) || undefined } };
+		}
 		const data = await ctx.helpers.getBinaryDataBuffer(i, prop);
-		return {
-			values,
-			upload: { data, fileName: meta.fileName ?? 'image', mimeType: meta.mimeType },
-		};
+		return { values, upload: { ...named, data } };
 	}
 	for (const [field, type] of Object.entries(sourceFields)) {
 		if (type === inputType) {
@@ -220,8 +226,10 @@ async function validate(ctx: Ctx, i: number): Promise<INodeExecutionData[]> {
 	const base = await baseUrl(ctx);
 	const image = await readImage(ctx, i);
 	let data: Buffer;
-	if (image.upload) {
+	if (image.upload?.data) {
 		data = image.upload.data;
+	} else if (image.upload?.stream) {
+		data = await ctx.helpers.binaryToBuffer(image.upload.stream);
 	} else if (image.values.image_url) {
 		const fetched = (await ctx.helpers.httpRequest({
 			method: 'GET',

@@ -1,22 +1,35 @@
 import { createHash } from 'crypto';
-import type { IDataObject, IHttpRequestMethods } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, IHttpRequestMethods } from 'n8n-workflow';
 
 import type { CatalogOperation } from './catalog';
 
 // Pure request building, kept apart from n8n's execution context so the unit
 // tests (test/request.test.js) check exactly what goes on the wire.
 
+/**
+ * A stream of n8n's binary data store: Node's Readable, named through n8n's
+ * own types (a community node imports no module but n8n-workflow).
+ */
+export type BinaryStream = Awaited<ReturnType<IExecuteFunctions['helpers']['getBinaryStream']>>;
+
 export interface ApiRequest {
 	method: IHttpRequestMethods;
 	url: string;
 	qs: IDataObject;
 	headers: IDataObject;
-	body?: IDataObject | Buffer;
+	body?: IDataObject | Buffer | BinaryStream;
 }
 
-/** An image the node uploads as the file part of a multipart job request. */
+/**
+ * An image the node uploads: in memory (data), sent as the file part of a
+ * multipart job request; or as a stream from n8n's binary data store
+ * (filesystem or S3 mode) with its size, sent as the request body itself,
+ * so the image never sits in the node's memory.
+ */
 export interface Upload {
-	data: Buffer;
+	data?: Buffer;
+	stream?: BinaryStream;
+	size?: number;
 	fileName: string;
 	mimeType: string;
 }
@@ -58,9 +71,20 @@ export function buildRequest(
 	}
 	const req: ApiRequest = { method: op.method, url: trimBase(baseUrl) + path, qs, headers: {} };
 	if (op.method === 'GET' || op.method === 'DELETE') return req;
-	if (upload) {
+	if (upload?.stream) {
+		// The image is the body; the other fields go in the query, as the
+		// API takes them with a raw body (objects as JSON text). The bytes
+		// name their own type: the API reads it from them.
+		for (const [name, value] of Object.entries(body)) {
+			qs[name] = typeof value === 'object' ? JSON.stringify(value) : String(value);
+		}
+		if (!('filename' in qs) && upload.fileName) qs.filename = upload.fileName;
+		req.body = upload.stream;
+		req.headers['Content-Type'] = 'application/octet-stream';
+		if (upload.size !== undefined) req.headers['Content-Length'] = String(upload.size);
+	} else if (upload?.data) {
 		const b = boundary ?? `----imgflow${createHash('sha256').update(upload.data).digest('hex').slice(0, 24)}`;
-		req.body = multipart(b, body, upload);
+		req.body = multipart(b, body, { ...upload, data: upload.data });
 		req.headers['Content-Type'] = `multipart/form-data; boundary=${b}`;
 	} else {
 		req.body = body;
@@ -93,7 +117,7 @@ function quoteName(s: string): string {
  * A multipart/form-data body: one text part per field (objects as JSON),
  * then the file part "file" with its name and type.
  */
-export function multipart(boundary: string, fields: IDataObject, upload: Upload): Buffer {
+export function multipart(boundary: string, fields: IDataObject, upload: Upload & { data: Buffer }): Buffer {
 	const parts: Buffer[] = [];
 	for (const [name, value] of Object.entries(fields)) {
 		const text = typeof value === 'object' ? JSON.stringify(value) : String(value);

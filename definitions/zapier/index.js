@@ -1,0 +1,1620 @@
+// imgflow for Zapier as a Zapier CLI app. Generated from connector.Catalog
+// (definitions/zapier.go, zapiercli.go) by: imgflow definitions; do not edit.
+// Deploy: npm install && zapier register "imgflow" && zapier push (README.md).
+'use strict';
+
+// The compressed file as Zapier's own file: a completed job's "file" output is a
+// dehydrated pointer, and when a later step uses it Zapier runs this hydrator,
+// which streams the bytes from GET /v1/jobs/{id}/file into Zapier's file store.
+// The request carries the key as the X-API-Key header (requestTemplate), so no
+// URL holds it, and it works for as long as imgflow keeps the result, even
+// after the signed file_url has expired.
+const hydrators = {
+  compressedFile: async (z, bundle) => {
+    const { id, filename, mime_type: mimeType, size } = bundle.inputData;
+    const response = await z.request({
+      method: 'GET',
+      url: "https://imgflow.example.com/v1/jobs/" + encodeURIComponent(id) + "/file",
+      raw: true,
+      skipThrowForStatus: true,
+    });
+    if (response.status === 404) {
+      throw new z.errors.Error(`The compressed file of job ${id} is no longer stored: compress the image again.`, 'FileExpired', 404);
+    }
+    return z.stashFile(response, Number(size) || undefined, filename, mimeType);
+  },
+};
+
+// withFile adds the "file" output to a completed job; other jobs pass unchanged.
+const withFile = (z, job) => {
+  if (job && job.status === 'completed' && job.result) {
+    job["file"] = z.dehydrateFile(hydrators.compressedFile, {
+      id: job.id,
+      filename: job.result.filename,
+      mime_type: job.result.mime_type,
+      size: job.result.compressed_size,
+    });
+  }
+  return job;
+};
+
+module.exports = {
+  "authentication": {
+    "connectionLabel": "{{json.user_id}} ({{json.subscription_type}})",
+    "fields": [
+      {
+        "helpText": "Your compression API key, from the dashboard (imgflow keys create in a local install). It is sent as the X-API-Key header.",
+        "key": "api_key",
+        "label": "API Key",
+        "required": true,
+        "type": "password",
+      },
+    ],
+    "test": {
+      "method": "GET",
+      "url": "https://imgflow.example.com/v1/account",
+    },
+    "type": "custom",
+  },
+  "creates": {
+    "check_account": {
+      "display": {
+        "description": "Returns the account's plan and remaining credits.",
+        "label": "Check Account",
+      },
+      "key": "check_account",
+      "noun": "Account",
+      "operation": {
+        "inputFields": [],
+        "outputFields": [
+          {
+            "key": "valid",
+            "label": "Valid",
+            "sample": true,
+            "type": "boolean",
+          },
+          {
+            "key": "user_id",
+            "label": "User ID",
+            "sample": "user_7f3a9c",
+            "type": "string",
+          },
+          {
+            "key": "subscription_type",
+            "label": "Plan",
+            "sample": "Free",
+            "type": "string",
+          },
+          {
+            "key": "credits_remaining",
+            "label": "Credits Remaining",
+            "sample": 499,
+            "type": "integer",
+          },
+          {
+            "key": "max_image_size",
+            "label": "Max Image Size (bytes)",
+            "sample": 10485760,
+            "type": "integer",
+          },
+          {
+            "key": "webhook_secret",
+            "label": "Webhook Secret",
+            "sample": "whsec_MfKQ9r8GKYqXJjDzLh9nQWm2sV3c4PdX",
+            "type": "string",
+          },
+        ],
+        "perform": {
+          "method": "GET",
+          "url": "https://imgflow.example.com/v1/account",
+        },
+        "sample": {
+          "credits_remaining": 499,
+          "max_image_size": 10485760,
+          "subscription_type": "Free",
+          "user_id": "user_7f3a9c",
+          "valid": true,
+          "webhook_secret": "whsec_MfKQ9r8GKYqXJjDzLh9nQWm2sV3c4PdX",
+        },
+      },
+    },
+    "check_image": {
+      "display": {
+        "description": "Checks an image as Compress Image would and tells what compressing it would cost, without compressing or charging anything.",
+        "label": "Check Image",
+      },
+      "key": "check_image",
+      "noun": "Image",
+      "operation": {
+        "inputFields": [
+          {
+            "helpText": "Public URL of the PNG, JPEG, WebP or AVIF image to compress (up to 10 MiB). Give this or Image (Base64), not both. A file from an earlier step works: platforms pass files as URLs.",
+            "key": "image_url",
+            "label": "Image URL",
+            "placeholder": "https://images.example.com/photos/team-offsite.jpg",
+            "required": false,
+            "type": "file",
+          },
+          {
+            "helpText": "The image itself, base64-encoded; a data: URI is accepted too. Use it when the image has no URL. Give this or Image URL, not both.",
+            "key": "image_base64",
+            "label": "Image (Base64)",
+            "placeholder": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
+            "required": false,
+            "type": "text",
+          },
+          {
+            "default": "true",
+            "helpText": "When this key compressed the same image (same bytes, whatever its URL) before and its result is still stored, return that result as a new job at no credit (deduplicated_from names the earlier job). Set to false to compress and be charged again.",
+            "key": "dedupe",
+            "label": "Reuse Earlier Result",
+            "required": false,
+            "type": "boolean",
+          },
+        ],
+        "outputFields": [
+          {
+            "key": "would_charge",
+            "label": "Would Charge (credits)",
+            "sample": 0,
+            "type": "integer",
+          },
+          {
+            "key": "deduplicated_from",
+            "label": "Deduplicated From",
+            "sample": "01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f",
+            "type": "string",
+          },
+          {
+            "key": "credits_remaining",
+            "label": "Credits Remaining",
+            "sample": 498,
+            "type": "integer",
+          },
+          {
+            "key": "input__type",
+            "label": "Image Type",
+            "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "input__size",
+            "label": "Image Size (bytes)",
+            "sample": 2483114,
+            "type": "integer",
+          },
+          {
+            "key": "input__width",
+            "label": "Width (pixels)",
+            "sample": 4032,
+            "type": "integer",
+          },
+          {
+            "key": "input__height",
+            "label": "Height (pixels)",
+            "sample": 3024,
+            "type": "integer",
+          },
+          {
+            "key": "input__sha256",
+            "label": "Image SHA-256",
+            "sample": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
+            "type": "string",
+          },
+        ],
+        "perform": {
+          "body": {
+            "dedupe": "{{bundle.inputData.dedupe}}",
+            "image_base64": "{{bundle.inputData.image_base64}}",
+            "image_url": "{{bundle.inputData.image_url}}",
+          },
+          "method": "POST",
+          "removeMissingValuesFrom": {
+            "body": true,
+            "params": false,
+          },
+          "url": "https://imgflow.example.com/v1/jobs/dry-run",
+        },
+        "sample": {
+          "credits_remaining": 498,
+          "deduplicated_from": "01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f",
+          "input": {
+            "height": 3024,
+            "sha256": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
+            "size": 2483114,
+            "type": "image/jpeg",
+            "width": 4032,
+          },
+          "would_charge": 0,
+        },
+      },
+    },
+    "compress_image": {
+      "display": {
+        "description": "Compresses an image and returns the finished job with the compressed file's URL.",
+        "label": "Compress Image",
+      },
+      "key": "compress_image",
+      "noun": "Image",
+      "operation": {
+        "inputFields": [
+          {
+            "helpText": "Public URL of the PNG, JPEG, WebP or AVIF image to compress (up to 10 MiB). Give this or Image (Base64), not both. A file from an earlier step works: platforms pass files as URLs.",
+            "key": "image_url",
+            "label": "Image URL",
+            "placeholder": "https://images.example.com/photos/team-offsite.jpg",
+            "required": false,
+            "type": "file",
+          },
+          {
+            "helpText": "The image itself, base64-encoded; a data: URI is accepted too. Use it when the image has no URL. Give this or Image URL, not both.",
+            "key": "image_base64",
+            "label": "Image (Base64)",
+            "placeholder": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
+            "required": false,
+            "type": "text",
+          },
+          {
+            "helpText": "Name for the compressed file, such as team-offsite.jpg. Defaults to the name in the URL.",
+            "key": "filename",
+            "label": "File Name",
+            "placeholder": "team-offsite.jpg",
+            "required": false,
+            "type": "string",
+          },
+          {
+            "dict": true,
+            "helpText": "Your own key/value pairs (such as a record id), echoed back unchanged on the job so later steps can match it.",
+            "key": "metadata",
+            "label": "Metadata",
+            "required": false,
+            "type": "string",
+          },
+          {
+            "default": "true",
+            "helpText": "When this key compressed the same image (same bytes, whatever its URL) before and its result is still stored, return that result as a new job at no credit (deduplicated_from names the earlier job). Set to false to compress and be charged again.",
+            "key": "dedupe",
+            "label": "Reuse Earlier Result",
+            "required": false,
+            "type": "boolean",
+          },
+        ],
+        "outputFields": [
+          {
+            "key": "id",
+            "label": "Job ID",
+            "primary": true,
+            "sample": "01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f",
+            "type": "string",
+          },
+          {
+            "key": "status",
+            "label": "Status",
+            "sample": "completed",
+            "type": "string",
+          },
+          {
+            "key": "created_at",
+            "label": "Created At",
+            "sample": "2026-11-21T09:30:00Z",
+            "type": "datetime",
+          },
+          {
+            "key": "updated_at",
+            "label": "Updated At",
+            "sample": "2026-11-21T09:30:01.8Z",
+            "type": "datetime",
+          },
+          {
+            "key": "started_at",
+            "label": "Started At",
+            "sample": "2026-11-21T09:30:00.12Z",
+            "type": "datetime",
+          },
+          {
+            "key": "finished_at",
+            "label": "Finished At",
+            "sample": "2026-11-21T09:30:01.8Z",
+            "type": "datetime",
+          },
+          {
+            "key": "input__kind",
+            "label": "Input Kind",
+            "sample": "url",
+            "type": "string",
+          },
+          {
+            "key": "input__url",
+            "label": "Input URL",
+            "sample": "https://images.example.com/photos/team-offsite.jpg",
+            "type": "string",
+          },
+          {
+            "key": "input__filename",
+            "label": "Input File Name",
+            "sample": "team-offsite.jpg",
+            "type": "string",
+          },
+          {
+            "key": "input__size",
+            "label": "Input Size (bytes)",
+            "sample": 2483114,
+            "type": "integer",
+          },
+          {
+            "key": "input__mime_type",
+            "label": "Input MIME Type",
+            "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "input__sha256",
+            "label": "Input SHA-256",
+            "sample": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
+            "type": "string",
+          },
+          {
+            "key": "deduplicated_from",
+            "label": "Deduplicated From",
+            "type": "string",
+          },
+          {
+            "key": "result__original_size",
+            "label": "Original Size (bytes)",
+            "sample": 2483114,
+            "type": "integer",
+          },
+          {
+            "key": "result__compressed_size",
+            "label": "Compressed Size (bytes)",
+            "sample": 612880,
+            "type": "integer",
+          },
+          {
+            "key": "result__compression_ratio",
+            "label": "Compression Ratio",
+            "sample": 75.32,
+            "type": "number",
+          },
+          {
+            "key": "result__credits_remaining",
+            "label": "Credits Remaining",
+            "sample": 498,
+            "type": "integer",
+          },
+          {
+            "key": "result__mime_type",
+            "label": "Result MIME Type",
+            "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "result__filename",
+            "label": "Result File Name",
+            "sample": "team-offsite.jpg",
+            "type": "string",
+          },
+          {
+            "key": "result__file_url",
+            "label": "Compressed File URL",
+            "sample": "https://imgflow.example.com/v1/jobs/01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f/file?token=eyJleHAiOjE3OTM4NzQ2MDB9.Qm9fZ3Vlc3M",
+            "type": "file",
+          },
+          {
+            "key": "error__code",
+            "label": "Error Code",
+            "sample": "insufficient_credits",
+            "type": "string",
+          },
+          {
+            "key": "error__message",
+            "label": "Error Message",
+            "sample": "Insufficient credits",
+            "type": "string",
+          },
+          {
+            "key": "error__upstream_status",
+            "label": "Upstream Status",
+            "sample": 429,
+            "type": "integer",
+          },
+          {
+            "key": "error__retryable",
+            "label": "Retryable",
+            "sample": false,
+            "type": "boolean",
+          },
+          {
+            "key": "callback__status",
+            "label": "Callback Status",
+            "sample": "delivered",
+            "type": "string",
+          },
+          {
+            "key": "callback__attempts",
+            "label": "Callback Attempts",
+            "sample": 1,
+            "type": "integer",
+          },
+          {
+            "dict": true,
+            "key": "metadata",
+            "label": "Metadata",
+            "sample": {
+              "record_id": "rec_8812",
+            },
+          },
+          {
+            "key": "attempts",
+            "label": "Attempts",
+            "sample": 1,
+            "type": "integer",
+          },
+          {
+            "key": "upstream_calls",
+            "label": "Upstream Calls",
+            "sample": 1,
+            "type": "integer",
+          },
+          {
+            "key": "charge_uncertain",
+            "label": "Charge Uncertain",
+            "sample": false,
+            "type": "boolean",
+          },
+          {
+            "key": "file",
+            "label": "Compressed File",
+            "type": "file",
+          },
+        ],
+        "perform": async function (z, bundle) {
+          const request = { method: "POST", url: "https://imgflow.example.com/v1/jobs?wait=25" };
+          request.body = {};
+          for (const key of ["image_url", "image_base64", "filename", "metadata", "dedupe"]) {
+            const value = bundle.inputData[key];
+            if (value !== undefined && value !== null && value !== '') request.body[key] = value;
+          }
+          const response = await z.request(request);
+          return withFile(z, response.data);
+        },
+        "sample": {
+          "attempts": 1,
+          "callback": {
+            "attempts": 1,
+            "last_status": 200,
+            "status": "delivered",
+          },
+          "charge_uncertain": false,
+          "created_at": "2026-11-21T09:30:00Z",
+          "finished_at": "2026-11-21T09:30:01.8Z",
+          "id": "01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f",
+          "input": {
+            "filename": "team-offsite.jpg",
+            "kind": "url",
+            "mime_type": "image/jpeg",
+            "sha256": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
+            "size": 2483114,
+            "url": "https://images.example.com/photos/team-offsite.jpg",
+          },
+          "metadata": {
+            "record_id": "rec_8812",
+          },
+          "result": {
+            "compressed_size": 612880,
+            "compression_ratio": 75.32,
+            "credits_remaining": 498,
+            "file_url": "https://imgflow.example.com/v1/jobs/01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f/file?token=eyJleHAiOjE3OTM4NzQ2MDB9.Qm9fZ3Vlc3M",
+            "filename": "team-offsite.jpg",
+            "mime_type": "image/jpeg",
+            "original_size": 2483114,
+          },
+          "started_at": "2026-11-21T09:30:00.12Z",
+          "status": "completed",
+          "updated_at": "2026-11-21T09:30:01.8Z",
+          "upstream_calls": 1,
+        },
+      },
+    },
+    "compress_image_callback": {
+      "display": {
+        "description": "Compresses an image and pauses the flow until imgflow calls back with the finished job.",
+        "label": "Compress Image with Callback",
+      },
+      "key": "compress_image_callback",
+      "noun": "Image",
+      "operation": {
+        "inputFields": [
+          {
+            "helpText": "Public URL of the PNG, JPEG, WebP or AVIF image to compress (up to 10 MiB). Give this or Image (Base64), not both. A file from an earlier step works: platforms pass files as URLs.",
+            "key": "image_url",
+            "label": "Image URL",
+            "placeholder": "https://images.example.com/photos/team-offsite.jpg",
+            "required": false,
+            "type": "file",
+          },
+          {
+            "helpText": "The image itself, base64-encoded; a data: URI is accepted too. Use it when the image has no URL. Give this or Image URL, not both.",
+            "key": "image_base64",
+            "label": "Image (Base64)",
+            "placeholder": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
+            "required": false,
+            "type": "text",
+          },
+          {
+            "helpText": "Name for the compressed file, such as team-offsite.jpg. Defaults to the name in the URL.",
+            "key": "filename",
+            "label": "File Name",
+            "placeholder": "team-offsite.jpg",
+            "required": false,
+            "type": "string",
+          },
+          {
+            "dict": true,
+            "helpText": "Your own key/value pairs (such as a record id), echoed back unchanged on the job so later steps can match it.",
+            "key": "metadata",
+            "label": "Metadata",
+            "required": false,
+            "type": "string",
+          },
+          {
+            "default": "true",
+            "helpText": "When this key compressed the same image (same bytes, whatever its URL) before and its result is still stored, return that result as a new job at no credit (deduplicated_from names the earlier job). Set to false to compress and be charged again.",
+            "key": "dedupe",
+            "label": "Reuse Earlier Result",
+            "required": false,
+            "type": "boolean",
+          },
+        ],
+        "outputFields": [
+          {
+            "key": "id",
+            "label": "Job ID",
+            "primary": true,
+            "sample": "01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f",
+            "type": "string",
+          },
+          {
+            "key": "status",
+            "label": "Status",
+            "sample": "completed",
+            "type": "string",
+          },
+          {
+            "key": "created_at",
+            "label": "Created At",
+            "sample": "2026-11-21T09:30:00Z",
+            "type": "datetime",
+          },
+          {
+            "key": "updated_at",
+            "label": "Updated At",
+            "sample": "2026-11-21T09:30:01.8Z",
+            "type": "datetime",
+          },
+          {
+            "key": "started_at",
+            "label": "Started At",
+            "sample": "2026-11-21T09:30:00.12Z",
+            "type": "datetime",
+          },
+          {
+            "key": "finished_at",
+            "label": "Finished At",
+            "sample": "2026-11-21T09:30:01.8Z",
+            "type": "datetime",
+          },
+          {
+            "key": "input__kind",
+            "label": "Input Kind",
+            "sample": "url",
+            "type": "string",
+          },
+          {
+            "key": "input__url",
+            "label": "Input URL",
+            "sample": "https://images.example.com/photos/team-offsite.jpg",
+            "type": "string",
+          },
+          {
+            "key": "input__filename",
+            "label": "Input File Name",
+            "sample": "team-offsite.jpg",
+            "type": "string",
+          },
+          {
+            "key": "input__size",
+            "label": "Input Size (bytes)",
+            "sample": 2483114,
+            "type": "integer",
+          },
+          {
+            "key": "input__mime_type",
+            "label": "Input MIME Type",
+            "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "input__sha256",
+            "label": "Input SHA-256",
+            "sample": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
+            "type": "string",
+          },
+          {
+            "key": "deduplicated_from",
+            "label": "Deduplicated From",
+            "type": "string",
+          },
+          {
+            "key": "result__original_size",
+            "label": "Original Size (bytes)",
+            "sample": 2483114,
+            "type": "integer",
+          },
+          {
+            "key": "result__compressed_size",
+            "label": "Compressed Size (bytes)",
+            "sample": 612880,
+            "type": "integer",
+          },
+          {
+            "key": "result__compression_ratio",
+            "label": "Compression Ratio",
+            "sample": 75.32,
+            "type": "number",
+          },
+          {
+            "key": "result__credits_remaining",
+            "label": "Credits Remaining",
+            "sample": 498,
+            "type": "integer",
+          },
+          {
+            "key": "result__mime_type",
+            "label": "Result MIME Type",
+            "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "result__filename",
+            "label": "Result File Name",
+            "sample": "team-offsite.jpg",
+            "type": "string",
+          },
+          {
+            "key": "result__file_url",
+            "label": "Compressed File URL",
+            "sample": "https://imgflow.example.com/v1/jobs/01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f/file?token=eyJleHAiOjE3OTM4NzQ2MDB9.Qm9fZ3Vlc3M",
+            "type": "file",
+          },
+          {
+            "key": "error__code",
+            "label": "Error Code",
+            "sample": "insufficient_credits",
+            "type": "string",
+          },
+          {
+            "key": "error__message",
+            "label": "Error Message",
+            "sample": "Insufficient credits",
+            "type": "string",
+          },
+          {
+            "key": "error__upstream_status",
+            "label": "Upstream Status",
+            "sample": 429,
+            "type": "integer",
+          },
+          {
+            "key": "error__retryable",
+            "label": "Retryable",
+            "sample": false,
+            "type": "boolean",
+          },
+          {
+            "key": "callback__status",
+            "label": "Callback Status",
+            "sample": "delivered",
+            "type": "string",
+          },
+          {
+            "key": "callback__attempts",
+            "label": "Callback Attempts",
+            "sample": 1,
+            "type": "integer",
+          },
+          {
+            "dict": true,
+            "key": "metadata",
+            "label": "Metadata",
+            "sample": {
+              "record_id": "rec_8812",
+            },
+          },
+          {
+            "key": "attempts",
+            "label": "Attempts",
+            "sample": 1,
+            "type": "integer",
+          },
+          {
+            "key": "upstream_calls",
+            "label": "Upstream Calls",
+            "sample": 1,
+            "type": "integer",
+          },
+          {
+            "key": "charge_uncertain",
+            "label": "Charge Uncertain",
+            "sample": false,
+            "type": "boolean",
+          },
+          {
+            "key": "file",
+            "label": "Compressed File",
+            "type": "file",
+          },
+        ],
+        "perform": async function (z, bundle) {
+          const body = { callback_url: z.generateCallbackUrl() };
+          for (const key of ["image_url", "image_base64", "filename", "metadata", "dedupe"]) {
+            const value = bundle.inputData[key];
+            if (value !== undefined && value !== null && value !== '') body[key] = value;
+          }
+          const response = await z.request({ method: "POST", url: "https://imgflow.example.com/v1/jobs", body });
+          return response.data;
+        },
+        "performResume": async function (z, bundle) {
+          // imgflow POSTs {type, timestamp, data: job}; the finished job replaces the queued one.
+          const delivery = bundle.cleanedRequest || {};
+          return withFile(z, Object.assign({}, bundle.outputData, delivery.data || delivery));
+        },
+        "sample": {
+          "attempts": 1,
+          "callback": {
+            "attempts": 1,
+            "last_status": 200,
+            "status": "delivered",
+          },
+          "charge_uncertain": false,
+          "created_at": "2026-11-21T09:30:00Z",
+          "finished_at": "2026-11-21T09:30:01.8Z",
+          "id": "01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f",
+          "input": {
+            "filename": "team-offsite.jpg",
+            "kind": "url",
+            "mime_type": "image/jpeg",
+            "sha256": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
+            "size": 2483114,
+            "url": "https://images.example.com/photos/team-offsite.jpg",
+          },
+          "metadata": {
+            "record_id": "rec_8812",
+          },
+          "result": {
+            "compressed_size": 612880,
+            "compression_ratio": 75.32,
+            "credits_remaining": 498,
+            "file_url": "https://imgflow.example.com/v1/jobs/01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f/file?token=eyJleHAiOjE3OTM4NzQ2MDB9.Qm9fZ3Vlc3M",
+            "filename": "team-offsite.jpg",
+            "mime_type": "image/jpeg",
+            "original_size": 2483114,
+          },
+          "started_at": "2026-11-21T09:30:00.12Z",
+          "status": "completed",
+          "updated_at": "2026-11-21T09:30:01.8Z",
+          "upstream_calls": 1,
+        },
+      },
+    },
+    "get_job": {
+      "display": {
+        "description": "Finds a compress job by its id and returns its status and result.",
+        "label": "Get Job",
+      },
+      "key": "get_job",
+      "noun": "Job",
+      "operation": {
+        "inputFields": [
+          {
+            "helpText": "The id of a job, as returned by Compress Image or a trigger.",
+            "key": "id",
+            "label": "Job ID",
+            "placeholder": "01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f",
+            "required": true,
+            "type": "string",
+          },
+          {
+            "choices": [
+              "data",
+            ],
+            "helpText": "Choose data to add result.compressed_data, the compressed image as base64 (large). Leave empty to get the file URL only.",
+            "key": "include",
+            "label": "Include Compressed Data",
+            "required": false,
+            "type": "string",
+          },
+        ],
+        "outputFields": [
+          {
+            "key": "id",
+            "label": "Job ID",
+            "primary": true,
+            "sample": "01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f",
+            "type": "string",
+          },
+          {
+            "key": "status",
+            "label": "Status",
+            "sample": "completed",
+            "type": "string",
+          },
+          {
+            "key": "created_at",
+            "label": "Created At",
+            "sample": "2026-11-21T09:30:00Z",
+            "type": "datetime",
+          },
+          {
+            "key": "updated_at",
+            "label": "Updated At",
+            "sample": "2026-11-21T09:30:01.8Z",
+            "type": "datetime",
+          },
+          {
+            "key": "started_at",
+            "label": "Started At",
+            "sample": "2026-11-21T09:30:00.12Z",
+            "type": "datetime",
+          },
+          {
+            "key": "finished_at",
+            "label": "Finished At",
+            "sample": "2026-11-21T09:30:01.8Z",
+            "type": "datetime",
+          },
+          {
+            "key": "input__kind",
+            "label": "Input Kind",
+            "sample": "url",
+            "type": "string",
+          },
+          {
+            "key": "input__url",
+            "label": "Input URL",
+            "sample": "https://images.example.com/photos/team-offsite.jpg",
+            "type": "string",
+          },
+          {
+            "key": "input__filename",
+            "label": "Input File Name",
+            "sample": "team-offsite.jpg",
+            "type": "string",
+          },
+          {
+            "key": "input__size",
+            "label": "Input Size (bytes)",
+            "sample": 2483114,
+            "type": "integer",
+          },
+          {
+            "key": "input__mime_type",
+            "label": "Input MIME Type",
+            "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "input__sha256",
+            "label": "Input SHA-256",
+            "sample": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
+            "type": "string",
+          },
+          {
+            "key": "deduplicated_from",
+            "label": "Deduplicated From",
+            "type": "string",
+          },
+          {
+            "key": "result__original_size",
+            "label": "Original Size (bytes)",
+            "sample": 2483114,
+            "type": "integer",
+          },
+          {
+            "key": "result__compressed_size",
+            "label": "Compressed Size (bytes)",
+            "sample": 612880,
+            "type": "integer",
+          },
+          {
+            "key": "result__compression_ratio",
+            "label": "Compression Ratio",
+            "sample": 75.32,
+            "type": "number",
+          },
+          {
+            "key": "result__credits_remaining",
+            "label": "Credits Remaining",
+            "sample": 498,
+            "type": "integer",
+          },
+          {
+            "key": "result__mime_type",
+            "label": "Result MIME Type",
+            "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "result__filename",
+            "label": "Result File Name",
+            "sample": "team-offsite.jpg",
+            "type": "string",
+          },
+          {
+            "key": "result__file_url",
+            "label": "Compressed File URL",
+            "sample": "https://imgflow.example.com/v1/jobs/01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f/file?token=eyJleHAiOjE3OTM4NzQ2MDB9.Qm9fZ3Vlc3M",
+            "type": "file",
+          },
+          {
+            "key": "error__code",
+            "label": "Error Code",
+            "sample": "insufficient_credits",
+            "type": "string",
+          },
+          {
+            "key": "error__message",
+            "label": "Error Message",
+            "sample": "Insufficient credits",
+            "type": "string",
+          },
+          {
+            "key": "error__upstream_status",
+            "label": "Upstream Status",
+            "sample": 429,
+            "type": "integer",
+          },
+          {
+            "key": "error__retryable",
+            "label": "Retryable",
+            "sample": false,
+            "type": "boolean",
+          },
+          {
+            "key": "callback__status",
+            "label": "Callback Status",
+            "sample": "delivered",
+            "type": "string",
+          },
+          {
+            "key": "callback__attempts",
+            "label": "Callback Attempts",
+            "sample": 1,
+            "type": "integer",
+          },
+          {
+            "dict": true,
+            "key": "metadata",
+            "label": "Metadata",
+            "sample": {
+              "record_id": "rec_8812",
+            },
+          },
+          {
+            "key": "attempts",
+            "label": "Attempts",
+            "sample": 1,
+            "type": "integer",
+          },
+          {
+            "key": "upstream_calls",
+            "label": "Upstream Calls",
+            "sample": 1,
+            "type": "integer",
+          },
+          {
+            "key": "charge_uncertain",
+            "label": "Charge Uncertain",
+            "sample": false,
+            "type": "boolean",
+          },
+          {
+            "key": "file",
+            "label": "Compressed File",
+            "type": "file",
+          },
+        ],
+        "perform": async function (z, bundle) {
+          const request = { method: "GET", url: "https://imgflow.example.com/v1/jobs/{id}".replace("{id}", encodeURIComponent(bundle.inputData["id"])) };
+          request.params = {};
+          for (const key of ["include"]) {
+            const value = bundle.inputData[key];
+            if (value !== undefined && value !== null && value !== '') request.params[key] = value;
+          }
+          const response = await z.request(request);
+          return withFile(z, response.data);
+        },
+        "sample": {
+          "attempts": 1,
+          "callback": {
+            "attempts": 1,
+            "last_status": 200,
+            "status": "delivered",
+          },
+          "charge_uncertain": false,
+          "created_at": "2026-11-21T09:30:00Z",
+          "finished_at": "2026-11-21T09:30:01.8Z",
+          "id": "01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f",
+          "input": {
+            "filename": "team-offsite.jpg",
+            "kind": "url",
+            "mime_type": "image/jpeg",
+            "sha256": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
+            "size": 2483114,
+            "url": "https://images.example.com/photos/team-offsite.jpg",
+          },
+          "metadata": {
+            "record_id": "rec_8812",
+          },
+          "result": {
+            "compressed_size": 612880,
+            "compression_ratio": 75.32,
+            "credits_remaining": 498,
+            "file_url": "https://imgflow.example.com/v1/jobs/01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f/file?token=eyJleHAiOjE3OTM4NzQ2MDB9.Qm9fZ3Vlc3M",
+            "filename": "team-offsite.jpg",
+            "mime_type": "image/jpeg",
+            "original_size": 2483114,
+          },
+          "started_at": "2026-11-21T09:30:00.12Z",
+          "status": "completed",
+          "updated_at": "2026-11-21T09:30:01.8Z",
+          "upstream_calls": 1,
+        },
+      },
+    },
+  },
+  "hydrators": hydrators,
+  "platformVersion": "19.1.0",
+  "requestTemplate": {
+    "headers": {
+      "X-API-Key": "{{bundle.authData.api_key}}",
+    },
+  },
+  "triggers": {
+    "job_finished": {
+      "display": {
+        "description": "Starts the flow at once when a compress job of this key completes or fails.",
+        "label": "Job Finished",
+      },
+      "key": "job_finished",
+      "noun": "Job",
+      "operation": {
+        "inputFields": [
+          {
+            "choices": [
+              "job.finished",
+              "job.completed",
+              "job.failed",
+            ],
+            "default": "job.finished",
+            "helpText": "Which finished jobs start the flow: job.finished (both), job.completed or job.failed.",
+            "key": "event",
+            "label": "Event",
+            "required": true,
+            "type": "string",
+          },
+        ],
+        "outputFields": [
+          {
+            "key": "id",
+            "label": "Job ID",
+            "primary": true,
+            "sample": "01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f",
+            "type": "string",
+          },
+          {
+            "key": "status",
+            "label": "Status",
+            "sample": "completed",
+            "type": "string",
+          },
+          {
+            "key": "created_at",
+            "label": "Created At",
+            "sample": "2026-11-21T09:30:00Z",
+            "type": "datetime",
+          },
+          {
+            "key": "updated_at",
+            "label": "Updated At",
+            "sample": "2026-11-21T09:30:01.8Z",
+            "type": "datetime",
+          },
+          {
+            "key": "started_at",
+            "label": "Started At",
+            "sample": "2026-11-21T09:30:00.12Z",
+            "type": "datetime",
+          },
+          {
+            "key": "finished_at",
+            "label": "Finished At",
+            "sample": "2026-11-21T09:30:01.8Z",
+            "type": "datetime",
+          },
+          {
+            "key": "input__kind",
+            "label": "Input Kind",
+            "sample": "url",
+            "type": "string",
+          },
+          {
+            "key": "input__url",
+            "label": "Input URL",
+            "sample": "https://images.example.com/photos/team-offsite.jpg",
+            "type": "string",
+          },
+          {
+            "key": "input__filename",
+            "label": "Input File Name",
+            "sample": "team-offsite.jpg",
+            "type": "string",
+          },
+          {
+            "key": "input__size",
+            "label": "Input Size (bytes)",
+            "sample": 2483114,
+            "type": "integer",
+          },
+          {
+            "key": "input__mime_type",
+            "label": "Input MIME Type",
+            "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "input__sha256",
+            "label": "Input SHA-256",
+            "sample": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
+            "type": "string",
+          },
+          {
+            "key": "deduplicated_from",
+            "label": "Deduplicated From",
+            "type": "string",
+          },
+          {
+            "key": "result__original_size",
+            "label": "Original Size (bytes)",
+            "sample": 2483114,
+            "type": "integer",
+          },
+          {
+            "key": "result__compressed_size",
+            "label": "Compressed Size (bytes)",
+            "sample": 612880,
+            "type": "integer",
+          },
+          {
+            "key": "result__compression_ratio",
+            "label": "Compression Ratio",
+            "sample": 75.32,
+            "type": "number",
+          },
+          {
+            "key": "result__credits_remaining",
+            "label": "Credits Remaining",
+            "sample": 498,
+            "type": "integer",
+          },
+          {
+            "key": "result__mime_type",
+            "label": "Result MIME Type",
+            "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "result__filename",
+            "label": "Result File Name",
+            "sample": "team-offsite.jpg",
+            "type": "string",
+          },
+          {
+            "key": "result__file_url",
+            "label": "Compressed File URL",
+            "sample": "https://imgflow.example.com/v1/jobs/01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f/file?token=eyJleHAiOjE3OTM4NzQ2MDB9.Qm9fZ3Vlc3M",
+            "type": "file",
+          },
+          {
+            "key": "error__code",
+            "label": "Error Code",
+            "sample": "insufficient_credits",
+            "type": "string",
+          },
+          {
+            "key": "error__message",
+            "label": "Error Message",
+            "sample": "Insufficient credits",
+            "type": "string",
+          },
+          {
+            "key": "error__upstream_status",
+            "label": "Upstream Status",
+            "sample": 429,
+            "type": "integer",
+          },
+          {
+            "key": "error__retryable",
+            "label": "Retryable",
+            "sample": false,
+            "type": "boolean",
+          },
+          {
+            "key": "callback__status",
+            "label": "Callback Status",
+            "sample": "delivered",
+            "type": "string",
+          },
+          {
+            "key": "callback__attempts",
+            "label": "Callback Attempts",
+            "sample": 1,
+            "type": "integer",
+          },
+          {
+            "dict": true,
+            "key": "metadata",
+            "label": "Metadata",
+            "sample": {
+              "record_id": "rec_8812",
+            },
+          },
+          {
+            "key": "attempts",
+            "label": "Attempts",
+            "sample": 1,
+            "type": "integer",
+          },
+          {
+            "key": "upstream_calls",
+            "label": "Upstream Calls",
+            "sample": 1,
+            "type": "integer",
+          },
+          {
+            "key": "charge_uncertain",
+            "label": "Charge Uncertain",
+            "sample": false,
+            "type": "boolean",
+          },
+          {
+            "key": "file",
+            "label": "Compressed File",
+            "type": "file",
+          },
+        ],
+        "perform": async function (z, bundle) {
+          // A delivery is {type, timestamp, data: job}.
+          const delivery = bundle.cleanedRequest || {};
+          return [withFile(z, delivery.data || delivery)];
+        },
+        "performList": async function (z, bundle) {
+          const status = { 'job.completed': 'completed', 'job.failed': 'failed' }[bundle.inputData.event] || '';
+          const params = { limit: 100 };
+          if (status) params.status = status;
+          const response = await z.request({ method: 'GET', url: "https://imgflow.example.com/v1/jobs", params });
+          const jobs = (response.data && response.data.jobs) || [];
+          return jobs.filter((job) => job.status === 'completed' || job.status === 'failed').map((job) => withFile(z, job));
+        },
+        "performSubscribe": {
+          "body": {
+            "event": "{{bundle.inputData.event}}",
+            "target_url": "{{bundle.targetUrl}}",
+          },
+          "method": "POST",
+          "url": "https://imgflow.example.com/v1/hooks",
+        },
+        "performUnsubscribe": async function (z, bundle) {
+          const id = bundle.subscribeData && bundle.subscribeData.id;
+          await z.request({ method: 'DELETE', url: "https://imgflow.example.com/v1/hooks/" + encodeURIComponent(id) });
+          return { id, deleted: true };
+        },
+        "sample": {
+          "attempts": 1,
+          "callback": {
+            "attempts": 1,
+            "last_status": 200,
+            "status": "delivered",
+          },
+          "charge_uncertain": false,
+          "created_at": "2026-11-21T09:30:00Z",
+          "finished_at": "2026-11-21T09:30:01.8Z",
+          "id": "01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f",
+          "input": {
+            "filename": "team-offsite.jpg",
+            "kind": "url",
+            "mime_type": "image/jpeg",
+            "sha256": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
+            "size": 2483114,
+            "url": "https://images.example.com/photos/team-offsite.jpg",
+          },
+          "metadata": {
+            "record_id": "rec_8812",
+          },
+          "result": {
+            "compressed_size": 612880,
+            "compression_ratio": 75.32,
+            "credits_remaining": 498,
+            "file_url": "https://imgflow.example.com/v1/jobs/01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f/file?token=eyJleHAiOjE3OTM4NzQ2MDB9.Qm9fZ3Vlc3M",
+            "filename": "team-offsite.jpg",
+            "mime_type": "image/jpeg",
+            "original_size": 2483114,
+          },
+          "started_at": "2026-11-21T09:30:00.12Z",
+          "status": "completed",
+          "updated_at": "2026-11-21T09:30:01.8Z",
+          "upstream_calls": 1,
+        },
+        "type": "hook",
+      },
+    },
+    "job_finished_polling": {
+      "display": {
+        "description": "Checks every few minutes for compress jobs of this key that completed or failed.",
+        "label": "Job Finished (Polling)",
+      },
+      "key": "job_finished_polling",
+      "noun": "Job",
+      "operation": {
+        "inputFields": [
+          {
+            "choices": [
+              "completed",
+              "failed",
+            ],
+            "helpText": "Only jobs that completed, or only jobs that failed. Leave empty for every finished job.",
+            "key": "status",
+            "label": "Status",
+            "required": false,
+            "type": "string",
+          },
+        ],
+        "outputFields": [
+          {
+            "key": "id",
+            "label": "Job ID",
+            "primary": true,
+            "sample": "01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f",
+            "type": "string",
+          },
+          {
+            "key": "status",
+            "label": "Status",
+            "sample": "completed",
+            "type": "string",
+          },
+          {
+            "key": "created_at",
+            "label": "Created At",
+            "sample": "2026-11-21T09:30:00Z",
+            "type": "datetime",
+          },
+          {
+            "key": "updated_at",
+            "label": "Updated At",
+            "sample": "2026-11-21T09:30:01.8Z",
+            "type": "datetime",
+          },
+          {
+            "key": "started_at",
+            "label": "Started At",
+            "sample": "2026-11-21T09:30:00.12Z",
+            "type": "datetime",
+          },
+          {
+            "key": "finished_at",
+            "label": "Finished At",
+            "sample": "2026-11-21T09:30:01.8Z",
+            "type": "datetime",
+          },
+          {
+            "key": "input__kind",
+            "label": "Input Kind",
+            "sample": "url",
+            "type": "string",
+          },
+          {
+            "key": "input__url",
+            "label": "Input URL",
+            "sample": "https://images.example.com/photos/team-offsite.jpg",
+            "type": "string",
+          },
+          {
+            "key": "input__filename",
+            "label": "Input File Name",
+            "sample": "team-offsite.jpg",
+            "type": "string",
+          },
+          {
+            "key": "input__size",
+            "label": "Input Size (bytes)",
+            "sample": 2483114,
+            "type": "integer",
+          },
+          {
+            "key": "input__mime_type",
+            "label": "Input MIME Type",
+            "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "input__sha256",
+            "label": "Input SHA-256",
+            "sample": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
+            "type": "string",
+          },
+          {
+            "key": "deduplicated_from",
+            "label": "Deduplicated From",
+            "type": "string",
+          },
+          {
+            "key": "result__original_size",
+            "label": "Original Size (bytes)",
+            "sample": 2483114,
+            "type": "integer",
+          },
+          {
+            "key": "result__compressed_size",
+            "label": "Compressed Size (bytes)",
+            "sample": 612880,
+            "type": "integer",
+          },
+          {
+            "key": "result__compression_ratio",
+            "label": "Compression Ratio",
+            "sample": 75.32,
+            "type": "number",
+          },
+          {
+            "key": "result__credits_remaining",
+            "label": "Credits Remaining",
+            "sample": 498,
+            "type": "integer",
+          },
+          {
+            "key": "result__mime_type",
+            "label": "Result MIME Type",
+            "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "result__filename",
+            "label": "Result File Name",
+            "sample": "team-offsite.jpg",
+            "type": "string",
+          },
+          {
+            "key": "result__file_url",
+            "label": "Compressed File URL",
+            "sample": "https://imgflow.example.com/v1/jobs/01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f/file?token=eyJleHAiOjE3OTM4NzQ2MDB9.Qm9fZ3Vlc3M",
+            "type": "file",
+          },
+          {
+            "key": "error__code",
+            "label": "Error Code",
+            "sample": "insufficient_credits",
+            "type": "string",
+          },
+          {
+            "key": "error__message",
+            "label": "Error Message",
+            "sample": "Insufficient credits",
+            "type": "string",
+          },
+          {
+            "key": "error__upstream_status",
+            "label": "Upstream Status",
+            "sample": 429,
+            "type": "integer",
+          },
+          {
+            "key": "error__retryable",
+            "label": "Retryable",
+            "sample": false,
+            "type": "boolean",
+          },
+          {
+            "key": "callback__status",
+            "label": "Callback Status",
+            "sample": "delivered",
+            "type": "string",
+          },
+          {
+            "key": "callback__attempts",
+            "label": "Callback Attempts",
+            "sample": 1,
+            "type": "integer",
+          },
+          {
+            "dict": true,
+            "key": "metadata",
+            "label": "Metadata",
+            "sample": {
+              "record_id": "rec_8812",
+            },
+          },
+          {
+            "key": "attempts",
+            "label": "Attempts",
+            "sample": 1,
+            "type": "integer",
+          },
+          {
+            "key": "upstream_calls",
+            "label": "Upstream Calls",
+            "sample": 1,
+            "type": "integer",
+          },
+          {
+            "key": "charge_uncertain",
+            "label": "Charge Uncertain",
+            "sample": false,
+            "type": "boolean",
+          },
+          {
+            "key": "file",
+            "label": "Compressed File",
+            "type": "file",
+          },
+        ],
+        "perform": async function (z, bundle) {
+          const status = bundle.inputData.status;
+          const params = { limit: 100 };
+          if (status) params.status = status;
+          const response = await z.request({ method: 'GET', url: "https://imgflow.example.com/v1/jobs", params });
+          const jobs = (response.data && response.data.jobs) || [];
+          return jobs.filter((job) => job.status === 'completed' || job.status === 'failed').map((job) => withFile(z, job));
+        },
+        "sample": {
+          "attempts": 1,
+          "callback": {
+            "attempts": 1,
+            "last_status": 200,
+            "status": "delivered",
+          },
+          "charge_uncertain": false,
+          "created_at": "2026-11-21T09:30:00Z",
+          "finished_at": "2026-11-21T09:30:01.8Z",
+          "id": "01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f",
+          "input": {
+            "filename": "team-offsite.jpg",
+            "kind": "url",
+            "mime_type": "image/jpeg",
+            "sha256": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
+            "size": 2483114,
+            "url": "https://images.example.com/photos/team-offsite.jpg",
+          },
+          "metadata": {
+            "record_id": "rec_8812",
+          },
+          "result": {
+            "compressed_size": 612880,
+            "compression_ratio": 75.32,
+            "credits_remaining": 498,
+            "file_url": "https://imgflow.example.com/v1/jobs/01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f/file?token=eyJleHAiOjE3OTM4NzQ2MDB9.Qm9fZ3Vlc3M",
+            "filename": "team-offsite.jpg",
+            "mime_type": "image/jpeg",
+            "original_size": 2483114,
+          },
+          "started_at": "2026-11-21T09:30:00.12Z",
+          "status": "completed",
+          "updated_at": "2026-11-21T09:30:01.8Z",
+          "upstream_calls": 1,
+        },
+        "type": "polling",
+      },
+    },
+  },
+  "version": "1.0.0",
+};
