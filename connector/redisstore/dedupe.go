@@ -73,9 +73,12 @@ func (s *Store) CopyBlob(ctx context.Context, from, to string, ttl time.Duration
 		return s.PutBlob(ctx, to, b, b.Size, ttl)
 	}
 	dst := s.blobKey(to)
-	var copied *redis.IntCmd
+	var copied *redis.Cmd
 	_, err := s.bulk.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		copied = p.Copy(ctx, s.blobKey(from), dst, 0, true)
+		// COPY without DB: into the client's own database (go-redis's
+		// Copy always names one, and 0 is not the store's under a
+		// redis://…/12 URL).
+		copied = p.Do(ctx, "COPY", s.blobKey(from), dst, "REPLACE")
 		if ttl > 0 {
 			p.PExpire(ctx, dst, ttl)
 		} else {
@@ -86,7 +89,7 @@ func (s *Store) CopyBlob(ctx context.Context, from, to string, ttl time.Duration
 	if err != nil {
 		return storageErr(err)
 	}
-	if copied.Val() == 0 {
+	if n, _ := copied.Int(); n == 0 {
 		return connector.Errorf(connector.ENOTFOUND, "blob %s not found", from)
 	}
 	return nil
