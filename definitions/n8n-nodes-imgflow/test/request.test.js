@@ -47,8 +47,8 @@ test('Compress with a binary file sends multipart: text fields, then the file wi
 
 test('Compress with a stored binary streams it as the body: no copy, fields in the query', () => {
 	const op = catalogOperation('compress_image');
-	const stream = fs.createReadStream(path.join(images, 'photo.png'));
-	const size = fs.statSync(path.join(images, 'photo.png')).size;
+	const stream = fs.createReadStream(path.join(images, 'screenshot.png'));
+	const size = fs.statSync(path.join(images, 'screenshot.png')).size;
 	const req = buildRequest(op, base, { metadata: { k: 'v' } }, { stream, size, fileName: 'photo.png', mimeType: 'image/jpeg' });
 	stream.destroy();
 	assert.equal(req.body, stream, 'the stream itself is the body');
