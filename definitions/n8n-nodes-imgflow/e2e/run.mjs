@@ -174,6 +174,10 @@ async function main() {
 	// shared one is never touched), loopback URLs allowed.
 	const imgflowEnv = { ...process.env };
 	delete imgflowEnv.REDIS_URL;
+	// The workflows compress the same samples as binary, by URL and mixed,
+	// and check one credit per completed job: content dedupe (#24) would
+	// make the repeats free.
+	imgflowEnv.IMGFLOW_DEDUPE = 'off';
 	start(
 		'imgflow',
 		bin,
