@@ -90,6 +90,13 @@ func (c *Client) Compress(ctx context.Context, apiKey, idempotencyKey string, im
 		req.Header.Set(idempotencyHeader, idempotencyKey)
 	}
 	resp, err := c.send(req, c.compressTimeout)
+	if body.lied() {
+		// Whatever came back answered a form the API never got whole.
+		if err == nil {
+			resp.Body.Close()
+		}
+		return nil, &connector.Error{Code: connector.EINTERNAL, Message: "Internal error", Err: errImageLonger}
+	}
 	if err != nil {
 		return nil, err
 	}

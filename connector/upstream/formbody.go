@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -22,6 +23,8 @@ type formBody struct {
 	size    int64 // -1: unknown (the image did not tell its size)
 	// inMemory: r is a *bytes.Reader of the whole body (see inMemoryBody).
 	inMemory bool
+	// image counts a streamed image of known size (nil otherwise).
+	image *sizedImage
 }
 
 // inMemoryBody is the largest body assembled in memory before it is sent,
@@ -69,10 +72,46 @@ func newFormBody(apiKey, filename, contentType string, image io.Reader, imageSiz
 		copy(whole[n+int(imageSize):], tail)
 		return &formBody{r: bytes.NewReader(whole), size: size, inMemory: true}, form.FormDataContentType(), nil
 	}
-	return &formBody{
-		r:    io.MultiReader(bytes.NewReader(head), image, bytes.NewReader(tail)),
-		size: size,
-	}, form.FormDataContentType(), nil
+	b := &formBody{size: size}
+	if imageSize >= 0 {
+		b.image = &sizedImage{r: image, left: imageSize}
+		image = b.image
+	}
+	b.r = io.MultiReader(bytes.NewReader(head), image, bytes.NewReader(tail))
+	return b, form.FormDataContentType(), nil
+}
+
+// errImageLonger: the image gave more bytes than its size said.
+var errImageLonger = errors.New("the image is longer than the size it said")
+
+// sizedImage streams an image of known size and fails at its first byte
+// beyond that size, before the closing boundary: the API then never gets
+// a whole form, and Compress fails even when an answer came first (the
+// transport may return an answer that beat its own write error).
+type sizedImage struct {
+	r      io.Reader
+	left   int64
+	longer bool
+}
+
+func (s *sizedImage) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if int64(n) > s.left {
+		s.longer = true
+		n = int(s.left)
+		s.left = 0
+		return n, errImageLonger
+	}
+	s.left -= int64(n)
+	return n, err
+}
+
+// lied says whether the streamed image turned out longer than it said.
+// Called once the request is over (Read is not running).
+func (b *formBody) lied() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.image != nil && b.image.longer
 }
 
 // reader is what the request sends: the whole body in memory as net/http
