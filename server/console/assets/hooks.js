@@ -136,12 +136,12 @@ function row(h) {
     el('td', { class: 'hook-state' }, state(h)),
     el('td', { class: 'hook-rate' }, '…'),
     el('td', { class: 'hook-last-error' }, '…'),
-    el('td', { class: 'hook-actions' },
+    el('td', {}, el('div', { class: 'hook-actions' },
       button('Send test', 'Send test to', sendTest),
       disabled ? button('Enable', 'Enable hook to', enable) : null,
       button('Recover…', 'Recover failed deliveries to', openRecover),
       button('Rotate secret', 'Rotate secret of hook to', rotate),
-      button('Delete', 'Delete hook to', remove)));
+      button('Delete', 'Delete hook to', remove))));
 }
 
 // detail shows (or replaces) the panel under a hook's row: a test's answer
