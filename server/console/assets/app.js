@@ -1,11 +1,12 @@
 // The console's shell: sign-in, the account line, and the hash router
-// that shows one section at a time (#/try, #/jobs, #/jobs/<id>, #/hooks,
-// #/connect). Each section's behaviour lives in its own module.
+// that shows one section at a time (#/try, #/jobs, #/jobs/<id>,
+// #/deliveries, #/hooks, #/connect). Each section's behaviour lives in its own module.
 import { api, getKey, setKey, clearKey } from './api.js';
 import * as tryIt from './try.js';
 import * as bulk from './bulk.js';
 import * as jobs from './jobs.js';
 import * as job from './job.js';
+import * as deliveries from './deliveries.js';
 import * as hooks from './hooks.js';
 import * as connect from './connect.js';
 
@@ -53,7 +54,9 @@ function signOut() {
   $('nav').hidden = true;
   jobs.reset();
   job.reset();
+  deliveries.reset();
   hooks.reset();
+  connect.reset();
   tryIt.reset();
   location.hash = '#/signin';
   route();
@@ -64,6 +67,7 @@ const views = {
   try: { section: 'view-try', title: 'try-title', open: tryIt.open },
   jobs: { section: 'view-jobs', title: 'jobs-title', open: jobs.openList, close: jobs.close },
   job: { section: 'view-job', title: 'job-title', open: job.openJob, close: job.close },
+  deliveries: { section: 'view-deliveries', title: 'deliveries-page-title', open: deliveries.open },
   hooks: { section: 'view-hooks', title: 'hooks-title', open: hooks.open },
   connect: { section: 'view-connect', title: 'connect-title', open: connect.open },
 };
@@ -81,7 +85,7 @@ function route() {
       name = 'job';
       arg = decodeURIComponent(m[1]);
     } else {
-      name = { '#/try': 'try', '#/jobs': 'jobs', '#/hooks': 'hooks', '#/connect': 'connect' }[hash] || 'try';
+      name = { '#/try': 'try', '#/jobs': 'jobs', '#/deliveries': 'deliveries', '#/hooks': 'hooks', '#/connect': 'connect' }[hash] || 'try';
     }
   }
   if (shown?.close) shown.close();
@@ -111,6 +115,7 @@ async function start() {
   bulk.init();
   jobs.init();
   job.init();
+  deliveries.init();
   hooks.init();
   connect.init();
   window.addEventListener('hashchange', route);

@@ -3,9 +3,12 @@
 // server's public URL, and its definition files to download. The public
 // URL comes from /v1/definitions (rendered for IMGFLOW_PUBLIC_URL); the key
 // is never written into a snippet. Tabs follow the WAI-ARIA tabs pattern
-// (arrow keys, Home and End move between them).
+// (arrow keys, Home and End move between them). The Callbacks tab shows
+// the key's callback signing secret and rotates it
+// (POST /v1/account/rotate-secret): the new one is shown once, and both
+// sign during the overlap.
 import { api } from './api.js';
-import { el, copy } from './format.js';
+import { el, copy, time } from './format.js';
 
 const $ = (id) => document.getElementById(id);
 let loaded = false;
@@ -19,6 +22,13 @@ export function init() {
 export function setAccount(acct) {
   webhookSecret = acct.webhook_secret || '';
   loaded = false;
+}
+
+export function reset() {
+  webhookSecret = '';
+  loaded = false;
+  $('connect-tabs').replaceChildren();
+  $('connect-panels').replaceChildren();
 }
 
 export function copyFrom(button) {
@@ -73,8 +83,7 @@ function keyNav(e) {
 
 let counter = 0;
 
-function snippet({ title, code }) {
-  const id = `snippet-${++counter}`;
+function snippet({ title, code, id = `snippet-${++counter}` }) {
   return el('div', { class: 'snippet-box' },
     el('pre', {}, el('code', { id }, code)),
     el('button', { type: 'button', class: 'secondary small', 'data-copy': id, 'aria-label': `Copy the ${title} snippet` }, 'Copy'));
@@ -86,6 +95,7 @@ function panel(p) {
     el('h3', {}, p.title),
     el('ol', {}, p.steps.map((s) => el('li', {}, s))),
     p.snippets.map(snippet),
+    p.id === 'callbacks' ? rotation() : null,
     mine.length ? [el('h4', {}, 'Downloads'),
       el('ul', {}, mine.map((f) => el('li', {}, el('a', { href: f.url, download: f.name }, `${f.platform}/${f.name}`))))] : null);
 }
@@ -122,7 +132,46 @@ function platforms(base, files) {
   if (webhookSecret) {
     out.push({ id: 'callbacks', title: 'Callbacks',
       steps: ['Callbacks (callback_url) are signed with this secret (Standard Webhooks headers webhook-id, webhook-timestamp, webhook-signature); hooks have their own.'],
-      snippets: [{ title: 'Callback signing secret', code: webhookSecret }] });
+      snippets: [{ title: 'Callback signing secret', code: webhookSecret, id: 'callback-secret-code' }] });
   }
   return out;
+}
+
+// rotation is the Callbacks tab's "Rotate the callback secret": asked
+// first, then the new secret shown once (focused, to copy) with how long
+// the previous one still signs.
+function rotation() {
+  const box = el('div', { id: 'callback-secret', class: 'secret', role: 'status', 'aria-live': 'polite', hidden: true },
+    el('p', { id: 'callback-secret-note' }),
+    el('label', { for: 'callback-secret-value' }, 'New callback secret'),
+    el('input', { id: 'callback-secret-value', type: 'text', readonly: true }),
+    el('button', { type: 'button', class: 'secondary', 'data-copy': 'callback-secret-value' }, 'Copy secret'));
+  const error = el('p', { id: 'callback-rotate-error', class: 'error', role: 'alert' });
+  const button = el('button', { type: 'button', id: 'callback-rotate', class: 'secondary', onclick: () => rotateCallbackSecret(button, box, error) },
+    'Rotate the callback secret');
+  return [el('h4', {}, 'Rotate the callback secret'),
+    el('p', {}, 'A new secret signs every callback from now on; for a while the previous one signs too, so receivers can switch without missing one.'),
+    button, error, box];
+}
+
+async function rotateCallbackSecret(button, box, error) {
+  if (!window.confirm('Rotate the signing secret of your callbacks? Receivers must switch to the new secret before the previous one stops signing.')) return;
+  button.disabled = true;
+  error.textContent = '';
+  try {
+    const { data } = await api('POST', '/v1/account/rotate-secret');
+    webhookSecret = data.webhook_secret;
+    $('callback-secret-code').textContent = webhookSecret;
+    const until = data.previous_secret_expires_at;
+    $('callback-secret-note').textContent = 'New callback signing secret, shown once here: keep it to verify callbacks. ' +
+      (until ? `Until ${time(until)} every callback carries two signatures, one with this secret and one with the previous one, so both secrets are valid; then only this one.`
+        : 'The previous secret no longer signs.');
+    $('callback-secret-value').value = webhookSecret;
+    box.hidden = false;
+    $('callback-secret-value').focus();
+  } catch (err) {
+    error.textContent = String(err);
+  } finally {
+    button.disabled = false;
+  }
 }

@@ -83,16 +83,19 @@ export async function startImgflow() {
 }
 
 // startReceiver is a webhook receiver on loopback that records every
-// request and answers 200 with a short body.
-export async function startReceiver() {
+// request and answers 200 with a short body, or what answer(request)
+// returns ({status, body}) when given.
+export async function startReceiver(answer) {
   const got = [];
   const srv = createServer((req, res) => {
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
-      got.push({ method: req.method, url: req.url, headers: req.headers, body: Buffer.concat(chunks).toString() });
-      res.writeHead(200, { 'Content-Type': 'text/plain' });
-      res.end('received by the e2e receiver');
+      const r = { method: req.method, url: req.url, headers: req.headers, body: Buffer.concat(chunks).toString() };
+      got.push(r);
+      const { status = 200, body = 'received by the e2e receiver' } = answer ? answer(r) : {};
+      res.writeHead(status, { 'Content-Type': 'text/plain' });
+      res.end(body);
     });
   });
   await new Promise((r) => srv.listen(0, '127.0.0.1', r));

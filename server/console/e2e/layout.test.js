@@ -61,7 +61,7 @@ test('with one job, Load more is not shown', async () => {
   await openJobs();
   assert.equal((await rowIDs()).length, 1);
   assert.equal(await page.getByRole('button', { name: 'Load more' }).isVisible(), false);
-  for (const hash of ['#/try', '#/jobs', '#/hooks', '#/connect']) {
+  for (const hash of ['#/try', '#/jobs', '#/deliveries', '#/hooks', '#/connect']) {
     await page.goto(imgflow.url + '/' + hash);
     await page.locator('main h2:visible').first().waitFor();
     assert.deepEqual(await shownHidden(), [], hash);
@@ -137,11 +137,21 @@ test('at 390×844 no page scrolls sideways', async () => {
   await page.locator('article.delivery tbody tr').first().waitFor();
   assert.deepEqual(await pageOverflow(page), { over: 0, offenders: [] }, "a job's page");
 
+  await page.goto(`${imgflow.url}/#/deliveries`);
+  await page.locator('#dlv-table tbody tr').first().waitFor();
+  assert.deepEqual(await pageOverflow(page), { over: 0, offenders: [] }, 'Deliveries');
+
   await page.goto(`${imgflow.url}/#/hooks`);
   await page.getByLabel('Target URL').fill(`${receiver.url}/hooks/${'z'.repeat(80)}`);
   await page.getByRole('button', { name: 'Create hook' }).click();
   await page.locator('#hooks-table tbody tr').first().waitFor();
   assert.deepEqual(await pageOverflow(page), { over: 0, offenders: [] }, 'Hooks');
+  // With a test's answer and the recovery form open under the hook.
+  await page.getByRole('button', { name: /^Send test to/ }).first().click();
+  await page.locator('tr.hook-detail .test-code').waitFor();
+  await page.getByRole('button', { name: /^Recover failed deliveries to/ }).first().click();
+  await page.getByLabel('Recover failed deliveries since').waitFor();
+  assert.deepEqual(await pageOverflow(page), { over: 0, offenders: [] }, 'Hooks with the recovery form');
 
   await page.goto(`${imgflow.url}/#/connect`);
   await page.locator('#view-connect pre').first().waitFor();

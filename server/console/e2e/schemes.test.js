@@ -102,6 +102,7 @@ const pages = [
   ['try', () => page, '/#/try', '#try-result h3'],
   ['jobs', () => page, '/#/jobs', '#jobs-table tbody tr'],
   ['job', () => page, () => `/#/jobs/${job.id}`, 'article.delivery tbody tr'],
+  ['deliveries', () => page, '/#/deliveries', '#dlv-table tbody tr'],
   ['hooks', () => page, '/#/hooks', '#hooks-table tbody tr'],
   ['connect', () => page, '/#/connect', '[role="tabpanel"] pre'],
 ];
