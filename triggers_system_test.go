@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -75,6 +76,7 @@ func TestTheRenderedHookTriggersSubscribeAndReceiveTheirEvents(t *testing.T) {
 		body           map[string]any
 		rcv            *hookReceiver
 		secret         string
+		location       string
 	}
 	var subs []*sub
 
@@ -134,14 +136,20 @@ func TestTheRenderedHookTriggersSubscribeAndReceiveTheirEvents(t *testing.T) {
 
 	for _, sb := range subs {
 		b, _ := json.Marshal(sb.body)
-		st, hook := s.call("POST", sb.path, string(b))
+		st, header, answer := s.request("POST", sb.path, "application/json", bytes.NewReader(b), map[string]string{"X-API-Key": s.key})
+		var hook map[string]any
+		json.Unmarshal(answer, &hook)
 		if st != http.StatusCreated {
-			t.Fatalf("%s: POST %s %s: %d %v", sb.platform, sb.path, b, st, hook)
+			t.Fatalf("%s: POST %s %s: %d %s", sb.platform, sb.path, b, st, answer)
+		}
+		// Power Automate deletes a flow's hook through the 201's Location.
+		if loc := header.Get("Location"); loc != s.api+"/v1/hooks/"+hook["id"].(string) {
+			t.Errorf("%s: Location %q, want the hook's own URL", sb.platform, loc)
 		}
 		if strings.Contains(sb.platform, "credits_low") && (hook["event"] != "account.credits_low" || hook["threshold"] != float64(threshold)) {
 			t.Errorf("%s: made %v, want an account.credits_low hook at %d", sb.platform, hook, threshold)
 		}
-		sb.secret = hook["secret"].(string)
+		sb.secret, sb.location = hook["secret"].(string), header.Get("Location")
 	}
 	// Without an input the server's default applies (threshold 50).
 	def := zapierSub("credits_low", nil)
@@ -179,5 +187,12 @@ func TestTheRenderedHookTriggersSubscribeAndReceiveTheirEvents(t *testing.T) {
 		if n := len(sb.rcv.all()); n != 1 {
 			t.Errorf("%s: %d deliveries, want exactly its one event", sb.platform, n)
 		}
+	}
+	// Turning the flow off: DELETE on that Location.
+	if st, _ := s.call("DELETE", strings.TrimPrefix(lowPA.location, s.api), ""); st != http.StatusNoContent {
+		t.Errorf("powerautomate: DELETE of the hook's Location answered %d, want 204", st)
+	}
+	if st, _ := s.call("GET", strings.TrimPrefix(lowPA.location, s.api), ""); st != http.StatusNotFound {
+		t.Errorf("powerautomate: the hook is still there after DELETE (%d)", st)
 	}
 }
