@@ -48,10 +48,10 @@ func SampleCreditsLow() *CreditsLowData {
 	return &CreditsLowData{CreditsRemaining: 48, Threshold: DefaultCreditsThreshold, JobID: SampleJob().ID}
 }
 
-// SampleBatch is a realistic finished batch as its batch.finished event
+// SampleFinishedBatch is a realistic finished batch as its batch.finished event
 // carries it: 12 items, one of which failed.
-func SampleBatch() *Batch {
-	const id = "01937a61-2b3c-7d4e-8f50-6a7b8c9d0e1f"
+func SampleFinishedBatch() *Batch {
+	const id = "01937a66-4d5e-7f60-8a71-9b0c1d2e3f40"
 	base := "https://imgflow.example.net/v1/batches/" + id
 	return &Batch{
 		ID:         id,
@@ -91,21 +91,27 @@ func batchFinishedTrigger() Operation {
 		Help:        "Subscribes with POST /v1/hooks to batch.finished: one event per batch (not one per image), carrying the batch with its counts and a signed link to the ZIP of every compressed file.",
 		Kind:        KindHookTrigger, Method: "POST", Path: HooksPath,
 		HookEvents: []string{EventBatchFinished},
-		Outputs: []OutputField{
-			{Key: "id", Label: "Batch ID", Type: FieldString, Help: "Identifier of the batch."},
-			{Key: "status", Label: "Status", Type: FieldString, Help: "finished: every item completed or failed."},
-			{Key: "counts.total", Label: "Total Items", Type: FieldInteger, Help: "Images in the batch."},
-			{Key: "counts.queued", Label: "Queued Items", Type: FieldInteger, Help: "Items still queued (0 once finished)."},
-			{Key: "counts.processing", Label: "Processing Items", Type: FieldInteger, Help: "Items being compressed (0 once finished)."},
-			{Key: "counts.completed", Label: "Completed Items", Type: FieldInteger, Help: "Items compressed; each cost one credit."},
-			{Key: "counts.failed", Label: "Failed Items", Type: FieldInteger, Help: "Items that failed (their jobs carry the error)."},
-			{Key: "saved_bytes", Label: "Saved Bytes", Type: FieldInteger, Help: "Bytes saved over the completed items."},
-			{Key: "created_at", Label: "Created At", Type: FieldDateTime, Help: "When the batch was created (RFC 3339, UTC)."},
-			{Key: "finished_at", Label: "Finished At", Type: FieldDateTime, Help: "When its last item ended."},
-			{Key: "metadata", Label: "Metadata", Type: FieldObject, Help: "The metadata sent with the batch, unchanged."},
-			{Key: "links.self", Label: "Batch URL", Type: FieldString, Help: "GET it with the key for the batch."},
-			{Key: "links.jobs", Label: "Jobs URL", Type: FieldString, Help: "GET it with the key for the items' jobs, in item order."},
-			{Key: "links.archive", Label: "Archive URL", Type: FieldFile, Help: "Signed, expiring URL of a ZIP with every compressed file and manifest.json; works without the key."},
-		},
-		Sample: SampleBatch()}
+		Outputs:    batchEventOutputs(),
+		Sample:     SampleFinishedBatch()}
+}
+
+// batchEventOutputs are the fields of the batch a batch.finished event
+// carries.
+func batchEventOutputs() []OutputField {
+	return []OutputField{
+		{Key: "id", Label: "Batch ID", Type: FieldString, Help: "Identifier of the batch."},
+		{Key: "status", Label: "Status", Type: FieldString, Help: "finished: every item completed or failed."},
+		{Key: "counts.total", Label: "Total Items", Type: FieldInteger, Help: "Images in the batch."},
+		{Key: "counts.queued", Label: "Queued Items", Type: FieldInteger, Help: "Items still queued (0 once finished)."},
+		{Key: "counts.processing", Label: "Processing Items", Type: FieldInteger, Help: "Items being compressed (0 once finished)."},
+		{Key: "counts.completed", Label: "Completed Items", Type: FieldInteger, Help: "Items compressed; each cost one credit."},
+		{Key: "counts.failed", Label: "Failed Items", Type: FieldInteger, Help: "Items that failed (their jobs carry the error)."},
+		{Key: "saved_bytes", Label: "Saved Bytes", Type: FieldInteger, Help: "Bytes saved over the completed items."},
+		{Key: "created_at", Label: "Created At", Type: FieldDateTime, Help: "When the batch was created (RFC 3339, UTC)."},
+		{Key: "finished_at", Label: "Finished At", Type: FieldDateTime, Help: "When its last item ended."},
+		{Key: "metadata", Label: "Metadata", Type: FieldObject, Help: "The metadata sent with the batch, unchanged."},
+		{Key: "links.self", Label: "Batch URL", Type: FieldString, Help: "GET it with the key for the batch."},
+		{Key: "links.jobs", Label: "Jobs URL", Type: FieldString, Help: "GET it with the key for the items' jobs, in item order."},
+		{Key: "links.archive", Label: "Archive URL", Type: FieldFile, Help: "Signed, expiring URL of a ZIP with every compressed file and manifest.json; works without the key."},
+	}
 }

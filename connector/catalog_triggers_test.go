@@ -55,7 +55,7 @@ func TestCreditsLowTakesAnOptionalThresholdDefaultingToTheServers(t *testing.T) 
 }
 
 func TestBatchFinishedSampleIsAFinishedBatch(t *testing.T) {
-	b := SampleBatch()
+	b := SampleFinishedBatch()
 	if b.Status != BatchFinished || b.FinishedAt == nil || b.Counts.Ended() != b.Counts.Total || b.Counts.Queued+b.Counts.Processing != 0 {
 		t.Errorf("sample batch %+v: want finished, every item ended", b)
 	}

@@ -22,8 +22,6 @@ func N8nNodeCatalog() ([]byte, error) {
 		for k, v := range op.Query {
 			query[k] = v
 		}
-		// The events a hook trigger subscribes (none for the others).
-		events := append([]string{}, op.HookEvents...)
 		outputs := make([]any, 0, len(op.Outputs))
 		for _, o := range op.Outputs {
 			outputs = append(outputs, obj{"key": o.Key, "label": o.Label, "type": string(o.Type)})
@@ -40,7 +38,7 @@ func N8nNodeCatalog() ([]byte, error) {
 			"query":       query,
 			"inputs":      n8nNodeFields(op.Inputs),
 			"outputs":     outputs,
-			"hookEvents":  events,
+			"hookEvents":  append([]string{}, op.HookEvents...), // none but for hook triggers
 		})
 	}
 	doc := obj{

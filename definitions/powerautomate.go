@@ -119,7 +119,7 @@ func renderPowerAutomate(c *connector.Catalog, base string) ([]File, error) {
 	checkOp["parameters"] = paParams(checkImage)
 	checkOp["responses"] = withErrs(obj{"200": obj{"description": "What compressing the image would cost.", "schema": obj{"$ref": swaggerRef + "ImageCheck"}}})
 
-	triggers, definitions := paHookTriggers(c, paParams, paOp, withErrs)
+	trigger, triggers, definitions := paHookTriggers(c, paParams, paOp, withErrs)
 
 	deleteHook := obj{"operationId": "DeleteHook", "summary": "Delete a hook subscription",
 		"description": "Called by Power Automate when the flow is turned off.", "x-ms-visibility": "internal",
@@ -142,6 +142,7 @@ func renderPowerAutomate(c *connector.Catalog, base string) ([]File, error) {
 			getJob.Path:                            obj{"get": getOp},
 			account.Path:                           obj{"get": accountOp},
 			checkImage.Path:                        obj{"post": checkOp},
+			connector.HooksPath:                    obj{"post": trigger},
 			connector.HookPath:                     obj{"delete": deleteHook},
 		},
 		"definitions": obj{
@@ -185,20 +186,16 @@ func renderPowerAutomate(c *connector.Catalog, base string) ([]File, error) {
 	return files, nil
 }
 
-// paHookTriggers renders every hook trigger as a webhook trigger, by path,
-// with the schemas of what their deliveries carry. Swagger 2.0 keys
-// operations by path and method, and every trigger POSTs to /v1/hooks: the
-// first keeps that path, each other one adds ?trigger=<key>, a query the
-// API ignores, so that each is its own operation.
+// paHookTriggers renders every hook trigger as a webhook trigger, with the
+// schemas of what their deliveries carry. Swagger 2.0 keys operations by
+// path and method, and every trigger POSTs to /v1/hooks: the first (first)
+// keeps that path, each other one adds ?trigger=<key>, a query the API
+// ignores, so that each is its own operation (others, by path).
 func paHookTriggers(c *connector.Catalog, params func(*connector.Operation) []any,
-	paOp func(*connector.Operation, string) obj, withErrs func(obj) obj) (paths, definitions obj) {
-	paths, definitions = obj{}, obj{}
+	paOp func(*connector.Operation, string) obj, withErrs func(obj) obj) (first, others, definitions obj) {
+	others, definitions = obj{}, obj{}
 	for i, hook := range c.HookTriggers() {
 		hook := hook
-		path := connector.HooksPath
-		if i > 0 {
-			path += "?trigger=" + url.QueryEscape(hook.Key)
-		}
 		ps := params(&hook)
 		var body obj
 		if n := len(ps); n > 0 && ps[n-1].(obj)["in"] == "body" {
@@ -243,7 +240,11 @@ func paHookTriggers(c *connector.Catalog, params func(*connector.Operation) []an
 		trigger["x-ms-trigger"] = "single"
 		trigger["parameters"] = ps
 		trigger["responses"] = withErrs(obj{"201": obj{"description": what, "schema": event}})
-		paths[path] = obj{"post": trigger}
+		if i == 0 {
+			first = trigger
+		} else {
+			others[connector.HooksPath+"?trigger="+url.QueryEscape(hook.Key)] = obj{"post": trigger}
+		}
 	}
-	return paths, definitions
+	return first, others, definitions
 }

@@ -1096,7 +1096,7 @@ module.exports = {
             "key": "id",
             "label": "Batch ID",
             "primary": true,
-            "sample": "01937a61-2b3c-7d4e-8f50-6a7b8c9d0e1f",
+            "sample": "01937a66-4d5e-7f60-8a71-9b0c1d2e3f40",
             "type": "string",
           },
           {
@@ -1164,19 +1164,19 @@ module.exports = {
           {
             "key": "links__self",
             "label": "Batch URL",
-            "sample": "https://imgflow.example.net/v1/batches/01937a61-2b3c-7d4e-8f50-6a7b8c9d0e1f",
+            "sample": "https://imgflow.example.net/v1/batches/01937a66-4d5e-7f60-8a71-9b0c1d2e3f40",
             "type": "string",
           },
           {
             "key": "links__jobs",
             "label": "Jobs URL",
-            "sample": "https://imgflow.example.net/v1/batches/01937a61-2b3c-7d4e-8f50-6a7b8c9d0e1f/jobs",
+            "sample": "https://imgflow.example.net/v1/batches/01937a66-4d5e-7f60-8a71-9b0c1d2e3f40/jobs",
             "type": "string",
           },
           {
             "key": "links__archive",
             "label": "Archive URL",
-            "sample": "https://imgflow.example.net/v1/batches/01937a61-2b3c-7d4e-8f50-6a7b8c9d0e1f/archive?token=eyJleHAiOjE3OTM4NzQ2MDB9.QmF0Y2hfZ3Vlc3M",
+            "sample": "https://imgflow.example.net/v1/batches/01937a66-4d5e-7f60-8a71-9b0c1d2e3f40/archive?token=eyJleHAiOjE3OTM4NzQ2MDB9.QmF0Y2hfZ3Vlc3M",
             "type": "file",
           },
         ],
@@ -1213,11 +1213,11 @@ module.exports = {
           },
           "created_at": "2026-11-21T09:30:00Z",
           "finished_at": "2026-11-21T09:30:14.2Z",
-          "id": "01937a61-2b3c-7d4e-8f50-6a7b8c9d0e1f",
+          "id": "01937a66-4d5e-7f60-8a71-9b0c1d2e3f40",
           "links": {
-            "archive": "https://imgflow.example.net/v1/batches/01937a61-2b3c-7d4e-8f50-6a7b8c9d0e1f/archive?token=eyJleHAiOjE3OTM4NzQ2MDB9.QmF0Y2hfZ3Vlc3M",
-            "jobs": "https://imgflow.example.net/v1/batches/01937a61-2b3c-7d4e-8f50-6a7b8c9d0e1f/jobs",
-            "self": "https://imgflow.example.net/v1/batches/01937a61-2b3c-7d4e-8f50-6a7b8c9d0e1f",
+            "archive": "https://imgflow.example.net/v1/batches/01937a66-4d5e-7f60-8a71-9b0c1d2e3f40/archive?token=eyJleHAiOjE3OTM4NzQ2MDB9.QmF0Y2hfZ3Vlc3M",
+            "jobs": "https://imgflow.example.net/v1/batches/01937a66-4d5e-7f60-8a71-9b0c1d2e3f40/jobs",
+            "self": "https://imgflow.example.net/v1/batches/01937a66-4d5e-7f60-8a71-9b0c1d2e3f40",
           },
           "metadata": {
             "catalogue": "spring-2027",
