@@ -102,6 +102,10 @@ type Operation struct {
 	// Upload, when set, says the operation also takes the image as a file
 	// (a multipart part or file content) instead of a URL or base64.
 	Upload *FileInput
+	// HookEvents, for a hook trigger, are the events its POST /v1/hooks
+	// subscribes: one, always sent as the body's event; or several, one of
+	// which the trigger's required `event` input picks (its choices).
+	HookEvents []string
 }
 
 // FileOutput describes the compressed file of a job-returning operation:
@@ -425,8 +429,9 @@ func DefaultCatalog() *Catalog {
 				Description: "Starts the flow at once when a compress job of this key completes or fails.",
 				Help:        "Subscribes with POST /v1/hooks; each delivery's data is the finished job.",
 				Kind:        KindHookTrigger, Method: "POST", Path: HooksPath,
-				Inputs:  []Field{eventInput},
-				Outputs: jobOutputs(), Sample: SampleJob(),
+				HookEvents: eventInput.Choices,
+				Inputs:     []Field{eventInput},
+				Outputs:    jobOutputs(), Sample: SampleJob(),
 				File: CompressedFile()},
 			{Key: "job_finished_polling", Noun: "Job", Label: "Job Finished (Polling)",
 				Description: "Checks every few minutes for compress jobs of this key that completed or failed.",
@@ -436,6 +441,8 @@ func DefaultCatalog() *Catalog {
 				Inputs:  []Field{statusInput},
 				Outputs: jobOutputs(), Sample: SampleJob(),
 				File: CompressedFile()},
+			creditsLowTrigger(),
+			batchFinishedTrigger(),
 		},
 		Manage: []Operation{
 			{Key: "list_deliveries", Noun: "Delivery", Label: "List Job Deliveries",

@@ -43,6 +43,8 @@ func TestCatalogOffersTheIssuedActionsAndTriggers(t *testing.T) {
 		"check_image":             KindAction, // #24
 		"job_finished":            KindHookTrigger,
 		"job_finished_polling":    KindPollingTrigger,
+		"credits_low":             KindHookTrigger, // #26
+		"batch_finished":          KindHookTrigger, // #23
 	}
 	if got := len(c.Operations()); got != len(want) {
 		t.Errorf("catalog has %d operations, want %d", got, len(want))

@@ -7,9 +7,9 @@ import (
 )
 
 // renderMake renders the catalog as the IML files of a Make custom app: the
-// base, the connection and its test, one module per action, and the Job
-// Finished instant trigger with a webhook that attaches and detaches itself
-// on /v1/hooks. Names follow the schema mapping of the Make apps SDK
+// base, the connection and its test, one module per action, and an
+// instant trigger per hook trigger with a webhook that attaches and
+// detaches itself on /v1/hooks. Names follow the schema mapping of the Make apps SDK
 // (component.kind.iml.json).
 func renderMake(c *connector.Catalog, base string) ([]File, error) {
 	var files []File
@@ -52,29 +52,44 @@ func renderMake(c *connector.Catalog, base string) ([]File, error) {
 		add(name+".samples.iml.json", makeSample(op))
 	}
 
-	// The instant trigger and its webhook.
-	hook := firstOfKind(c, connector.KindHookTrigger)
-	webhook := "webhook-" + camel(hook.Key)
-	add(webhook+".params.iml.json", makeParams(hook.Inputs))
-	add(webhook+".attach.iml.json", obj{
-		"url":    connector.HooksPath,
-		"method": hook.Method,
-		"body":   makeBody(hook.Inputs, obj{"target_url": "{{webhook.url}}"}),
-		"type":   "json",
-		"response": obj{
-			"data": obj{"externalHookId": "{{body.id}}"},
-		},
-	})
-	add(webhook+".detach.iml.json", obj{
-		"url":    strings.Replace(connector.HookPath, "{id}", "{{webhook.externalHookId}}", 1),
-		"method": "DELETE",
-	})
-	trigger := "module-watch" + upperFirst(camel(hook.Key))
-	// A delivery is {type, timestamp, data: job}: the bundle is the job,
-	// fetched again with its compressed file when the catalog gives one.
-	add(trigger+".communication.iml.json", makeTriggerCommunication(hook, c.Operation("get_job")))
-	add(trigger+".interface.iml.json", makeModuleInterface(hook))
-	add(trigger+".samples.iml.json", makeSample(hook))
+	// An instant trigger and its webhook per hook trigger.
+	for _, hook := range c.HookTriggers() {
+		hook := hook
+		webhook := "webhook-" + camel(hook.Key)
+		params := makeParams(hook.Inputs)
+		for i, f := range hook.Inputs {
+			if d := typedDefault(f); d != nil {
+				params[i].(obj)["default"] = d
+			}
+		}
+		add(webhook+".params.iml.json", params)
+		add(webhook+".attach.iml.json", obj{
+			"url":    connector.HooksPath,
+			"method": hook.Method,
+			// Empty optional inputs become undefined, which Make leaves out.
+			"body": hookSubscribeBody(&hook, "{{webhook.url}}", func(f connector.Field) any {
+				if f.Required {
+					return "{{parameters." + f.Key + "}}"
+				}
+				return "{{ifempty(parameters." + f.Key + "; undefined)}}"
+			}),
+			"type": "json",
+			"response": obj{
+				"data": obj{"externalHookId": "{{body.id}}"},
+			},
+		})
+		add(webhook+".detach.iml.json", obj{
+			"url":    strings.Replace(connector.HookPath, "{id}", "{{webhook.externalHookId}}", 1),
+			"method": "DELETE",
+		})
+		trigger := "module-watch" + upperFirst(camel(hook.Key))
+		// A delivery is {type, timestamp, data}: the bundle is its data; a
+		// job is fetched again with its compressed file when the catalog
+		// gives one.
+		add(trigger+".communication.iml.json", makeTriggerCommunication(&hook, c.Operation("get_job")))
+		add(trigger+".interface.iml.json", makeModuleInterface(&hook))
+		add(trigger+".samples.iml.json", makeSample(&hook))
+	}
 	return files, nil
 }
 

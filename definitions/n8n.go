@@ -34,11 +34,12 @@ const (
 
 // renderN8n renders three importable workflows: compress a file and wait
 // inline, compress a file with a callback that resumes a Wait node, and a
-// Webhook trigger for hook subscriptions that verifies each signature.
+// Webhook trigger for hook subscriptions that verifies each signature; and
+// a Webhook workflow per other hook trigger (n8n_hooks.go).
 func renderN8n(c *connector.Catalog, base string) ([]File, error) {
 	compress := c.Operation("compress_image")
 	callback := c.Operation("compress_image_callback")
-	hook := firstOfKind(c, connector.KindHookTrigger)
+	hook, others := n8nHookTriggers(c)
 	setupCred := fmt.Sprintf("Create a **Header Auth** credential named \"imgflow API key (X-API-Key)\": Name `%s`, Value your API key. The HTTP Request nodes use it.", c.Auth.Header)
 
 	// 1. Compress a file, waiting inline.
@@ -136,6 +137,17 @@ func renderN8n(c *connector.Catalog, base string) ([]File, error) {
 		"job-finished-webhook.json":    hookFlow,
 	} {
 		f, err := fileOf("n8n", name, wf.workflow())
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	for _, op := range others {
+		wf, err := n8nEventFlow(c, &op, base)
+		if err != nil {
+			return nil, err
+		}
+		f, err := fileOf("n8n", n8nEventFileName(&op), wf.workflow())
 		if err != nil {
 			return nil, err
 		}

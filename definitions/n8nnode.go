@@ -38,6 +38,7 @@ func N8nNodeCatalog() ([]byte, error) {
 			"query":       query,
 			"inputs":      n8nNodeFields(op.Inputs),
 			"outputs":     outputs,
+			"hookEvents":  append([]string{}, op.HookEvents...), // none but for hook triggers
 		})
 	}
 	doc := obj{

@@ -55,7 +55,6 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 	compress := c.Operation("compress_image")
 	getJob := c.Operation("get_job")
 	polling := firstOfKind(c, connector.KindPollingTrigger)
-	hook := firstOfKind(c, connector.KindHookTrigger)
 	account := c.Operation("check_account")
 	checkImage := c.Operation("check_image")
 	listDeliveries := c.Operation("list_deliveries")
@@ -178,7 +177,7 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 			"responses": oasErrors(obj{"200": oasResponse("The key check.", "Account")}, "401", "502", "503"),
 		})},
 		"/v1/hooks": obj{
-			"post": oasOp(hook, "createHook", obj{
+			"post": oasOp(nil, "createHook", obj{
 				"tags":        []string{"hooks"},
 				"requestBody": obj{"required": true, "content": jsonContent("HookRequest")},
 				"responses": oasErrors(obj{"201": obj{"description": "Subscribed; the secret signs deliveries.",
@@ -341,6 +340,7 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 		},
 	}
 	addBatchesToOpenAPI(doc)
+	addHookTriggersToOpenAPI(c, doc)
 	return doc
 }
 

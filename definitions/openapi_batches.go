@@ -7,15 +7,12 @@ import (
 )
 
 // addBatchesToOpenAPI documents the batch routes (server/batches.go) and
-// their schemas in doc, and batch.finished among the hook events.
+// their schemas in doc (batch.finished is among the hook events as the
+// Batch Finished trigger's event: schema.go).
 func addBatchesToOpenAPI(doc obj) {
 	paths, components := doc["paths"].(obj), doc["components"].(obj)
 	schemas := components["schemas"].(obj)
 	doc["tags"] = append(doc["tags"].([]any), obj{"name": "batches"})
-	if ev, ok := schemas["HookRequest"].(obj)["properties"].(obj)["event"].(obj); ok {
-		ev["enum"] = append(append([]string{}, ev["enum"].([]string)...), connector.EventBatchFinished)
-		ev["description"] = fmt.Sprint(ev["description"], " batch.finished: one event when every item of a batch has ended (the batch, not a job).")
-	}
 
 	idParam := oasParam("id", "path", "The batch id.", true, obj{"type": "string"})
 	op := func(id, summary, desc string, extra obj) obj {

@@ -12,9 +12,10 @@ const swaggerRef = "#/definitions/"
 // renderPowerAutomate renders a custom connector: apiDefinition.swagger.json
 // (Swagger 2.0 with the x-ms-* extensions) and apiProperties.json (the key
 // as a securestring connection parameter). Compress Image uses the
-// asynchronous 202 + Location pattern; Job Finished is a webhook trigger
-// whose subscription URL Power Automate fills in (x-ms-notification-url) and
-// deletes through the 201's Location when the flow is turned off.
+// asynchronous 202 + Location pattern; each hook trigger is a webhook
+// trigger whose subscription URL Power Automate fills in
+// (x-ms-notification-url) and deletes through the 201's Location when the
+// flow is turned off.
 func renderPowerAutomate(c *connector.Catalog, base string) ([]File, error) {
 	u, _ := url.Parse(base)
 	basePath := u.Path
@@ -25,7 +26,6 @@ func renderPowerAutomate(c *connector.Catalog, base string) ([]File, error) {
 	getJob := c.Operation("get_job")
 	account := c.Operation("check_account")
 	checkImage := c.Operation("check_image")
-	hook := firstOfKind(c, connector.KindHookTrigger)
 
 	paParams := func(op *connector.Operation) []any {
 		var out []any
@@ -119,17 +119,7 @@ func renderPowerAutomate(c *connector.Catalog, base string) ([]File, error) {
 	checkOp["parameters"] = paParams(checkImage)
 	checkOp["responses"] = withErrs(obj{"200": obj{"description": "What compressing the image would cost.", "schema": obj{"$ref": swaggerRef + "ImageCheck"}}})
 
-	trigger := paOp(hook, "JobFinished")
-	trigger["x-ms-trigger"] = "single"
-	hookBody := obj{"type": "object", "required": []string{"target_url", "event"}, "properties": obj{
-		"target_url": obj{"type": "string", "x-ms-notification-url": true, "x-ms-visibility": "internal",
-			"description": "Filled in by Power Automate.", "title": ""},
-		"event": obj{"type": "string", "enum": hook.Inputs[0].Choices, "default": hook.Inputs[0].Default,
-			"x-ms-summary": hook.Inputs[0].Label, "description": hook.Inputs[0].Help},
-	}}
-	trigger["parameters"] = []any{obj{"name": "body", "in": "body", "required": true, "schema": hookBody}}
-	trigger["responses"] = withErrs(obj{"201": obj{"description": "The finished job, as delivered.",
-		"schema": obj{"$ref": swaggerRef + "Delivery"}}})
+	trigger, triggers, definitions := paHookTriggers(c, paParams, paOp, withErrs)
 
 	deleteHook := obj{"operationId": "DeleteHook", "summary": "Delete a hook subscription",
 		"description": "Called by Power Automate when the flow is turned off.", "x-ms-visibility": "internal",
@@ -167,6 +157,12 @@ func renderPowerAutomate(c *connector.Catalog, base string) ([]File, error) {
 			obj{"propertyName": "Categories", "propertyValue": "Productivity;Content and Files"},
 		},
 	}
+	for path, item := range triggers {
+		doc["paths"].(obj)[path] = item
+	}
+	for name, schema := range definitions {
+		doc["definitions"].(obj)[name] = schema
+	}
 	props := obj{"properties": obj{
 		"connectionParameters": obj{"api_key": obj{"type": "securestring", "uiDefinition": obj{
 			"displayName": c.Auth.Fields[0].Label,
@@ -188,4 +184,67 @@ func renderPowerAutomate(c *connector.Catalog, base string) ([]File, error) {
 		files = append(files, f)
 	}
 	return files, nil
+}
+
+// paHookTriggers renders every hook trigger as a webhook trigger, with the
+// schemas of what their deliveries carry. Swagger 2.0 keys operations by
+// path and method, and every trigger POSTs to /v1/hooks: the first (first)
+// keeps that path, each other one adds ?trigger=<key>, a query the API
+// ignores, so that each is its own operation (others, by path).
+func paHookTriggers(c *connector.Catalog, params func(*connector.Operation) []any,
+	paOp func(*connector.Operation, string) obj, withErrs func(obj) obj) (first, others, definitions obj) {
+	others, definitions = obj{}, obj{}
+	for i, hook := range c.HookTriggers() {
+		hook := hook
+		ps := params(&hook)
+		var body obj
+		if n := len(ps); n > 0 && ps[n-1].(obj)["in"] == "body" {
+			body = ps[n-1].(obj)["schema"].(obj)
+		} else {
+			body = obj{"type": "object", "properties": obj{}}
+			ps = append(ps, obj{"name": "body", "in": "body", "required": true, "schema": body})
+		}
+		props := body["properties"].(obj)
+		for _, f := range hook.Inputs {
+			if p, ok := props[f.Key].(obj); ok && typedDefault(f) != nil {
+				p["default"] = typedDefault(f)
+			}
+		}
+		props["target_url"] = obj{"type": "string", "x-ms-notification-url": true, "x-ms-visibility": "internal",
+			"description": "Filled in by Power Automate.", "title": ""}
+		required := []string{"target_url"}
+		if ev := hook.FixedHookEvent(); ev != "" {
+			// Internal and required with a default: sent as it is.
+			props["event"] = obj{"type": "string", "enum": []string{ev}, "default": ev, "x-ms-visibility": "internal",
+				"x-ms-summary": "Event", "description": "The event this trigger subscribes."}
+			required = append(required, "event")
+		}
+		if r, ok := body["required"].([]string); ok {
+			required = append(required, r...)
+		}
+		body["required"] = required
+
+		id := upperFirst(camel(hook.Key))
+		event := obj{"$ref": swaggerRef + "Delivery"}
+		what := "The finished job, as delivered."
+		if _, isJob := hook.Sample.(*connector.Job); !isJob {
+			definitions[id+"Event"] = obj{"type": "object", "properties": obj{
+				"type":      obj{"type": "string", "enum": hook.HookEvents, "x-ms-summary": "Event Type"},
+				"timestamp": obj{"type": "string", "format": "date-time", "x-ms-summary": "Timestamp"},
+				"data":      outputsSchema(hook.Outputs, hook.Sample),
+			}}
+			event = obj{"$ref": swaggerRef + id + "Event"}
+			what = "The " + hook.HookEvents[0] + " event, as delivered."
+		}
+		trigger := paOp(&hook, id)
+		trigger["x-ms-trigger"] = "single"
+		trigger["parameters"] = ps
+		trigger["responses"] = withErrs(obj{"201": obj{"description": what, "schema": event}})
+		if i == 0 {
+			first = trigger
+		} else {
+			others[connector.HooksPath+"?trigger="+url.QueryEscape(hook.Key)] = obj{"post": trigger}
+		}
+	}
+	return first, others, definitions
 }

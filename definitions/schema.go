@@ -1,6 +1,7 @@
 package definitions
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/imgflow/imgflow/connector"
@@ -113,12 +114,26 @@ func accountSchema(c *connector.Catalog) obj {
 }
 
 func hookRequestSchema(c *connector.Catalog) obj {
-	ev := firstOfKind(c, connector.KindHookTrigger).Inputs[0]
-	events := append(append([]string{}, ev.Choices...), connector.EventHookDisabled, connector.EventCreditsLow)
+	// The events of every hook trigger, then those only people subscribe.
+	var events []string
+	help := ""
+	for _, op := range c.HookTriggers() {
+		for _, ev := range op.HookEvents {
+			if !slices.Contains(events, ev) {
+				events = append(events, ev)
+			}
+		}
+		for _, f := range op.Inputs {
+			if f.Key == connector.HookEventInput {
+				help = f.Help + " "
+			}
+		}
+	}
+	events = append(events, connector.EventHookDisabled)
 	return obj{"type": "object", "required": []string{"target_url"}, "properties": obj{
 		"target_url": obj{"type": "string", "format": "uri", "description": "Where events are POSTed."},
 		"event": obj{"type": "string", "enum": events, "default": connector.EventJobFinished,
-			"description": ev.Help + " Also hook.disabled (another hook or a callback URL of the key was disabled) and account.credits_low (the balance fell to threshold)."},
+			"description": help + "Also account.credits_low (the balance fell to threshold), batch.finished (every item of a batch ended) and hook.disabled (another hook or a callback URL of the key was disabled)."},
 		"threshold": obj{"type": "integer", "format": "int64", "minimum": 0, "default": connector.DefaultCreditsThreshold,
 			"description": "With account.credits_low: the balance at or below which it fires (once per crossing)."},
 	}}
@@ -218,11 +233,11 @@ func deliveryPageSchema() obj {
 func hookEventSchema() obj {
 	return obj{"type": "object", "properties": obj{
 		"type": obj{"type": "string", "enum": []string{connector.EventJobCompleted, connector.EventJobFailed,
-			connector.EventHookDisabled, connector.EventHookTest, connector.EventCreditsLow}},
+			connector.EventHookDisabled, connector.EventHookTest, connector.EventCreditsLow, connector.EventBatchFinished}},
 		"timestamp": obj{"type": "string", "format": "date-time"},
 		"data": obj{"type": "object", "additionalProperties": true, "description": "job.completed, job.failed: the job (see Job). " +
 			"hook.disabled: kind (hook or callback), hook_id, target, reason (gone or failing), message, disabled_at. " +
-			"hook.test: hook_id, message. account.credits_low: credits_remaining, threshold, job_id."},
+			"hook.test: hook_id, message. account.credits_low: credits_remaining, threshold, job_id. batch.finished: the batch (see Batch)."},
 	}}
 }
 
@@ -293,6 +308,7 @@ func eventTypes(ref string) []any {
 		event(connector.EventCreditsLow, "A job's answer took the balance to or below the hook's threshold (once per crossing): to hooks of account.credits_low.",
 			obj{"type": "object", "properties": obj{"credits_remaining": obj{"type": "integer", "format": "int64"},
 				"threshold": obj{"type": "integer", "format": "int64"}, "job_id": str}}),
+		event(connector.EventBatchFinished, "Every item of a batch ended: once, to the batch's callback_url and to hooks of batch.finished.", obj{"$ref": ref + "Batch"}),
 	}
 }
 

@@ -5,8 +5,10 @@
 // operations through core's lambda handler: Compress Image with Callback
 // (Zapier's callback URL is a local receiver here, and performResume gets
 // what imgflow POSTed to it) and the REST hook trigger (subscribe, a real
-// delivery, perform, performList, unsubscribe). It asserts what a user would
-// notice: the image got smaller and each job cost exactly one credit.
+// delivery, perform, performList, unsubscribe), then Batch Finished and
+// Credits Low the same way (a batch of one image that takes the balance to
+// the threshold). It asserts what a user would notice: the image got
+// smaller and each job cost exactly one credit.
 // Then the CLI project (zapier/index.js): Compress Image's `file` output is
 // a dehydrated pointer, and its hydrator, run as Zapier runs it against a
 // local stand-in for Zapier's file store (the RPC that hands out an upload
@@ -106,9 +108,11 @@ async function stopDev() {
 function startReceiver() {
   const received = {};
   const waiters = {};
-  const image = fs.readFileSync(path.join(root, 'fixtures/images/photo.png'));
+  const images = {};
+  for (const name of ['photo.png', 'screenshot.png']) images[`/${name}`] = fs.readFileSync(path.join(root, 'fixtures/images', name));
   const server = http.createServer((req, res) => {
-    if (req.method === 'GET' && req.url === '/photo.png') {
+    const image = images[req.url];
+    if (req.method === 'GET' && image) {
       res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': image.length });
       return res.end(image);
     }
@@ -218,6 +222,65 @@ async function run(url, key) {
 
     const after2 = await appTester(app.authentication.test, { authData });
     assert(after2.credits_remaining === credits0 - 2, `credits: ${credits0} -> ${after2.credits_remaining}, exactly two for two jobs`);
+  } finally {
+    receiver.server.close();
+  }
+}
+
+// runHookTriggers: Batch Finished and Credits Low, subscribed as Zapier
+// subscribes them (performSubscribe's request template); a batch of one
+// image finishes (batch.finished), and its one credit takes the balance to
+// the threshold (account.credits_low); perform turns each delivery into the
+// event's data, performList shows real items, performUnsubscribe deletes.
+async function runHookTriggers(url, key) {
+  const text = fs.readFileSync(path.join(__dirname, 'zapier/imgflow-zapier-app.json'), 'utf8');
+  const app = JSON.parse(text.split(PLACEHOLDER).join(url.replace(/\/$/, '')));
+  const appTester = zapier.createAppTester(app);
+  const handler = zapier.createAppHandler(JSON.parse(JSON.stringify(app)));
+  const execute = async (method, bundle) => (await handler({ command: 'execute', method, bundle }, {})).results;
+  const authData = { api_key: key };
+  const receiver = await startReceiver();
+  try {
+    const before = await appTester(app.authentication.test, { authData });
+    const batchSub = await appTester(app.triggers.batch_finished.operation.performSubscribe, {
+      authData, inputData: {}, targetUrl: `${receiver.base}/batch`,
+    });
+    assert(typeof batchSub.id === 'string' && batchSub.event === 'batch.finished', `batch_finished: subscribed hook ${batchSub.id} to ${batchSub.event}`);
+    const threshold = before.credits_remaining - 1;
+    const lowSub = await appTester(app.triggers.credits_low.operation.performSubscribe, {
+      authData, inputData: { threshold }, targetUrl: `${receiver.base}/low`,
+    });
+    assert(lowSub.event === 'account.credits_low' && lowSub.threshold === threshold,
+      `credits_low: subscribed hook ${lowSub.id} to ${lowSub.event} at ${lowSub.threshold}`);
+    // screenshot.png: an image this key has not compressed yet (a repeat
+    // would be free, and cross nothing).
+    const made = await fetch(`${url.replace(/\/$/, '')}/v1/batches`, {
+      method: 'POST',
+      headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ items: [{ image_url: `${receiver.base}/screenshot.png`, filename: 'zapier-batch.png' }] }),
+    });
+    const batch = await made.json();
+    assert(made.status === 202 && typeof batch.id === 'string', `batch ${batch.id} created (${made.status})`);
+    const batchDelivery = await receiver.next('/batch');
+    const batched = await execute('triggers.batch_finished.operation.perform', { authData, inputData: {}, cleanedRequest: batchDelivery.body });
+    assert(Array.isArray(batched) && batched[0].id === batch.id && batched[0].status === 'finished' && batched[0].counts.completed === 1,
+      `batch_finished: delivery turns into the finished batch (${batched[0] && JSON.stringify(batched[0].counts)})`);
+    assert(typeof batched[0].links.archive === 'string', 'batch_finished: the batch carries its archive link');
+    const batches = await execute('triggers.batch_finished.operation.performList', { authData, inputData: {} });
+    assert(batches.some((b) => b.id === batch.id) && batches.every((b) => b.status === 'finished'), 'batch_finished: performList shows recent finished batches');
+    const lowDelivery = await receiver.next('/low');
+    const low = await execute('triggers.credits_low.operation.perform', { authData, inputData: { threshold }, cleanedRequest: lowDelivery.body });
+    assert(low[0].credits_remaining === threshold && low[0].threshold === threshold && typeof low[0].job_id === 'string',
+      `credits_low: delivery turns into the event's data (${low[0].credits_remaining} credits left, threshold ${low[0].threshold})`);
+    const balance = await execute('triggers.credits_low.operation.performList', { authData, inputData: { threshold } });
+    assert(balance.length === 1 && balance[0].credits_remaining === threshold && balance[0].threshold === threshold,
+      'credits_low: performList shows the balance against the threshold');
+    await execute('triggers.batch_finished.operation.performUnsubscribe', { authData, subscribeData: batchSub });
+    await execute('triggers.credits_low.operation.performUnsubscribe', { authData, subscribeData: lowSub });
+    log(`ok: batch_finished, credits_low: unsubscribed ${batchSub.id}, ${lowSub.id}`);
+    const after = await appTester(app.authentication.test, { authData });
+    assert(after.credits_remaining === before.credits_remaining - 1,
+      `credits: ${before.credits_remaining} -> ${after.credits_remaining}, exactly one for the batch's one image`);
   } finally {
     receiver.server.close();
   }
@@ -384,6 +447,7 @@ async function runCLI(url, key) {
   try {
     await run(target.url, target.key);
     await runCLI(target.url, target.key);
+    await runHookTriggers(target.url, target.key);
     await stopDev();
     process.exit(0);
   } catch (err) {

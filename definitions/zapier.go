@@ -183,6 +183,7 @@ func zapierInputFields(op *connector.Operation) []any {
 // nested keys use Zapier's double underscore.
 func zapierOutputFields(op *connector.Operation) []any {
 	out := []any{}
+	primary := zapierPrimary(op)
 	for _, o := range op.Outputs {
 		zf := obj{
 			"key":   strings.ReplaceAll(o.Key, ".", "__"),
@@ -196,7 +197,7 @@ func zapierOutputFields(op *connector.Operation) []any {
 		default:
 			zf["type"] = zapierType(o.Type)
 		}
-		if o.Key == "id" {
+		if o.Key == primary {
 			zf["primary"] = true
 		}
 		if v := sampleValue(op, o.Key); v != nil {
@@ -205,6 +206,22 @@ func zapierOutputFields(op *connector.Operation) []any {
 		out = append(out, zf)
 	}
 	return out
+}
+
+// zapierPrimary is the output that tells items apart: id, or for items
+// without one (a credits-low event) the first output naming an id.
+func zapierPrimary(op *connector.Operation) string {
+	for _, o := range op.Outputs {
+		if o.Key == "id" {
+			return o.Key
+		}
+	}
+	for _, o := range op.Outputs {
+		if strings.HasSuffix(o.Key, "_id") {
+			return o.Key
+		}
+	}
+	return ""
 }
 
 // outputFields adds the file output to the job's fields.
@@ -388,21 +405,28 @@ func (z zapierOp) pollingTrigger() obj {
 
 func (z zapierOp) hookTrigger() obj {
 	op := z.op
-	body := obj{"target_url": "{{bundle.targetUrl}}"}
-	for _, f := range op.Inputs {
-		body[f.Key] = "{{bundle.inputData." + f.Key + "}}"
-	}
-	operation := z.operation(zapierSource(
-		"// A delivery is {type, timestamp, data: job}.",
-		"const delivery = bundle.cleanedRequest || {};",
-		"return ["+z.job("delivery.data || delivery")+"];",
-	))
-	operation["type"] = "hook"
-	operation["performSubscribe"] = obj{
+	optional := false
+	// A lone curly keeps the input's type (an integer threshold).
+	body := hookSubscribeBody(op, "{{bundle.targetUrl}}", func(f connector.Field) any {
+		optional = optional || !f.Required
+		return "{{bundle.inputData." + f.Key + "}}"
+	})
+	subscribe := obj{
 		"method": op.Method,
 		"url":    z.base + connector.HooksPath,
 		"body":   body,
 	}
+	if optional {
+		// An empty optional input is left out: the server's default applies.
+		subscribe["removeMissingValuesFrom"] = obj{"body": true}
+	}
+	operation := z.operation(zapierSource(
+		"// A delivery is {type, timestamp, data}.",
+		"const delivery = bundle.cleanedRequest || {};",
+		"return ["+z.job("delivery.data || delivery")+"];",
+	))
+	operation["type"] = "hook"
+	operation["performSubscribe"] = subscribe
 	// DELETE answers 204 with no body, which a request template cannot
 	// return: a function reports the deletion instead.
 	operation["performUnsubscribe"] = zapierSource(
@@ -410,8 +434,8 @@ func (z zapierOp) hookTrigger() obj {
 		"await z.request({ method: 'DELETE', url: "+jsString(z.base+connector.HooksPath+"/")+" + encodeURIComponent(id) });",
 		"return { id, deleted: true };",
 	)
-	// performList gives the editor real recent jobs to map.
-	operation["performList"] = z.finishedJobs("{ 'job.completed': 'completed', 'job.failed': 'failed' }[bundle.inputData.event] || ''")
+	// performList gives the editor real recent items to map.
+	operation["performList"] = z.recentItems()
 	return obj{
 		"key":       op.Key,
 		"noun":      op.Noun,

@@ -40,19 +40,26 @@ func TestEveryZapierOperationHasASampleWithAnID(t *testing.T) {
 				t.Errorf("%s.%s has no sample", group, key)
 				continue
 			}
-			if group == "triggers" && sample["id"] == nil {
-				t.Errorf("trigger %s's sample has no id to dedupe on", key)
-			}
+			primary := 0
 			for _, f := range op["outputFields"].([]any) {
 				of := f.(map[string]any)
+				if of["primary"] == true {
+					primary++
+					if _, ok := sample[of["key"].(string)]; !ok {
+						t.Errorf("%s.%s: sample lacks its primary key %v", group, key, of["key"])
+					}
+				}
 				if of["label"] == "" || of["label"] == nil {
 					t.Errorf("%s.%s output %v has no label", group, key, of["key"])
 				}
 			}
+			if group == "triggers" && primary == 0 {
+				t.Errorf("trigger %s has no primary output (id) to dedupe on", key)
+			}
 		}
 	}
-	if n != 7 {
-		t.Errorf("zapier app has %d operations, want 7 (5 creates, 2 triggers)", n)
+	if want := len(connector.DefaultCatalog().Operations()); n != want {
+		t.Errorf("zapier app has %d operations, want the catalog's %d", n, want)
 	}
 }
 

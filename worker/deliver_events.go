@@ -52,13 +52,6 @@ func (w *Worker) sendMessage(ctx context.Context, msg *connector.Message, hooks 
 	return nil
 }
 
-// CreditsLowData is the data of an account.credits_low event.
-type CreditsLowData struct {
-	CreditsRemaining int64  `json:"credits_remaining"`
-	Threshold        int64  `json:"threshold"`
-	JobID            string `json:"job_id"`
-}
-
 // creditsLow sends account.credits_low to each of subs that watches the
 // balance, once when the job's answer takes it to or below the hook's
 // threshold; a balance above the threshold arms the hook again.
@@ -85,7 +78,7 @@ func (w *Worker) creditsLow(ctx context.Context, log *slog.Logger, job *connecto
 		}
 		// One message per job and hook: a fan-out run again makes the same.
 		msg, err := connector.NewMessage("msg_"+job.ID+"_credits_"+h.ID, job.Owner, connector.EventCreditsLow, time.Now(),
-			CreditsLowData{CreditsRemaining: *balance, Threshold: threshold, JobID: job.ID})
+			connector.CreditsLowData{CreditsRemaining: *balance, Threshold: threshold, JobID: job.ID})
 		if err == nil {
 			err = w.sendMessage(ctx, msg, []*connector.Hook{h})
 		}

@@ -35,6 +35,9 @@ const cases = {
   })],
   'n8n-wait-get': ['imgflow callbacks POST', (d) => edit(d, 'compress-image-callback.json', (w) => delete w.nodes.find((n) => n.type === 'n8n-nodes-base.wait').parameters.httpMethod)],
   'n8n-wait-unlimited': ['without limitWaitTime', (d) => edit(d, 'compress-image-callback.json', (w) => delete w.nodes.find((n) => n.type === 'n8n-nodes-base.wait').parameters.limitWaitTime)],
+  'n8n-batch-no-archive': ['no HTTP Request returns the compressed image as a file', (d) => edit(d, 'batch-finished-webhook.json', (w) => {
+    w.nodes = w.nodes.filter((n) => n.name !== 'Download Archive');
+  })],
   'n8n-unverified-webhook': ['does not verify', (d) => edit(d, 'job-finished-webhook.json', (w) => (w.nodes.find((n) => n.type === 'n8n-nodes-base.webhook').parameters.options = {}))],
   // Make schemas: a parameter needs a non-empty name; a request's method is an enum.
   'make-bad-param': ['parameters.json', (d) => edit(d, 'module-compressImage.mappable-params.iml.json', (p) => (p[0].name = ''))],

@@ -136,7 +136,11 @@ function checkWorkflow(name, wf) {
     if (c.contentType !== 'multipart-form-data' || !file) say('a job is created without uploading the incoming binary (multipart formBinaryData)');
   }
   const downloads = http.filter((p) => (((p.options || {}).response || {}).response || {}).responseFormat === 'file');
-  if ((creates.length || wf.nodes.some((n) => n.type === 'n8n-nodes-base.webhook')) && !downloads.length) say('no HTTP Request returns the compressed image as a file');
+  // A webhook for job or batch events hands the compressed file(s) on; one
+  // for another event (account.credits_low) has none to hand on.
+  const setup = wf.nodes.filter((n) => n.type === 'n8n-nodes-base.stickyNote').map((n) => (n.parameters || {}).content || '').join('\n');
+  const fileHook = wf.nodes.some((n) => n.type === 'n8n-nodes-base.webhook') && /"event": ?"(job|batch)\./.test(setup);
+  if ((creates.length || fileHook) && !downloads.length) say('no HTTP Request returns the compressed image as a file');
   const hooks = wf.nodes.filter((n) => n.type === 'n8n-nodes-base.webhook');
   for (const h of hooks) {
     const code = wf.nodes.filter((n) => n.type === 'n8n-nodes-base.code').map((n) => (n.parameters || {}).jsCode || '').join('\n');

@@ -76,6 +76,7 @@ module.exports = {
           {
             "key": "user_id",
             "label": "User ID",
+            "primary": true,
             "sample": "user_7f3a9c",
             "type": "string",
           },
@@ -1081,6 +1082,227 @@ module.exports = {
     },
   },
   "triggers": {
+    "batch_finished": {
+      "display": {
+        "description": "Starts the flow once when every image of a batch of this key has completed or failed.",
+        "label": "Batch Finished",
+      },
+      "key": "batch_finished",
+      "noun": "Batch",
+      "operation": {
+        "inputFields": [],
+        "outputFields": [
+          {
+            "key": "id",
+            "label": "Batch ID",
+            "primary": true,
+            "sample": "01937a66-4d5e-7f60-8a71-9b0c1d2e3f40",
+            "type": "string",
+          },
+          {
+            "key": "status",
+            "label": "Status",
+            "sample": "finished",
+            "type": "string",
+          },
+          {
+            "key": "counts__total",
+            "label": "Total Items",
+            "sample": 12,
+            "type": "integer",
+          },
+          {
+            "key": "counts__queued",
+            "label": "Queued Items",
+            "sample": 0,
+            "type": "integer",
+          },
+          {
+            "key": "counts__processing",
+            "label": "Processing Items",
+            "sample": 0,
+            "type": "integer",
+          },
+          {
+            "key": "counts__completed",
+            "label": "Completed Items",
+            "sample": 11,
+            "type": "integer",
+          },
+          {
+            "key": "counts__failed",
+            "label": "Failed Items",
+            "sample": 1,
+            "type": "integer",
+          },
+          {
+            "key": "saved_bytes",
+            "label": "Saved Bytes",
+            "sample": 18734502,
+            "type": "integer",
+          },
+          {
+            "key": "created_at",
+            "label": "Created At",
+            "sample": "2026-11-21T09:30:00Z",
+            "type": "datetime",
+          },
+          {
+            "key": "finished_at",
+            "label": "Finished At",
+            "sample": "2026-11-21T09:30:14.2Z",
+            "type": "datetime",
+          },
+          {
+            "dict": true,
+            "key": "metadata",
+            "label": "Metadata",
+            "sample": {
+              "catalogue": "spring-2027",
+            },
+          },
+          {
+            "key": "links__self",
+            "label": "Batch URL",
+            "sample": "https://imgflow.example.net/v1/batches/01937a66-4d5e-7f60-8a71-9b0c1d2e3f40",
+            "type": "string",
+          },
+          {
+            "key": "links__jobs",
+            "label": "Jobs URL",
+            "sample": "https://imgflow.example.net/v1/batches/01937a66-4d5e-7f60-8a71-9b0c1d2e3f40/jobs",
+            "type": "string",
+          },
+          {
+            "key": "links__archive",
+            "label": "Archive URL",
+            "sample": "https://imgflow.example.net/v1/batches/01937a66-4d5e-7f60-8a71-9b0c1d2e3f40/archive?token=eyJleHAiOjE3OTM4NzQ2MDB9.QmF0Y2hfZ3Vlc3M",
+            "type": "file",
+          },
+        ],
+        "perform": async function (z, bundle) {
+          // A delivery is {type, timestamp, data}.
+          const delivery = bundle.cleanedRequest || {};
+          return [delivery.data || delivery];
+        },
+        "performList": async function (z, bundle) {
+          const response = await z.request({ method: 'GET', url: "https://imgflow.example.com/v1/batches", params: { limit: 100 } });
+          const batches = (response.data && response.data.batches) || [];
+          return batches.filter((batch) => batch.status === "finished");
+        },
+        "performSubscribe": {
+          "body": {
+            "event": "batch.finished",
+            "target_url": "{{bundle.targetUrl}}",
+          },
+          "method": "POST",
+          "url": "https://imgflow.example.com/v1/hooks",
+        },
+        "performUnsubscribe": async function (z, bundle) {
+          const id = bundle.subscribeData && bundle.subscribeData.id;
+          await z.request({ method: 'DELETE', url: "https://imgflow.example.com/v1/hooks/" + encodeURIComponent(id) });
+          return { id, deleted: true };
+        },
+        "sample": {
+          "counts": {
+            "completed": 11,
+            "failed": 1,
+            "processing": 0,
+            "queued": 0,
+            "total": 12,
+          },
+          "created_at": "2026-11-21T09:30:00Z",
+          "finished_at": "2026-11-21T09:30:14.2Z",
+          "id": "01937a66-4d5e-7f60-8a71-9b0c1d2e3f40",
+          "links": {
+            "archive": "https://imgflow.example.net/v1/batches/01937a66-4d5e-7f60-8a71-9b0c1d2e3f40/archive?token=eyJleHAiOjE3OTM4NzQ2MDB9.QmF0Y2hfZ3Vlc3M",
+            "jobs": "https://imgflow.example.net/v1/batches/01937a66-4d5e-7f60-8a71-9b0c1d2e3f40/jobs",
+            "self": "https://imgflow.example.net/v1/batches/01937a66-4d5e-7f60-8a71-9b0c1d2e3f40",
+          },
+          "metadata": {
+            "catalogue": "spring-2027",
+          },
+          "saved_bytes": 18734502,
+          "status": "finished",
+        },
+        "type": "hook",
+      },
+    },
+    "credits_low": {
+      "display": {
+        "description": "Starts the flow when a job takes the account's credits to or below a threshold.",
+        "label": "Credits Low",
+      },
+      "key": "credits_low",
+      "noun": "Account",
+      "operation": {
+        "inputFields": [
+          {
+            "default": "50",
+            "helpText": "The balance at or below which the flow starts (default 50).",
+            "key": "threshold",
+            "label": "Threshold",
+            "placeholder": "100",
+            "required": false,
+            "type": "integer",
+          },
+        ],
+        "outputFields": [
+          {
+            "key": "credits_remaining",
+            "label": "Credits Remaining",
+            "sample": 48,
+            "type": "integer",
+          },
+          {
+            "key": "threshold",
+            "label": "Threshold",
+            "sample": 50,
+            "type": "integer",
+          },
+          {
+            "key": "job_id",
+            "label": "Job ID",
+            "primary": true,
+            "sample": "01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f",
+            "type": "string",
+          },
+        ],
+        "perform": async function (z, bundle) {
+          // A delivery is {type, timestamp, data}.
+          const delivery = bundle.cleanedRequest || {};
+          return [delivery.data || delivery];
+        },
+        "performList": async function (z, bundle) {
+          const response = await z.request({ method: 'GET', url: "https://imgflow.example.com/v1/account" });
+          const threshold = Number(bundle.inputData.threshold || 50);
+          return [{ credits_remaining: response.data.credits_remaining, threshold, job_id: null }];
+        },
+        "performSubscribe": {
+          "body": {
+            "event": "account.credits_low",
+            "target_url": "{{bundle.targetUrl}}",
+            "threshold": "{{bundle.inputData.threshold}}",
+          },
+          "method": "POST",
+          "removeMissingValuesFrom": {
+            "body": true,
+          },
+          "url": "https://imgflow.example.com/v1/hooks",
+        },
+        "performUnsubscribe": async function (z, bundle) {
+          const id = bundle.subscribeData && bundle.subscribeData.id;
+          await z.request({ method: 'DELETE', url: "https://imgflow.example.com/v1/hooks/" + encodeURIComponent(id) });
+          return { id, deleted: true };
+        },
+        "sample": {
+          "credits_remaining": 48,
+          "job_id": "01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f",
+          "threshold": 50,
+        },
+        "type": "hook",
+      },
+    },
     "job_finished": {
       "display": {
         "description": "Starts the flow at once when a compress job of this key completes or fails.",
@@ -1294,7 +1516,7 @@ module.exports = {
           },
         ],
         "perform": async function (z, bundle) {
-          // A delivery is {type, timestamp, data: job}.
+          // A delivery is {type, timestamp, data}.
           const delivery = bundle.cleanedRequest || {};
           return [withFile(z, delivery.data || delivery)];
         },

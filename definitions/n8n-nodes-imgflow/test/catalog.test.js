@@ -88,7 +88,18 @@ test('the trigger offers the catalog hook events', () => {
 	const events = trigger.properties.find((p) => p.name === 'events');
 	assert.equal(events.type, 'multiOptions');
 	assert.deepEqual(events.options.map((o) => o.value).sort(), hookEvents().slice().sort());
-	assert.deepEqual(hookEvents().slice().sort(), ['job.completed', 'job.failed', 'job.finished']);
+	assert.deepEqual(hookEvents().slice().sort(), [
+		'account.credits_low',
+		'batch.finished',
+		'job.completed',
+		'job.failed',
+		'job.finished',
+	]);
+	// Credits Low's threshold shows when its event is chosen.
+	const threshold = trigger.properties.find((p) => p.name === 'threshold');
+	assert.equal(threshold.type, 'number');
+	assert.equal(threshold.default, 50);
+	assert.deepEqual(threshold.displayOptions.show.events, ['account.credits_low']);
 });
 
 test('the package is a community node package with the names flows rely on', () => {

@@ -31,6 +31,8 @@ export interface CatalogOperation {
 	query: Record<string, string>;
 	inputs: CatalogField[];
 	outputs: Array<{ key: string; label: string; type: string }>;
+	/** For a hook trigger: the events its subscription takes (one fixed, or the event input's choices). */
+	hookEvents: string[];
 }
 
 export interface Catalog {
@@ -104,6 +106,8 @@ export const notOffered: Record<string, string> = {
 	compress_image_callback:
 		'Compress waits for the job itself (inline wait, then polling), so no callback URL is needed',
 	job_finished: 'offered by the imgflow Trigger node (events)',
+	credits_low: 'offered by the imgflow Trigger node (events: account.credits_low, with its threshold)',
+	batch_finished: 'offered by the imgflow Trigger node (events: batch.finished)',
 };
 
 /** The compress fields that carry the image; the Input Type picks one. */
@@ -247,8 +251,12 @@ export function operationProperty(resource: string, extra: INodePropertyOptions[
 	};
 }
 
-/** The events a hook subscription takes (the catalog's hook trigger). */
+/** The catalog's hook triggers, in catalog order. */
+export function hookTriggers(): CatalogOperation[] {
+	return catalog.operations.filter((o) => o.kind === 'hook_trigger');
+}
+
+/** Every event a hook trigger of the catalog subscribes. */
 export function hookEvents(): string[] {
-	const op = catalog.operations.find((o) => o.kind === 'hook_trigger');
-	return op?.inputs.find((f) => f.key === 'event')?.choices ?? [];
+	return hookTriggers().flatMap((o) => o.hookEvents);
 }
