@@ -51,8 +51,8 @@ func TestEveryZapierOperationHasASampleWithAnID(t *testing.T) {
 			}
 		}
 	}
-	if n != 7 {
-		t.Errorf("zapier app has %d operations, want 7 (5 creates, 2 triggers)", n)
+	if n != 8 {
+		t.Errorf("zapier app has %d operations, want 8 (6 creates, 2 triggers)", n)
 	}
 }
 
