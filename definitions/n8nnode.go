@@ -48,7 +48,7 @@ func N8nNodeCatalog() ([]byte, error) {
 			"fields":     n8nNodeFields(c.Auth.Fields),
 		},
 		"hooks":      obj{"create": connector.HooksPath, "delete": connector.HookPath},
-		"limits":     obj{"maxImageSize": connector.MaxImageSize, "maxWait": connector.DefaultWait},
+		"limits":     obj{"maxImageSize": connector.MaxImageSize, "maxWait": connector.DefaultWait, "maxBatchItems": connector.MaxBatchItems, "maxBatchBody": connector.MaxBatchJSONBody},
 		"operations": ops,
 	}
 	return encodeJSON(doc)
