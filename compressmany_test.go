@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/imgflow/imgflow/fixtures/images"
 )
@@ -148,5 +150,92 @@ func TestBatchPollLocationAnswers202UntilFinishedThenTheJobs(t *testing.T) {
 	done := decodeBatchWithJobs(t, st, raw)
 	if st != http.StatusOK || done.Status != "finished" || len(done.Jobs) != 2 || done.Jobs[1].Status != "completed" || done.Jobs[1].Result == nil {
 		t.Fatalf("Location after the item was served: %d %s; want 200, finished, the held item completed", st, raw)
+	}
+}
+
+// Make's Compress Many module sends its Images array (each bundle a
+// record, a blank field left out) as one batch and outputs the batch with
+// a job per image, which Make's Iterator turns into a bundle each.
+func TestMakeCompressManyModuleSendsTheArrayAndOutputsEveryJob(t *testing.T) {
+	s := startSystem(t)
+	before := s.credits()
+	out := makeModuleRun(t, s, "module-compressMany", map[string]any{
+		"items": []any{
+			map[string]any{"image_url": s.samples + "/photo.png", "filename": "hero.png"},
+			map[string]any{"image_url": s.samples + "/photo.jpg", "metadata": map[string]any{"row": 2}},
+		},
+		"metadata": map[string]any{"scenario": "catalog"},
+	})
+	jobs, _ := out["jobs"].([]any)
+	if out["status"] != "finished" || len(jobs) != 2 {
+		t.Fatalf("output status %v with %d jobs; want finished with 2: %v", out["status"], len(jobs), out)
+	}
+	if m, _ := out["metadata"].(map[string]any); m["scenario"] != "catalog" {
+		t.Errorf("batch metadata %v, want scenario=catalog", out["metadata"])
+	}
+	for i, want := range []string{"image/png", "image/jpeg"} {
+		job := jobs[i].(map[string]any)
+		result, _ := job["result"].(map[string]any)
+		if job["status"] != "completed" || result == nil || result["mime_type"] != want {
+			t.Errorf("jobs[%d] = %v %v; want a completed %s", i, job["status"], result, want)
+		}
+	}
+	if m, _ := jobs[1].(map[string]any)["metadata"].(map[string]any); m["row"] != float64(2) {
+		t.Errorf("jobs[1] metadata %v, want the item's own {row: 2}", jobs[1].(map[string]any)["metadata"])
+	}
+	if spent := before - s.credits(); spent != 2 {
+		t.Errorf("charged %d credits, want 2", spent)
+	}
+	// The interface describes what came: every output key of a job is in
+	// the module's interface of jobs.
+	iface := definitionFile(t, s, "make", "module-compressMany.interface.iml.json").([]any)
+	var jobSpec []any
+	for _, f := range iface {
+		if f := f.(map[string]any); f["name"] == "jobs" && f["type"] == "array" {
+			jobSpec, _ = f["spec"].([]any)
+		}
+	}
+	names := map[string]bool{}
+	for _, f := range jobSpec {
+		names[f.(map[string]any)["name"].(string)] = true
+	}
+	for key := range jobs[0].(map[string]any) {
+		if !names[key] {
+			t.Errorf("the jobs' interface lacks %q, which the answer's jobs carry", key)
+		}
+	}
+}
+
+// Power Automate's Compress Many sends the Images array as the swagger
+// describes it, with its internal query (wait, include=jobs); with no wait
+// it answers 202 and polling Location ends in 200 with every image's job.
+func TestPowerAutomateCompressManyPollsToTheBatchWithItsJobs(t *testing.T) {
+	s := startSystem(t)
+	png := images.Read(t, "photo.png")
+	body := map[string]any{"items": []any{
+		map[string]any{"image_base64": base64.StdEncoding.EncodeToString(png), "filename": "from-sharepoint.png"},
+		map[string]any{"image_url": s.samples + "/photo.jpg"},
+	}}
+	st, h, batch := paRequest(t, s, "POST", "/v1/batches", map[string]string{"wait": "0"}, body)
+	loc := h.Get("Location")
+	if st != http.StatusAccepted || loc == "" || h.Get("Retry-After") == "" {
+		t.Fatalf("answered %d, Location %q, Retry-After %q; want 202 with both", st, loc, h.Get("Retry-After"))
+	}
+	for i := 0; st == http.StatusAccepted && i < 400; i++ {
+		var raw []byte
+		st, _, raw = s.request("GET", strings.TrimPrefix(loc, s.api), "", nil, map[string]string{"X-API-Key": s.key})
+		batch = map[string]any{}
+		json.Unmarshal(raw, &batch)
+		if st == http.StatusAccepted {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	jobs, _ := batch["jobs"].([]any)
+	if st != http.StatusOK || batch["status"] != "finished" || len(jobs) != 2 {
+		t.Fatalf("polling Location ended with %d, status %v, %d jobs; want 200, finished, 2 jobs", st, batch["status"], len(jobs))
+	}
+	first := jobs[0].(map[string]any)
+	if first["status"] != "completed" || first["result"].(map[string]any)["filename"] != "from-sharepoint.png" {
+		t.Errorf("jobs[0] = %v %v; want completed as from-sharepoint.png", first["status"], first["result"])
 	}
 }

@@ -63,9 +63,12 @@ func batchOutputs() []OutputField {
 }
 
 // batchJobOutputs are the fields of a batch's job: a job's, but for the
-// callback, which items leave to the batch.
+// callback, which items leave to the batch, and with its place in it.
 func batchJobOutputs() []OutputField {
-	var out []OutputField
+	out := []OutputField{
+		{Key: "index", Label: "Item Index", Type: FieldInteger, Help: "The image's position in the list, from 0."},
+		{Key: "batch_id", Label: "Batch ID", Type: FieldString, Help: "The batch the job belongs to."},
+	}
 	for _, o := range jobOutputs() {
 		if !strings.HasPrefix(o.Key, "callback.") {
 			out = append(out, o)

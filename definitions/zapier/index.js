@@ -954,6 +954,16 @@ module.exports = {
           {
             "children": [
               {
+                "key": "index",
+                "label": "Item Index",
+                "type": "integer",
+              },
+              {
+                "key": "batch_id",
+                "label": "Batch ID",
+                "type": "string",
+              },
+              {
                 "key": "id",
                 "label": "Job ID",
                 "type": "string",
