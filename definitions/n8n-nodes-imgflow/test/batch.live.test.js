@@ -172,3 +172,133 @@ test('past the item limit the packer sends the images as several batches, each a
 	}
 	assert.equal(ids.size, 2, 'two batches');
 });
+
+// The node's own execution (many.ts) with a stand-in for n8n's execution
+// context whose requests go to the live imgflow over real HTTP: input
+// items with binary files become one batch, each output item is an image's
+// job paired with its input item, with the compressed file as binary.
+function fakeContext({ items, params, continueOnFail }) {
+	const { Readable } = require('node:stream');
+	const toBuffer = async (stream) => {
+		const chunks = [];
+		for await (const c of stream) chunks.push(Buffer.from(c));
+		return Buffer.concat(chunks);
+	};
+	const requests = [];
+	const ctx = {
+		getInputData: () => items,
+		getNodeParameter: (name, i, fallback) => {
+			const v = typeof params === 'function' ? params(i)[name] : params[name];
+			if (v === undefined && fallback === undefined) throw new Error(`no parameter ${name}`);
+			return v === undefined ? fallback : v;
+		},
+		getNode: () => ({ id: 'node-live', name: 'imgflow', type: 'n8n-nodes-imgflow.imgflow', typeVersion: 1, parameters: {} }),
+		getExecutionId: () => `live-${process.pid}-${Date.now()}`,
+		getCredentials: async () => ({ baseUrl: server.url, apiKey: server.key }),
+		continueOnFail: () => continueOnFail,
+		helpers: {
+			assertBinaryData: (i, prop) => {
+				const b = items[i].binary && items[i].binary[prop];
+				if (!b) throw new Error(`item ${i} has no binary ${prop}`);
+				return b;
+			},
+			getBinaryDataBuffer: async (i, prop) => Buffer.from(items[i].binary[prop].data, 'base64'),
+			binaryToBuffer: toBuffer,
+			prepareBinaryData: async (data, fileName, mimeType) => {
+				const buf = Buffer.isBuffer(data) ? data : await toBuffer(data);
+				return { data: buf.toString('base64'), fileName, mimeType, fileSize: String(buf.length) };
+			},
+			async httpRequestWithAuthentication(_cred, o) {
+				const url = new URL(o.url);
+				for (const [k, v] of Object.entries(o.qs || {})) url.searchParams.set(k, String(v));
+				requests.push(`${o.method} ${url.pathname}${url.search}`);
+				const body = o.body === undefined ? undefined : Buffer.isBuffer(o.body) ? o.body : JSON.stringify(o.body);
+				const res = await fetch(url, { method: o.method, headers: { ...o.headers, 'X-API-Key': server.key }, body });
+				const headers = Object.fromEntries(res.headers.entries());
+				if (o.encoding === 'stream') return { statusCode: res.status, headers, body: Readable.fromWeb(res.body) };
+				const text = await res.text();
+				return { statusCode: res.status, headers, body: text };
+			},
+		},
+	};
+	return { ctx, requests };
+}
+
+const binaryItem = (name, mimeType) => ({
+	json: { name },
+	binary: { data: { data: fixture(name).toString('base64'), fileName: name, mimeType } },
+});
+
+test('the node runs Compress Many as one batch: an output item per image, paired, with its compressed file', async (t) => {
+	if (server.why) return t.skip(server.why);
+	const { compressMany } = require('../dist/nodes/Imgflow/many');
+	const items = [binaryItem('screenshot.png', 'image/png'), binaryItem('screenshot.webp', 'image/webp'), binaryItem('not-an-image.png', 'image/png')];
+	const params = (i) => ({
+		inputType: 'binary',
+		binaryPropertyName: 'data',
+		additionalFields: { itemMetadata: `{"row":${i}}`, batchMetadata: '{"flow":"live"}' },
+		options: { timeout: 120 },
+	});
+	const { ctx, requests } = fakeContext({ items, params, continueOnFail: true });
+	const out = await compressMany(ctx);
+	assert.equal(requests.filter((r) => r.startsWith('POST /v1/batches')).length, 1, `one batch request: ${requests.join(', ')}`);
+	assert.equal(out.length, 3, 'an output item per input item');
+	assert.deepEqual(out.map((o) => o.pairedItem.item), [0, 1, 2]);
+	for (const [i, type] of [[0, 'image/png'], [1, 'image/webp']]) {
+		const { json, binary } = out[i];
+		assert.equal(json.status, 'completed', JSON.stringify(json.error || json));
+		assert.deepEqual(json.metadata, { row: i }, 'each item\'s own metadata');
+		const data = Buffer.from(binary.data.data, 'base64');
+		assert.equal(sniffImageType(data), type);
+		assert.equal(data.length, json.result.compressed_size);
+		assert.ok(data.length < fixture(items[i].json.name).length, `item ${i} got smaller`);
+		assert.equal(binary.data.fileName, items[i].json.name, 'the file keeps its name');
+	}
+	assert.ok(out[2].json.error && out[2].json.code && out[2].json.job_id, `the broken image is an error item: ${JSON.stringify(out[2].json)}`);
+	const batch = await fetch(`${server.url}/v1/batches/${out[0].json.batch_id}`, { headers: { 'X-API-Key': server.key } }).then((r) => r.json());
+	assert.deepEqual(batch.metadata, { flow: 'live' }, 'the batch metadata');
+
+	// Without Continue On Fail the failed image stops the node with its code.
+	const strict = fakeContext({ items, params, continueOnFail: false });
+	await assert.rejects(compressMany(strict.ctx), (err) => err.context && err.context.code && err.context.code !== 'node_error');
+});
+
+// The built-in-node template (definitions/n8n/compress-many-wait.json): its
+// two Code nodes run as n8n runs them (an async function of $input, with
+// this.helpers), and the HTTP Request node's URL and JSON body go to the
+// live imgflow as that node sends them.
+test('the Compress Many template gathers the items, posts one batch and gives an item per image', async (t) => {
+	if (server.why) return t.skip(server.why);
+	const tpl = JSON.parse(fs.readFileSync(path.join(repo, 'definitions/n8n/compress-many-wait.json'), 'utf8'));
+	const node = (name) => tpl.nodes.find((n) => n.name === name);
+	const runCode = (name, input) => {
+		const AsyncFunction = Object.getPrototypeOf(async () => {}).constructor;
+		const fn = new AsyncFunction('$input', node(name).parameters.jsCode);
+		const $input = { all: () => input, first: () => input[0] };
+		const helpers = { getBinaryDataBuffer: async (i, prop) => Buffer.from(input[i].binary[prop].data, 'base64') };
+		return fn.call({ helpers }, $input);
+	};
+	const input = [binaryItem('screenshot.png', 'image/png'), { json: { image_url: `${server.url}/samples/photo.jpg`, filename: 'from-url.jpg' } }];
+	const batchItems = await runCode('Images to Batch', input);
+	assert.equal(batchItems.length, 1, 'one item: the whole batch');
+
+	const http = tpl.connections['Images to Batch'].main[0][0].node;
+	const p = node(http).parameters;
+	assert.equal(p.jsonBody, '={{ JSON.stringify($json) }}', 'the HTTP Request sends the gathered item as its JSON body');
+	const url = p.url.replace('https://imgflow.example.com', server.url);
+	const res = await fetch(url, {
+		method: p.method,
+		headers: { 'Content-Type': 'application/json', 'X-API-Key': server.key },
+		body: JSON.stringify(batchItems[0].json),
+	});
+	const answer = await res.json();
+	assert.equal(res.status, 200, JSON.stringify(answer).slice(0, 300));
+
+	const perImage = await runCode('One Item per Image', [{ json: answer }]);
+	assert.equal(perImage.length, 2, 'an item per image');
+	assert.deepEqual(perImage.map((i) => [i.json.index, i.json.status]), [[0, 'completed'], [1, 'completed']]);
+	assert.equal(perImage[1].json.input.filename, 'from-url.jpg');
+	const file = await fetch(perImage[0].json.result.file_url); // what Download fetches
+	assert.equal(sniffImageType(Buffer.from(await file.arrayBuffer())), 'image/png');
+	await assert.rejects(runCode('Images to Batch', [{ json: {} }]), /item 0 has no image/);
+});
