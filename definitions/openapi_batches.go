@@ -28,7 +28,9 @@ func addBatchesToOpenAPI(doc obj) {
 	limit := oasParam("limit", "query", "Page size.", false, obj{"type": "integer", "minimum": 1, "maximum": 100, "default": 20})
 	include := oasParam("include", "query", "jobs: the answer also carries jobs, every item's job in item order as GET /v1/jobs/{id} shows it (what Compress Many reads); a 202's Location asks for them too.", false,
 		obj{"type": "string", "enum": []string{connector.IncludeJobs}})
-	batchAnswer := obj{"application/json": obj{"schema": obj{"oneOf": []any{obj{"$ref": oasRef + "Batch"}, obj{"$ref": oasRef + "BatchWithJobs"}}}}}
+	// One schema for both answers: jobs is there only with include=jobs
+	// (a oneOf of Batch and BatchWithJobs would match both).
+	batchAnswer := jsonContent("BatchWithJobs")
 	pollLocation := obj{"schema": obj{"type": "string"}, "description": "/v1/batches/{id}?poll=1 (with &include=jobs when asked): answers 202 until the batch is finished, then 200."}
 	paths["/v1/batches"] = obj{
 		"post": op("createBatch", "Compress many images as one batch",
@@ -100,7 +102,7 @@ func addBatchesToOpenAPI(doc obj) {
 	schemas["Batch"] = batchSchema()
 	withJobs := batchSchema()
 	withJobs["properties"].(obj)["jobs"] = obj{"type": "array", "items": obj{"$ref": oasRef + "Job"},
-		"description": "Every item's job in item order (a job expired since is left out)."}
+		"description": "Only with include=jobs: every item's job in item order (a job expired since is left out)."}
 	withJobs["example"] = generic(connector.DefaultCatalog().Operation("compress_many").Sample)
 	schemas["BatchWithJobs"] = withJobs
 	schemas["BatchList"] = obj{"type": "object", "properties": obj{
