@@ -181,7 +181,7 @@ const good = out.filter((i, n) => n !== bad);
 const batches = new Set(good.map((i) => i.json.batch_id));
 if (batches.size !== 1) throw new Error('Compress Many made ' + batches.size + ' batches for ' + files.length + ' files, want 1');
 for (let n = 0; n < out.length; n++) {
-	if (n !== bad && out[n].json.index !== n) throw new Error('item ' + n + ' is the batch\'s image ' + out[n].json.index);
+	if (n !== bad && out[n].json.index !== n) throw new Error('item ' + n + ' is the batch image number ' + out[n].json.index);
 	if (out[n].pairedItem.item !== n) throw new Error('item ' + n + ' is paired with ' + out[n].pairedItem.item);
 }
 return [{ json: { batch: [...batches][0], completed: good.length, charged: good.filter((i) => !i.json.deduplicated_from).length } }];`,
