@@ -139,6 +139,10 @@ func makeModuleRun(t *testing.T, s *system, module string, parameters map[string
 	}
 	out := map[string]any{}
 	respCtx := map[string]any{"body": answer, "parameters": parameters}
+	if whole, ok := sent["response"].(map[string]any)["output"].(string); ok { // "{{body}}"
+		out, _ = evalIML(t, whole, respCtx).(map[string]any)
+		return out
+	}
 	for k, v := range sent["response"].(map[string]any)["output"].(map[string]any) {
 		out[k] = evalIML(t, v.(string), respCtx)
 	}

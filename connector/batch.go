@@ -30,6 +30,11 @@ const (
 // MaxBatchItems is the most items one batch may have.
 const MaxBatchItems = 1000
 
+// MaxBatchJSONBody bounds a JSON batch request: 1,000 URL items fit many
+// times over; base64 items share it (about 24 MiB of images). Clients that
+// send more split their images into several batches.
+const MaxBatchJSONBody = 32 << 20
+
 // BatchCounts counts a batch's items by status.
 type BatchCounts struct {
 	Total      int `json:"total"`

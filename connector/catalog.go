@@ -12,8 +12,10 @@ import (
 
 // FieldType is the kind of value an input or output field holds, in terms
 // every platform can map: string, text (multi-line), integer, number,
-// boolean, datetime, file (a URL a platform hands over for a file) and
-// object (free key/value data).
+// boolean, datetime, file (a URL a platform hands over for a file),
+// object (free key/value data) and list (records, each described by the
+// field's own Fields: Zapier line items, Make's array, an array in Swagger,
+// n8n's input items).
 type FieldType string
 
 const (
@@ -25,6 +27,7 @@ const (
 	FieldDateTime FieldType = "datetime"
 	FieldFile     FieldType = "file"
 	FieldObject   FieldType = "object"
+	FieldList     FieldType = "list"
 )
 
 // Field is one input a user fills in for an action, a trigger or the
@@ -43,6 +46,8 @@ type Field struct {
 	Default string
 	// Example is a realistic value, shown as a placeholder.
 	Example string
+	// Fields describe each record of a FieldList field; their In is unused.
+	Fields []Field
 }
 
 // Where a field's value goes in the request.
@@ -59,6 +64,9 @@ type OutputField struct {
 	Label string
 	Help  string
 	Type  FieldType
+	// Fields describe each record of a FieldList output, keyed inside
+	// the record.
+	Fields []OutputField
 }
 
 // OperationKind says how a platform runs an operation.
@@ -418,6 +426,7 @@ func DefaultCatalog() *Catalog {
 				Outputs: jobOutputs(), Sample: SampleJob(),
 				File: CompressedFile()},
 			checkImageOperation(),
+			compressManyOperation(),
 			{Key: "check_account", Noun: "Account", Label: "Check Account",
 				Description: "Returns the account's plan and remaining credits.",
 				Help:        "The same check the connection test makes; use it to stop a flow before credits run out.",

@@ -41,6 +41,7 @@ func TestCatalogOffersTheIssuedActionsAndTriggers(t *testing.T) {
 		"get_job":                 KindAction,
 		"check_account":           KindAction,
 		"check_image":             KindAction, // #24
+		"compress_many":           KindAction, // #23
 		"job_finished":            KindHookTrigger,
 		"job_finished_polling":    KindPollingTrigger,
 		"credits_low":             KindHookTrigger, // #26

@@ -43,7 +43,7 @@ func renderMake(c *connector.Catalog, base string) ([]File, error) {
 		},
 	})
 
-	for _, key := range []string{"compress_image", "get_job", "check_account", "check_image"} {
+	for _, key := range []string{"compress_image", "get_job", "check_account", "check_image", "compress_many"} {
 		op := c.Operation(key)
 		name := "module-" + camel(op.Key)
 		add(name+".communication.iml.json", makeCommunication(op))
@@ -183,6 +183,8 @@ func makeType(t connector.FieldType) string {
 		return "date"
 	case connector.FieldObject:
 		return "any"
+	case connector.FieldList:
+		return "array"
 	}
 	return string(t) // text, number, boolean
 }
@@ -205,6 +207,16 @@ func makeParams(inputs []connector.Field) []any {
 		if f.Default != "" {
 			p["default"] = f.Default
 		}
+		if f.Type == connector.FieldList {
+			// An array of collections, one per record: each record names
+			// its own image source, so no field of it is required alone.
+			var fields []connector.Field
+			for _, child := range f.Fields {
+				child.Required = false
+				fields = append(fields, child)
+			}
+			p["spec"] = makeParams(fields)
+		}
 		out = append(out, p)
 	}
 	return out
@@ -218,6 +230,11 @@ func makeInterface(outputs []connector.OutputField) []any {
 		item := obj{"name": o.Key, "label": o.Label, "type": makeType(o.Type)}
 		if o.Type == connector.FieldFile {
 			item["type"] = "url"
+		}
+		if o.Type == connector.FieldList {
+			// An array of collections: Make's Iterator splits it into
+			// one bundle per record.
+			item["spec"] = makeInterface(o.Fields)
 		}
 		parent, child, nested := strings.Cut(o.Key, ".")
 		if !nested {

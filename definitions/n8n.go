@@ -135,6 +135,7 @@ func renderN8n(c *connector.Catalog, base string) ([]File, error) {
 		"compress-image-wait.json":     inline,
 		"compress-image-callback.json": async,
 		"job-finished-webhook.json":    hookFlow,
+		"compress-many-wait.json":      n8nCompressManyFlow(c, base, setupCred),
 	} {
 		f, err := fileOf("n8n", name, wf.workflow())
 		if err != nil {

@@ -22,10 +22,7 @@ func N8nNodeCatalog() ([]byte, error) {
 		for k, v := range op.Query {
 			query[k] = v
 		}
-		outputs := make([]any, 0, len(op.Outputs))
-		for _, o := range op.Outputs {
-			outputs = append(outputs, obj{"key": o.Key, "label": o.Label, "type": string(o.Type)})
-		}
+		outputs := n8nNodeOutputs(op.Outputs)
 		ops = append(ops, obj{
 			"key":         op.Key,
 			"noun":        op.Noun,
@@ -52,7 +49,7 @@ func N8nNodeCatalog() ([]byte, error) {
 			"fields":     n8nNodeFields(c.Auth.Fields),
 		},
 		"hooks":      obj{"create": connector.HooksPath, "delete": connector.HookPath},
-		"limits":     obj{"maxImageSize": connector.MaxImageSize, "maxWait": connector.DefaultWait},
+		"limits":     obj{"maxImageSize": connector.MaxImageSize, "maxWait": connector.DefaultWait, "maxBatchItems": connector.MaxBatchItems, "maxBatchBody": connector.MaxBatchJSONBody},
 		"operations": ops,
 	}
 	return encodeJSON(doc)
@@ -69,7 +66,7 @@ func n8nNodeFields(fields []connector.Field) []any {
 		if choices == nil {
 			choices = []string{}
 		}
-		out = append(out, obj{
+		field := obj{
 			"key":      f.Key,
 			"label":    f.Label,
 			"help":     f.Help,
@@ -79,7 +76,23 @@ func n8nNodeFields(fields []connector.Field) []any {
 			"choices":  choices,
 			"default":  f.Default,
 			"example":  f.Example,
-		})
+		}
+		if f.Type == connector.FieldList {
+			field["fields"] = n8nNodeFields(f.Fields) // each record's
+		}
+		out = append(out, field)
+	}
+	return out
+}
+
+func n8nNodeOutputs(outputs []connector.OutputField) []any {
+	out := make([]any, 0, len(outputs))
+	for _, o := range outputs {
+		output := obj{"key": o.Key, "label": o.Label, "type": string(o.Type)}
+		if o.Type == connector.FieldList {
+			output["fields"] = n8nNodeOutputs(o.Fields)
+		}
+		out = append(out, output)
 	}
 	return out
 }

@@ -23,6 +23,12 @@ func addBatchesToOpenAPI(doc obj) {
 		return o
 	}
 	limit := oasParam("limit", "query", "Page size.", false, obj{"type": "integer", "minimum": 1, "maximum": 100, "default": 20})
+	include := oasParam("include", "query", "jobs: the answer also carries jobs, every item's job in item order as GET /v1/jobs/{id} shows it (what Compress Many reads); a 202's Location asks for them too.", false,
+		obj{"type": "string", "enum": []string{connector.IncludeJobs}})
+	// One schema for both answers: jobs is there only with include=jobs
+	// (a oneOf of Batch and BatchWithJobs would match both).
+	batchAnswer := jsonContent("BatchWithJobs")
+	pollLocation := obj{"schema": obj{"type": "string"}, "description": "/v1/batches/{id}?poll=1 (with &include=jobs when asked): answers 202 until the batch is finished, then 200."}
 	paths["/v1/batches"] = obj{
 		"post": op("createBatch", "Compress many images as one batch",
 			fmt.Sprintf("Each item becomes an ordinary job (listed in /v1/jobs with batch_id and index), charged once when it completes and retried on its own. "+
@@ -31,9 +37,11 @@ func addBatchesToOpenAPI(doc obj) {
 				"A key with credits left gets its batch; items beyond the balance fail with insufficient_credits, uncharged. "+
 				"One batch.finished event goes to callback_url and to hooks subscribed to batch.finished when every item has ended.", connector.MaxBatchItems),
 			obj{
+				"x-imgflow-catalog-key": "compress_many",
 				"parameters": []any{
 					oasParam("wait", "query", "Whole seconds (0-25) to wait for the batch to finish; 200 when done in time, else 202.", false,
 						obj{"type": "integer", "minimum": 0, "maximum": 25, "default": 0}),
+					include,
 					oasParam("Idempotency-Key", "header", "Retries with the same key and body return the same batch.", false, obj{"type": "string"}),
 				},
 				"requestBody": obj{"required": true, "content": obj{
@@ -45,11 +53,11 @@ func addBatchesToOpenAPI(doc obj) {
 					}}},
 				}},
 				"responses": oasErrors(obj{
-					"200": oasResponse("The finished batch (with wait).", "Batch"),
+					"200": obj{"description": "The finished batch (with wait); with include=jobs, its jobs.", "content": batchAnswer},
 					"202": obj{"description": "Accepted: the items are queued.",
-						"headers": obj{"Location": obj{"schema": obj{"type": "string"}, "description": "/v1/batches/{id}"},
+						"headers": obj{"Location": pollLocation,
 							"Retry-After": obj{"schema": obj{"type": "integer"}, "description": "Seconds to wait before polling."}},
-						"content": jsonContent("Batch")},
+						"content": batchAnswer},
 				}, "400", "401", "409", "413", "415", "422", "429", "503"),
 				"callbacks": obj{"batchFinished": obj{"{$request.body#/callback_url}": obj{"post": obj{
 					"summary":     "The finished batch, POSTed once to callback_url",
@@ -64,8 +72,12 @@ func addBatchesToOpenAPI(doc obj) {
 		}),
 	}
 	paths["/v1/batches/{id}"] = obj{"get": op("getBatch", "Get a batch", "Its status and counts.", obj{
-		"parameters": []any{idParam},
-		"responses":  oasErrors(obj{"200": oasResponse("The batch.", "Batch")}, "401", "404", "503"),
+		"parameters": []any{idParam, include,
+			oasParam("poll", "query", "Any value: answer 202 (with Location and Retry-After) while the batch runs, the asynchronous pattern Power Automate polls.", false, obj{"type": "string"})},
+		"responses": oasErrors(obj{"200": obj{"description": "The batch; with include=jobs, its jobs.", "content": batchAnswer},
+			"202": obj{"description": "With ?poll: the batch is still running.",
+				"headers": obj{"Location": pollLocation, "Retry-After": obj{"schema": obj{"type": "integer"}, "description": "Seconds to wait before polling."}},
+				"content": batchAnswer}}, "400", "401", "404", "503"),
 	})}
 	paths["/v1/batches/{id}/jobs"] = obj{"get": op("listBatchJobs", "List a batch's jobs", "In item order, each as GET /v1/jobs/{id} shows it.", obj{
 		"parameters": []any{idParam, limit,
@@ -85,6 +97,11 @@ func addBatchesToOpenAPI(doc obj) {
 
 	schemas["BatchRequest"] = batchRequestSchema()
 	schemas["Batch"] = batchSchema()
+	withJobs := batchSchema()
+	withJobs["properties"].(obj)["jobs"] = obj{"type": "array", "items": obj{"$ref": oasRef + "Job"},
+		"description": "Only with include=jobs: every item's job in item order (a job expired since is left out)."}
+	withJobs["example"] = generic(connector.DefaultCatalog().Operation("compress_many").Sample)
+	schemas["BatchWithJobs"] = withJobs
 	schemas["BatchList"] = obj{"type": "object", "properties": obj{
 		"batches":     obj{"type": "array", "items": obj{"$ref": oasRef + "Batch"}},
 		"next_cursor": obj{"type": "string", "description": "Pass as cursor for the next page; absent on the last."},

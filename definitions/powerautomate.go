@@ -44,6 +44,7 @@ func renderPowerAutomate(c *connector.Catalog, base string) ([]File, error) {
 				s["default"] = f.Default
 			}
 			paFileInput(op, f, s, desc)
+			paListInput(f, s)
 			switch f.In {
 			case connector.InPath, connector.InQuery:
 				p := obj{"name": f.Key, "in": f.In, "required": f.Required || f.In == connector.InPath}
@@ -115,6 +116,16 @@ func renderPowerAutomate(c *connector.Catalog, base string) ([]File, error) {
 	accountOp := paOp(account, "CheckAccount")
 	accountOp["responses"] = withErrs(obj{"200": obj{"description": "The key check.", "schema": obj{"$ref": swaggerRef + "Account"}}})
 
+	many := c.Operation("compress_many")
+	manyOp := paOp(many, "CompressMany")
+	manyOp["parameters"] = append(paParams(many), paFixedQuery(many)...)
+	manyOp["responses"] = withErrs(obj{
+		"200": obj{"description": "The finished batch with each image's job.", "schema": obj{"$ref": swaggerRef + "BatchWithJobs"}},
+		"202": obj{"description": "Still running after the wait: Power Automate polls Location, waiting Retry-After seconds between polls, until it answers 200 with the finished batch and its jobs.",
+			"headers": obj{"Location": obj{"type": "string", "description": "URL of the batch (?poll=1&include=jobs): 202 until it is finished."},
+				"Retry-After": obj{"type": "integer", "description": "Seconds between polls."}}},
+	})
+
 	checkOp := paOp(checkImage, "CheckImage")
 	checkOp["parameters"] = paParams(checkImage)
 	checkOp["responses"] = withErrs(obj{"200": obj{"description": "What compressing the image would cost.", "schema": obj{"$ref": swaggerRef + "ImageCheck"}}})
@@ -142,15 +153,17 @@ func renderPowerAutomate(c *connector.Catalog, base string) ([]File, error) {
 			getJob.Path:                            obj{"get": getOp},
 			account.Path:                           obj{"get": accountOp},
 			checkImage.Path:                        obj{"post": checkOp},
+			many.Path:                              obj{"post": manyOp},
 			connector.HooksPath:                    obj{"post": trigger},
 			connector.HookPath:                     obj{"delete": deleteHook},
 		},
 		"definitions": obj{
-			"Job":        paJobSchema(c, compress.File),
-			"Account":    (accountSchema(c)),
-			"ImageCheck": imageCheckSchema(c),
-			"Delivery":   deliverySchema(swaggerRef),
-			"Error":      (errorSchema()),
+			"Job":           paJobSchema(c, compress.File),
+			"Account":       (accountSchema(c)),
+			"ImageCheck":    imageCheckSchema(c),
+			"BatchWithJobs": paBatchSchema(many),
+			"Delivery":      deliverySchema(swaggerRef),
+			"Error":         (errorSchema()),
 		},
 		"x-ms-connector-metadata": []any{
 			obj{"propertyName": "Website", "propertyValue": base},

@@ -88,6 +88,9 @@ func paSummaries(s obj) {
 			}
 		}
 		paSummaries(p)
+		if items, ok := p["items"].(obj); ok {
+			paSummaries(items)
+		}
 	}
 }
 

@@ -35,6 +35,9 @@ func outputsSchema(outputs []connector.OutputField, example any) obj {
 	root := obj{"type": "object", "properties": obj{}}
 	for _, o := range outputs {
 		s := typeSchema(o.Type)
+		if o.Type == connector.FieldList {
+			s = obj{"type": "array", "items": outputsSchema(o.Fields, nil)}
+		}
 		s["title"] = o.Label
 		s["description"] = o.Help
 		node := root

@@ -222,6 +222,32 @@ async function run(url, key) {
 
     const after2 = await appTester(app.authentication.test, { authData });
     assert(after2.credits_remaining === credits0 - 2, `credits: ${credits0} -> ${after2.credits_remaining}, exactly two for two jobs`);
+
+    // 8. Compress Many ({source}): line items as Zapier hands them over
+    // (children keyed items_<field>, blank values, a blank trailing line),
+    // one batch, a job per image in order.
+    const many = await execute('creates.compress_many.operation.perform', {
+      authData,
+      inputData: {
+        items: [
+          { items_image_url: imageUrl, items_image_base64: '', items_filename: 'many-1.png', items_metadata: '{"row":1}' },
+          { items_image_url: `${url.replace(/\/$/, '')}/samples/photo.jpg`, items_filename: '', items_metadata: '' },
+          { items_image_url: '', items_filename: '' },
+        ],
+        metadata: { zap: 'zapier-run' },
+      },
+    });
+    assert(many.status === 'finished' && Array.isArray(many.jobs) && many.jobs.length === 2,
+      `compress_many: batch ${many.id} ${many.status} with ${many.jobs && many.jobs.length} jobs (the blank line dropped)`);
+    assert(many.jobs.every((j, i) => j.index === i && j.status === 'completed' && j.result.file_url),
+      `compress_many: both images completed in order, each with file_url (${many.jobs.map((j) => j.status).join(', ')})`);
+    assert(many.jobs[0].metadata && many.jobs[0].metadata.row === 1 && many.jobs[0].input.filename === 'many-1.png',
+      'compress_many: the line item\'s metadata (JSON text) and file name arrived');
+    assert(many.metadata && many.metadata.zap === 'zapier-run', 'compress_many: the batch metadata echoed back');
+    const charged = many.jobs.filter((j) => !j.deduplicated_from).length;
+    const after3 = await appTester(app.authentication.test, { authData });
+    assert(after3.credits_remaining === after2.credits_remaining - charged,
+      `credits: ${after2.credits_remaining} -> ${after3.credits_remaining}, one per image compressed (${charged}; a repeat of an earlier image is free)`);
   } finally {
     receiver.server.close();
   }

@@ -168,6 +168,40 @@ func zapierInputField(f connector.Field) obj {
 	if f.Example != "" && f.Type != connector.FieldObject {
 		zf["placeholder"] = f.Example
 	}
+	if f.Type == connector.FieldList {
+		// Line items: bundle.inputData[key] is an array of records. Zapier
+		// takes no helpText beside children, and wants every key of the
+		// action unique: the children's keys carry the list's as prefix
+		// (the perform function takes it off).
+		delete(zf, "type")
+		delete(zf, "helpText")
+		var children []any
+		for _, child := range f.Fields {
+			cf := zapierChildField(child)
+			cf["key"] = zapierChildKey(f, child)
+			children = append(children, cf)
+		}
+		zf["children"] = children
+	}
+	return zf
+}
+
+// zapierChildKey is a line item field's key: "items_image_url".
+func zapierChildKey(list, child connector.Field) string { return list.Key + "_" + child.Key }
+
+// zapierChildField is a field of a line item: text, as Zapier maps a line
+// item's values; an object is JSON text, parsed by the perform function.
+func zapierChildField(f connector.Field) obj {
+	zf := zapierInputField(f)
+	zf["required"] = false // each record needs one image source, not each field
+	switch f.Type {
+	case connector.FieldObject:
+		delete(zf, "dict")
+		zf["type"] = "string"
+		zf["helpText"] = f.Help + " As JSON text, such as " + f.Example + "."
+	case connector.FieldFile:
+		zf["type"] = "string"
+	}
 	return zf
 }
 
@@ -200,7 +234,16 @@ func zapierOutputFields(op *connector.Operation) []any {
 		if o.Key == primary {
 			zf["primary"] = true
 		}
-		if v := sampleValue(op, o.Key); v != nil {
+		if o.Type == connector.FieldList {
+			// Line items: each record's fields, nested keys with __.
+			delete(zf, "type")
+			var children []any
+			for _, child := range zapierOutputFields(&connector.Operation{Outputs: o.Fields}) {
+				delete(child.(obj), "primary") // the record's id is not the step's
+				children = append(children, child)
+			}
+			zf["children"] = children
+		} else if v := sampleValue(op, o.Key); v != nil {
 			zf["sample"] = v
 		}
 		out = append(out, zf)
@@ -288,6 +331,7 @@ func zapierRequestJS(op *connector.Operation, base string) []string {
 		}
 	}
 	lines := []string{"const request = { method: " + jsString(op.Method) + ", url: " + url + " };"}
+	lines = append(lines, zapierListJS(op)...)
 	// Empty optional inputs are left out, as removeMissingValuesFrom does.
 	for _, part := range []struct {
 		name string
@@ -323,6 +367,11 @@ func (z zapierOp) operation(perform any) obj {
 // same request made by a function that adds the file to the job.
 func (z zapierOp) create() obj {
 	var perform any = zapierRequest(z.op, z.base)
+	if hasList(z.op.Inputs) {
+		perform = zapierSource(append(zapierRequestJS(z.op, z.base),
+			"const response = await z.request(request);",
+			"return response.data;")...)
+	}
 	if z.file {
 		perform = zapierSource(append(zapierRequestJS(z.op, z.base),
 			"const response = await z.request(request);",
@@ -442,4 +491,53 @@ func (z zapierOp) hookTrigger() obj {
 		"display":   zapierDisplay(op),
 		"operation": operation,
 	}
+}
+
+// hasList says whether any input is a list (line items).
+func hasList(fields []connector.Field) bool {
+	for _, f := range fields {
+		if f.Type == connector.FieldList {
+			return true
+		}
+	}
+	return false
+}
+
+// zapierListJS turns each list input's line items into the records the API
+// takes, before the body is built: empty values left out (an item gives
+// one image source, its other field is empty), object fields parsed from
+// their JSON text, and records left empty dropped (a trailing blank line).
+func zapierListJS(op *connector.Operation) []string {
+	var lines []string
+	for _, f := range op.Inputs {
+		if f.Type != connector.FieldList {
+			continue
+		}
+		var objects []string
+		for _, child := range f.Fields {
+			if child.Type == connector.FieldObject {
+				objects = append(objects, jsString(child.Key))
+			}
+		}
+		key := jsString(f.Key)
+		lines = append(lines,
+			"bundle.inputData["+key+"] = [].concat(bundle.inputData["+key+"] || []).map((record) => {",
+			"  const out = {};",
+			"  for (const [child, v] of Object.entries(record || {})) {",
+			"    const k = child.startsWith("+jsString(f.Key+"_")+") ? child.slice("+fmt.Sprint(len(f.Key)+1)+") : child;",
+			"    if (v === undefined || v === null || v === '') continue;",
+			"    if (!["+strings.Join(objects, ", ")+"].includes(k) || typeof v !== 'string') {",
+			"      out[k] = v;",
+			"      continue;",
+			"    }",
+			"    try {",
+			"      out[k] = JSON.parse(v);",
+			"    } catch (err) {",
+			"      throw new z.errors.Error("+jsString(f.Label+": ")+" + k + ' must be a JSON object, such as {\"record_id\": \"rec_1\"}', 'invalid_input', 400);",
+			"    }",
+			"  }",
+			"  return out;",
+			"}).filter((record) => Object.keys(record).length > 0);")
+	}
+	return lines
 }

@@ -32,6 +32,10 @@ func (s *Server) createBatch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	withJobs, err := batchInclude(c)
+	if err != nil {
+		return err
+	}
 	if key := headerKey(c); key != "" {
 		if err := s.authenticate(c, key); err != nil {
 			return err
@@ -68,13 +72,67 @@ func (s *Server) createBatch(c echo.Context) error {
 			return err
 		}
 	}
-	if b.Status == connector.BatchFinished {
-		return c.JSON(http.StatusOK, s.renderBatch(b))
+	return s.answerBatch(c, b, withJobs, true)
+}
+
+// batchInclude reads ?include=: jobs puts every item's job in the answer;
+// anything else is refused, as a typo would quietly drop the results.
+func batchInclude(c echo.Context) (bool, error) {
+	v, ok := c.QueryParams()["include"]
+	if !ok {
+		return false, nil
 	}
-	h := c.Response().Header()
-	h.Set(echo.HeaderLocation, s.cfg.PublicURL+"/v1/batches/"+b.ID)
-	h.Set("Retry-After", "1")
-	return c.JSON(http.StatusAccepted, s.renderBatch(b))
+	if len(v) != 1 || v[0] != connector.IncludeJobs {
+		return false, fieldError("include", "must be jobs (or left out)")
+	}
+	return true, nil
+}
+
+// answerBatch answers the batch, with its items' jobs when withJobs. An
+// unfinished batch is 202 with Location and Retry-After when poll (the
+// create answer, or GET ?poll=1): the asynchronous pattern Power Automate
+// follows, its Location answering 202 until the batch is finished and
+// asking for the jobs again, so the final 200 carries them.
+func (s *Server) answerBatch(c echo.Context, b *connector.Batch, withJobs, poll bool) error {
+	status := http.StatusOK
+	if poll && b.Status != connector.BatchFinished {
+		location := s.cfg.PublicURL + "/v1/batches/" + b.ID + "?poll=1"
+		if withJobs {
+			location += "&include=" + connector.IncludeJobs
+		}
+		h := c.Response().Header()
+		h.Set(echo.HeaderLocation, location)
+		h.Set("Retry-After", "1")
+		status = http.StatusAccepted
+	}
+	view := s.renderBatch(b)
+	if !withJobs {
+		return c.JSON(status, view)
+	}
+	jobs, err := s.batchJobs(c.Request().Context(), b)
+	if err != nil {
+		return err
+	}
+	return c.JSON(status, connector.BatchAnswer{Batch: view, Jobs: jobs})
+}
+
+// batchJobs reads every item's job in index order, as GET /v1/jobs/{id}
+// shows it, a page of reads at a time; a job gone (expired) is left out.
+func (s *Server) batchJobs(ctx context.Context, b *connector.Batch) ([]*connector.Job, error) {
+	const page = 100
+	out := make([]*connector.Job, 0, len(b.JobIDs))
+	for from := 0; from < len(b.JobIDs); from += page {
+		jobs, err := s.cfg.Batches.GetJobs(ctx, b.JobIDs[from:min(from+page, len(b.JobIDs))])
+		if err != nil {
+			return nil, err
+		}
+		for _, j := range jobs {
+			if j != nil {
+				out = append(out, s.render(j))
+			}
+		}
+	}
+	return out, nil
 }
 
 // createBatchOnce admits and makes the batch, or, for a repeated
@@ -296,13 +354,18 @@ func (s *Server) ownedBatch(c echo.Context) (*connector.Batch, error) {
 	return b, err
 }
 
-// getBatch is GET /v1/batches/:id.
+// getBatch is GET /v1/batches/:id; ?include=jobs adds the items' jobs,
+// and ?poll=1 answers 202 while the batch runs (see answerBatch).
 func (s *Server) getBatch(c echo.Context) error {
 	b, err := s.ownedBatch(c)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, s.renderBatch(b))
+	withJobs, err := batchInclude(c)
+	if err != nil {
+		return err
+	}
+	return s.answerBatch(c, b, withJobs, c.QueryParam("poll") != "")
 }
 
 // listBatchesPage is the body of GET /v1/batches.

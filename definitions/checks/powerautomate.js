@@ -81,12 +81,17 @@ module.exports = async function checkPowerAutomate(dir, schemas) {
     if (schema.type === 'string' && schema.format === 'byte') return true;
     return Object.values(schema.properties || {}).some((p) => hasByte(p, seen)) || (schema.items ? hasByte(schema.items, seen) : false);
   };
-  const compress = ops.find((o) => o.responses && o.responses['202']);
+  const compress = ops.find((o) => o.operationId === 'CompressImage');
   if (compress) {
     const body = (compress.parameters || []).find((p) => p.in === 'body');
     if (!body || !hasByte(body.schema)) problems.push(`apiDefinition: ${compress.operationId} takes no file content (format byte)`);
     if (!compress.responses['200'] || !hasByte(compress.responses['200'].schema)) problems.push(`apiDefinition: ${compress.operationId} answers no file content (format byte)`);
-    if (!compress.responses['202'].headers['Retry-After']) problems.push(`apiDefinition: ${compress.operationId}'s 202 has no Retry-After`);
+  } else {
+    problems.push('apiDefinition: no CompressImage operation');
+  }
+  // Every asynchronous action tells Power Automate how long to wait between polls.
+  for (const o of ops.filter((o) => o.responses && o.responses['202'])) {
+    if (!o.responses['202'].headers || !o.responses['202'].headers['Retry-After']) problems.push(`apiDefinition: ${o.operationId}'s 202 has no Retry-After`);
   }
   const params = (props.properties && props.properties.connectionParameters) || {};
   if (!Object.values(params).some((p) => p.type === 'securestring')) problems.push('apiProperties: the key is not a securestring');

@@ -808,6 +808,458 @@ module.exports = {
         },
       },
     },
+    "compress_many": {
+      "display": {
+        "description": "Compresses a list of images as one batch and returns the batch with each image's job and compressed file URL.",
+        "label": "Compress Many",
+      },
+      "key": "compress_many",
+      "noun": "Batch",
+      "operation": {
+        "inputFields": [
+          {
+            "children": [
+              {
+                "helpText": "Public URL of the PNG, JPEG, WebP or AVIF image to compress (up to 10 MiB). Give this or Image (Base64), not both. A file from an earlier step works: platforms pass files as URLs. One per item.",
+                "key": "items_image_url",
+                "label": "Image URL",
+                "placeholder": "https://images.example.com/photos/team-offsite.jpg",
+                "required": false,
+                "type": "string",
+              },
+              {
+                "helpText": "The image itself, base64-encoded; a data: URI is accepted too. Use it when the image has no URL. Give this or Image URL, not both. One per item.",
+                "key": "items_image_base64",
+                "label": "Image (Base64)",
+                "placeholder": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
+                "required": false,
+                "type": "text",
+              },
+              {
+                "helpText": "Name for the compressed file, such as team-offsite.jpg. Defaults to the name in the URL.",
+                "key": "items_filename",
+                "label": "File Name",
+                "placeholder": "team-offsite.jpg",
+                "required": false,
+                "type": "string",
+              },
+              {
+                "helpText": "Your own key/value pairs for this image, echoed back on its job. As JSON text, such as {\"record_id\":\"rec_8812\"}.",
+                "key": "items_metadata",
+                "label": "Metadata",
+                "required": false,
+                "type": "string",
+              },
+            ],
+            "key": "items",
+            "label": "Images",
+            "required": true,
+          },
+          {
+            "dict": true,
+            "helpText": "Your own key/value pairs for the whole batch (such as an import id), echoed back on the batch and its batch.finished event.",
+            "key": "metadata",
+            "label": "Batch Metadata",
+            "required": false,
+            "type": "string",
+          },
+        ],
+        "outputFields": [
+          {
+            "key": "id",
+            "label": "Batch ID",
+            "primary": true,
+            "sample": "01937a70-3c4d-7e5f-8a61-7b8c9d0e1f2a",
+            "type": "string",
+          },
+          {
+            "key": "status",
+            "label": "Status",
+            "sample": "finished",
+            "type": "string",
+          },
+          {
+            "key": "counts__total",
+            "label": "Items",
+            "sample": 3,
+            "type": "integer",
+          },
+          {
+            "key": "counts__queued",
+            "label": "Queued",
+            "sample": 0,
+            "type": "integer",
+          },
+          {
+            "key": "counts__processing",
+            "label": "Processing",
+            "sample": 0,
+            "type": "integer",
+          },
+          {
+            "key": "counts__completed",
+            "label": "Completed",
+            "sample": 2,
+            "type": "integer",
+          },
+          {
+            "key": "counts__failed",
+            "label": "Failed",
+            "sample": 1,
+            "type": "integer",
+          },
+          {
+            "key": "saved_bytes",
+            "label": "Saved Bytes",
+            "sample": 3740468,
+            "type": "integer",
+          },
+          {
+            "key": "created_at",
+            "label": "Created At",
+            "sample": "2026-11-21T09:30:00Z",
+            "type": "datetime",
+          },
+          {
+            "key": "finished_at",
+            "label": "Finished At",
+            "sample": "2026-11-21T09:30:02.6Z",
+            "type": "datetime",
+          },
+          {
+            "dict": true,
+            "key": "metadata",
+            "label": "Metadata",
+            "sample": {
+              "catalog": "spring-2027",
+            },
+          },
+          {
+            "key": "links__self",
+            "label": "Batch URL",
+            "sample": "https://imgflow.example.com/v1/batches/01937a70-3c4d-7e5f-8a61-7b8c9d0e1f2a",
+            "type": "string",
+          },
+          {
+            "key": "links__jobs",
+            "label": "Jobs URL",
+            "sample": "https://imgflow.example.com/v1/batches/01937a70-3c4d-7e5f-8a61-7b8c9d0e1f2a/jobs",
+            "type": "string",
+          },
+          {
+            "key": "links__archive",
+            "label": "Archive URL",
+            "sample": "https://imgflow.example.com/v1/batches/01937a70-3c4d-7e5f-8a61-7b8c9d0e1f2a/archive?token=eyJleHAiOjE3OTM4NzQ2MDB9.QmF0Y2hfYXJj",
+            "type": "file",
+          },
+          {
+            "children": [
+              {
+                "key": "index",
+                "label": "Item Index",
+                "type": "integer",
+              },
+              {
+                "key": "batch_id",
+                "label": "Batch ID",
+                "type": "string",
+              },
+              {
+                "key": "id",
+                "label": "Job ID",
+                "type": "string",
+              },
+              {
+                "key": "status",
+                "label": "Status",
+                "type": "string",
+              },
+              {
+                "key": "created_at",
+                "label": "Created At",
+                "type": "datetime",
+              },
+              {
+                "key": "updated_at",
+                "label": "Updated At",
+                "type": "datetime",
+              },
+              {
+                "key": "started_at",
+                "label": "Started At",
+                "type": "datetime",
+              },
+              {
+                "key": "finished_at",
+                "label": "Finished At",
+                "type": "datetime",
+              },
+              {
+                "key": "input__kind",
+                "label": "Input Kind",
+                "type": "string",
+              },
+              {
+                "key": "input__url",
+                "label": "Input URL",
+                "type": "string",
+              },
+              {
+                "key": "input__filename",
+                "label": "Input File Name",
+                "type": "string",
+              },
+              {
+                "key": "input__size",
+                "label": "Input Size (bytes)",
+                "type": "integer",
+              },
+              {
+                "key": "input__mime_type",
+                "label": "Input MIME Type",
+                "type": "string",
+              },
+              {
+                "key": "input__sha256",
+                "label": "Input SHA-256",
+                "type": "string",
+              },
+              {
+                "key": "deduplicated_from",
+                "label": "Deduplicated From",
+                "type": "string",
+              },
+              {
+                "key": "result__original_size",
+                "label": "Original Size (bytes)",
+                "type": "integer",
+              },
+              {
+                "key": "result__compressed_size",
+                "label": "Compressed Size (bytes)",
+                "type": "integer",
+              },
+              {
+                "key": "result__compression_ratio",
+                "label": "Compression Ratio",
+                "type": "number",
+              },
+              {
+                "key": "result__credits_remaining",
+                "label": "Credits Remaining",
+                "type": "integer",
+              },
+              {
+                "key": "result__mime_type",
+                "label": "Result MIME Type",
+                "type": "string",
+              },
+              {
+                "key": "result__filename",
+                "label": "Result File Name",
+                "type": "string",
+              },
+              {
+                "key": "result__file_url",
+                "label": "Compressed File URL",
+                "type": "file",
+              },
+              {
+                "key": "error__code",
+                "label": "Error Code",
+                "type": "string",
+              },
+              {
+                "key": "error__message",
+                "label": "Error Message",
+                "type": "string",
+              },
+              {
+                "key": "error__upstream_status",
+                "label": "Upstream Status",
+                "type": "integer",
+              },
+              {
+                "key": "error__retryable",
+                "label": "Retryable",
+                "type": "boolean",
+              },
+              {
+                "dict": true,
+                "key": "metadata",
+                "label": "Metadata",
+              },
+              {
+                "key": "attempts",
+                "label": "Attempts",
+                "type": "integer",
+              },
+              {
+                "key": "upstream_calls",
+                "label": "Upstream Calls",
+                "type": "integer",
+              },
+              {
+                "key": "charge_uncertain",
+                "label": "Charge Uncertain",
+                "type": "boolean",
+              },
+            ],
+            "key": "jobs",
+            "label": "Jobs",
+          },
+        ],
+        "perform": async function (z, bundle) {
+          const request = { method: "POST", url: "https://imgflow.example.com/v1/batches?include=jobs\u0026wait=25" };
+          bundle.inputData["items"] = [].concat(bundle.inputData["items"] || []).map((record) => {
+            const out = {};
+            for (const [child, v] of Object.entries(record || {})) {
+              const k = child.startsWith("items_") ? child.slice(6) : child;
+              if (v === undefined || v === null || v === '') continue;
+              if (!["metadata"].includes(k) || typeof v !== 'string') {
+                out[k] = v;
+                continue;
+              }
+              try {
+                out[k] = JSON.parse(v);
+              } catch (err) {
+                throw new z.errors.Error("Images: " + k + ' must be a JSON object, such as {"record_id": "rec_1"}', 'invalid_input', 400);
+              }
+            }
+            return out;
+          }).filter((record) => Object.keys(record).length > 0);
+          request.body = {};
+          for (const key of ["items", "metadata"]) {
+            const value = bundle.inputData[key];
+            if (value !== undefined && value !== null && value !== '') request.body[key] = value;
+          }
+          const response = await z.request(request);
+          return response.data;
+        },
+        "sample": {
+          "counts": {
+            "completed": 2,
+            "failed": 1,
+            "processing": 0,
+            "queued": 0,
+            "total": 3,
+          },
+          "created_at": "2026-11-21T09:30:00Z",
+          "finished_at": "2026-11-21T09:30:02.6Z",
+          "id": "01937a70-3c4d-7e5f-8a61-7b8c9d0e1f2a",
+          "jobs": [
+            {
+              "attempts": 1,
+              "batch_id": "01937a70-3c4d-7e5f-8a61-7b8c9d0e1f2a",
+              "charge_uncertain": false,
+              "created_at": "2026-11-21T09:30:00Z",
+              "finished_at": "2026-11-21T09:30:01.8Z",
+              "id": "01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f",
+              "index": 0,
+              "input": {
+                "filename": "team-offsite.jpg",
+                "kind": "url",
+                "mime_type": "image/jpeg",
+                "sha256": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
+                "size": 2483114,
+                "url": "https://images.example.com/photos/team-offsite.jpg",
+              },
+              "metadata": {
+                "record_id": "rec_8812",
+              },
+              "result": {
+                "compressed_size": 612880,
+                "compression_ratio": 75.32,
+                "credits_remaining": 498,
+                "file_url": "https://imgflow.example.com/v1/jobs/01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f/file?token=eyJleHAiOjE3OTM4NzQ2MDB9.Qm9fZ3Vlc3M",
+                "filename": "team-offsite.jpg",
+                "mime_type": "image/jpeg",
+                "original_size": 2483114,
+              },
+              "started_at": "2026-11-21T09:30:00.12Z",
+              "status": "completed",
+              "updated_at": "2026-11-21T09:30:01.8Z",
+              "upstream_calls": 1,
+            },
+            {
+              "attempts": 1,
+              "batch_id": "01937a70-3c4d-7e5f-8a61-7b8c9d0e1f2a",
+              "charge_uncertain": false,
+              "created_at": "2026-11-21T10:30:00Z",
+              "deduplicated_from": "01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f",
+              "finished_at": "2026-11-21T10:30:00.09Z",
+              "id": "01937a61-2b3c-7d4e-8f50-6a7b8c9d0e1f",
+              "index": 1,
+              "input": {
+                "filename": "team-offsite.jpg",
+                "kind": "url",
+                "mime_type": "image/jpeg",
+                "sha256": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
+                "size": 2483114,
+                "url": "https://images.example.com/photos/team-offsite.jpg",
+              },
+              "metadata": {
+                "record_id": "rec_8812",
+              },
+              "result": {
+                "compressed_size": 612880,
+                "compression_ratio": 75.32,
+                "credits_remaining": 498,
+                "file_url": "https://imgflow.example.com/v1/jobs/01937a61-2b3c-7d4e-8f50-6a7b8c9d0e1f/file?token=eyJleHAiOjE3OTM4NzgyMDB9.TmV3X3Rva2Vu",
+                "filename": "team-offsite.jpg",
+                "mime_type": "image/jpeg",
+                "original_size": 2483114,
+              },
+              "started_at": "2026-11-21T10:30:00.04Z",
+              "status": "completed",
+              "updated_at": "2026-11-21T10:30:00.09Z",
+              "upstream_calls": 0,
+            },
+            {
+              "attempts": 1,
+              "batch_id": "01937a70-3c4d-7e5f-8a61-7b8c9d0e1f2a",
+              "charge_uncertain": false,
+              "created_at": "2026-11-21T09:30:00Z",
+              "error": {
+                "code": "insufficient_credits",
+                "credits_remaining": 0,
+                "message": "Insufficient credits",
+                "retryable": false,
+                "upstream_status": 429,
+              },
+              "finished_at": "2026-11-21T09:30:01.8Z",
+              "id": "01937a70-3c4e-7f60-9b72-8c9d0e1f2a3b",
+              "index": 2,
+              "input": {
+                "filename": "banner.png",
+                "kind": "url",
+                "mime_type": "image/png",
+                "sha256": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
+                "size": 2483114,
+                "url": "https://images.example.com/photos/banner.png",
+              },
+              "metadata": {
+                "record_id": "rec_8812",
+              },
+              "started_at": "2026-11-21T09:30:00.12Z",
+              "status": "failed",
+              "updated_at": "2026-11-21T09:30:01.8Z",
+              "upstream_calls": 1,
+            },
+          ],
+          "links": {
+            "archive": "https://imgflow.example.com/v1/batches/01937a70-3c4d-7e5f-8a61-7b8c9d0e1f2a/archive?token=eyJleHAiOjE3OTM4NzQ2MDB9.QmF0Y2hfYXJj",
+            "jobs": "https://imgflow.example.com/v1/batches/01937a70-3c4d-7e5f-8a61-7b8c9d0e1f2a/jobs",
+            "self": "https://imgflow.example.com/v1/batches/01937a70-3c4d-7e5f-8a61-7b8c9d0e1f2a",
+          },
+          "metadata": {
+            "catalog": "spring-2027",
+          },
+          "saved_bytes": 3740468,
+          "status": "finished",
+        },
+      },
+    },
     "get_job": {
       "display": {
         "description": "Finds a compress job by its id and returns its status and result.",

@@ -398,6 +398,10 @@ async function main() {
 	const validated = runData['Check Validate']?.[0]?.data?.main?.[0]?.[0]?.json;
 	if (validated?.validated === 2) pass(`Validate: screenshot.png valid, not-an-image.png refused (${validated.invalid.join('; ')}), no credit used`);
 	else fail('Validate: no result from Check Validate');
+	const many = runData['Check Many']?.[0]?.data?.main?.[0]?.[0]?.json;
+	if (runData['Check Many Credits']?.[0]?.data?.main?.[0]?.[0]?.json?.ok) {
+		pass(`Compress Many: ${count('Compress Many')} files as one batch (${many.completed} completed, not-an-image.png an error item), an item per file with its file, ${many.charged} credits`);
+	} else fail('Compress Many: no result from Check Many Credits');
 
 	// The file-in, file-out template, headless too.
 	t = Date.now();

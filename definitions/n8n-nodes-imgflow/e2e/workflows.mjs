@@ -153,6 +153,48 @@ const credits = $('Account After').first().json.credits_remaining;
 if (out.some((v) => v.credits_remaining !== credits)) throw new Error('Validate used a credit');
 return [{ json: { validated: out.length, invalid: out.filter((v) => !v.valid).map((v) => v.problems.join('; ')) } }];`,
 		),
+		// Compress Many: every file one image of one batch; an output item per
+		// file, in order, the broken one an error item (Continue On Fail).
+		node('Read For Many', 'n8n-nodes-base.readWriteFile', 1.1, { fileSelector: `${mixedDir}/*`, options: {} }, { executeOnce: true }),
+		imgflow(
+			'Compress Many',
+			{
+				resource: 'image',
+				operation: 'compressMany',
+				inputType: 'binary',
+				binaryPropertyName: 'data',
+				additionalFields: { batchMetadata: '{"e2e":"many"}' },
+				options: {},
+			},
+			{ onError: 'continueRegularOutput' },
+		),
+		code(
+			'Check Many',
+			`${sniff}
+const files = $('Read For Many').all().map((i) => i.binary.data.fileName);
+const out = $input.all();
+if (out.length !== files.length) throw new Error('Compress Many: ' + out.length + ' items for ' + files.length + ' files');
+const bad = files.indexOf('not-an-image.png');
+if (!out[bad].json.error || !out[bad].json.code) throw new Error('not-an-image.png is no error item: ' + JSON.stringify(out[bad].json));
+await checkCompressed(out, 'Compress Many', bad);
+const good = out.filter((i, n) => n !== bad);
+const batches = new Set(good.map((i) => i.json.batch_id));
+if (batches.size !== 1) throw new Error('Compress Many made ' + batches.size + ' batches for ' + files.length + ' files, want 1');
+for (let n = 0; n < out.length; n++) {
+	if (n !== bad && out[n].json.index !== n) throw new Error('item ' + n + ' is the batch image number ' + out[n].json.index);
+	if (out[n].pairedItem.item !== n) throw new Error('item ' + n + ' is paired with ' + out[n].pairedItem.item);
+}
+return [{ json: { batch: [...batches][0], completed: good.length, charged: good.filter((i) => !i.json.deduplicated_from).length } }];`,
+		),
+		imgflow('Account After Many', { resource: 'account', operation: 'get' }, { executeOnce: true }),
+		code(
+			'Check Many Credits',
+			`const before = $('Account After').first().json.credits_remaining;
+const after = $input.first().json.credits_remaining;
+const charged = $('Check Many').first().json.charged;
+if (before - after !== charged) throw new Error('Compress Many: credits went from ' + before + ' to ' + after + ' for ' + charged + ' images compressed');
+return [{ json: { ok: true, many_charged: charged } }];`,
+		),
 	];
 	return chain('imgflow e2e: compress', 'imgflowE2ECompress', nodes);
 }

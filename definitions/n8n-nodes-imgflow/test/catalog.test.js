@@ -5,7 +5,7 @@
 // definitions/n8nnode_test.go, so a catalog change reaches this test too.
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { catalog, offers, notOffered, paramName, sourceFields, hookEvents } = require('../dist/nodes/Imgflow/catalog');
+const { catalog, offers, notOffered, paramName, recordParamName, sourceFields, hookEvents } = require('../dist/nodes/Imgflow/catalog');
 const { Imgflow } = require('../dist/nodes/Imgflow/Imgflow.node');
 const { ImgflowTrigger } = require('../dist/nodes/ImgflowTrigger/ImgflowTrigger.node');
 const { ImgflowApi } = require('../dist/credentials/ImgflowApi.credentials');
@@ -38,13 +38,14 @@ test('every catalog operation is offered by a node or deliberately left out', ()
 test('every input field of an offered operation is a parameter of its operation', () => {
 	for (const [key, offer] of Object.entries(offers)) {
 		const op = catalog.operations.find((o) => o.key === key);
-		for (const field of op.inputs) {
-			const name = paramName(key, field);
+		for (const field of op.inputs.flatMap((f) => (f.type === 'list' ? f.fields : [f]))) {
+			const record = op.inputs.some((f) => f.type === 'list' && f.fields.includes(field));
+			const name = record ? recordParamName(field) : paramName(key, field);
 			const found = all.find(
 				(p) => p.name === name && p.show.resource?.includes(offer.resource) && p.show.operation?.includes(offer.operation),
 			);
 			assert.ok(found, `${key}.${field.key} has no parameter ${name} for ${offer.resource}:${offer.operation}`);
-			assert.equal(found.prop.displayName, field.label);
+			assert.equal(found.prop.displayName, record && !sourceFields[field.key] ? `Item ${field.label}` : field.label);
 			if (field.choices.length) {
 				assert.deepEqual(found.prop.options.map((o) => o.value), field.choices, `${key}.${field.key} choices`);
 			}
@@ -59,6 +60,20 @@ test('each Operation selector offers exactly the mapped operations (plus Validat
 		if (resource === 'image') want.push('validate');
 		assert.deepEqual(sel.options.map((o) => o.value).sort(), want.sort());
 	}
+});
+
+test('Compress Many takes each input item as one record of the catalog\'s list, beside the batch\'s own fields', () => {
+	const op = catalog.operations.find((o) => o.key === 'compress_many');
+	const list = op.inputs.find((f) => f.type === 'list');
+	assert.ok(list && list.fields.length >= 4, 'compress_many has a list input with its record fields');
+	const names = all.filter((p) => p.show.operation?.includes('compressMany')).map((p) => p.name);
+	for (const f of list.fields) assert.ok(names.includes(recordParamName(f)), `record field ${f.key} is a parameter`);
+	assert.ok(names.includes('batchMetadata'), 'the batch metadata is a parameter apart from each item\'s');
+	assert.notEqual(recordParamName(list.fields.find((f) => f.key === 'metadata')), 'batchMetadata');
+	for (const p of ['inputType', 'binaryPropertyName', 'imageUrl', 'imageBase64', 'download', 'timeout']) {
+		assert.ok(names.includes(p), `Compress Many shows ${p}`);
+	}
+	assert.ok(!names.includes('concurrency'), 'one request for all items: no concurrency option');
 });
 
 test('the image fields follow the Input Type, and the issue\'s names hold', () => {

@@ -10,7 +10,8 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { nodeError } from './api';
 
-import { catalogProperties, operationProperty } from './catalog';
+import { catalogProperties, imageOperations, operationProperty } from './catalog';
+import { compressMany } from './many';
 import { runItem } from './operations';
 
 // The option that reads and checks an image without compressing it; it has
@@ -23,7 +24,7 @@ const validateOption = {
 		'Checks that an image is a PNG, JPEG, WebP or AVIF within the account limit, without using a credit',
 };
 
-const imageOps = ['compress', 'check', 'validate'];
+const imageOps = imageOperations;
 
 const nodeProperties: INodeProperties[] = [
 	{
@@ -116,6 +117,39 @@ const nodeProperties: INodeProperties[] = [
 		type: 'collection',
 		placeholder: 'Add Option',
 		default: {},
+		displayOptions: { show: { resource: ['image'], operation: ['compressMany'] } },
+		options: [
+			{
+				displayName: 'Download Files',
+				name: 'download',
+				type: 'boolean',
+				default: true,
+				description:
+					'Whether to put each compressed image in a binary field; off keeps only the JSON with file_url',
+			},
+			{
+				displayName: 'Output Binary Field',
+				name: 'outputBinaryPropertyName',
+				type: 'string',
+				default: 'data',
+				description: 'The binary field each compressed image is written to',
+			},
+			{
+				displayName: 'Timeout (Seconds)',
+				name: 'timeout',
+				type: 'number',
+				typeOptions: { minValue: 1 },
+				default: 600,
+				description: 'How long to wait for every image of the batch to finish before the node fails',
+			},
+		],
+	},
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
 		displayOptions: { show: { resource: ['job'], operation: ['get'] } },
 		options: [
 			{
@@ -175,6 +209,11 @@ export class Imgflow implements INodeType {
 		const items = this.getInputData();
 		const resource = this.getNodeParameter('resource', 0) as string;
 		const operation = this.getNodeParameter('operation', 0) as string;
+		if (resource === 'image' && operation === 'compressMany') {
+			// Every input item is one image of one batch (or a few, past the
+			// API's limits): one request, an output item per image.
+			return [await compressMany(this)];
+		}
 		let concurrency = 1;
 		if (resource === 'image' && operation === 'compress') {
 			const options = this.getNodeParameter('options', 0, {}) as IDataObject;

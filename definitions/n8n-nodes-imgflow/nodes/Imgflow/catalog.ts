@@ -11,12 +11,14 @@ export interface CatalogField {
 	key: string;
 	label: string;
 	help: string;
-	type: 'string' | 'text' | 'integer' | 'number' | 'boolean' | 'datetime' | 'file' | 'object';
+	type: 'string' | 'text' | 'integer' | 'number' | 'boolean' | 'datetime' | 'file' | 'object' | 'list';
 	required: boolean;
 	in: 'body' | 'query' | 'path';
 	choices: string[];
 	default: string;
 	example: string;
+	/** A list's record fields: in the node, each input item is one record. */
+	fields?: CatalogField[];
 }
 
 export interface CatalogOperation {
@@ -40,7 +42,7 @@ export interface Catalog {
 	description: string;
 	auth: { header: string; testMethod: string; testPath: string; fields: CatalogField[] };
 	hooks: { create: string; delete: string };
-	limits: { maxImageSize: number; maxWait: number };
+	limits: { maxImageSize: number; maxWait: number; maxBatchItems: number; maxBatchBody: number };
 	operations: CatalogOperation[];
 }
 
@@ -89,6 +91,15 @@ export const offers: Record<string, Offer> = {
 		action: 'Check an image',
 		collection: 'additionalFields',
 	},
+	compress_many: {
+		resource: 'image',
+		operation: 'compressMany',
+		name: 'Compress Many',
+		action: 'Compress many images as one batch',
+		collection: 'additionalFields',
+		// The batch's metadata; each item's is the record field metadata.
+		rename: { metadata: 'batchMetadata' },
+	},
 	check_account: {
 		resource: 'account',
 		operation: 'get',
@@ -135,6 +146,18 @@ export function camelCase(key: string): string {
 export function paramName(opKey: string, field: CatalogField): string {
 	return offers[opKey]?.rename?.[field.key] ?? camelCase(field.key);
 }
+
+/**
+ * The n8n parameter name of a list's record field: the record is the
+ * input item, so its fields are per-item parameters (expressions read the
+ * item), named apart from the operation's own fields.
+ */
+export function recordParamName(field: CatalogField): string {
+	return sourceFields[field.key] ? camelCase(field.key) : camelCase(`item_${field.key}`);
+}
+
+/** The Image operations that read each item's image by the Input Type. */
+export const imageOperations = ['compress', 'check', 'validate', 'compressMany'];
 
 function sentence(text: string): string {
 	const t = text.trim();
@@ -192,6 +215,16 @@ export function catalogProperties(): INodeProperties[] {
 		const show = { resource: [offer.resource], operation: [offer.operation] };
 		const optional: INodeProperties[] = [];
 		for (const field of op.inputs) {
+			if (field.type === 'list') {
+				// One record per input item: the image by the Input Type (the
+				// shared image parameters), the record's other fields optional.
+				for (const child of field.fields ?? []) {
+					if (sourceFields[child.key]) continue;
+					optional.push({ ...fieldProperty(key, child), name: recordParamName(child),
+						displayName: `Item ${child.label}` });
+				}
+				continue;
+			}
 			const prop = fieldProperty(key, field);
 			const source = sourceFields[field.key];
 			if (key === 'check_image' && source) {
@@ -203,7 +236,7 @@ export function catalogProperties(): INodeProperties[] {
 					required: true,
 					// Check and Validate read the image the same way.
 					displayOptions: {
-						show: { resource: ['image'], operation: ['compress', 'check', 'validate'], inputType: [source] },
+						show: { resource: ['image'], operation: imageOperations, inputType: [source] },
 					},
 				});
 			} else if (field.required) {

@@ -106,7 +106,7 @@ async function checkImage(ctx: Ctx, i: number): Promise<INodeExecutionData[]> {
 	return [{ json: body, pairedItem: { item: i } }];
 }
 
-function failedJob(ctx: Ctx, job: IDataObject, i: number) {
+export function failedJob(ctx: Ctx, job: IDataObject, i: number) {
 	const e = (job.error ?? {}) as IDataObject;
 	const err = apiError(
 		ctx,
@@ -163,7 +163,7 @@ async function compress(ctx: Ctx, i: number): Promise<INodeExecutionData[]> {
 }
 
 /** The job as JSON, and its compressed file in a binary field when asked. */
-async function withFile(
+export async function withFile(
 	ctx: Ctx,
 	i: number,
 	base: string,
