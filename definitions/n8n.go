@@ -17,20 +17,52 @@ import (
 // the key lives in n8n's credential store, never in the workflow.
 var n8nCredential = obj{"httpHeaderAuth": obj{"id": "imgflowApiKey", "name": "imgflow API key (X-API-Key)"}}
 
-// Built-in node versions the templates use: the newest n8n 2.40 offers.
+// N8nMinimum is the oldest n8n release the templates (and the community node
+// package) support: README.md and n8n-nodes-imgflow's package.json and README
+// state it, ci.sh runs the e2e on its last patch (e2e/oldest) as well as on
+// the newest, and n8n_test.go checks every node below against the versions
+// that release knows.
+const N8nMinimum = "2.8"
+
+// Built-in node versions the templates use: for each node the lowest
+// typeVersion whose parameters and behaviour the templates rely on (read in
+// n8n-nodes-base's sources), so that a template imports and runs on every
+// n8n from N8nMinimum on. n8n keeps every version of a node, so a newer n8n
+// runs them unchanged.
 const (
-	n8nHTTPVersion      = 4.5
-	n8nIfVersion        = 2.3
-	n8nWaitVersion      = 1.1
-	n8nWebhookVersion   = 2.1
-	n8nReadFileVersion  = 1.1
-	n8nCodeVersion      = 2
-	n8nStopVersion      = 1
-	n8nRespondVersion   = 1.5
-	n8nManualVersion    = 1
-	n8nStickyVersion    = 1
-	n8nDefaultImagePath = "/home/node/.n8n-files/photo.jpg"
+	// 4.2 builds multipart bodies with form-data (the file part of the
+	// upload); 4.4 stops sending credentials (the X-API-Key header) on a
+	// redirect to another origin. 4.5 (after 2.8) only adds error details
+	// under Continue On Fail, which the templates do not use.
+	n8nHTTPVersion = 4.4
+	// 2 is the first If with the filter conditions; filter version 1 (2.2
+	// made it 2, 2.3 made it 3) differs only for boolean and number
+	// operands, the templates compare strings strictly.
+	n8nIfVersion       = 2
+	n8nIfFilterVersion = 1
+	// 1.1 only changed the defaults of the time-interval mode; the webhook
+	// resume and its time limit are the same in 1.
+	n8nWaitVersion = 1
+	// 1 carries the Respond mode "Using Respond to Webhook Node" and the
+	// Raw Body option (binary "data") the signature check reads.
+	n8nWebhookVersion = 1
+	// 1.1 fails with "No file(s) found" when the path matches nothing; 1
+	// outputs no item and the run ends silently (a template run before its
+	// path is set would seem to do nothing).
+	n8nReadFileVersion = 1.1
+	// 1 runs JavaScript only (its language parameter is hidden), all the
+	// signature check needs.
+	n8nCodeVersion = 1
+	// 1 carries respondWith json and noData with options.responseCode.
+	n8nRespondVersion = 1
+	n8nStopVersion    = 1
+	n8nManualVersion  = 1
+	n8nStickyVersion  = 1
+	n8nNoOpVersion    = 1
 )
+
+// n8nDefaultImagePath is the file Read Image reads until the user sets theirs.
+const n8nDefaultImagePath = "/home/node/.n8n-files/photo.jpg"
 
 // renderN8n renders three importable workflows: compress a file and wait
 // inline, compress a file with a callback that resumes a Wait node, and a
@@ -103,9 +135,8 @@ func renderN8n(c *connector.Catalog, base string) ([]File, error) {
 	webhook["webhookId"] = n8nID("job-finished-webhook")
 	hookFlow.add(webhook)
 	hookFlow.add(n8nNode("Verify Signature", "n8n-nodes-base.code", n8nCodeVersion, 1, 0, obj{
-		"mode":     "runOnceForAllItems",
-		"language": "javaScript",
-		"jsCode":   n8nVerifyCode,
+		"mode":   "runOnceForAllItems",
+		"jsCode": n8nVerifyCode,
 	}))
 	hookFlow.add(n8nIfEquals("Signature Valid?", 2, "={{ $json.valid ? 'yes' : 'no' }}", "yes"))
 	hookFlow.add(n8nNode("Accept", "n8n-nodes-base.respondToWebhook", n8nRespondVersion, 3, -1, obj{
@@ -120,7 +151,7 @@ func renderN8n(c *connector.Catalog, base string) ([]File, error) {
 	hookFlow.add(n8nIfEquals("Completed?", 4, "={{ $json.job.status }}", string(connector.StatusCompleted)))
 	hookFlow.add(n8nStop("Stop: bad signature", 4, 1, "={{ 'delivery refused: ' + $json.reason }}"))
 	hookFlow.add(n8nDownload("Download", 5, -1, "={{ $json.job.result.file_url }}"))
-	hookFlow.add(n8nNode("Failed Job", "n8n-nodes-base.noOp", 1, 5, 0, obj{}))
+	hookFlow.add(n8nNode("Failed Job", "n8n-nodes-base.noOp", n8nNoOpVersion, 5, 0, obj{}))
 	hookFlow.connect("imgflow "+hook.Label, 0, "Verify Signature")
 	hookFlow.connect("Verify Signature", 0, "Signature Valid?")
 	hookFlow.connect("Signature Valid?", 0, "Accept")
@@ -296,11 +327,11 @@ func n8nDownload(name string, column, row int, url string) obj {
 	})
 }
 
-// n8nIfEquals is an If node (2.3: conditions format 3) true when value equals want.
+// n8nIfEquals is an If node true when value equals want (a string, strictly).
 func n8nIfEquals(name string, column int, value, want string) obj {
 	return n8nNode(name, "n8n-nodes-base.if", n8nIfVersion, column, 0, obj{
 		"conditions": obj{
-			"options":    obj{"caseSensitive": true, "leftValue": "", "typeValidation": "strict", "version": 3},
+			"options":    obj{"caseSensitive": true, "leftValue": "", "typeValidation": "strict", "version": n8nIfFilterVersion},
 			"combinator": "and",
 			"conditions": []any{obj{
 				"id":         n8nID(name + "-condition"),

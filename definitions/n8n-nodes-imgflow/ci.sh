@@ -4,13 +4,17 @@
 #      machine may have 20) and n8n's community package scanner;
 #   2. npm ci, n8n-node build, n8n-node lint, unit tests (node --test);
 #   3. npm pack, and the scanner's rules on the tarball and the sources;
-#   4. a real n8n (e2e/package-lock.json) loading the packed package and
-#      running the workflows of e2e/ against a live `imgflow dev` (e2e/run.sh).
+#   4. a real n8n loading the packed package and running the workflows of
+#      e2e/ (the node's, and the templates of definitions/n8n) against a live
+#      `imgflow dev` (e2e/run.mjs), twice: the newest n8n (e2e/package-lock.json)
+#      and the oldest the package supports (e2e/oldest/package-lock.json,
+#      n8n 2.8.x: README "Requires n8n >= 2.8").
 #
 #   bash definitions/n8n-nodes-imgflow/ci.sh
 #
-# Environment: IMGFLOW_N8N_E2E=0 skips step 4; IMGFLOW_N8N_PROFILE=long runs
-# the e2e with every sample image (the short profile, CI's, uses three).
+# Environment: IMGFLOW_N8N_E2E=0 skips step 4, IMGFLOW_N8N_OLDEST=0 its run on
+# the oldest n8n; IMGFLOW_N8N_PROFILE=long runs the e2e with every sample
+# image (the short profile, CI's, uses three).
 # The tools and n8n are installed below ${XDG_CACHE_HOME:-~/.cache}/imgflow-n8n,
 # one folder per lockfile hash: outside the package (n8n-node build copies
 # every .svg it finds), and kept, so only a machine's first run pays for them.
@@ -98,29 +102,45 @@ tar -tzf "$tarball" | grep -v '\.map$' | sed 's/^/  /'
 cp ci/scan.mjs "$tools/scan.mjs"
 node "$tools/scan.mjs" "$tarball" "$here"
 
+e2e_failed=""
 if [ "${IMGFLOW_N8N_E2E:-1}" = "0" ]; then
   echo "SKIP n8n e2e: IMGFLOW_N8N_E2E=0"
 else
-  echo "== n8n-nodes-imgflow: real n8n (e2e/package-lock.json)"
   # Install scripts are off: some optional nodes' native modules (Kafka's)
   # download sources from outside and cannot build here. n8n itself needs
   # two, rebuilt from source against this Node: sqlite3 (its database) and
   # isolated-vm (expressions, Code node sandbox).
   rebuild_native() { npm rebuild sqlite3 isolated-vm --loglevel=error >&2 && touch .rebuilt; }
-  n8n_dir="$(after_install=rebuild_native install_locked e2e n8n --ignore-scripts)"
-  if [ ! -f "$n8n_dir/.rebuilt" ]; then
-    # A folder an older version of this script installed and did not finish.
-    (cd "$n8n_dir" && rebuild_native)
-  fi
-  # Only loopback inside: a network namespace of its own when this machine
-  # allows one (root), so n8n cannot reach anything outside even by mistake.
   repo="$(cd ../.. && pwd)"
   (cd "$repo" && go build -o "$tmp/imgflow" .)
-  if command -v ip >/dev/null && unshare -n true 2>/dev/null; then
-    unshare -n bash -c 'ip link set lo up && exec node e2e/run.mjs "$@"' _ "$n8n_dir" "$tarball" "$repo" "$tmp/imgflow"
-  else
-    echo "(no network namespace available: running on the host's loopback)"
-    node e2e/run.mjs "$n8n_dir" "$tarball" "$repo" "$tmp/imgflow"
-  fi
+  # Two n8n releases, the same workflows (the templates of definitions/n8n
+  # and the packed node): the newest (e2e/) and the oldest the README claims
+  # (e2e/oldest/; IMGFLOW_N8N_OLDEST=0 skips it).
+  lockdirs="e2e"
+  if [ "${IMGFLOW_N8N_OLDEST:-1}" != "0" ]; then lockdirs="e2e e2e/oldest"; fi
+  for lockdir in $lockdirs; do
+    t=$SECONDS
+    n8n_dir="$(after_install=rebuild_native install_locked "$lockdir" n8n --ignore-scripts)"
+    if [ ! -f "$n8n_dir/.rebuilt" ]; then
+      # A folder an older version of this script installed and did not finish.
+      (cd "$n8n_dir" && rebuild_native)
+    fi
+    version="$(node -p "require('$n8n_dir/node_modules/n8n/package.json').version")"
+    echo "== n8n-nodes-imgflow: real n8n $version ($lockdir/package-lock.json)"
+    # Only loopback inside: a network namespace of its own when this machine
+    # allows one (root), so n8n cannot reach anything outside even by mistake.
+    if command -v ip >/dev/null && unshare -n true 2>/dev/null; then
+      unshare -n bash -c 'ip link set lo up && exec node e2e/run.mjs "$@"' _ "$n8n_dir" "$tarball" "$repo" "$tmp/imgflow" ||
+        e2e_failed="$e2e_failed $version"
+    else
+      echo "(no network namespace available: running on the host's loopback)"
+      node e2e/run.mjs "$n8n_dir" "$tarball" "$repo" "$tmp/imgflow" || e2e_failed="$e2e_failed $version"
+    fi
+    echo "n8n $version: e2e in $((SECONDS - t)) s"
+  done
 fi
 echo "== n8n-nodes-imgflow: done in $((SECONDS - start)) s"
+if [ -n "$e2e_failed" ]; then
+  echo "FAIL n8n e2e on n8n$e2e_failed"
+  exit 1
+fi

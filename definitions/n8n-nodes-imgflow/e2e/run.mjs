@@ -15,11 +15,15 @@
 //    the node subscribes with POST /v1/hooks; badly signed and stale
 //    deliveries get 401 and start nothing; a job made through the API starts
 //    the workflow with job.completed; deactivating removes the hook.
+// 3. the templates of definitions/n8n (built-in nodes only): compress and
+//    wait (n8n execute), the job-finished webhook verifying signatures, and
+//    compress with a callback resuming a Wait node (n8n start).
 // Prints "N passed, N failed" at the end; exits non-zero on any failure.
 import { execFileSync, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -150,6 +154,20 @@ function noisePNG(width, height) {
 	]);
 }
 
+// disabledModules lists the wanted modules this n8n knows: n8n refuses to
+// start (UnknownModuleError, fatal) when N8N_DISABLED_MODULES names one it
+// does not, and older releases (2.8) lack most of them.
+function disabledModules(dir, wanted) {
+	try {
+		const req = createRequire(path.join(dir, 'node_modules', 'n8n', 'package.json'));
+		const known = req('@n8n/backend-common/dist/modules/modules.config.js').MODULE_NAMES;
+		if (Array.isArray(known)) return wanted.filter((m) => known.includes(m)).join(',');
+	} catch {
+		// a layout this script does not know: name them all, as for the newest
+	}
+	return wanted.join(',');
+}
+
 function tail(file, n = 40) {
 	try {
 		return fs.readFileSync(file, 'utf8').split('\n').slice(-n).join('\n');
@@ -160,7 +178,10 @@ function tail(file, n = 40) {
 
 async function main() {
 	const t0 = Date.now();
-	const [apiPort, upstreamPort, n8nPort, brokerPort, reportPort] = await Promise.all([
+	const n8nVersion = JSON.parse(fs.readFileSync(path.join(n8nDir, 'node_modules', 'n8n', 'package.json'), 'utf8')).version;
+	console.log(`n8n ${n8nVersion} (${n8nDir})`);
+	const [apiPort, upstreamPort, n8nPort, brokerPort, reportPort, callbackReportPort] = await Promise.all([
+		freePort(),
 		freePort(),
 		freePort(),
 		freePort(),
@@ -243,7 +264,7 @@ async function main() {
 		N8N_DIAGNOSTICS_CONFIG_BACKEND: '',
 		N8N_PUBLIC_API_DISABLED: 'true',
 		// Modules that fetch catalogues from n8n's servers at start.
-		N8N_DISABLED_MODULES: 'mcp-registry,instance-ai,n8n-packages,insights',
+		N8N_DISABLED_MODULES: disabledModules(n8nDir, ['mcp-registry', 'instance-ai', 'n8n-packages', 'insights']),
 		// Task runner (Code node) on a free loopback port.
 		N8N_RUNNERS_MODE: 'internal',
 		N8N_RUNNERS_BROKER_PORT: String(brokerPort),
@@ -450,6 +471,42 @@ async function main() {
 	fs.writeFileSync(path.join(tmp, 'template-webhook.json'), JSON.stringify(hookTpl));
 	n8n(['import:workflow', `--input=${path.join(tmp, 'template-webhook.json')}`]);
 
+	// The callback template, run by the started n8n: its Manual Trigger
+	// swapped for a Webhook (a production run, started with a POST; a manual
+	// run cannot be started without the editor) and a Report node after
+	// Download, so that the test sees the Wait node resumed by imgflow's
+	// callback and the file downloaded.
+	const callbackTpl = template('compress-image-callback.json');
+	callbackTpl.id = 'imgflowTemplateCallback';
+	const startNode = callbackTpl.nodes.find((n) => n.name === 'Start');
+	Object.assign(startNode, {
+		type: 'n8n-nodes-base.webhook',
+		typeVersion: 1,
+		webhookId: '0d5c7a52-3c43-4a8e-9f0b-7b1e2f6a9c31',
+		parameters: { httpMethod: 'POST', path: 'imgflow-e2e-callback-start', responseMode: 'onReceived', options: {} },
+	});
+	callbackTpl.nodes.find((n) => n.name === 'Read Image').parameters.fileSelector = path.join(images, 'photo.png');
+	const downloadNode = callbackTpl.nodes.find((n) => n.name === 'Download');
+	callbackTpl.nodes.push({
+		id: 'e2e-callback-report',
+		name: 'Report',
+		type: 'n8n-nodes-base.httpRequest',
+		typeVersion: downloadNode.typeVersion,
+		position: [downloadNode.position[0] + 240, downloadNode.position[1]],
+		parameters: {
+			method: 'POST',
+			url: `http://127.0.0.1:${callbackReportPort}/report`,
+			sendBody: true,
+			specifyBody: 'json',
+			jsonBody:
+				'={{ JSON.stringify({ job: $("Wait for imgflow callback").item.json.body.data, file: $binary.data ? { name: $binary.data.fileName, type: $binary.data.mimeType, size: $binary.data.fileSize } : null }) }}',
+			options: {},
+		},
+	});
+	callbackTpl.connections.Download = { main: [[{ node: 'Report', type: 'main', index: 0 }]] };
+	fs.writeFileSync(path.join(tmp, 'template-callback.json'), JSON.stringify(callbackTpl));
+	n8n(['import:workflow', `--input=${path.join(tmp, 'template-callback.json')}`]);
+
 	// 2. The trigger, in a running n8n.
 	const received = [];
 	const listener = http.createServer((req, res) => {
@@ -602,6 +659,48 @@ async function main() {
 		return null;
 	});
 	if (accepted) pass(`template job-finished-webhook.json verified imgflow's signed delivery of job ${job2.json.id} and answered 204`);
+
+	// The callback template: upload with callback_url = the resume URL,
+	// the Wait node resumed by imgflow's POST, If completed, Download.
+	const reports = [];
+	const callbackListener = http.createServer((req, res) => {
+		let body = '';
+		req.on('data', (c) => (body += c));
+		req.on('end', () => {
+			try {
+				reports.push(JSON.parse(body));
+			} catch {
+				reports.push({ raw: body });
+			}
+			res.writeHead(200, { 'Content-Type': 'application/json' });
+			res.end('{}');
+		});
+	});
+	await new Promise((r) => callbackListener.listen(callbackReportPort, '127.0.0.1', r));
+	t = Date.now();
+	const cbWf = await rest('GET', `/workflows/${callbackTpl.id}`);
+	await rest('POST', `/workflows/${callbackTpl.id}/activate`, { versionId: cbWf.versionId });
+	await waitFor(
+		'the callback template started',
+		async () => (await fetch(`${n8nUrl}/webhook/imgflow-e2e-callback-start`, { method: 'POST' })).status !== 404,
+		30_000,
+	);
+	const report = await waitFor('the callback template reaching Download', async () => reports[0], 90_000).catch((e) => {
+		fail(`template compress-image-callback.json: ${e.message}\n${tail(path.join(tmp, 'n8n-events.log'), 20)}`);
+		return null;
+	});
+	if (report) {
+		const { job: cbJob, file } = report;
+		const deliveries = cbJob ? (await api(imgflowUrl, key, 'GET', `/v1/jobs/${cbJob.id}/deliveries`)).json : {};
+		const resumed = /webhook-waiting/.test(JSON.stringify(deliveries));
+		if (cbJob?.status === 'completed' && file?.type === 'image/png' && file.name === 'photo.png' && resumed) {
+			pass(`template compress-image-callback.json (${elapsed(t)}): upload with callback_url, Wait resumed by imgflow's callback to its resume URL, Download as file (${file.name}, ${cbJob.result.compressed_size} bytes)`);
+		} else {
+			fail(`template compress-image-callback.json: ${JSON.stringify({ report, deliveries }).slice(0, 1500)}`);
+		}
+	}
+	await rest('POST', `/workflows/${callbackTpl.id}/deactivate`, {});
+	callbackListener.close();
 	console.log(`e2e took ${elapsed(t0)}`);
 }
 

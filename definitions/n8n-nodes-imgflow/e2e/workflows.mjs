@@ -213,7 +213,7 @@ export function triggerWorkflow({ reportUrl }) {
 		{ events: ['job.completed'] },
 		{ credentials: cred, webhookId: '5b0c3f0e-4a55-4b8e-9d61-6f1f4a2b7c10' },
 	);
-	const report = node('Report', 'n8n-nodes-base.httpRequest', 4.5, {
+	const report = node('Report', 'n8n-nodes-base.httpRequest', 4.4, {
 		method: 'POST',
 		url: reportUrl,
 		sendBody: true,
