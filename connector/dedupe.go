@@ -45,7 +45,8 @@ func DedupeKeyOf(j *Job) (k DedupeKey, ok bool) {
 // is stored, and lets one job at a time compress a given image (the claim)
 // while identical jobs wait for it.
 type DedupeIndex interface {
-	// DedupeSource returns the job recorded for k, "" when there is none.
+	// DedupeSource returns the job recorded for k, else the job holding its
+	// claim (which may not have completed), "" when neither.
 	DedupeSource(ctx context.Context, k DedupeKey) (jobID string, err error)
 	// EnterDedupe, in one step, returns the job recorded for k (source),
 	// or else lets jobID be the one job compressing k's image for at most

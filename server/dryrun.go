@@ -101,8 +101,9 @@ func (s *Server) dryRun(c echo.Context) error {
 }
 
 // dedupeSource is the completed job a job of owner with this image would
-// complete from ("" when none, or dedupe is off): the index's entry, if
-// its job is still there and completed (the worker also checks its file).
+// complete from ("" when none, or dedupe is off): the index's entry, or
+// the claimant's, if that job is still there and completed (the worker also
+// checks its file). A claimant still compressing does not count: it may fail.
 func (s *Server) dedupeSource(c echo.Context, owner, digest string) (string, error) {
 	if s.cfg.Dedupe == nil || digest == "" {
 		return "", nil

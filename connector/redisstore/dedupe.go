@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/imgflow/imgflow/connector"
@@ -25,13 +24,21 @@ func (s *Store) dedupeClaimKey(k connector.DedupeKey) string {
 	return s.prefix + "dedupeclaim:{" + k.Owner + "}:" + k.SHA256 + ":" + k.Options
 }
 
-// DedupeSource returns the job recorded for k, "" when none.
+// DedupeSource returns the job recorded for k, else the job holding k's
+// claim, "" when neither. The claimant counts because a job completes (and
+// its waiters see it) a moment before the worker records it as the source:
+// an identical job then would wait for the claimant and reuse its result.
 func (s *Store) DedupeSource(ctx context.Context, k connector.DedupeKey) (string, error) {
-	id, err := s.rdb.Get(ctx, s.dedupeKey(k)).Result()
-	if errors.Is(err, redis.Nil) {
-		return "", nil
+	ids, err := s.rdb.MGet(ctx, s.dedupeKey(k), s.dedupeClaimKey(k)).Result()
+	if err != nil {
+		return "", storageErr(err)
 	}
-	return id, storageErr(err)
+	for _, id := range ids {
+		if id, ok := id.(string); ok && id != "" {
+			return id, nil
+		}
+	}
+	return "", nil
 }
 
 // EnterDedupe returns k's source, or claims k for jobID, or names the
