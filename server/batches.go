@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"strconv"
@@ -365,7 +366,11 @@ func (s *Server) getBatch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.answerBatch(c, b, withJobs, c.QueryParam("poll") != "")
+	poll, err := strconv.ParseBool(cmp.Or(c.QueryParam("poll"), "false"))
+	if err != nil {
+		return fieldError("poll", "must be 1 or 0 (true or false)")
+	}
+	return s.answerBatch(c, b, withJobs, poll)
 }
 
 // listBatchesPage is the body of GET /v1/batches.
