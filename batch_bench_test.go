@@ -7,9 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"sort"
 	"strings"
 	"sync"
@@ -179,7 +177,7 @@ func benchArchivePeakHeap(b *testing.B, size int) {
 	// garbage, not what the stream holds, would set peak-extra-MiB.
 	// Collecting often makes both figures close to what is held.
 	defer debug.SetGCPercent(debug.SetGCPercent(5))
-	live := liveHeapPeak()
+	live := heapRise("/gc/heap/live:bytes")
 	peakHeapOf(b, func() {
 		req, _ := http.NewRequest("GET", api+"/v1/batches/"+batch.ID+"/archive", nil)
 		req.Header.Set("X-API-Key", "sk_bench_key_0000")
@@ -196,37 +194,5 @@ func benchArchivePeakHeap(b *testing.B, size int) {
 	b.ReportMetric(float64(rise)/float64(size), "x-largest")
 	if n < int64(1000*size) {
 		b.Fatalf("archive of %d bytes; want 1,000 files of %d", n, size)
-	}
-}
-
-// liveHeapPeak samples the live heap (as of the last collection) from now
-// until the returned function is called, which returns the largest rise
-// over the live heap after a collection now.
-func liveHeapPeak() func() uint64 {
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
-	runtime.GC()
-	base := read()
-	stop, peakc := make(chan struct{}), make(chan uint64)
-	go func() {
-		var peak uint64
-		t := time.NewTicker(200 * time.Microsecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				peakc <- peak
-				return
-			case <-t.C:
-				peak = max(peak, read())
-			}
-		}
-	}()
-	return func() uint64 {
-		close(stop)
-		if peak := <-peakc; peak > base {
-			return peak - base
-		}
-		return 0
 	}
 }

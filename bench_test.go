@@ -268,37 +268,47 @@ func peakHeap(b *testing.B, api, ctype string, body []byte) {
 // peakHeapOf runs run b.N times and reports the largest rise of live heap
 // over the idle baseline (after a GC) while each run lasts.
 func peakHeapOf(b *testing.B, run func()) {
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	heap := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
 	var worst uint64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		runtime.GC()
-		base := heap()
-		stop := make(chan struct{})
-		peakc := make(chan uint64)
-		go func() {
-			var peak uint64
-			t := time.NewTicker(200 * time.Microsecond)
-			defer t.Stop()
-			for {
-				select {
-				case <-stop:
-					peakc <- peak
-					return
-				case <-t.C:
-					peak = max(peak, heap())
-				}
-			}
-		}()
+		rise := heapRise("/memory/classes/heap/objects:bytes")
 		run()
-		close(stop)
-		if extra := <-peakc; extra > base {
-			worst = max(worst, extra-base)
-		}
+		worst = max(worst, rise())
 	}
 	b.ReportMetric(float64(worst)/(1<<20), "peak-extra-MiB")
 	b.ReportMetric(float64(worst)/float64(10<<20), "x-image")
+}
+
+// heapRise collects garbage, then samples the runtime metric name (a heap
+// size in bytes) every 200 µs until the returned function is called, which
+// returns the largest rise over the value after that collection.
+func heapRise(name string) func() uint64 {
+	sample := []metrics.Sample{{Name: name}}
+	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	runtime.GC()
+	base := read()
+	stop, peakc := make(chan struct{}), make(chan uint64)
+	go func() {
+		var peak uint64
+		t := time.NewTicker(200 * time.Microsecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				peakc <- peak
+				return
+			case <-t.C:
+				peak = max(peak, read())
+			}
+		}
+	}()
+	return func() uint64 {
+		close(stop)
+		if peak := <-peakc; peak > base {
+			return peak - base
+		}
+		return 0
+	}
 }
 
 // BenchmarkPickupLatencyEndToEnd measures, on an idle system, the time from
