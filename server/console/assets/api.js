@@ -61,3 +61,18 @@ export async function api(method, path, { body, key = getKey(), raw = false } = 
   const text = await res.text();
   return { status: res.status, data: text ? JSON.parse(text) : null, headers: res.headers };
 }
+
+// allHooks is every hook of the key: GET /v1/hooks page after page (100
+// a page, at most 20 pages: more than any key may have).
+export async function allHooks() {
+  const hooks = [];
+  let next = '';
+  for (let i = 0; i < 20; i++) {
+    const q = new URLSearchParams({ limit: '100' });
+    if (next) q.set('cursor', next);
+    const { data } = await api('GET', `/v1/hooks?${q}`);
+    hooks.push(...data.hooks);
+    if (!(next = data.next_cursor)) break;
+  }
+  return hooks;
+}

@@ -4,7 +4,7 @@
 // job and can be sent again (POST /v1/jobs/{id}/deliveries/{id}/redeliver);
 // events that are not a job's (hook.test, hook.disabled, credits_low) have
 // no such route, so they get no button.
-import { api } from './api.js';
+import { api, allHooks } from './api.js';
 import { el, idTail, timeElement, refreshTimes } from './format.js';
 
 const $ = (id) => document.getElementById(id);
@@ -42,16 +42,9 @@ export function open() {
 async function hookChoices() {
   const select = $('dlv-hook');
   const chosen = select.value;
-  const hooks = [];
+  let hooks;
   try {
-    let next = '';
-    for (let i = 0; i < 20; i++) {
-      const q = new URLSearchParams({ limit: '100' });
-      if (next) q.set('cursor', next);
-      const { data } = await api('GET', `/v1/hooks?${q}`);
-      hooks.push(...data.hooks);
-      if (!(next = data.next_cursor)) break;
-    }
+    hooks = await allHooks();
   } catch (err) {
     $('dlv-error').textContent = String(err);
     return;

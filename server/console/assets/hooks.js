@@ -7,7 +7,7 @@
 // its actions: Send test (the answer shown), Enable (when disabled),
 // Recover failed deliveries since a time, Rotate secret (the new one shown
 // once; both sign during the overlap), Delete.
-import { api } from './api.js';
+import { api, allHooks } from './api.js';
 import { time, el, timeElement, refreshTimes } from './format.js';
 
 const recent = 20; // deliveries the success rate is taken over
@@ -94,15 +94,7 @@ function eventChosen() {
 async function load() {
   $('hooks-error').textContent = '';
   try {
-    const hooks = [];
-    let next = '';
-    for (let i = 0; i < 20; i++) {
-      const q = new URLSearchParams({ limit: '100' });
-      if (next) q.set('cursor', next);
-      const { data } = await api('GET', `/v1/hooks?${q}`);
-      hooks.push(...data.hooks);
-      if (!(next = data.next_cursor)) break;
-    }
+    const hooks = await allHooks();
     const tbody = $('hooks-table').tBodies[0];
     tbody.replaceChildren(...hooks.map(row));
     $('hooks-empty').hidden = hooks.length > 0;
