@@ -173,24 +173,32 @@ test('a dropped file compresses without another click and shows before and after
 });
 
 test('the whole drop zone opens the file picker, by mouse and by keyboard', async () => {
-  await page.goto(`${imgflow.url}/#/try`);
-  // The account line appears when the key check answers and moves the page
-  // down: measure the zone only once the header is settled.
-  await page.locator('#account').waitFor();
-  const zone = page.locator('#drop-zone');
-  await zone.scrollIntoViewIfNeeded();
-  const box = await zone.boundingBox();
-  // Near a corner of the zone (inside its rounding), away from its text and button.
-  let chooser = page.waitForEvent('filechooser');
-  await page.mouse.click(box.x + 16, box.y + box.height - 8);
-  assert.ok(await chooser);
-  await page.locator('#try-title').focus();
-  assert.equal(await tabTo(page, 'try-file', 6), 'try-file', 'Tab reaches the drop zone');
-  assert.ok(await zone.evaluate((z) => z.matches(':focus-within')), 'the zone shows its focus');
-  for (const key of ['Enter', 'Space']) {
-    chooser = page.waitForEvent('filechooser');
-    await page.keyboard.press(key);
-    assert.ok(await chooser, key);
+  // A listener held for the whole test: Playwright turns file-chooser
+  // interception on asynchronously, and a waitForEvent made just before a
+  // raw click sometimes was not yet on when the click landed.
+  const opened = [];
+  const onChooser = (c) => opened.push(c);
+  page.on('filechooser', onChooser);
+  try {
+    await page.goto(`${imgflow.url}/#/try`);
+    // The account line appears when the key check answers and moves the
+    // page down: measure the zone only once the header is settled.
+    await page.locator('#account').waitFor();
+    const zone = page.locator('#drop-zone');
+    await zone.scrollIntoViewIfNeeded();
+    const box = await zone.boundingBox();
+    // Near a corner of the zone (inside its rounding), away from its text and button.
+    await page.mouse.click(box.x + 16, box.y + box.height - 8);
+    await until('a file chooser from the click', () => opened.length === 1, 10000);
+    await page.locator('#try-title').focus();
+    assert.equal(await tabTo(page, 'try-file', 6), 'try-file', 'Tab reaches the drop zone');
+    assert.ok(await zone.evaluate((z) => z.matches(':focus-within')), 'the zone shows its focus');
+    for (const [i, key] of ['Enter', 'Space'].entries()) {
+      await page.keyboard.press(key);
+      await until(`a file chooser from ${key}`, () => opened.length === 2 + i, 10000);
+    }
+  } finally {
+    page.off('filechooser', onChooser);
   }
 });
 
