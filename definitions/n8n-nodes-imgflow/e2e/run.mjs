@@ -507,6 +507,60 @@ async function main() {
 	fs.writeFileSync(path.join(tmp, 'template-callback.json'), JSON.stringify(callbackTpl));
 	n8n(['import:workflow', `--input=${path.join(tmp, 'template-callback.json')}`]);
 
+	// The event templates (Credits Low, Batch Finished): subscribed by hand
+	// as their Sticky Notes say, the secret pasted in, and a Report node
+	// after their last step, so that the test sees the whole run: the
+	// signature verified, then the account read or the archive downloaded.
+	const eventReports = [];
+	const eventListener = http.createServer((req, res) => {
+		let body = '';
+		req.on('data', (c) => (body += c));
+		req.on('end', () => {
+			try {
+				eventReports.push(JSON.parse(body));
+			} catch {
+				eventReports.push({ raw: body });
+			}
+			res.writeHead(200, { 'Content-Type': 'application/json' });
+			res.end('{}');
+		});
+	});
+	await new Promise((r) => eventListener.listen(0, '127.0.0.1', r));
+	const eventTemplates = [
+		{ file: 'credits-low-webhook.json', id: 'imgflowTemplateCreditsLow', path: 'imgflow-credits-low', last: 'Get Account',
+			// Threshold 0: the hook never fires during the test (its
+			// crossing is the API's, tested in Go); its secret signs the
+			// delivery this test sends itself.
+			hook: { event: 'account.credits_low', threshold: 0 },
+			report: '={{ JSON.stringify({ template: "credits-low", event: $("imgflow Credits Low").item.json.body.type, credits: $json.credits_remaining }) }}' },
+		{ file: 'batch-finished-webhook.json', id: 'imgflowTemplateBatchFinished', path: 'imgflow-batch-finished', last: 'Download Archive',
+			hook: { event: 'batch.finished' },
+			report: '={{ JSON.stringify({ template: "batch-finished", event: $("imgflow Batch Finished").item.json.body.type, batch: $("imgflow Batch Finished").item.json.body.data.id, file: $binary.data ? { name: $binary.data.fileName, type: $binary.data.mimeType, size: $binary.data.fileSize } : null }) }}' },
+	];
+	for (const e of eventTemplates) {
+		e.url = `http://127.0.0.1:${n8nPort}/webhook/${e.path}`;
+		const hook = await api(imgflowUrl, key, 'POST', '/v1/hooks', { target_url: e.url, ...e.hook });
+		if (hook.status !== 201) throw new Error(`hook for ${e.file}: ${hook.status} ${JSON.stringify(hook.json)}`);
+		e.hookId = hook.json.id;
+		e.secret = hook.json.secret;
+		const tpl = template(e.file);
+		tpl.id = e.id;
+		const verify = tpl.nodes.find((n) => n.name === 'Verify Signature');
+		verify.parameters.jsCode = verify.parameters.jsCode.replace('PASTE-THE-HOOK-SECRET-HERE', hook.json.secret);
+		const last = tpl.nodes.find((n) => n.name === e.last);
+		tpl.nodes.push({
+			id: `e2e-report-${e.path}`,
+			name: 'Report',
+			type: 'n8n-nodes-base.httpRequest',
+			typeVersion: last.typeVersion,
+			position: [last.position[0] + 240, last.position[1]],
+			parameters: { method: 'POST', url: `http://127.0.0.1:${eventListener.address().port}/report`, sendBody: true, specifyBody: 'json', jsonBody: e.report, options: {} },
+		});
+		tpl.connections[e.last] = { main: [[{ node: 'Report', type: 'main', index: 0 }]] };
+		fs.writeFileSync(path.join(tmp, `${e.id}.json`), JSON.stringify(tpl));
+		n8n(['import:workflow', `--input=${path.join(tmp, `${e.id}.json`)}`]);
+	}
+
 	// 2. The trigger, in a running n8n.
 	const received = [];
 	const listener = http.createServer((req, res) => {
@@ -564,7 +618,7 @@ async function main() {
 		'hook subscribed by the trigger',
 		async () => {
 			const { json } = await api(imgflowUrl, key, 'GET', '/v1/hooks');
-			return (json.hooks || []).find((h) => h.target_url.startsWith(`${n8nUrl}/webhook/`) && h.target_url !== tplUrl);
+			return (json.hooks || []).find((h) => h.target_url.startsWith(`${n8nUrl}/webhook/`) && h.target_url !== tplUrl && !eventTemplates.some((e) => e.url === h.target_url));
 		},
 		30_000,
 	);
@@ -701,6 +755,60 @@ async function main() {
 	}
 	await rest('POST', `/workflows/${callbackTpl.id}/deactivate`, {});
 	callbackListener.close();
+
+	// The event templates, activated; a forged delivery is refused, then one
+	// image compressed as a batch sends both events (the batch's end, and the
+	// balance at or below the hook's threshold).
+	for (const e of eventTemplates) {
+		const wf = await rest('GET', `/workflows/${e.id}`);
+		await rest('POST', `/workflows/${e.id}/activate`, { versionId: wf.versionId });
+		const forgedEvent = await waitFor(
+			`the ${e.file} webhook registered`,
+			async () => {
+				const ts = Math.floor(Date.now() / 1000);
+				const res = await fetch(e.url, {
+					method: 'POST',
+					headers: { 'Content-Type': 'application/json', 'webhook-id': 'msg_forged', 'webhook-timestamp': String(ts), 'webhook-signature': signed(ts, 'whsec_' + Buffer.from('nope').toString('base64')) },
+					body: JSON.stringify({ type: e.hook.event, timestamp: new Date().toISOString(), data: {} }),
+				});
+				return res.status === 404 ? null : res;
+			},
+			30_000,
+		);
+		if (forgedEvent.status === 401) pass(`template ${e.file} answers a badly signed delivery 401`);
+		else fail(`template ${e.file} answered a badly signed delivery ${forgedEvent.status}, want 401`);
+	}
+	t = Date.now();
+	// Credits Low: a delivery signed with the hook's secret, as imgflow signs.
+	const lowBody = JSON.stringify({ type: 'account.credits_low', timestamp: new Date().toISOString(), data: { credits_remaining: 42, threshold: 50, job_id: 'e2e' } });
+	const lowTs = Math.floor(Date.now() / 1000);
+	const lowKey = Buffer.from(eventTemplates[0].secret.replace(/^whsec_/, ''), 'base64');
+	const lowSig = 'v1,' + crypto.createHmac('sha256', lowKey).update(`msg_e2e_low.${lowTs}.${lowBody}`).digest('base64');
+	const lowRes = await fetch(eventTemplates[0].url, {
+		method: 'POST',
+		headers: { 'Content-Type': 'application/json', 'webhook-id': 'msg_e2e_low', 'webhook-timestamp': String(lowTs), 'webhook-signature': lowSig },
+		body: lowBody,
+	});
+	if (lowRes.status !== 204) fail(`template credits-low-webhook.json answered a correctly signed delivery ${lowRes.status}, want 204`);
+	// Batch Finished: imgflow's own event, at the end of a real batch.
+	const batch = await api(imgflowUrl, key, 'POST', '/v1/batches?wait=20', { items: [{ image_url: `${imgflowUrl}/samples/photo.png`, filename: 'e2e-batch.png' }] });
+	for (const e of eventTemplates) {
+		const got = await waitFor(`the ${e.file} run reaching ${e.last}`, async () => eventReports.find((r) => r.template === e.path.replace('imgflow-', '') && (!r.batch || r.batch === batch.json.id)), 60_000).catch((err) => {
+			fail(`template ${e.file}: ${err.message}; batch ${batch.status} ${JSON.stringify(batch.json).slice(0, 300)}\n${tail(path.join(tmp, 'n8n-events.log'), 20)}`);
+			return null;
+		});
+		if (!got) continue;
+		if (e.hook.event === 'account.credits_low' && got.event === 'account.credits_low' && Number.isInteger(got.credits)) {
+			pass(`template ${e.file} (${elapsed(t)}): verified a signed account.credits_low (204), then Get Account: ${got.credits} credits`);
+		} else if (e.hook.event === 'batch.finished' && got.event === 'batch.finished' && got.batch === batch.json.id && got.file?.type === 'application/zip' && got.file.size) {
+			pass(`template ${e.file} (${elapsed(t)}): verified imgflow's signed batch.finished of batch ${got.batch}, then Download Archive (${got.file.name}, ${got.file.size})`);
+		} else {
+			fail(`template ${e.file}: ${JSON.stringify(got).slice(0, 800)}`);
+		}
+		await rest('POST', `/workflows/${e.id}/deactivate`, {});
+		await api(imgflowUrl, key, 'DELETE', `/v1/hooks/${e.hookId}`);
+	}
+	eventListener.close();
 	console.log(`e2e took ${elapsed(t0)}`);
 }
 
