@@ -134,30 +134,11 @@ func renderN8n(c *connector.Catalog, base string) ([]File, error) {
 	})
 	webhook["webhookId"] = n8nID("job-finished-webhook")
 	hookFlow.add(webhook)
-	hookFlow.add(n8nNode("Verify Signature", "n8n-nodes-base.code", n8nCodeVersion, 1, 0, obj{
-		"mode":   "runOnceForAllItems",
-		"jsCode": n8nVerifyCode,
-	}))
-	hookFlow.add(n8nIfEquals("Signature Valid?", 2, "={{ $json.valid ? 'yes' : 'no' }}", "yes"))
-	hookFlow.add(n8nNode("Accept", "n8n-nodes-base.respondToWebhook", n8nRespondVersion, 3, -1, obj{
-		"respondWith": "noData",
-		"options":     obj{"responseCode": 204},
-	}))
-	hookFlow.add(n8nNode("Refuse", "n8n-nodes-base.respondToWebhook", n8nRespondVersion, 3, 1, obj{
-		"respondWith":  "json",
-		"responseBody": "={{ JSON.stringify({ error: 'signature not accepted: ' + $json.reason }) }}",
-		"options":      obj{"responseCode": 401},
-	}))
+	hookFlow.addSignatureCheck("imgflow "+hook.Label, n8nVerifyCode)
 	hookFlow.add(n8nIfEquals("Completed?", 4, "={{ $json.job.status }}", string(connector.StatusCompleted)))
-	hookFlow.add(n8nStop("Stop: bad signature", 4, 1, "={{ 'delivery refused: ' + $json.reason }}"))
 	hookFlow.add(n8nDownload("Download", 5, -1, "={{ $json.job.result.file_url }}"))
 	hookFlow.add(n8nNode("Failed Job", "n8n-nodes-base.noOp", n8nNoOpVersion, 5, 0, obj{}))
-	hookFlow.connect("imgflow "+hook.Label, 0, "Verify Signature")
-	hookFlow.connect("Verify Signature", 0, "Signature Valid?")
-	hookFlow.connect("Signature Valid?", 0, "Accept")
-	hookFlow.connect("Signature Valid?", 1, "Refuse")
 	hookFlow.connect("Accept", 0, "Completed?")
-	hookFlow.connect("Refuse", 0, "Stop: bad signature")
 	hookFlow.connect("Completed?", 0, "Download")
 	hookFlow.connect("Completed?", 1, "Failed Job")
 

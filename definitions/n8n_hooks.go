@@ -78,27 +78,7 @@ func n8nEventFlow(c *connector.Catalog, op *connector.Operation, base string) (*
 	if code == n8nVerifyCode {
 		return nil, fmt.Errorf("%s: the signature check no longer hands on job: item.json.body.data", op.Key)
 	}
-	flow.add(n8nNode("Verify Signature", "n8n-nodes-base.code", n8nCodeVersion, 1, 0, obj{
-		"mode":     "runOnceForAllItems",
-		"language": "javaScript",
-		"jsCode":   code,
-	}))
-	flow.add(n8nIfEquals("Signature Valid?", 2, "={{ $json.valid ? 'yes' : 'no' }}", "yes"))
-	flow.add(n8nNode("Accept", "n8n-nodes-base.respondToWebhook", n8nRespondVersion, 3, -1, obj{
-		"respondWith": "noData",
-		"options":     obj{"responseCode": 204},
-	}))
-	flow.add(n8nNode("Refuse", "n8n-nodes-base.respondToWebhook", n8nRespondVersion, 3, 1, obj{
-		"respondWith":  "json",
-		"responseBody": "={{ JSON.stringify({ error: 'signature not accepted: ' + $json.reason }) }}",
-		"options":      obj{"responseCode": 401},
-	}))
-	flow.add(n8nStop("Stop: bad signature", 4, 1, "={{ 'delivery refused: ' + $json.reason }}"))
-	flow.connect(trigger, 0, "Verify Signature")
-	flow.connect("Verify Signature", 0, "Signature Valid?")
-	flow.connect("Signature Valid?", 0, "Accept")
-	flow.connect("Signature Valid?", 1, "Refuse")
-	flow.connect("Refuse", 0, "Stop: bad signature")
+	flow.addSignatureCheck(trigger, code)
 
 	switch op.Sample.(type) {
 	case *connector.Batch:
@@ -106,7 +86,7 @@ func n8nEventFlow(c *connector.Catalog, op *connector.Operation, base string) (*
 		check["position"] = []int{240 + 240*4, 300 - 160} // beside Accept
 		flow.add(check)
 		flow.add(n8nDownload("Download Archive", 5, -2, "={{ $json.data.links.archive }}"))
-		flow.add(n8nNode("Nothing Compressed", "n8n-nodes-base.noOp", 1, 5, -1, obj{}))
+		flow.add(n8nNode("Nothing Compressed", "n8n-nodes-base.noOp", n8nNoOpVersion, 5, -1, obj{}))
 		flow.connect("Accept", 0, "Any Completed?")
 		flow.connect("Any Completed?", 0, "Download Archive")
 		flow.connect("Any Completed?", 1, "Nothing Compressed")
@@ -122,4 +102,31 @@ func n8nEventFlow(c *connector.Catalog, op *connector.Operation, base string) (*
 		flow.connect("Accept", 0, "Get Account")
 	}
 	return flow, nil
+}
+
+// addSignatureCheck adds what every hook template does after its Webhook
+// node (trigger): Verify Signature (code, the Standard Webhooks check),
+// Signature Valid?, Accept (204, output 0 of the flow's next step) and
+// Refuse (401) then Stop.
+func (f *n8nFlow) addSignatureCheck(trigger, code string) {
+	f.add(n8nNode("Verify Signature", "n8n-nodes-base.code", n8nCodeVersion, 1, 0, obj{
+		"mode":   "runOnceForAllItems",
+		"jsCode": code,
+	}))
+	f.add(n8nIfEquals("Signature Valid?", 2, "={{ $json.valid ? 'yes' : 'no' }}", "yes"))
+	f.add(n8nNode("Accept", "n8n-nodes-base.respondToWebhook", n8nRespondVersion, 3, -1, obj{
+		"respondWith": "noData",
+		"options":     obj{"responseCode": 204},
+	}))
+	f.add(n8nNode("Refuse", "n8n-nodes-base.respondToWebhook", n8nRespondVersion, 3, 1, obj{
+		"respondWith":  "json",
+		"responseBody": "={{ JSON.stringify({ error: 'signature not accepted: ' + $json.reason }) }}",
+		"options":      obj{"responseCode": 401},
+	}))
+	f.add(n8nStop("Stop: bad signature", 4, 1, "={{ 'delivery refused: ' + $json.reason }}"))
+	f.connect(trigger, 0, "Verify Signature")
+	f.connect("Verify Signature", 0, "Signature Valid?")
+	f.connect("Signature Valid?", 0, "Accept")
+	f.connect("Signature Valid?", 1, "Refuse")
+	f.connect("Refuse", 0, "Stop: bad signature")
 }
