@@ -8,19 +8,19 @@ import (
 	"github.com/imgflow/imgflow/connector"
 )
 
-// fileJSON decodes one rendered file.
-func fileJSON(t *testing.T, files []File, platform, name string) any {
+// fileJSON decodes the rendered file at path (platform/name).
+func fileJSON(t *testing.T, files []File, path string) any {
 	t.Helper()
-	for _, f := range Platform(files, platform) {
-		if f.Name == name {
+	for _, f := range files {
+		if f.Path() == path {
 			var v any
 			if err := json.Unmarshal(f.Data, &v); err != nil {
-				t.Fatalf("%s/%s: %v", platform, name, err)
+				t.Fatalf("%s: %v", path, err)
 			}
 			return v
 		}
 	}
-	t.Fatalf("no %s/%s rendered", platform, name)
+	t.Fatalf("no file %s rendered", path)
 	return nil
 }
 
@@ -64,17 +64,17 @@ func TestListFieldsRenderAsEachPlatformsList(t *testing.T) {
 	}
 
 	t.Run("make", func(t *testing.T) {
-		params := fileJSON(t, files, "make", "module-compressMany.mappable-params.iml.json").([]any)
+		params := fileJSON(t, files, "make/module-compressMany.mappable-params.iml.json").([]any)
 		items := find(params, "name", list.Key)
 		if items == nil || items["type"] != "array" || items["required"] != true {
 			t.Fatalf("items parameter = %v; want a required array", items)
 		}
 		same("make items spec", names(items["spec"].([]any), "name"))
-		comm := fileJSON(t, files, "make", "module-compressMany.communication.iml.json").(map[string]any)
+		comm := fileJSON(t, files, "make/module-compressMany.communication.iml.json").(map[string]any)
 		if comm["url"] != op.Path || comm["body"].(map[string]any)[list.Key] != "{{parameters.items}}" || comm["qs"].(map[string]any)["include"] != "jobs" {
 			t.Errorf("communication = %v; want POST %s with the array as items and include=jobs", comm, op.Path)
 		}
-		iface := fileJSON(t, files, "make", "module-compressMany.interface.iml.json").([]any)
+		iface := fileJSON(t, files, "make/module-compressMany.interface.iml.json").([]any)
 		if jobs := find(iface, "name", "jobs"); jobs == nil || jobs["type"] != "array" || find(jobs["spec"].([]any), "name", "result") == nil {
 			t.Errorf("interface jobs = %v; want an array of collections with result", jobs)
 		}
@@ -113,7 +113,7 @@ func TestListFieldsRenderAsEachPlatformsList(t *testing.T) {
 	})
 
 	t.Run("n8n template", func(t *testing.T) {
-		wf := fileJSON(t, files, "n8n", "compress-many-wait.json").(map[string]any)
+		wf := fileJSON(t, files, "n8n/compress-many-wait.json").(map[string]any)
 		post := find(wf["nodes"].([]any), "name", op.Label)
 		if post == nil || !strings.HasSuffix(post["parameters"].(map[string]any)["url"].(string), withQuery(op.Path, op.Query)) {
 			t.Fatalf("template's %s node = %v; want a POST to %s", op.Label, post, withQuery(op.Path, op.Query))
@@ -125,7 +125,7 @@ func TestListFieldsRenderAsEachPlatformsList(t *testing.T) {
 	})
 
 	t.Run("power automate", func(t *testing.T) {
-		def := fileJSON(t, files, "powerautomate", "apiDefinition.swagger.json").(map[string]any)
+		def := fileJSON(t, files, "powerautomate/apiDefinition.swagger.json").(map[string]any)
 		post, _ := def["paths"].(map[string]any)[op.Path].(map[string]any)["post"].(map[string]any)
 		body := find(post["parameters"].([]any), "in", "body")
 		items := body["schema"].(map[string]any)["properties"].(map[string]any)[list.Key].(map[string]any)
@@ -155,7 +155,7 @@ func TestListFieldsRenderAsEachPlatformsList(t *testing.T) {
 	})
 
 	t.Run("zapier", func(t *testing.T) {
-		create := fileJSON(t, files, "zapier", "imgflow-zapier-app.json").(map[string]any)["creates"].(map[string]any)[op.Key].(map[string]any)
+		create := fileJSON(t, files, "zapier/imgflow-zapier-app.json").(map[string]any)["creates"].(map[string]any)[op.Key].(map[string]any)
 		operation := create["operation"].(map[string]any)
 		items := find(operation["inputFields"].([]any), "key", list.Key)
 		if items == nil || items["children"] == nil {
@@ -176,7 +176,7 @@ func TestListFieldsRenderAsEachPlatformsList(t *testing.T) {
 	})
 
 	t.Run("openapi", func(t *testing.T) {
-		doc := fileJSON(t, files, "openapi", "openapi.json").(map[string]any)
+		doc := fileJSON(t, files, "openapi/openapi.json").(map[string]any)
 		post := doc["paths"].(map[string]any)[op.Path].(map[string]any)["post"].(map[string]any)
 		if post["x-imgflow-catalog-key"] != op.Key || find(post["parameters"].([]any), "name", "include") == nil {
 			t.Errorf("createBatch = %v; want the catalog key %s and the include parameter", post["x-imgflow-catalog-key"], op.Key)

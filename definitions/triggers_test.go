@@ -14,21 +14,6 @@ import (
 // triggers, subscribing its own event(s): a trigger added to the catalog
 // and missed by a renderer fails here.
 
-func renderedJSON(t *testing.T, files []File, path string) map[string]any {
-	t.Helper()
-	for _, f := range files {
-		if f.Path() == path {
-			var v map[string]any
-			if err := json.Unmarshal(f.Data, &v); err != nil {
-				t.Fatalf("%s: %v", path, err)
-			}
-			return v
-		}
-	}
-	t.Fatalf("no file %s", path)
-	return nil
-}
-
 func hookTriggersOf(t *testing.T) []connector.Operation {
 	hooks := connector.DefaultCatalog().HookTriggers()
 	if len(hooks) < 3 {
@@ -90,13 +75,13 @@ func TestEveryHookTriggerIsAZapierRESTHook(t *testing.T) {
 func TestEveryHookTriggerIsAMakeInstantTriggerWithItsWebhook(t *testing.T) {
 	files := render(t)
 	for _, op := range hookTriggersOf(t) {
-		attach := renderedJSON(t, files, "make/webhook-"+camel(op.Key)+".attach.iml.json")
+		attach := fileJSON(t, files, "make/webhook-"+camel(op.Key)+".attach.iml.json").(map[string]any)
 		body := attach["body"].(map[string]any)
 		if attach["url"] != connector.HooksPath || body["target_url"] != "{{webhook.url}}" {
 			t.Errorf("make: %s attaches %v with %v", op.Key, attach["url"], body)
 		}
 		checkSubscribedEvent(t, "make", op, body["event"], "{{parameters.event}}")
-		detach := renderedJSON(t, files, "make/webhook-"+camel(op.Key)+".detach.iml.json")
+		detach := fileJSON(t, files, "make/webhook-"+camel(op.Key)+".detach.iml.json").(map[string]any)
 		if detach["method"] != "DELETE" || !strings.Contains(detach["url"].(string), "{{webhook.externalHookId}}") {
 			t.Errorf("make: %s detaches with %v", op.Key, detach)
 		}
@@ -110,7 +95,7 @@ func TestEveryHookTriggerIsAMakeInstantTriggerWithItsWebhook(t *testing.T) {
 }
 
 func TestEveryHookTriggerIsAPowerAutomateWebhookTriggerOfItsOwn(t *testing.T) {
-	doc := renderedJSON(t, render(t), "powerautomate/apiDefinition.swagger.json")
+	doc := fileJSON(t, render(t), "powerautomate/apiDefinition.swagger.json").(map[string]any)
 	paths := doc["paths"].(map[string]any)
 	ids := map[string]string{}
 	for path, item := range paths {
@@ -167,7 +152,7 @@ func toStrings(v any) []string {
 func TestEveryHookTriggerHasAnN8nWebhookTemplateSubscribingItsEvent(t *testing.T) {
 	files := render(t)
 	for _, op := range hookTriggersOf(t) {
-		wf := renderedJSON(t, files, "n8n/"+n8nEventFileName(&op))
+		wf := fileJSON(t, files, "n8n/"+n8nEventFileName(&op)).(map[string]any)
 		var note string
 		webhook := false
 		for _, n := range wf["nodes"].([]any) {
@@ -218,7 +203,7 @@ func TestEveryHookTriggerIsInTheN8nNodeCatalogWithItsEvents(t *testing.T) {
 }
 
 func TestEveryHookTriggerIsACallbackOfTheOpenAPIHookSubscription(t *testing.T) {
-	doc := renderedJSON(t, render(t), "openapi/openapi.json")
+	doc := fileJSON(t, render(t), "openapi/openapi.json").(map[string]any)
 	post := doc["paths"].(map[string]any)["/v1/hooks"].(map[string]any)["post"].(map[string]any)
 	callbacks := post["callbacks"].(map[string]any)
 	keys := toStrings(post["x-imgflow-catalog-keys"])

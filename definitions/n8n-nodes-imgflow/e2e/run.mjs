@@ -176,6 +176,28 @@ function tail(file, n = 40) {
 	}
 }
 
+// reportListener listens on 127.0.0.1:port (0: any free port) for the
+// Report nodes the test adds after a template's last step; reports holds
+// each POSTed body, parsed.
+async function reportListener(port) {
+	const reports = [];
+	const server = http.createServer((req, res) => {
+		let body = '';
+		req.on('data', (c) => (body += c));
+		req.on('end', () => {
+			try {
+				reports.push(JSON.parse(body));
+			} catch {
+				reports.push({ raw: body });
+			}
+			res.writeHead(200, { 'Content-Type': 'application/json' });
+			res.end('{}');
+		});
+	});
+	await new Promise((r) => server.listen(port, '127.0.0.1', r));
+	return { reports, server };
+}
+
 async function main() {
 	const t0 = Date.now();
 	const n8nVersion = JSON.parse(fs.readFileSync(path.join(n8nDir, 'node_modules', 'n8n', 'package.json'), 'utf8')).version;
@@ -511,21 +533,7 @@ async function main() {
 	// as their Sticky Notes say, the secret pasted in, and a Report node
 	// after their last step, so that the test sees the whole run: the
 	// signature verified, then the account read or the archive downloaded.
-	const eventReports = [];
-	const eventListener = http.createServer((req, res) => {
-		let body = '';
-		req.on('data', (c) => (body += c));
-		req.on('end', () => {
-			try {
-				eventReports.push(JSON.parse(body));
-			} catch {
-				eventReports.push({ raw: body });
-			}
-			res.writeHead(200, { 'Content-Type': 'application/json' });
-			res.end('{}');
-		});
-	});
-	await new Promise((r) => eventListener.listen(0, '127.0.0.1', r));
+	const { reports: eventReports, server: eventListener } = await reportListener(0);
 	const eventTemplates = [
 		{ file: 'credits-low-webhook.json', id: 'imgflowTemplateCreditsLow', path: 'imgflow-credits-low', last: 'Get Account',
 			// Threshold 0: the hook never fires during the test (its
@@ -716,21 +724,7 @@ async function main() {
 
 	// The callback template: upload with callback_url = the resume URL,
 	// the Wait node resumed by imgflow's POST, If completed, Download.
-	const reports = [];
-	const callbackListener = http.createServer((req, res) => {
-		let body = '';
-		req.on('data', (c) => (body += c));
-		req.on('end', () => {
-			try {
-				reports.push(JSON.parse(body));
-			} catch {
-				reports.push({ raw: body });
-			}
-			res.writeHead(200, { 'Content-Type': 'application/json' });
-			res.end('{}');
-		});
-	});
-	await new Promise((r) => callbackListener.listen(callbackReportPort, '127.0.0.1', r));
+	const { reports, server: callbackListener } = await reportListener(callbackReportPort);
 	t = Date.now();
 	const cbWf = await rest('GET', `/workflows/${callbackTpl.id}`);
 	await rest('POST', `/workflows/${callbackTpl.id}/activate`, { versionId: cbWf.versionId });
