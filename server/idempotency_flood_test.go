@@ -78,7 +78,13 @@ func TestTenThousandIdempotencyKeysStayBounded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ttl <= 0 {
+		// PTTL answers -2 for a key gone since KEYS listed it (a short
+		// lease that expired in between: what this check wants) and -1
+		// for a key without expiry; go-redis keeps both as raw durations.
+		if ttl == -2 {
+			continue
+		}
+		if ttl < 0 {
 			t.Errorf("%s has no expiry", k)
 		}
 		if strings.Contains(k, "idem") {

@@ -145,7 +145,9 @@ return redis.call('HMGET', KEYS[1], 'failing_since', 'paused_until', 'disabled_a
 func (s *Store) EndpointFailed(ctx context.Context, id string, now time.Time, retryAfter time.Duration) (connector.EndpointState, error) {
 	var until int64
 	if retryAfter > 0 {
-		until = now.Add(retryAfter).UnixMilli()
+		// Rounded up to the stored millisecond: truncating would end the
+		// pause up to 1 ms before the receiver's Retry-After.
+		until = now.Add(retryAfter + time.Millisecond - time.Nanosecond).UnixMilli()
 	}
 	r, err := endpointFailedScript.Run(ctx, s.rdb, []string{s.endpointKey(id)}, now.UnixMilli(), until, s.jobTTL.Milliseconds()).Slice()
 	if err != nil {

@@ -82,6 +82,25 @@ func TestDisableEnableAndRotateAHook(t *testing.T) {
 	}
 }
 
+// The pause is stored in milliseconds; a failure between two of them must
+// not end it before the receiver's Retry-After has passed (the cause of a
+// retry seen 2.999999606 s after a 503 with Retry-After: 3).
+func TestEndpointPauseNeverEndsBeforeRetryAfter(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	id := connector.HookEndpointID("pause")
+	now := time.UnixMilli(1_790_000_000_000).Add(394 * time.Microsecond)
+	st, err := s.EndpointFailed(context.Background(), id, now, 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.PausedUntil.Before(now.Add(3 * time.Second)) {
+		t.Errorf("paused until %s, %s after the failure; want at least 3s", st.PausedUntil, st.PausedUntil.Sub(now))
+	}
+	if st.PausedUntil.After(now.Add(3*time.Second + time.Millisecond)) {
+		t.Errorf("paused until %s; want within the millisecond after 3s", st.PausedUntil)
+	}
+}
+
 func TestEndpointStateRecordsFailuresPausesAndDisabling(t *testing.T) {
 	s, _ := newStore(t, Options{})
 	ctx := context.Background()
