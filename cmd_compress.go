@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"golang.org/x/term"
 
@@ -20,11 +21,24 @@ input, never from the command line (where ps would show it):
   IMGFLOW_API_KEY=$KEY imgflow compress --out small/ photos/ 'shots/*.png'
   echo "$KEY" | imgflow compress --in-place photos/
 
+A folder contributes its PNG, JPEG, WebP, AVIF and HEIC files; other image
+types (GIF, TIFF, PDF, ...) are named and not sent, the --out folder is never
+read, and symlinks leading out of the folder are not followed unless
+--follow-symlinks. Results keep the original's permissions (and owner where
+allowed); --in-place replaces a file atomically.
+
 On a terminal a progress bar shows files done, bytes saved, rate and ETA;
 otherwise one line per file (--json: one JSON object per file). The exit
 status is 1 if any file failed. A second run of the same command charges
 nothing for what is done: finished files are skipped, and batches sent
-before (Ctrl-C) are followed or reused, never paid again.`
+before (Ctrl-C) are followed or sent again under the same Idempotency-Key,
+never paid again.`
+
+// compressFlags registers flags of `imgflow compress` defined in other
+// files (e.g. transforms: fs.String(...) then o.Fields.Set("resize", v) in
+// apply); each returns a function run after parsing that puts its values
+// into the options.
+var compressFlags []func(fs *flagSet) (apply func(o *compresscli.Options) error)
 
 // runCompress is `imgflow compress`.
 func runCompress(ctx context.Context, args []string) error {
@@ -33,12 +47,23 @@ func runCompress(ctx context.Context, args []string) error {
 	fs.String(&o.API, "api", "IMGFLOW_API", "http://127.0.0.1:8080", "the imgflow API's base URL")
 	fs.String(&o.Out, "out", "", "", "write results under this folder, keeping relative paths")
 	fs.Bool(&o.InPlace, "in-place", "", false, "replace each file by its result when the result is smaller")
+	fs.Bool(&o.KeepMtime, "keep-mtime", "", false, "give each result its original's modification time")
+	fs.Bool(&o.FollowSymlinks, "follow-symlinks", "", false, "follow symlinks that lead out of a folder argument")
 	fs.Bool(&o.JSON, "json", "", false, "print one JSON object per file instead of a line of text")
+	var applies []func(*compresscli.Options) error
+	for _, register := range compressFlags {
+		applies = append(applies, register(fs))
+	}
 	paths, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
 	o.Paths = paths
+	for _, apply := range applies {
+		if err := apply(&o); err != nil {
+			return err
+		}
+	}
 	if o.Key, err = readKey(stdin); err != nil {
 		return err
 	}
@@ -47,7 +72,7 @@ func runCompress(ctx context.Context, args []string) error {
 	sum, err := compresscli.Run(ctx, o)
 	switch {
 	case errors.Is(err, compresscli.ErrInterrupted):
-		fmt.Fprintln(os.Stderr, "interrupted: run the same command again to resume; files done are skipped and batches sent are followed, so nothing is charged twice")
+		fmt.Fprintf(os.Stderr, "stopped. To resume, run the same command again (files done are skipped, batches sent are followed or sent again under the same key, so nothing is charged twice):\n  %s\n", resumeCommand(args))
 		os.Exit(130)
 	case err != nil:
 		return err
@@ -55,4 +80,16 @@ func runCompress(ctx context.Context, args []string) error {
 		return fmt.Errorf("%d of %d files failed", sum.Failed, sum.Total)
 	}
 	return nil
+}
+
+// resumeCommand is the command that was run, for the user to paste.
+func resumeCommand(args []string) string {
+	parts := []string{"imgflow", "compress"}
+	for _, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"$`\\*?[]()&;|<>!#~{}") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		parts = append(parts, a)
+	}
+	return strings.Join(parts, " ")
 }

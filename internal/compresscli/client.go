@@ -3,13 +3,16 @@ package compresscli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 )
 
@@ -46,9 +49,10 @@ func (j *job) finished() bool { return j.Status == "completed" || j.Status == "f
 
 // apiError is an answer other than the one expected.
 type apiError struct {
-	Status  int
-	Code    string `json:"code"`
-	Message string `json:"error"`
+	Status     int
+	Code       string `json:"code"`
+	Message    string `json:"error"`
+	RetryAfter time.Duration
 }
 
 func (e *apiError) Error() string {
@@ -62,30 +66,40 @@ func (c *client) do(req *http.Request, want int, into any) error {
 	req.Header.Set("X-API-Key", c.key)
 	res, err := c.http.Do(req)
 	if err != nil {
-		return err
+		return c.transportError(req.Context(), err)
 	}
 	defer res.Body.Close()
 	if res.StatusCode != want && !(want == http.StatusAccepted && res.StatusCode == http.StatusOK) {
 		e := &apiError{Status: res.StatusCode}
 		json.NewDecoder(io.LimitReader(res.Body, 64<<10)).Decode(e)
+		if s, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil && s > 0 {
+			e.RetryAfter = time.Duration(s) * time.Second
+		}
 		return e
 	}
 	return json.NewDecoder(res.Body).Decode(into)
 }
 
-// createBatch uploads files as one multipart batch, streamed (never all
-// in memory), under an Idempotency-Key: a retry, or a run resumed after
-// Ctrl-C, with the same files gets the same batch and pays nothing more.
-func (c *client) createBatch(ctx context.Context, files []*file, idemKey string) (*batch, error) {
+// createBatch uploads files as one multipart batch, streamed from files
+// the caller opened (never all in memory), under an Idempotency-Key: a
+// retry, or a run resumed after Ctrl-C, with the same files gets the same
+// batch and pays nothing more. A file that cannot be read mid-upload is
+// returned as bad, with its reason, so the caller can fail it alone.
+func (c *client) createBatch(ctx context.Context, files []*file, readers []io.Reader, idemKey string) (b *batch, bad *file, err error) {
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
+	var readErr error
+	done := make(chan struct{})
 	go func() {
-		for _, f := range files {
+		defer close(done)
+		for i, f := range files {
 			part, err := mw.CreateFormFile("file", filepath.Base(f.Path))
-			if err == nil {
-				err = copyFile(part, f.Path)
-			}
 			if err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+			if _, err := io.Copy(part, readers[i]); err != nil {
+				bad, readErr = f, err
 				pw.CloseWithError(err)
 				return
 			}
@@ -94,26 +108,23 @@ func (c *client) createBatch(ctx context.Context, files []*file, idemKey string)
 	}()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.api+"/v1/batches", pr)
 	if err != nil {
-		return nil, err
+		pr.CloseWithError(err)
+		<-done
+		return nil, nil, err
 	}
 	req.Header.Set("Content-Type", mw.FormDataContentType())
 	req.Header.Set("Idempotency-Key", idemKey)
-	var b batch
-	if err := c.do(req, http.StatusAccepted, &b); err != nil {
-		pr.CloseWithError(err)
-		return nil, err
+	b = &batch{}
+	err = c.do(req, http.StatusAccepted, b)
+	pr.CloseWithError(errors.New("request ended"))
+	<-done
+	if err != nil && readErr != nil && ctx.Err() == nil {
+		return nil, bad, readErr
 	}
-	return &b, nil
-}
-
-func copyFile(w io.Writer, path string) error {
-	f, err := os.Open(path)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer f.Close()
-	_, err = io.Copy(w, f)
-	return err
+	return b, nil, nil
 }
 
 // batchJobs reads every job of a batch, in item order.
@@ -154,7 +165,7 @@ func (c *client) getJob(ctx context.Context, id string) (*job, error) {
 }
 
 // download writes a job's result to a temporary file beside dest and
-// returns its name; the caller renames or removes it.
+// returns its name; the caller installs or removes it.
 func (c *client) download(ctx context.Context, j *job, dest string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.api+"/v1/jobs/"+url.PathEscape(j.ID)+"/file", nil)
 	if err != nil {
@@ -163,16 +174,13 @@ func (c *client) download(ctx context.Context, j *job, dest string) (string, err
 	req.Header.Set("X-API-Key", c.key)
 	res, err := c.http.Do(req)
 	if err != nil {
-		return "", err
+		return "", c.transportError(ctx, err)
 	}
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
 		return "", &apiError{Status: res.StatusCode, Message: "could not download the result"}
 	}
-	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".*.part")
+	tmp, err := tempBeside(dest)
 	if err != nil {
 		return "", err
 	}
@@ -182,6 +190,37 @@ func (c *client) download(ctx context.Context, j *job, dest string) (string, err
 		return "", err
 	}
 	return tmp.Name(), tmp.Close()
+}
+
+// UnreachableError is the API not answering at all: the run stops with
+// one line naming the address, not a line per file.
+type UnreachableError struct {
+	API string
+	Err error
+}
+
+func (e *UnreachableError) Error() string {
+	msg := fmt.Sprintf("cannot reach the imgflow API at %s (%s)", e.API, reason(e.Err))
+	var op *net.OpError
+	if errors.As(e.Err, &op) && op.Op == "dial" {
+		msg += "; start one with `go run . dev` in the imgflow repository (or `imgflow dev`), or name yours with --api or IMGFLOW_API"
+	}
+	return msg
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// transportError is err from a request that got no answer: ctx's end, or
+// the API unreachable.
+func (c *client) transportError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return &UnreachableError{API: c.api, Err: err}
 }
 
 // newHTTPClient has timeouts for a stuck server, not for a slow upload.

@@ -13,9 +13,55 @@ import (
 	"strings"
 )
 
-// imageExts are the files a folder contributes; a file named on the
-// command line is sent whatever its name.
-var imageExts = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".webp": true, ".avif": true}
+// Formats are the image types a folder contributes, by extension, and the
+// names the "skipped" line gives them. A file named on the command line is
+// sent whatever its name (the API says what it is).
+var Formats = []Format{
+	{"PNG", []string{".png"}},
+	{"JPEG", []string{".jpg", ".jpeg"}},
+	{"WebP", []string{".webp"}},
+	{"AVIF", []string{".avif"}},
+	{"HEIC", []string{".heic", ".heif"}},
+}
+
+// Format is one image type the API compresses.
+type Format struct {
+	Name string
+	Exts []string // lower case, with the dot
+}
+
+// otherImageExts are files a photographer's folder holds that look like
+// images but that the API does not take: they are named in the run's
+// "skipped" line instead of being passed over without a word.
+var otherImageExts = map[string]bool{
+	".gif": true, ".tif": true, ".tiff": true, ".bmp": true, ".pdf": true, ".svg": true, ".psd": true,
+	".ico": true, ".jxl": true, ".jp2": true, ".eps": true, ".raw": true, ".dng": true, ".cr2": true,
+	".cr3": true, ".nef": true, ".arw": true, ".orf": true, ".rw2": true, ".raf": true,
+}
+
+func supported(path string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	for _, f := range Formats {
+		for _, e := range f.Exts {
+			if e == ext {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// formatNames is "PNG, JPEG, WebP, AVIF or HEIC".
+func formatNames() string {
+	var names []string
+	for _, f := range Formats {
+		names = append(names, f.Name)
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
 
 // maxImageSize is the API's limit per image (10 MiB).
 const maxImageSize = 10 << 20
@@ -23,37 +69,42 @@ const maxImageSize = 10 << 20
 // file is one image to compress.
 type file struct {
 	Path string // as found (argument, or under a folder argument)
-	Abs  string
+	Real string // the file itself, symlinks resolved: read from, and replaced by --in-place
 	Rel  string // where its result goes under --out: relative to its folder argument, or its base name
 	Size int64
 	Hash string // sha256 of its content, hex
+	Info os.FileInfo
 }
 
-// collect expands the arguments: files, folders (recursively, image
-// files only) and globs (for shells that leave them unexpanded). Each file
-// appears once; two files that would share an output path are an error.
-func collect(args []string) ([]*file, error) {
-	var out []*file
-	seen := map[string]bool{}
-	rels := map[string]string{}
-	add := func(path, rel string) error {
-		abs, err := filepath.Abs(path)
-		if err != nil {
-			return err
-		}
-		if seen[abs] {
-			return nil
-		}
-		if other, ok := rels[rel]; ok {
-			return fmt.Errorf("%s and %s would both be written as %s: name them from a common folder", other, path, rel)
-		}
-		seen[abs], rels[rel] = true, path
-		out = append(out, &file{Path: path, Abs: abs, Rel: rel})
-		return nil
-	}
+// found is what the arguments name: the files to compress, and what was
+// passed over with the reason.
+type found struct {
+	files       []*file
+	unsupported []string // image-like files the API does not take
+	outside     []string // symlinks leading out of their folder, not followed
+}
+
+// walker collects files; out (absolute, symlinks resolved) is the output
+// folder, never read as input.
+type walker struct {
+	out    string
+	follow bool // --follow-symlinks
+	found
+	seen map[string]bool   // real paths
+	rels map[string]string // Rel -> the path that took it
+}
+
+// collect expands the arguments: files, folders (recursively, supported
+// image files only) and globs (for shells that leave them unexpanded).
+// Each file appears once; two files that would share an output path are
+// an error. Under a folder, the output folder is skipped, dot-folders are
+// skipped, and a symlink is followed only when it stays inside the folder
+// (or with follow).
+func collect(args []string, out string, follow bool) (*found, error) {
+	w := &walker{out: realPath(out), follow: follow, seen: map[string]bool{}, rels: map[string]string{}}
 	for _, arg := range args {
 		matches := []string{arg}
-		if _, err := os.Stat(arg); errors.Is(err, fs.ErrNotExist) && strings.ContainsAny(arg, "*?[") {
+		if _, err := os.Lstat(arg); errors.Is(err, fs.ErrNotExist) && strings.ContainsAny(arg, "*?[") {
 			if matches, err = filepath.Glob(arg); err != nil {
 				return nil, fmt.Errorf("%s: %w", arg, err)
 			}
@@ -67,51 +118,165 @@ func collect(args []string) ([]*file, error) {
 				return nil, err
 			}
 			if !info.IsDir() {
-				if err := add(m, filepath.Base(m)); err != nil {
+				if w.out != "" && within(realPath(m), w.out) {
+					continue // a glob reaching into the output folder
+				}
+				if err := w.add(m, filepath.Base(m)); err != nil {
 					return nil, err
 				}
 				continue
 			}
-			var found []string
-			err = filepath.WalkDir(m, func(p string, d fs.DirEntry, err error) error {
-				if err != nil {
-					return err
-				}
-				if d.IsDir() && p != m && strings.HasPrefix(d.Name(), ".") {
-					return filepath.SkipDir // .git, our own state, ...
-				}
-				if d.Type().IsRegular() && imageExts[strings.ToLower(filepath.Ext(p))] {
-					found = append(found, p)
-				}
-				return nil
-			})
-			if err != nil {
+			root := realPath(m)
+			if err := w.walk(m, m, root, root, map[string]bool{root: true}); err != nil {
 				return nil, err
-			}
-			sort.Strings(found)
-			for _, p := range found {
-				rel, _ := filepath.Rel(m, p)
-				if err := add(p, rel); err != nil {
-					return nil, err
-				}
 			}
 		}
 	}
-	return out, nil
+	return &w.found, nil
 }
 
-// hashFile reads a file's size and content hash.
+// walk adds the supported files under the folder phys, shown as the path
+// shown under the argument arg whose real path is root. visiting guards
+// against symlink loops.
+func (w *walker) walk(arg, shown, phys, root string, visiting map[string]bool) error {
+	var found []string
+	var links []string
+	err := filepath.WalkDir(phys, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == phys {
+				return err
+			}
+			return nil // an unreadable subfolder: what it holds is not named, so not sent
+		}
+		if rel, _ := filepath.Rel(phys, p); rel != "." {
+			p = filepath.Join(shown, rel)
+		} else {
+			p = shown
+		}
+		if d.IsDir() {
+			if p != shown && (strings.HasPrefix(d.Name(), ".") || (w.out != "" && realPath(p) == w.out)) {
+				return filepath.SkipDir // .git, our own state, the output folder
+			}
+			return nil
+		}
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			links = append(links, p)
+		case !d.Type().IsRegular():
+		case supported(p):
+			found = append(found, p)
+		case otherImageExts[strings.ToLower(filepath.Ext(p))]:
+			w.unsupported = append(w.unsupported, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, p := range links {
+		real := realPath(p)
+		info, err := os.Stat(real)
+		if err != nil {
+			if supported(p) {
+				found = append(found, p) // dangling: fails alone, with its reason
+			}
+			continue
+		}
+		if !within(real, root) && !w.follow {
+			if info.IsDir() || supported(p) {
+				w.outside = append(w.outside, p)
+			}
+			continue
+		}
+		if info.IsDir() {
+			// Inside the folder it is walked anyway; outside only when asked.
+			if !within(real, root) && !visiting[real] && (w.out == "" || !within(real, w.out)) {
+				visiting[real] = true
+				if err := w.walk(arg, p, real, root, visiting); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if supported(p) {
+			found = append(found, p)
+		}
+	}
+	sort.Strings(found)
+	for _, p := range found {
+		rel, _ := filepath.Rel(arg, p)
+		if err := w.add(p, rel); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *walker) add(path, rel string) error {
+	real := realPath(path)
+	if w.seen[real] {
+		return nil // the same file reached twice (a symlink inside the folder)
+	}
+	if other, ok := w.rels[rel]; ok {
+		return fmt.Errorf("%s and %s would both be written as %s: name them from a common folder", other, path, rel)
+	}
+	w.seen[real], w.rels[rel] = true, path
+	w.files = append(w.files, &file{Path: path, Real: real, Rel: rel})
+	return nil
+}
+
+// realPath is path made absolute with its symlinks resolved, as far as
+// they resolve.
+func realPath(path string) string {
+	if path == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		return r
+	}
+	// Not there (yet): resolve the folder it would be in.
+	if r, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		return filepath.Join(r, filepath.Base(abs))
+	}
+	return abs
+}
+
+// within reports whether path is dir or under it (both real).
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// hashFile reads a file's size, mode and content hash.
 func hashFile(f *file) error {
-	r, err := os.Open(f.Path)
+	r, err := os.Open(f.Real)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	info, err := r.Stat()
+	if err != nil {
+		return err
+	}
 	h := sha256.New()
 	n, err := io.Copy(h, r)
 	if err != nil {
 		return err
 	}
-	f.Size, f.Hash = n, hex.EncodeToString(h.Sum(nil))
+	f.Size, f.Hash, f.Info = n, hex.EncodeToString(h.Sum(nil)), info
 	return nil
+}
+
+// reason is an error about one file, without the path the line already
+// names ("open photos/a.png: permission denied" -> "permission denied").
+func reason(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }

@@ -12,7 +12,7 @@ import (
 // result is what became of one file.
 type result struct {
 	File           string `json:"file"`
-	Status         string `json:"status"` // compressed, kept (the result was not smaller), skipped (done before), failed
+	Status         string `json:"status"` // compressed, kept (the result was not smaller), skipped (done before), failed, unsupported (not sent)
 	OriginalSize   int64  `json:"original_size,omitempty"`
 	CompressedSize int64  `json:"compressed_size,omitempty"`
 	Output         string `json:"output,omitempty"`
@@ -28,6 +28,9 @@ type Summary struct {
 	Skipped    int   `json:"skipped"`
 	Failed     int   `json:"failed"`
 	SavedBytes int64 `json:"saved_bytes"`
+	// Unsupported counts the files of a folder not sent: types the API
+	// does not compress (not in Total).
+	Unsupported int `json:"unsupported"`
 }
 
 func (s *Summary) add(r result) {
@@ -48,7 +51,9 @@ func (s *Summary) add(r result) {
 // JSON line) per file.
 type reporter interface {
 	file(r result, s Summary)
-	finish(s Summary, took time.Duration)
+	// finish ends the run's report; interrupted (Ctrl-C) leaves the bar
+	// where it is.
+	finish(s Summary, took time.Duration, interrupted bool)
 }
 
 func newReporter(o Options, total int) reporter {
@@ -89,17 +94,21 @@ func (b *barReporter) file(r result, s Summary) {
 	b.bar.Add(1)
 }
 
-func (b *barReporter) finish(s Summary, took time.Duration) {
-	b.bar.Finish()
+func (b *barReporter) finish(s Summary, took time.Duration, interrupted bool) {
+	if interrupted {
+		b.bar.Exit() // stays at the files done, never jumps to 100 %
+	} else {
+		b.bar.Finish()
+	}
 	fmt.Fprintln(b.out)
-	fmt.Fprintln(b.out, summaryLine(s, took))
+	fmt.Fprintln(b.out, summaryLine(s, took, interrupted))
 }
 
 type lineReporter struct{ out, errOut io.Writer }
 
 func (l *lineReporter) file(r result, _ Summary) { fmt.Fprintln(l.out, line(r)) }
-func (l *lineReporter) finish(s Summary, took time.Duration) {
-	fmt.Fprintln(l.errOut, summaryLine(s, took))
+func (l *lineReporter) finish(s Summary, took time.Duration, interrupted bool) {
+	fmt.Fprintln(l.errOut, summaryLine(s, took, interrupted))
 }
 
 type jsonReporter struct{ out, errOut io.Writer }
@@ -108,8 +117,8 @@ func (j *jsonReporter) file(r result, _ Summary) {
 	data, _ := json.Marshal(r)
 	fmt.Fprintf(j.out, "%s\n", data)
 }
-func (j *jsonReporter) finish(s Summary, took time.Duration) {
-	fmt.Fprintln(j.errOut, summaryLine(s, took))
+func (j *jsonReporter) finish(s Summary, took time.Duration, interrupted bool) {
+	fmt.Fprintln(j.errOut, summaryLine(s, took, interrupted))
 }
 
 func line(r result) string {
@@ -125,9 +134,16 @@ func line(r result) string {
 	return fmt.Sprintf("failed     %s: %s (%s)", r.File, r.Error, r.ErrorCode)
 }
 
-func summaryLine(s Summary, took time.Duration) string {
-	return fmt.Sprintf("%d files: %d compressed, %d kept (not smaller), %d skipped (done before), %d failed; saved %s in %s",
-		s.Total, s.Compressed, s.Kept, s.Skipped, s.Failed, bytesText(s.SavedBytes), took.Round(100*time.Millisecond))
+func summaryLine(s Summary, took time.Duration, interrupted bool) string {
+	line := fmt.Sprintf("%d files: %d compressed, %d kept (not smaller), %d skipped (done before), %d failed", s.Total, s.Compressed, s.Kept, s.Skipped, s.Failed)
+	if s.Unsupported > 0 {
+		line += fmt.Sprintf("; %d not sent (not %s)", s.Unsupported, formatNames())
+	}
+	line += fmt.Sprintf("; saved %s in %s", bytesText(s.SavedBytes), took.Round(100*time.Millisecond))
+	if interrupted {
+		line = fmt.Sprintf("interrupted with %d of %d files done; %s", s.Compressed+s.Kept+s.Skipped+s.Failed, s.Total, line)
+	}
+	return line
 }
 
 // bytesText is n in B, KB, MB (powers of 1,000).

@@ -20,12 +20,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 )
@@ -37,7 +40,17 @@ type Options struct {
 	Out     string // --out DIR
 	InPlace bool   // --in-place
 	JSON    bool   // --json: JSON lines instead of text lines
-	Paths   []string
+	// KeepMtime (--keep-mtime) gives each result its original's
+	// modification time, as jpegoptim --preserve does.
+	KeepMtime bool
+	// FollowSymlinks (--follow-symlinks) follows symlinks that lead out of
+	// a folder argument; without it they are named and passed over.
+	FollowSymlinks bool
+	// Fields are text fields sent with every batch (what other flags of
+	// the command ask of the API, e.g. transforms); they are part of each
+	// batch's Idempotency-Key, so other options are other work.
+	Fields url.Values
+	Paths  []string
 	// Terminal draws a progress bar on Stderr instead of a line per file.
 	Terminal       bool
 	Stdout, Stderr io.Writer
@@ -51,8 +64,17 @@ const (
 	batchBytes = 60 << 20
 )
 
-// ErrInterrupted is returned when ctx ended before every file was done.
-var ErrInterrupted = errors.New("interrupted")
+// busyTries is how many times a batch the API answers 409 (the same
+// Idempotency-Key still in flight: the request a Ctrl-C cut short) or 503
+// is sent again, after the answer's Retry-After.
+const busyTries = 30
+
+var (
+	// ErrInterrupted is returned when ctx ended before every file was done.
+	ErrInterrupted = errors.New("interrupted")
+	// ErrNoImages is returned when the arguments name no file to compress.
+	ErrNoImages = errors.New("nothing to compress")
+)
 
 // run is one run's working set.
 type run struct {
@@ -79,14 +101,13 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if o.PollEvery <= 0 {
 		o.PollEvery = 300 * time.Millisecond
 	}
-	files, err := collect(o.Paths)
+	found, err := collect(o.Paths, o.Out, o.FollowSymlinks)
 	if err != nil {
 		return Summary{}, err
 	}
-	for _, f := range files {
-		if err := hashFile(f); err != nil {
-			return Summary{}, err
-		}
+	passedOver(o, found)
+	if len(found.files) == 0 {
+		return Summary{Unsupported: len(found.unsupported)}, fmt.Errorf("%w: no %s file in %s", ErrNoImages, formatNames(), strings.Join(o.Paths, ", "))
 	}
 	path, err := stateFile(o.Out, o.InPlace)
 	if err != nil {
@@ -97,23 +118,68 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		return Summary{}, err
 	}
 	r := &run{o: o, c: &client{api: strings.TrimRight(o.API, "/"), key: o.Key, http: newHTTPClient()}, st: st,
-		rep: newReporter(o, len(files)), waiting: map[string]*file{}, batches: map[string][]string{}}
-	r.sum.Total = len(files)
-	err = r.all(ctx, files)
+		rep: newReporter(o, len(found.files)), waiting: map[string]*file{}, batches: map[string][]string{}}
+	r.sum.Total, r.sum.Unsupported = len(found.files), len(found.unsupported)
+	err = r.all(ctx, found.files)
 	if serr := r.st.save(); serr != nil && err == nil {
 		err = serr
 	}
-	r.rep.finish(r.sum, time.Since(started))
-	if ctx.Err() != nil {
+	interrupted := ctx.Err() != nil
+	r.rep.finish(r.sum, time.Since(started), interrupted)
+	if interrupted {
 		return r.sum, ErrInterrupted
 	}
 	return r.sum, err
+}
+
+// passedOver names, before anything else, the files a folder held that
+// are not sent: types the API does not compress, and symlinks leading out.
+func passedOver(o Options, f *found) {
+	if n := len(f.unsupported); n > 0 {
+		fmt.Fprintf(o.Stderr, "skipped %d %s: %s — not %s\n", n, plural(n, "file"), names(f.unsupported), formatNames())
+		if o.JSON {
+			for _, p := range f.unsupported {
+				data, _ := json.Marshal(result{File: p, Status: "unsupported", Error: "not " + formatNames()})
+				fmt.Fprintf(o.Stdout, "%s\n", data)
+			}
+		}
+	}
+	if n := len(f.outside); n > 0 {
+		fmt.Fprintf(o.Stderr, "not followed: %d %s leading out of the folder: %s (--follow-symlinks follows them)\n", n, plural(n, "symlink"), names(f.outside))
+	}
+}
+
+// names lists paths by base name, the first ten.
+func names(paths []string) string {
+	var b []string
+	for i, p := range paths {
+		if i == 10 {
+			b = append(b, fmt.Sprintf("and %d more", len(paths)-10))
+			break
+		}
+		b = append(b, filepath.Base(p))
+	}
+	return strings.Join(b, ", ")
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
 
 // all sorts the files, sends the new ones and waits for every result.
 func (r *run) all(ctx context.Context, files []*file) error {
 	var send []*file
 	for _, f := range files {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err := hashFile(f); err != nil {
+			r.report(result{File: f.Path, Status: "failed", ErrorCode: "unreadable", Error: reason(err)})
+			continue
+		}
 		fs := r.st.of(f)
 		switch {
 		case r.st.done(f) && (r.o.InPlace || exists(r.outPath(f))):
@@ -129,12 +195,66 @@ func (r *run) all(ctx context.Context, files []*file) error {
 			send = append(send, f)
 		}
 	}
+	for _, chunk := range r.resend(send) {
+		if err := r.send(ctx, chunk); err != nil {
+			return err
+		}
+		send = without(send, chunk)
+	}
 	for _, chunk := range chunks(send) {
 		if err := r.send(ctx, chunk); err != nil {
 			return err
 		}
 	}
 	return r.wait(ctx)
+}
+
+// resend is the batches an earlier run was sending when it stopped, each
+// with the same files in the same order (so the same Idempotency-Key), as
+// far as those files are still to send unchanged; the others are
+// forgotten.
+func (r *run) resend(send []*file) [][]*file {
+	byReal := map[string]*file{}
+	for _, f := range send {
+		byReal[f.Real] = f
+	}
+	var out [][]*file
+	keys := make([]string, 0, len(r.st.Pending))
+	for k := range r.st.Pending {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		var files []*file
+		for _, p := range r.st.Pending[k] {
+			if f := byReal[p]; f != nil {
+				files = append(files, f)
+			}
+		}
+		if len(files) == len(r.st.Pending[k]) && batchKey(files, r.o.Fields) == k {
+			out = append(out, files)
+			for _, f := range files {
+				delete(byReal, f.Real)
+			}
+		} else {
+			delete(r.st.Pending, k)
+		}
+	}
+	return out
+}
+
+func without(files, drop []*file) []*file {
+	gone := map[*file]bool{}
+	for _, f := range drop {
+		gone[f] = true
+	}
+	var out []*file
+	for _, f := range files {
+		if !gone[f] {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // chunks splits files into batches the API takes.
@@ -156,35 +276,88 @@ func chunks(files []*file) [][]*file {
 	return out
 }
 
-// send makes one batch of files and records each file's job. A refused
-// batch fails its files; a refused key stops the run.
-func (r *run) send(ctx context.Context, files []*file) error {
+// batchKey is the Idempotency-Key of a batch of files: made from their
+// content, names and order and the run's fields, so that the same work is
+// the same key on every run, and the API answers a resent batch with the
+// one it made.
+func batchKey(files []*file, fields url.Values) string {
 	h := sha256.New()
 	io.WriteString(h, "imgflow-compress/1\n")
 	for _, f := range files {
 		fmt.Fprintf(h, "%s %s\n", f.Hash, filepath.Base(f.Path))
 	}
-	b, err := r.c.createBatch(ctx, files, "compress-"+hex.EncodeToString(h.Sum(nil))[:40])
-	var jobs []*job
-	if err == nil {
-		jobs, err = r.c.batchJobs(ctx, b.ID)
+	if len(fields) > 0 {
+		fmt.Fprintf(h, "fields %s\n", fields.Encode())
 	}
+	return "compress-" + hex.EncodeToString(h.Sum(nil))[:40]
+}
+
+// send makes one batch of files and records each file's job. A file that
+// cannot be read fails alone, with its reason, and the batch goes without
+// it; a refused batch fails its files with the API's reason; a refused key
+// or an unreachable API stops the run.
+func (r *run) send(ctx context.Context, files []*file) error {
+	var b *batch
+	var key string
+	for try := 0; len(files) > 0; try++ {
+		var readers []io.Reader
+		var opened []*os.File
+		var ok []*file
+		for _, f := range files {
+			fh, err := os.Open(f.Real)
+			if err != nil {
+				r.report(result{File: f.Path, Status: "failed", ErrorCode: "unreadable", Error: reason(err)})
+				continue
+			}
+			opened, ok, readers = append(opened, fh), append(ok, f), append(readers, fh)
+		}
+		if len(ok) != len(files) && key != "" {
+			delete(r.st.Pending, key)
+		}
+		files = ok
+		if len(files) == 0 {
+			break
+		}
+		key = batchKey(files, r.o.Fields)
+		r.st.pend(key, files)
+		err := r.st.save()
+		var bad *file
+		if err == nil {
+			b, bad, err = r.c.createBatch(ctx, files, readers, key)
+		}
+		for _, fh := range opened {
+			fh.Close()
+		}
+		var ae *apiError
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case bad != nil:
+			r.report(result{File: bad.Path, Status: "failed", ErrorCode: "unreadable", Error: reason(err)})
+			delete(r.st.Pending, key)
+			files = without(files, []*file{bad})
+			continue
+		case errors.As(err, &ae) && (ae.Status == http.StatusConflict || ae.Status == http.StatusServiceUnavailable) && try < busyTries:
+			if err := pause(ctx, max(ae.RetryAfter, time.Second)); err != nil {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return r.refused(files, key, err)
+		}
+		break
+	}
+	if b == nil {
+		return r.st.save()
+	}
+	jobs, err := r.c.batchJobs(ctx, b.ID)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		var ae *apiError
-		if errors.As(err, &ae) && ae.Status == http.StatusUnauthorized {
-			return fmt.Errorf("the API refused the key: %w", err)
-		}
-		code := "request_failed"
-		if errors.As(err, &ae) {
-			code = ae.Code
-		}
-		for _, f := range files {
-			r.report(result{File: f.Path, Status: "failed", ErrorCode: code, Error: err.Error()})
-		}
-		return nil
+		return r.refused(files, key, err)
 	}
 	for _, j := range jobs {
 		if j.Index == nil || *j.Index >= len(files) {
@@ -196,7 +369,42 @@ func (r *run) send(ctx context.Context, files []*file) error {
 		r.waiting[j.ID] = f
 		r.batches[b.ID] = append(r.batches[b.ID], j.ID)
 	}
+	delete(r.st.Pending, key)
 	return r.st.save()
+}
+
+// refused ends a batch the API did not take: an unreachable API or a
+// refused key stops the run (the batch stays pending, to be resent with
+// its key); any other answer fails its files with the API's reason.
+func (r *run) refused(files []*file, key string, err error) error {
+	var ue *UnreachableError
+	if errors.As(err, &ue) {
+		return err
+	}
+	var ae *apiError
+	if errors.As(err, &ae) && ae.Status == http.StatusUnauthorized {
+		return fmt.Errorf("the API refused the key: %w", err)
+	}
+	delete(r.st.Pending, key)
+	code := "request_failed"
+	if errors.As(err, &ae) && ae.Code != "" {
+		code = ae.Code
+	}
+	for _, f := range files {
+		r.report(result{File: f.Path, Status: "failed", ErrorCode: code, Error: err.Error()})
+	}
+	return r.st.save()
+}
+
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // wait polls the unfinished batches (and jobs followed from an earlier
@@ -212,6 +420,10 @@ func (r *run) wait(ctx context.Context) error {
 				jobs, err = r.followed(ctx, jobIDs)
 			} else {
 				jobs, err = r.c.batchJobs(ctx, id)
+			}
+			var ue *UnreachableError
+			if errors.As(err, &ue) {
+				return err // the files sent are followed by the next run
 			}
 			if err != nil && ctx.Err() == nil {
 				fmt.Fprintf(r.o.Stderr, "reading results failed, retrying: %v\n", err)
@@ -292,6 +504,11 @@ func (r *run) take(ctx context.Context, f *file, j *job) error {
 	dest := r.outPath(f)
 	tmp, err := r.c.download(ctx, j, dest)
 	if err != nil {
+		var ue *UnreachableError
+		if errors.As(err, &ue) || ctx.Err() != nil {
+			fs.JobID, fs.SentHash = j.ID, f.Hash // followed again by the next run
+			return err
+		}
 		r.report(result{File: f.Path, Status: "failed", ErrorCode: "download_failed", Error: err.Error()})
 		return nil
 	}
@@ -302,18 +519,18 @@ func (r *run) take(ctx context.Context, f *file, j *job) error {
 	}
 	switch {
 	case err != nil:
+		os.Remove(tmp)
 	case res.CompressedSize < f.Size:
-		err = os.Rename(tmp, dest)
+		err = install(tmp, dest, f.Info, r.o.KeepMtime)
 	case r.o.InPlace: // not smaller: the file stays as it is
 		res.Status = "kept"
 		os.Remove(tmp)
 	default: // not smaller: --out gets the original
 		res.Status = "kept"
 		os.Remove(tmp)
-		err = copyTo(f.Path, dest)
+		err = copyTo(f.Real, dest, f.Info, r.o.KeepMtime)
 	}
 	if err != nil {
-		os.Remove(tmp)
 		r.report(result{File: f.Path, Status: "failed", ErrorCode: "write_failed", Error: err.Error()})
 		return nil
 	}
@@ -335,7 +552,7 @@ func (r *run) report(res result) {
 // outPath is where f's result goes.
 func (r *run) outPath(f *file) string {
 	if r.o.InPlace {
-		return f.Path
+		return f.Real // through a symlink: the file it names
 	}
 	return filepath.Join(r.o.Out, f.Rel)
 }
@@ -345,25 +562,8 @@ func exists(path string) bool {
 	return err == nil
 }
 
-func copyTo(src, dest string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.Create(dest)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
-}
-
 func hashOf(path string) (string, error) {
-	f := &file{Path: path}
+	f := &file{Path: path, Real: path}
 	err := hashFile(f)
 	return f.Hash, err
 }

@@ -11,10 +11,16 @@ import (
 // state is what earlier runs did, so that a second run of the same
 // command charges nothing: files done are skipped, and files sent in a
 // batch whose results did not come back yet are followed there, not sent
-// again. It is keyed by the file's absolute path.
+// again. It is keyed by the file's real path (absolute, symlinks resolved).
 type state struct {
 	path  string
 	Files map[string]*fileState `json:"files"`
+	// Pending are batches being sent, by Idempotency-Key: their files'
+	// real paths in the order sent. Saved before the request, so that a
+	// run stopped before the answer (Ctrl-C) is resent by the next one
+	// with the same key and the same files, and the API answers with the
+	// batch it made, if it made one, instead of charging it again.
+	Pending map[string][]string `json:"pending,omitempty"`
 }
 
 // fileState is one file's record.
@@ -26,6 +32,17 @@ type fileState struct {
 	// result is awaited.
 	SentHash string `json:"sent_hash,omitempty"`
 	JobID    string `json:"job_id,omitempty"`
+}
+
+func (s *state) pend(key string, files []*file) {
+	if s.Pending == nil {
+		s.Pending = map[string][]string{}
+	}
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.Real
+	}
+	s.Pending[key] = paths
 }
 
 // stateFile is where the state lives: beside the results under --out, or
@@ -74,17 +91,17 @@ func (s *state) save() error {
 }
 
 func (s *state) of(f *file) *fileState {
-	fs := s.Files[f.Abs]
+	fs := s.Files[f.Real]
 	if fs == nil {
 		fs = &fileState{}
-		s.Files[f.Abs] = fs
+		s.Files[f.Real] = fs
 	}
 	return fs
 }
 
 // done reports whether f, as it is now, was done by an earlier run.
 func (s *state) done(f *file) bool {
-	fs := s.Files[f.Abs]
+	fs := s.Files[f.Real]
 	if fs == nil {
 		return false
 	}
