@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"strings"
 
 	"golang.org/x/term"
@@ -69,6 +70,20 @@ func runCompress(ctx context.Context, args []string) error {
 	}
 	o.Stdout, o.Stderr = os.Stdout, os.Stderr
 	o.Terminal = !o.JSON && term.IsTerminal(int(os.Stderr.Fd()))
+	// After the first Ctrl-C the run finishes recording the batch under
+	// way (a few seconds at most); a second one stops at once.
+	again := make(chan os.Signal, 1)
+	defer signal.Stop(again)
+	stopWatch := context.AfterFunc(ctx, func() {
+		signal.Notify(again, os.Interrupt)
+		go func() {
+			if _, ok := <-again; ok {
+				fmt.Fprintf(os.Stderr, "\nstopped at once. To resume: %s\n", resumeCommand(args))
+				os.Exit(130)
+			}
+		}()
+	})
+	defer stopWatch()
 	sum, err := compresscli.Run(ctx, o)
 	switch {
 	case errors.Is(err, compresscli.ErrInterrupted):

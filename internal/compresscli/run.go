@@ -69,6 +69,10 @@ const (
 // is sent again, after the answer's Retry-After.
 const busyTries = 30
 
+// sendGrace is how long a batch request under way when the run is
+// interrupted may still take to be answered.
+const sendGrace = 5 * time.Second
+
 var (
 	// ErrInterrupted is returned when ctx ended before every file was done.
 	ErrInterrupted = errors.New("interrupted")
@@ -296,7 +300,21 @@ func batchKey(files []*file, fields url.Values) string {
 // cannot be read fails alone, with its reason, and the batch goes without
 // it; a refused batch fails its files with the API's reason; a refused key
 // or an unreachable API stops the run.
-func (r *run) send(ctx context.Context, files []*file) error {
+func (r *run) send(ctx context.Context, files []*file) (err error) {
+	// A batch being uploaded when Ctrl-C comes is given sendGrace to be
+	// answered and recorded: the next run then follows its jobs instead of
+	// relying on the API to have kept (and not charged) a batch whose
+	// request was cut.
+	interrupted := ctx
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	stopGrace := context.AfterFunc(interrupted, func() { time.AfterFunc(sendGrace, cancel) })
+	defer stopGrace()
+	defer func() {
+		if err == nil {
+			err = interrupted.Err()
+		}
+	}()
 	var b *batch
 	var key string
 	for try := 0; len(files) > 0; try++ {
@@ -318,9 +336,12 @@ func (r *run) send(ctx context.Context, files []*file) error {
 		if len(files) == 0 {
 			break
 		}
+		if interrupted.Err() != nil {
+			return interrupted.Err() // not started: nothing to finish
+		}
 		key = batchKey(files, r.o.Fields)
 		r.st.pend(key, files)
-		err := r.st.save()
+		err = r.st.save()
 		var bad *file
 		if err == nil {
 			b, bad, err = r.c.createBatch(ctx, files, readers, key)
@@ -339,7 +360,7 @@ func (r *run) send(ctx context.Context, files []*file) error {
 			files = without(files, []*file{bad})
 			continue
 		case errors.As(err, &ae) && (ae.Status == http.StatusConflict || ae.Status == http.StatusServiceUnavailable) && try < busyTries:
-			if err := pause(ctx, max(ae.RetryAfter, time.Second)); err != nil {
+			if err := pause(interrupted, max(ae.RetryAfter, time.Second)); err != nil {
 				return err
 			}
 			continue
