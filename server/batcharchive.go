@@ -10,6 +10,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -96,7 +97,13 @@ func (s *Server) writeArchive(ctx context.Context, w io.Writer, b *connector.Bat
 	if err != nil {
 		return err
 	}
-	f, err := zw.Create("manifest.json")
+	// The manifest's entry is dated like the batch (zw.Create would leave
+	// it at the zero date): when it finished, or was made while it runs.
+	modified := b.CreatedAt
+	if b.FinishedAt != nil {
+		modified = *b.FinishedAt
+	}
+	f, err := zw.CreateHeader(&zip.FileHeader{Name: "manifest.json", Method: zip.Deflate, Modified: modified})
 	if err != nil {
 		return err
 	}
@@ -106,7 +113,9 @@ func (s *Server) writeArchive(ctx context.Context, w io.Writer, b *connector.Bat
 		Status     connector.BatchStatus `json:"status"`
 		Counts     connector.BatchCounts `json:"counts"`
 		SavedBytes int64                 `json:"saved_bytes"`
-	}{b.ID, b.Status, b.Counts, b.SavedBytes})
+		CreatedAt  time.Time             `json:"created_at"`
+		FinishedAt *time.Time            `json:"finished_at"`
+	}{b.ID, b.Status, b.Counts, b.SavedBytes, b.CreatedAt, b.FinishedAt})
 	if _, err := fmt.Fprintf(f, "%s,\n\"items\": [", head[:len(head)-1]); err != nil {
 		return err
 	}
