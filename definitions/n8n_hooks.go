@@ -104,15 +104,39 @@ func n8nEventFlow(c *connector.Catalog, op *connector.Operation, base string) (*
 	return flow, nil
 }
 
+// n8nAllowCrypto is the environment setting a self-hosted n8n needs for the
+// hook templates' signature check (n8n's NODE_FUNCTION_ALLOW_BUILTIN lists
+// the Node built-in modules a Code node may require).
+const n8nAllowCrypto = "NODE_FUNCTION_ALLOW_BUILTIN=crypto"
+
+// n8nAllowCryptoNote ends the Setup note of every template that verifies
+// signatures.
+const n8nAllowCryptoNote = "\n\n**Self-hosted n8n:** Verify Signature uses Node's `crypto` module, which self-hosted n8n refuses (\"Module 'crypto' is disallowed\") unless n8n starts with `" + n8nAllowCrypto + "`: `" + n8nAllowCrypto + " n8n start`, or `docker run -e " + n8nAllowCrypto + " ...` (with external task runners, set it on the runners). n8n Cloud allows it already."
+
 // addSignatureCheck adds what every hook template does after its Webhook
 // node (trigger): Verify Signature (code, the Standard Webhooks check),
 // Signature Valid?, Accept (204, output 0 of the flow's next step) and
 // Refuse (401) then Stop.
+//
+// The check calls require('crypto'), which n8n Cloud allows and a default
+// self-hosted n8n refuses ("Module 'crypto' is disallowed"): the Setup note
+// and the Code node's own note say what to set (n8nAllowCrypto), and the
+// real-n8n e2e runs the templates with exactly what the note says.
 func (f *n8nFlow) addSignatureCheck(trigger, code string) {
-	f.add(n8nNode("Verify Signature", "n8n-nodes-base.code", n8nCodeVersion, 1, 0, obj{
+	verify := n8nNode("Verify Signature", "n8n-nodes-base.code", n8nCodeVersion, 1, 0, obj{
 		"mode":   "runOnceForAllItems",
 		"jsCode": code,
-	}))
+	})
+	verify["notes"] = "Self-hosted n8n: start n8n with " + n8nAllowCrypto + " (this node uses Node's crypto module)."
+	verify["notesInFlow"] = true
+	f.add(verify)
+	for _, n := range f.nodes {
+		if n["type"] == "n8n-nodes-base.stickyNote" {
+			params := n["parameters"].(obj)
+			params["content"] = params["content"].(string) + n8nAllowCryptoNote
+			params["height"] = 560
+		}
+	}
 	f.add(n8nIfEquals("Signature Valid?", 2, "={{ $json.valid ? 'yes' : 'no' }}", "yes"))
 	f.add(n8nNode("Accept", "n8n-nodes-base.respondToWebhook", n8nRespondVersion, 3, -1, obj{
 		"respondWith": "noData",

@@ -103,6 +103,22 @@ tar -tzf "$tarball" | grep -v '\.map$' | sed 's/^/  /'
 cp ci/scan.mjs "$tools/scan.mjs"
 node "$tools/scan.mjs" "$tarball" "$here"
 
+echo "== n8n-nodes-imgflow: the README's manual install line, offline"
+# README "Install in n8n": npm install --legacy-peer-deps <tgz> in
+# ~/.n8n/nodes. --offline proves it needs nothing from the registry: without
+# --legacy-peer-deps npm fetches the n8n-workflow peer (and its native
+# isolated-vm build), which fails offline.
+inst="$tmp/manual-install/.n8n/nodes"
+mkdir -p "$inst"
+(cd "$inst" && npm install --legacy-peer-deps --offline --loglevel=error "$tarball" >&2)
+for f in package.json dist/nodes/Imgflow/Imgflow.node.js dist/nodes/ImgflowTrigger/ImgflowTrigger.node.js dist/credentials/ImgflowApi.credentials.js; do
+  test -f "$inst/node_modules/n8n-nodes-imgflow/$f" || { echo "FAIL manual install: no $f"; exit 1; }
+done
+if [ -e "$inst/node_modules/n8n-workflow" ] || [ -e "$inst/node_modules/isolated-vm" ]; then
+  echo "FAIL manual install pulled n8n's own packages (n8n-workflow, isolated-vm)"; exit 1
+fi
+echo "manual install: $(ls "$inst/node_modules" | wc -l) package(s) in node_modules, nothing fetched"
+
 e2e_failed=""
 if [ "${IMGFLOW_N8N_E2E:-1}" = "0" ]; then
   echo "SKIP n8n e2e: IMGFLOW_N8N_E2E=0"

@@ -293,8 +293,9 @@ async function main() {
 		N8N_RUNNERS_BROKER_LISTEN_ADDRESS: '127.0.0.1',
 		N8N_RESTRICT_FILE_ACCESS_TO: files,
 		N8N_BLOCK_ENV_ACCESS_IN_NODE: 'true',
-		// The webhook template's Code node verifies signatures with crypto.
-		NODE_FUNCTION_ALLOW_BUILTIN: 'crypto',
+		// NODE_FUNCTION_ALLOW_BUILTIN (the webhook templates' Code node needs
+		// crypto) is set below from the templates' own Setup note, as a user
+		// following it would.
 		N8N_DEFAULT_BINARY_DATA_MODE: 'filesystem',
 		N8N_LOG_LEVEL: 'warn',
 		N8N_LOG_OUTPUT: 'file',
@@ -329,6 +330,19 @@ async function main() {
 	const defs = path.join(tmp, 'definitions');
 	execFileSync(bin, ['definitions', '--out', defs, '--base-url', imgflowUrl], { stdio: 'ignore' });
 	const template = (file) => JSON.parse(fs.readFileSync(path.join(defs, 'n8n', file), 'utf8'));
+	// A default self-hosted n8n refuses require('crypto'): each webhook
+	// template's Setup note says what to set; n8n runs with exactly that.
+	for (const file of ['job-finished-webhook.json', 'credits-low-webhook.json', 'batch-finished-webhook.json']) {
+		const note = template(file).nodes.find((n) => n.type === 'n8n-nodes-base.stickyNote')?.parameters.content ?? '';
+		const m = /`(NODE_FUNCTION_ALLOW_BUILTIN)=([^`\s]+)`/.exec(note);
+		if (!m) {
+			fail(`template ${file}: its Setup note does not say how to allow crypto on self-hosted n8n (NODE_FUNCTION_ALLOW_BUILTIN)`);
+			continue;
+		}
+		if (n8nEnv[m[1]] && n8nEnv[m[1]] !== m[2]) fail(`template ${file} says ${m[1]}=${m[2]}, another says ${n8nEnv[m[1]]}`);
+		n8nEnv[m[1]] = m[2];
+	}
+	if (n8nEnv.NODE_FUNCTION_ALLOW_BUILTIN) pass(`webhook templates' Setup note: n8n runs with NODE_FUNCTION_ALLOW_BUILTIN=${n8nEnv.NODE_FUNCTION_ALLOW_BUILTIN} as it says`);
 	const waitTpl = template('compress-image-wait.json');
 	waitTpl.id = 'imgflowTemplateWait';
 	waitTpl.nodes.find((n) => n.name === 'Read Image').parameters.fileSelector = path.join(images, 'photo.jpg');
