@@ -4,16 +4,22 @@
 // It is a client of the public HTTP API only, never of Redis, so it works
 // against any deployment.
 //
-// A run reads as: collect the files → skip those an earlier run did →
-// follow those an earlier run sent → send the rest as batches (at most 100
-// files, 60 MB each, under an Idempotency-Key made from their content) →
-// poll the batches and write each result as it comes → summary. Its state
+// A run reads as: collect the files (files.go: supported types only, the
+// output folder and symlinks leading out passed over, and named) → hash
+// them (one unreadable fails alone) → skip those an earlier run did →
+// follow those an earlier run sent → resend the batches an earlier run was
+// sending when it stopped, under the same key → send the rest as batches
+// (at most 100 files, 60 MB each, under an Idempotency-Key made from their
+// content, names and order) → poll the batches and write each result as it
+// comes, as the user's file (write.go: the original's mode, owner, and
+// with --keep-mtime its time; an atomic rename) → summary. Its state
 // (.imgflow-compress.json beside the results, or the user cache folder for
-// --in-place) is saved as it goes, so Ctrl-C, then the same command again,
-// charges nothing twice.
+// --in-place) is saved as it goes, a batch before its request is sent, so
+// Ctrl-C, then the same command again, charges nothing twice.
 //
-// Tests: go test ./internal/compresscli/ (against a whole imgflow over
-// real HTTP, in cmd_compress_test.go at the repository root).
+// Tests: go test ./internal/compresscli/ builds imgflow and runs the
+// command against a real `imgflow dev` (dev_test.go). Figures: bench.sh,
+// in BENCHMARK.md "CLI (#36)".
 package compresscli
 
 import (
