@@ -154,6 +154,20 @@ func (c *client) batchJobs(ctx context.Context, id string) ([]*job, error) {
 	}
 }
 
+// health checks that the API answers at all (GET /health, no key).
+func (c *client) health(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.api+"/health", nil)
+	if err != nil {
+		return fmt.Errorf("--api %q: %w", c.api, err)
+	}
+	res, err := c.http.Do(req)
+	if err != nil {
+		return c.transportError(ctx, err)
+	}
+	res.Body.Close()
+	return nil
+}
+
 // getJob reads one job.
 func (c *client) getJob(ctx context.Context, id string) (*job, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.api+"/v1/jobs/"+url.PathEscape(id), nil)

@@ -10,36 +10,54 @@ import (
 	"time"
 )
 
-// One file that is gone by the time it is read (a dangling symlink is
-// one that vanished) fails alone, with its own reason; the twelve others
-// are written and charged.
-func TestOneVanishedFileAmongThirteenFailsAlone(t *testing.T) {
-	settle(t)
-	dir := filepath.Join(t.TempDir(), "photos")
-	writeImages(t, dir, "alone", 12)
-	gone := filepath.Join(dir, "gone.png")
-	os.Symlink(filepath.Join(dir, "deleted-meanwhile.png"), gone)
-	out := filepath.Join(t.TempDir(), "out")
-	before := credits(t)
-	sum, stdout, stderr, err := compress(context.Background(), Options{Out: out, Paths: []string{dir}})
-	settle(t)
-	if err != nil || sum.Total != 13 || sum.Compressed != 12 || sum.Failed != 1 {
-		t.Fatalf("%+v %v; want 12 compressed, 1 failed\n%s%s", sum, err, stdout, stderr)
-	}
-	var failed []string
-	for _, l := range strings.Split(stdout, "\n") {
-		if strings.HasPrefix(l, "failed") {
-			failed = append(failed, l)
-		}
-	}
-	if len(failed) != 1 || !strings.Contains(failed[0], gone) || !strings.Contains(failed[0], "no such file") {
-		t.Errorf("want one failed line, naming %s and why:\n%s", gone, stdout)
-	}
-	if got, _ := filepath.Glob(filepath.Join(out, "*.png")); len(got) != 12 {
-		t.Errorf("%d written; want 12", len(got))
-	}
-	if charged := before - credits(t); charged != 12 {
-		t.Errorf("charged %d; want 12", charged)
+// One file that cannot be read (its mode lets no one read it) or that is
+// gone by the time it is read (a dangling symlink is one that vanished)
+// fails alone, with its own reason; the twelve others are written and
+// charged.
+func TestOneUnreadableOrVanishedFileAmongThirteenFailsAlone(t *testing.T) {
+	for _, c := range []struct {
+		name, reason string
+		make         func(dir string) string
+	}{
+		{"unreadable", "permission denied", func(dir string) string {
+			p := writeImages(t, dir, "locked", 1)[0]
+			os.Chmod(p, 0)
+			return p
+		}},
+		{"vanished", "no such file", func(dir string) string {
+			p := filepath.Join(dir, "gone.png")
+			os.Symlink(filepath.Join(dir, "deleted-meanwhile.png"), p)
+			return p
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			settle(t)
+			dir := filepath.Join(t.TempDir(), "photos")
+			writeImages(t, dir, "alone", 12)
+			bad := c.make(dir)
+			out := filepath.Join(t.TempDir(), "out")
+			before := credits(t)
+			sum, stdout, stderr, err := compress(context.Background(), Options{Out: out, Paths: []string{dir}})
+			settle(t)
+			if err != nil || sum.Total != 13 || sum.Compressed != 12 || sum.Failed != 1 {
+				t.Fatalf("%+v %v; want 12 compressed, 1 failed\n%s%s", sum, err, stdout, stderr)
+			}
+			var failed []string
+			for _, l := range strings.Split(stdout, "\n") {
+				if strings.HasPrefix(l, "failed") {
+					failed = append(failed, l)
+				}
+			}
+			if len(failed) != 1 || !strings.Contains(failed[0], bad) || !strings.Contains(failed[0], c.reason) {
+				t.Errorf("want one failed line, naming %s and why (%s):\n%s", bad, c.reason, stdout)
+			}
+			if got, _ := filepath.Glob(filepath.Join(out, "*.png")); len(got) != 12 {
+				t.Errorf("%d written; want 12", len(got))
+			}
+			if charged := before - credits(t); charged != 12 {
+				t.Errorf("charged %d; want 12", charged)
+			}
+		})
 	}
 }
 
@@ -113,12 +131,13 @@ func TestAnUnreachableAPIIsOneLineNamingTheAddress(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "photos")
 	writeImages(t, dir, "down", 5)
 	api := "http://" + freeAddr() // nothing listens there any more
-	sum, stdout, _, err := compress(context.Background(), Options{API: api, Out: t.TempDir(), Paths: []string{dir}})
+	os.WriteFile(filepath.Join(dir, "anim.gif"), []byte("not sent"), 0o644)
+	sum, stdout, stderr, err := compress(context.Background(), Options{API: api, Out: t.TempDir(), Paths: []string{dir}})
 	var ue *UnreachableError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), api) || !strings.Contains(err.Error(), "go run . dev") {
-		t.Fatalf("err = %v; want one error naming %s and how to start dev", err, api)
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), api) || !strings.Contains(err.Error(), "go run . dev") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("err = %v; want one line naming %s and how to start dev", err, api)
 	}
-	if stdout != "" || sum.Failed != 0 {
-		t.Errorf("want no line per file, got %+v\n%s", sum, stdout)
+	if stdout != "" || stderr != "" || sum.Failed != 0 {
+		t.Errorf("want nothing else printed, got %+v\nstdout: %s\nstderr: %s", sum, stdout, stderr)
 	}
 }

@@ -262,6 +262,11 @@ func hashFile(f *file) error {
 	if err != nil {
 		return err
 	}
+	if info.Mode().Perm()&0o444 == 0 {
+		// Only root gets this far: the mode says no one reads this file,
+		// and a file marked so is not sent anywhere.
+		return &fs.PathError{Op: "open", Path: f.Real, Err: fmt.Errorf("%w: its mode %04o lets no one read it", fs.ErrPermission, info.Mode().Perm())}
+	}
 	h := sha256.New()
 	n, err := io.Copy(h, r)
 	if err != nil {

@@ -115,10 +115,18 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	passedOver(o, found)
 	if len(found.files) == 0 {
+		passedOver(o, found)
 		return Summary{Unsupported: len(found.unsupported)}, fmt.Errorf("%w: no %s file in %s", ErrNoImages, formatNames(), strings.Join(o.Paths, ", "))
 	}
+	c := &client{api: strings.TrimRight(o.API, "/"), key: o.Key, http: newHTTPClient()}
+	if err := c.health(ctx); err != nil {
+		if ctx.Err() != nil {
+			return Summary{}, ErrInterrupted
+		}
+		return Summary{}, err // one line, before anything else is printed
+	}
+	passedOver(o, found)
 	path, err := stateFile(o.Out, o.InPlace)
 	if err != nil {
 		return Summary{}, err
@@ -127,7 +135,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	r := &run{o: o, c: &client{api: strings.TrimRight(o.API, "/"), key: o.Key, http: newHTTPClient()}, st: st,
+	r := &run{o: o, c: c, st: st,
 		rep: newReporter(o, len(found.files)), waiting: map[string]*file{}, batches: map[string][]string{}}
 	r.sum.Total, r.sum.Unsupported = len(found.files), len(found.unsupported)
 	err = r.all(ctx, found.files)
