@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"time"
 )
@@ -85,13 +86,21 @@ func (c *client) do(req *http.Request, want int, into any) error {
 // retry, or a run resumed after Ctrl-C, with the same files gets the same
 // batch and pays nothing more. A file that cannot be read mid-upload is
 // returned as bad, with its reason, so the caller can fail it alone.
-func (c *client) createBatch(ctx context.Context, files []*file, readers []io.Reader, idemKey string) (b *batch, bad *file, err error) {
+func (c *client) createBatch(ctx context.Context, files []*file, readers []io.Reader, fields url.Values, idemKey string) (b *batch, bad *file, err error) {
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
 	var readErr error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		for _, k := range sortedKeys(fields) { // the batch's options, before its files
+			for _, v := range fields[k] {
+				if err := mw.WriteField(k, v); err != nil {
+					pw.CloseWithError(err)
+					return
+				}
+			}
+		}
 		for i, f := range files {
 			part, err := mw.CreateFormFile("file", filepath.Base(f.Path))
 			if err != nil {
@@ -125,6 +134,15 @@ func (c *client) createBatch(ctx context.Context, files []*file, readers []io.Re
 		return nil, nil, err
 	}
 	return b, nil, nil
+}
+
+func sortedKeys(v url.Values) []string {
+	keys := make([]string, 0, len(v))
+	for k := range v {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // batchJobs reads every job of a batch, in item order.

@@ -358,7 +358,7 @@ func (r *run) send(ctx context.Context, files []*file) (err error) {
 		err = r.st.save()
 		var bad *file
 		if err == nil {
-			b, bad, err = r.c.createBatch(ctx, files, readers, key)
+			b, bad, err = r.c.createBatch(ctx, files, readers, r.o.Fields, key)
 		}
 		for _, fh := range opened {
 			fh.Close()
