@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -18,6 +19,9 @@ func TestResultsKeepTheOriginalsModeAndMtimeWhenAsked(t *testing.T) {
 	paths := writeImages(t, dir, "mode", 3)
 	os.Chmod(paths[1], 0o640)
 	os.Chmod(paths[2], 0o755)
+	if os.Geteuid() == 0 {
+		os.Chown(paths[1], 1234, 5678) // another user's file: root keeps it theirs
+	}
 	old := time.Date(2021, 6, 1, 12, 0, 0, 0, time.UTC)
 	for _, p := range paths {
 		os.Chtimes(p, old, old)
@@ -31,6 +35,9 @@ func TestResultsKeepTheOriginalsModeAndMtimeWhenAsked(t *testing.T) {
 		got, err := os.Stat(filepath.Join(out, filepath.Base(p)))
 		if err != nil {
 			t.Fatal(err)
+		}
+		if ws, gs := want.Sys().(*syscall.Stat_t), got.Sys().(*syscall.Stat_t); os.Geteuid() == 0 && (ws.Uid != gs.Uid || ws.Gid != gs.Gid) {
+			t.Errorf("--out result %d owned by %d:%d; want the original's %d:%d", i, gs.Uid, gs.Gid, ws.Uid, ws.Gid)
 		}
 		if got.Mode().Perm() != want.Mode().Perm() {
 			t.Errorf("--out result %d has mode %v; want the original's %v", i, got.Mode().Perm(), want.Mode().Perm())
@@ -108,6 +115,33 @@ func TestSymlinksOutOfTheFolderAreFollowedOnlyWhenAsked(t *testing.T) {
 	sum, _, stderr, err = compress(context.Background(), Options{Out: filepath.Join(root, "out2"), Paths: []string{dir}, FollowSymlinks: true})
 	if err != nil || sum.Total != 3 {
 		t.Fatalf("--follow-symlinks: %+v %v\n%s", sum, err, stderr)
+	}
+}
+
+// --in-place through a symlink inside the folder replaces the file it
+// names, once, and leaves the symlink a symlink.
+func TestInPlaceThroughASymlinkReplacesItsTargetOnce(t *testing.T) {
+	settle(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := filepath.Join(t.TempDir(), "site")
+	target := writeImages(t, dir, "target", 1)[0]
+	link := filepath.Join(dir, "alias.png")
+	os.Symlink(target, link)
+	orig, _ := os.Stat(target)
+	before := credits(t)
+	sum, stdout, stderr, err := compress(context.Background(), Options{InPlace: true, Paths: []string{dir}})
+	settle(t)
+	if err != nil || sum.Total != 1 || sum.Compressed != 1 {
+		t.Fatalf("%+v %v\n%s%s", sum, err, stdout, stderr)
+	}
+	if charged := before - credits(t); charged != 1 {
+		t.Errorf("charged %d for one file reached twice; want 1", charged)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("%s is no longer a symlink: %v", link, err)
+	}
+	if now, _ := os.Stat(target); now.Size() >= orig.Size() {
+		t.Errorf("the target is %d bytes, %d before; want it replaced by the smaller result", now.Size(), orig.Size())
 	}
 }
 
