@@ -95,7 +95,7 @@ func (b *barReporter) file(r result, s Summary) {
 }
 
 func (b *barReporter) finish(s Summary, took time.Duration, interrupted bool) {
-	if interrupted {
+	if interrupted || s.Compressed+s.Kept+s.Skipped+s.Failed < s.Total {
 		b.bar.Exit() // stays at the files done, never jumps to 100 %
 	} else {
 		b.bar.Finish()
