@@ -67,12 +67,15 @@ func TestAnInterruptedBarStaysWhereItIs(t *testing.T) {
 	}
 }
 
-// The command itself, stopped with SIGINT: exit status 130, and how to
-// resume is the command to paste.
+// The command itself, stopped with SIGINT: exit status 130, how to resume
+// is the command to paste, and running it writes every file, each paid
+// once in all.
 func TestSIGINTStopsTheCommandAndSaysHowToResume(t *testing.T) {
+	settle(t)
 	dir := filepath.Join(t.TempDir(), "my photos")
 	writeImages(t, dir, "sigint", 40)
 	out := filepath.Join(t.TempDir(), "out")
+	before := credits(t)
 	cmd := exec.Command(dev.bin, "compress", "--api", dev.api, "--out", out, dir)
 	cmd.Env = append(os.Environ(), "IMGFLOW_API_KEY="+dev.key)
 	stdout, _ := cmd.StdoutPipe()
@@ -95,5 +98,16 @@ func TestSIGINTStopsTheCommandAndSaysHowToResume(t *testing.T) {
 	if !strings.Contains(stderr.String(), "To resume") || !strings.Contains(stderr.String(), want) {
 		t.Errorf("want how to resume, with %q:\n%s", want, stderr.String())
 	}
+	again := exec.Command(dev.bin, "compress", "--api", dev.api, "--out", out, dir)
+	again.Env = cmd.Env
+	if res, err := again.CombinedOutput(); err != nil {
+		t.Fatalf("the resume command: %v\n%s", err, res)
+	}
 	settle(t)
+	if got, _ := filepath.Glob(filepath.Join(out, "*.png")); len(got) != 40 {
+		t.Errorf("%d files written; want 40", len(got))
+	}
+	if charged := before - credits(t); charged != 40 {
+		t.Errorf("SIGINT then the resume command: %d credits for 40 files", charged)
+	}
 }
