@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -74,6 +75,8 @@ func startDev(tmp string) (stop func(), err error) {
 	cmd := exec.Command(dev.bin, "dev", "--addr", apiAddr, "--upstream-addr", upAddr, "--log-level", "warn")
 	cmd.Env = append(os.Environ(), "IMGFLOW_DEMO_KEY="+dev.key, "REDIS_URL=")
 	cmd.Stdout, cmd.Stderr = dev.logs, dev.logs
+	dieWithTests(cmd)
+	runtime.LockOSThread() // Pdeathsig follows the thread that started the child
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
