@@ -318,11 +318,11 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 			},
 			"responses": errorResponses,
 			"schemas": obj{
-				"Job":            jobSchema(c),
+				"Job":            required(jobSchema(c), "id", "status", "created_at"),
 				"JobRequest":     jobRequestSchema(c),
 				"JobList":        jobListSchema(oasRef),
 				"Account":        accountSchema(c),
-				"ImageCheck":     imageCheckSchema(c),
+				"ImageCheck":     required(imageCheckSchema(c), "would_charge", "credits_remaining", "input"),
 				"HookRequest":    hookRequestSchema(c),
 				"Hook":           hookSchema(),
 				"Delivery":       deliverySchema(oasRef),
@@ -385,4 +385,12 @@ func rawBodyParams() []any {
 func oasIncludeParam() obj {
 	return oasParam("include", "query", "data: a completed job's answer carries result.compressed_data, the compressed file in base64 (and a 202's Location keeps asking for it). What Make's and Power Automate's file outputs read.", false,
 		obj{"type": "string", "enum": []string{"data"}})
+}
+
+// required marks fields of s as always present: answers that are one of
+// several schemas (POST /v1/jobs 200: Job or ImageCheck) then match
+// exactly one under a strict validator, objects being open to additions.
+func required(s obj, fields ...string) obj {
+	s["required"] = fields
+	return s
 }

@@ -25,7 +25,7 @@ import (
 type jobRequest struct {
 	APIKey      string          `json:"api_key"`
 	ImageURL    string          `json:"image_url" validate:"omitempty,http_url,max=4096"`
-	Filename    string          `json:"filename" validate:"omitempty,max=255"`
+	Filename    string          `json:"filename" validate:"omitempty,max=255,filename"`
 	CallbackURL string          `json:"callback_url" validate:"omitempty,http_url,max=4096"`
 	Metadata    json.RawMessage `json:"metadata"`
 	// Dedupe false makes the job compress even an image its key had
@@ -142,6 +142,9 @@ func readJSONJob(c echo.Context, max int64) (*jobRequest, error) {
 	opt := base64Options(c.Request().ContentLength)
 	opt.Digest = in.digest
 	res, err := b64json.Decode(c.Request().Body, opt, &in)
+	if name, ok := unknownFieldName(err); ok {
+		return nil, unknownField(name, jobFields())
+	}
 	if err != nil {
 		return nil, bodyError(err)
 	}
@@ -158,14 +161,25 @@ func base64Options(contentLength int64) b64json.Options {
 		DecodedHint: int(min(contentLength, maxJSONBody) / 4 * 3),
 		MaxOther:    maxOtherFields,
 		Lenient:     true,
+		Strict:      true,
 	}
+}
+
+// jobFields are the fields of a create-job request, for the suggestion
+// given with an unknown one.
+func jobFields() []string {
+	return append(jsonFields(&jobRequest{}), "image_base64")
 }
 
 // decodeJSON decodes one small JSON object, and nothing after it, and
 // explains what is wrong with it.
 func decodeJSON(body io.Reader, v any) error {
 	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
+	if name, ok := unknownFieldName(err); ok {
+		return unknownField(name, jsonFields(v))
+	}
 	if err == nil {
 		if _, terr := dec.Token(); terr != io.EOF {
 			err = terr
@@ -256,6 +270,9 @@ func readMultipartJob(c echo.Context, boundary string) (*jobRequest, error) {
 			in.base64 = res
 			continue
 		}
+		if !textFields[name] && isTextPart(part) {
+			return nil, unknownField(name, jobFields())
+		}
 		if textFields[name] && part.FileName() == "" {
 			val, err := io.ReadAll(io.LimitReader(part, maxTextPart+1))
 			if err != nil {
@@ -289,6 +306,18 @@ func readMultipartJob(c echo.Context, boundary string) (*jobRequest, error) {
 		}
 	}
 	return in, nil
+}
+
+// isTextPart reports a multipart part that is a form field rather than a
+// file: no file name, and no type or a text one. Such a part with a name
+// the request does not know is refused (a misspelt field would otherwise
+// be taken for the file); a file may come under any name.
+func isTextPart(part *multipart.Part) bool {
+	if part.FileName() != "" {
+		return false
+	}
+	mediaType, _, _ := mime.ParseMediaType(part.Header.Get("Content-Type"))
+	return mediaType == "" || mediaType == "text/plain"
 }
 
 func multipartError(err error) error {

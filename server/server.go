@@ -289,7 +289,7 @@ func (s *Server) routes() *echo.Echo {
 	v1.GET("/jobs/:id/file", s.getJobFile) // key or signed token
 	v1.GET("/jobs/:id/deliveries", s.listDeliveries, s.requireKey)
 	v1.POST("/jobs/:id/deliveries/:delivery_id/redeliver", s.redeliver, s.requireKey)
-	v1.POST("/batches", s.createBatch) // key may be in the body
+	v1.POST("/batches", s.createBatch, s.requireHeaderKeyFirst) // no body is read without a key
 	v1.GET("/batches", s.listBatches, s.requireKey)
 	v1.GET("/batches/:id", s.getBatch, s.requireKey)
 	v1.GET("/batches/:id/jobs", s.listBatchJobs, s.requireKey)

@@ -50,6 +50,9 @@ type Options struct {
 	// Digest, when set, is written the decoded bytes as they are decoded
 	// (a hash taken while the field streams, without reading it again).
 	Digest io.Writer
+	// Strict refuses a field that rest has no place for, with
+	// encoding/json's error for it (`json: unknown field "name"`).
+	Strict bool
 }
 
 // Result is the decoded field.
@@ -78,7 +81,11 @@ func Decode(r io.Reader, opt Options, rest any) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal(s.rest.Bytes(), rest); err != nil {
+	dec := json.NewDecoder(&s.rest)
+	if opt.Strict {
+		dec.DisallowUnknownFields()
+	}
+	if err := dec.Decode(rest); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -324,10 +331,19 @@ func (s *scanner) fileContent() error {
 		return bad(`file content needs "$content" (the file in base64)`)
 	}
 	if declared != "" {
-		if mt, _, err := mime.ParseMediaType(declared); err == nil {
-			s.res.MediaType = mt // lower case, parameters dropped
-		} else {
+		mt, _, err := mime.ParseMediaType(declared)
+		if err != nil {
 			return bad(`"$content-type" must be a media type such as image/png`)
+		}
+		// "$content" may be a data: URI with a type of its own: two
+		// declarations that disagree are a flow's mistake, not a choice.
+		own := s.res.MediaType
+		switch {
+		case own == "" || own == "application/octet-stream":
+			s.res.MediaType = mt // lower case, parameters dropped
+		case mt == "application/octet-stream" || sameImageType(own, mt):
+		default:
+			return bad(fmt.Sprintf(`"$content-type" says %s but the data: URI in "$content" says %s`, mt, own))
 		}
 	}
 	return nil
@@ -505,4 +521,16 @@ func (s *scanner) value(c byte, limit int) ([]byte, error) {
 		return nil, syntaxErr("invalid value %.20q", out)
 	}
 	return out, nil
+}
+
+// sameImageType reports whether two media types name the same format
+// (image/jpg and image/pjpeg are JPEG's aliases).
+func sameImageType(a, b string) bool {
+	alias := func(t string) string {
+		if t == "image/jpg" || t == "image/pjpeg" {
+			return "image/jpeg"
+		}
+		return t
+	}
+	return alias(a) == alias(b)
 }
