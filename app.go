@@ -84,6 +84,15 @@ type appOptions struct {
 	// rate limits of POST /v1/hooks/{id}/test and /recover; beyond them
 	// 429 rate_limited. Defaults 10 and 6; negative: no limit.
 	HookTestsPerMinute, HookRecoversPerHour int
+	// KeyShare (--key-share, IMGFLOW_KEY_SHARE): compress tasks one API
+	// key runs at once across the workers; its others wait, parked, while
+	// other keys' run. Default 0: half of the worker's concurrency;
+	// negative: no share. work and dev only (addWorkerFlags).
+	KeyShare int
+	// DeliveryConcurrency (--delivery-concurrency,
+	// IMGFLOW_DELIVERY_CONCURRENCY): deliveries one worker runs at once,
+	// apart from compress tasks. Default 0: the worker's concurrency.
+	DeliveryConcurrency int
 
 	// MaxHooksPerKey (--max-hooks-per-key, IMGFLOW_MAX_HOOKS_PER_KEY): a
 	// key's hook subscriptions; one more is 409 too_many_hooks, and one
@@ -144,6 +153,12 @@ func addAPIFlags(fs *flagSet, o *appOptions) {
 	fs.Int(&o.MaxLargeBodies, "max-large-bodies", "IMGFLOW_MAX_LARGE_BODIES", 0, "request bodies over 256 KiB the API reads at once (0: sized from the memory limit)")
 	fs.Duration(&o.SecretOverlap, "secret-overlap", "IMGFLOW_SECRET_OVERLAP", connector.DefaultSecretOverlap, "how long a rotated webhook secret still signs deliveries beside the new one")
 	fs.Duration(&o.KeyGrace, "key-grace", "IMGFLOW_KEY_GRACE", 24*time.Hour, "while the compression API cannot check keys, serve only keys it confirmed within this long; others get 503 upstream_unavailable")
+}
+
+// addWorkerFlags adds the settings only the worker reads (work, dev).
+func addWorkerFlags(fs *flagSet, o *appOptions) {
+	fs.Int(&o.KeyShare, "key-share", "IMGFLOW_KEY_SHARE", 0, "compress tasks one API key runs at once across the workers, batch items included; its others wait while other keys' run (0: half of --concurrency; negative: no share)")
+	fs.Int(&o.DeliveryConcurrency, "delivery-concurrency", "IMGFLOW_DELIVERY_CONCURRENCY", 0, "deliveries (callbacks, hook events) run at once by this process, apart from compress tasks (0: as --concurrency)")
 }
 
 // validateAPI checks the settings of addAPIFlags.
@@ -309,7 +324,7 @@ func (a *app) apiServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 	// Queue sizes are read from Redis at each scrape of the API's /metrics.
 	inspector := asynq.NewInspector(a.redisOpt)
 	a.closers = append(a.closers, inspector.Close)
-	a.metrics.WatchQueues(inspector, a.opts.Queue)
+	a.metrics.WatchQueues(inspector, a.opts.Queue, worker.DeliveryQueue(a.opts.Queue))
 	return server.New(server.Config{
 		Jobs:                a.store,
 		Blobs:               a.blobs,
@@ -356,6 +371,7 @@ func (a *app) worker(logger *slog.Logger, concurrency int) (*worker.Worker, erro
 		RedisConnOpt:   a.redisOpt,
 		Queue:          a.opts.Queue,
 		Concurrency:    concurrency,
+		KeyShare:       a.opts.KeyShare,
 		Jobs:           a.store,
 		Blobs:          a.blobs,
 		FileURL:        a.fileURL,
@@ -374,6 +390,8 @@ func (a *app) worker(logger *slog.Logger, concurrency int) (*worker.Worker, erro
 		MaxHooksPerKey: a.opts.MaxHooksPerKey,
 		Logger:         logger,
 		Observer:       a.metrics,
+
+		DeliveryConcurrency: a.opts.DeliveryConcurrency,
 	})
 }
 
