@@ -293,7 +293,8 @@ func readMultipartBatch(c echo.Context, boundary string) (*batchRequest, error) 
 		}
 		name := part.FormName()
 		textField := slices.Contains(multipartBatchFields, name)
-		if isTextPart(part) && !textField {
+		file, ok := fileOrField(part, !textField)
+		if !ok {
 			return nil, unknownField(name, multipartBatchFields)
 		}
 		if part.FileName() == "" && textField {
@@ -325,7 +326,7 @@ func readMultipartBatch(c echo.Context, boundary string) (*batchRequest, error) 
 			return nil, fieldError("file", fmt.Sprintf("at most %d files per multipart batch; send more as JSON items or in further batches", maxBatchFiles))
 		}
 		buf := chunkbuf.New(64 << 10)
-		n, err := buf.ReadFrom(io.LimitReader(part, connector.MaxImageSize+1))
+		n, err := buf.ReadFrom(io.LimitReader(file, connector.MaxImageSize+1))
 		if err != nil {
 			return nil, batchTooLarge(multipartError(err))
 		}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -270,7 +271,8 @@ func readMultipartJob(c echo.Context, boundary string) (*jobRequest, error) {
 			in.base64 = res
 			continue
 		}
-		if !textFields[name] && isTextPart(part) {
+		file, ok := fileOrField(part, !textFields[name])
+		if !ok {
 			return nil, unknownField(name, jobFields())
 		}
 		if textFields[name] && part.FileName() == "" {
@@ -290,7 +292,7 @@ func readMultipartJob(c echo.Context, boundary string) (*jobRequest, error) {
 		sawFile = true
 		// Chunks, sized to end near the length the body declares.
 		buf := chunkbuf.New(min(c.Request().ContentLength, connector.MaxImageSize))
-		n, err := buf.ReadFrom(io.TeeReader(io.LimitReader(part, connector.MaxImageSize+1), in.digest))
+		n, err := buf.ReadFrom(io.TeeReader(io.LimitReader(file, connector.MaxImageSize+1), in.digest))
 		if err != nil {
 			return nil, multipartError(err)
 		}
@@ -308,16 +310,20 @@ func readMultipartJob(c echo.Context, boundary string) (*jobRequest, error) {
 	return in, nil
 }
 
-// isTextPart reports a multipart part that is a form field rather than a
-// file: no file name, and no type or a text one. Such a part with a name
-// the request does not know is refused (a misspelt field would otherwise
-// be taken for the file); a file may come under any name.
-func isTextPart(part *multipart.Part) bool {
-	if part.FileName() != "" {
-		return false
-	}
+// fileOrField tells a file part from a misspelt text field. A part with a
+// name the form does not know (unknown) is a file when it says so (named
+// file, a file name, or a type other than text) or when its bytes begin as an image
+// does (curl -F 'file=<photo.png' sends neither); otherwise it is a field
+// the request does not know, refused rather than taken for the file (ok
+// false). file reads the part from its start.
+func fileOrField(part *multipart.Part, unknown bool) (file io.Reader, ok bool) {
 	mediaType, _, _ := mime.ParseMediaType(part.Header.Get("Content-Type"))
-	return mediaType == "" || mediaType == "text/plain"
+	if !unknown || part.FormName() == "file" || part.FileName() != "" || (mediaType != "" && mediaType != "text/plain") {
+		return part, true
+	}
+	br := bufio.NewReaderSize(part, 512)
+	head, _ := br.Peek(64)
+	return br, connector.SniffImageType(head) != ""
 }
 
 func multipartError(err error) error {

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"runtime"
 	"strings"
@@ -382,4 +383,25 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 	}
 	r.n -= k
 	return k, nil
+}
+
+// TestAMultipartFileNeedsNoFileName: a file part without a file name or a
+// type (curl -F 'image=<photo.png') is still the file when its bytes are an
+// image; a text part of an unknown name is refused.
+func TestAMultipartFileNeedsNoFileName(t *testing.T) {
+	h := newHarness(t)
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	mw.WriteField("image", string(images.Read(t, "photo.png")))
+	mw.WriteField("filename", "named.png")
+	mw.Close()
+	r := h.do("POST", "/v1/jobs", &buf, map[string]string{"Content-Type": mw.FormDataContentType(), "X-API-Key": h.key})
+	expectStatus(t, r, http.StatusAccepted)
+	buf.Reset()
+	mw = multipart.NewWriter(&buf)
+	mw.WriteField("image", string(images.Read(t, "photo.png")))
+	mw.WriteField("calback_url", "https://hooks.example.com/x")
+	mw.Close()
+	r = h.do("POST", "/v1/jobs", &buf, map[string]string{"Content-Type": mw.FormDataContentType(), "X-API-Key": h.key})
+	expectError(t, r, http.StatusBadRequest, connector.EINVALID, `unknown field "calback_url": is not a field of this request; did you mean callback_url?`)
 }
