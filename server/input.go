@@ -71,9 +71,9 @@ func (s *Server) readJobRequest(c echo.Context) (*jobRequest, error) {
 	var err error
 	switch {
 	case isJSON(req.Header.Get(echo.HeaderContentType)):
-		in, err = readJSONJob(c, maxJSONBody)
+		in, err = readJSONJob(c, maxJSONBody, s.bodyKeyCheck(c))
 	case mediaType == "multipart/form-data" && params["boundary"] != "":
-		in, err = readMultipartJob(c, params["boundary"])
+		in, err = readMultipartJob(c, params["boundary"], s.bodyKeyCheck(c))
 	case isRawImage(mediaType):
 		in, err = readRawJob(c)
 	default:
@@ -135,13 +135,38 @@ func limitBody(c echo.Context, max int64) error {
 	return nil
 }
 
-func readJSONJob(c echo.Context, max int64) (*jobRequest, error) {
+// bodyKeyCheck checks an api_key read from the body of a request without
+// a key in its headers, as soon as it is read: a bad key is refused before
+// the rest of the body (the image, when it follows) is read. nil when the
+// headers carry the key (checked already).
+func (s *Server) bodyKeyCheck(c echo.Context) func(key string) error {
+	if headerKey(c) != "" {
+		return nil
+	}
+	return func(key string) error {
+		if key = strings.TrimSpace(key); key == "" {
+			return nil
+		}
+		return s.authenticate(c, key)
+	}
+}
+
+func readJSONJob(c echo.Context, max int64, checkKey func(string) error) (*jobRequest, error) {
 	if err := limitBody(c, max); err != nil {
 		return nil, err
 	}
 	in := jobRequest{digest: sha256.New()}
 	opt := base64Options(c.Request().ContentLength)
 	opt.Digest = in.digest
+	if checkKey != nil {
+		opt.OnField = func(name string, raw []byte) error {
+			var key string
+			if name != "api_key" || json.Unmarshal(raw, &key) != nil {
+				return nil // a wrong type is refused with the rest
+			}
+			return checkKey(key)
+		}
+	}
 	res, err := b64json.Decode(c.Request().Body, opt, &in)
 	if name, ok := unknownFieldName(err); ok {
 		return nil, unknownField(name, jobFields())
@@ -245,7 +270,7 @@ var textFields = map[string]bool{"api_key": true, "image_url": true, "filename":
 
 // readMultipartJob streams the parts: text fields by name, and exactly one
 // file part under any field name, read with the image cap.
-func readMultipartJob(c echo.Context, boundary string) (*jobRequest, error) {
+func readMultipartJob(c echo.Context, boundary string, checkKey func(string) error) (*jobRequest, error) {
 	if err := limitBody(c, maxMultipartBody+maxJSONBody); err != nil { // image_base64 may come as a text part
 		return nil, err
 	}
@@ -284,6 +309,11 @@ func readMultipartJob(c echo.Context, boundary string) (*jobRequest, error) {
 				return nil, fieldError(name, fmt.Sprintf("must be at most %d bytes", maxTextPart))
 			}
 			in.setText(name, string(val))
+			if name == "api_key" && checkKey != nil {
+				if err := checkKey(in.APIKey); err != nil {
+					return nil, err
+				}
+			}
 			continue
 		}
 		if sawFile {

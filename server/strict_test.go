@@ -405,3 +405,24 @@ func TestAMultipartFileNeedsNoFileName(t *testing.T) {
 	r = h.do("POST", "/v1/jobs", &buf, map[string]string{"Content-Type": mw.FormDataContentType(), "X-API-Key": h.key})
 	expectError(t, r, http.StatusBadRequest, connector.EINVALID, `unknown field "calback_url": is not a field of this request; did you mean callback_url?`)
 }
+
+// TestABodyKeyIsCheckedBeforeTheImageThatFollowsIt: without a key in the
+// headers, an api_key at the start of a JSON or multipart job body is
+// checked as soon as it is read, before the image after it: a bad key is a
+// 401 even when what follows is malformed (were the image read first, the
+// answer would be its 400).
+func TestABodyKeyIsCheckedBeforeTheImageThatFollowsIt(t *testing.T) {
+	h := newHarness(t)
+	r := h.do("POST", "/v1/jobs", strings.NewReader(`{"api_key":"sk_unknown_key_0000","image_base64":"!!! not base64 !!!"}`), map[string]string{"Content-Type": "application/json"})
+	expectError(t, r, http.StatusUnauthorized, connector.EUNAUTHORIZED, "Invalid API key")
+	mp := "--XYZ\r\nContent-Disposition: form-data; name=\"api_key\"\r\n\r\nsk_unknown_key_0000\r\n--XYZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.png\"\r\n\r\n\x89PNG truncated, no closing boundary"
+	r = h.do("POST", "/v1/jobs", strings.NewReader(mp), map[string]string{"Content-Type": "multipart/form-data; boundary=XYZ"})
+	expectError(t, r, http.StatusUnauthorized, connector.EUNAUTHORIZED, "Invalid API key")
+	// The same bodies with a good key: the malformed image is the answer.
+	r = h.do("POST", "/v1/jobs", strings.NewReader(`{"api_key":"`+h.key+`","image_base64":"!!! not base64 !!!"}`), map[string]string{"Content-Type": "application/json"})
+	expectStatus(t, r, http.StatusBadRequest)
+	// And a good key with a good image makes the job.
+	png := base64.StdEncoding.EncodeToString(images.Read(t, "photo.png"))
+	r = h.do("POST", "/v1/jobs", strings.NewReader(`{"api_key":"`+h.key+`","image_base64":"`+png+`"}`), map[string]string{"Content-Type": "application/json"})
+	expectStatus(t, r, http.StatusAccepted)
+}

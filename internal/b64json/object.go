@@ -50,6 +50,11 @@ type Options struct {
 	// Digest, when set, is written the decoded bytes as they are decoded
 	// (a hash taken while the field streams, without reading it again).
 	Digest io.Writer
+	// OnField, when set, is given every other field as soon as it is read
+	// (its name and JSON text), before anything after it: an error stops
+	// the decoding there (a key in the body is checked before the image
+	// that follows it is read).
+	OnField func(name string, raw []byte) error
 	// Strict refuses a field that rest has no place for, with
 	// encoding/json's error for it (`json: unknown field "name"`).
 	Strict bool
@@ -213,6 +218,11 @@ func (s *scanner) object() (*Result, error) {
 			s.rest.Write(rawKey)
 			s.rest.WriteByte(':')
 			s.rest.Write(raw)
+			if s.opt.OnField != nil {
+				if err := s.opt.OnField(key, raw); err != nil {
+					return nil, err
+				}
+			}
 		}
 		if c, err = s.must(); err != nil {
 			return nil, err
