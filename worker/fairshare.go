@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -72,6 +73,38 @@ redis.call('PEXPIRE', KEYS[2], 10 * lease)
 return {0, redis.call('ZCARD', KEYS[2])}
 `)
 
+// owners remembers the owners of jobs whose tasks were parked here, so
+// that a parked task coming back costs no read of its job: a flood's tasks
+// are parked again and again while they wait. Bounded: forgotten whole
+// when full (a forgotten owner is read again).
+type owners struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+const maxOwners = 100_000
+
+func (o *owners) get(jobID string) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.m[jobID]
+}
+
+func (o *owners) put(jobID, owner string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.m == nil || len(o.m) >= maxOwners {
+		o.m = make(map[string]string)
+	}
+	o.m[jobID] = owner
+}
+
+func (o *owners) forget(jobID string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.m, jobID)
+}
+
 // fairShare admits compress tasks within each key's share.
 type fairShare struct {
 	rdb    redis.UniversalClient
@@ -80,6 +113,7 @@ type fairShare struct {
 	owner  func(ctx context.Context, jobID string) string
 	// parkBase scales the parking delay; tests shorten it.
 	parkBase time.Duration
+	parked   owners // owners of the tasks parked by this process
 }
 
 func (f *fairShare) keys(owner string) []string {
@@ -97,7 +131,10 @@ func (f *fairShare) wrap(next asynq.HandlerFunc) asynq.HandlerFunc {
 		if json.Unmarshal(t.Payload(), &p) != nil || p.JobID == "" {
 			return next(ctx, t) // its handler drops it
 		}
-		owner := f.owner(ctx, p.JobID)
+		owner := f.parked.get(p.JobID)
+		if owner == "" {
+			owner = f.owner(ctx, p.JobID)
+		}
 		if owner == "" {
 			return next(ctx, t) // no job: its handler says so
 		}
@@ -109,8 +146,10 @@ func (f *fairShare) wrap(next asynq.HandlerFunc) asynq.HandlerFunc {
 		retried, _ := asynq.GetRetryCount(ctx)
 		maxRetry, _ := asynq.GetMaxRetry(ctx)
 		if r[0] == 0 && retried < maxRetry {
+			f.parked.put(p.JobID, owner)
 			return &waitingError{waiting: int(r[1])}
 		}
+		f.parked.forget(p.JobID)
 		defer func() {
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
