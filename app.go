@@ -93,6 +93,10 @@ type appOptions struct {
 	// IMGFLOW_DELIVERY_CONCURRENCY): deliveries one worker runs at once,
 	// apart from compress tasks. Default 0: the worker's concurrency.
 	DeliveryConcurrency int
+	// DeliveryKeyShare (--delivery-key-share, IMGFLOW_DELIVERY_KEY_SHARE):
+	// deliveries of one key's jobs and batches run at once. Default 0:
+	// half of the delivery concurrency; negative: no share.
+	DeliveryKeyShare int
 
 	// MaxHooksPerKey (--max-hooks-per-key, IMGFLOW_MAX_HOOKS_PER_KEY): a
 	// key's hook subscriptions; one more is 409 too_many_hooks, and one
@@ -158,6 +162,7 @@ func addAPIFlags(fs *flagSet, o *appOptions) {
 // addWorkerFlags adds the settings only the worker reads (work, dev).
 func addWorkerFlags(fs *flagSet, o *appOptions) {
 	fs.Int(&o.KeyShare, "key-share", "IMGFLOW_KEY_SHARE", 0, "compress tasks one API key runs at once across the workers, batch items included; its others wait while other keys' run (0: half of --concurrency; negative: no share)")
+	fs.Int(&o.DeliveryKeyShare, "delivery-key-share", "IMGFLOW_DELIVERY_KEY_SHARE", 0, "deliveries of one API key's jobs and batches run at once across the workers; its others wait while other keys' run (0: half of --delivery-concurrency; negative: no share)")
 	fs.Int(&o.DeliveryConcurrency, "delivery-concurrency", "IMGFLOW_DELIVERY_CONCURRENCY", 0, "deliveries (callbacks, hook events) run at once by this process, apart from compress tasks (0: as --concurrency)")
 }
 
@@ -392,6 +397,7 @@ func (a *app) worker(logger *slog.Logger, concurrency int) (*worker.Worker, erro
 		Observer:       a.metrics,
 
 		DeliveryConcurrency: a.opts.DeliveryConcurrency,
+		DeliveryKeyShare:    a.opts.DeliveryKeyShare,
 	})
 }
 

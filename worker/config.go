@@ -45,6 +45,15 @@ type Config struct {
 	// mostly wait on receivers, so this may well exceed the CPUs.
 	DeliveryConcurrency int
 
+	// DeliveryKeyShare is how many deliveries of one API key's jobs and
+	// batches run at once across the workers (IMGFLOW_DELIVERY_KEY_SHARE):
+	// a key whose receivers are slow, or who has thousands of deliveries
+	// queued, leaves the rest of the delivery pool to other keys'
+	// callbacks. Default: half of DeliveryConcurrency, at least 1;
+	// negative: no share. Events of no job or batch (tests, credits low)
+	// are not counted.
+	DeliveryKeyShare int
+
 	// Fetchers is how many asynq servers share Concurrency, each taking
 	// tasks with its own dequeue loop. asynq dequeues one task at a time
 	// per server, a Redis round trip each, and under load that loop, not
@@ -253,6 +262,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.DeliveryConcurrency <= 0 {
 		cfg.DeliveryConcurrency = cfg.Concurrency
+	}
+	if cfg.DeliveryKeyShare == 0 {
+		cfg.DeliveryKeyShare = max(1, cfg.DeliveryConcurrency/2)
 	}
 	if cfg.ResultTTL <= 0 {
 		cfg.ResultTTL = 24 * time.Hour

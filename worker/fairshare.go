@@ -11,6 +11,8 @@ import (
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/imgflow/imgflow/connector"
 )
 
 // Fair shares of the compress workers. Every compress task shares one FIFO
@@ -41,9 +43,12 @@ import (
 // errWaitingForShare parks a task whose key runs its share already.
 var errWaitingForShare = errors.New("waiting for a place in its key's share of the workers")
 
-// shareLease is how long a place is held without the task's end: past the
+// Leases: how long a place is held without its task's end: past the
 // task's own timeout, after which asynq has given up on it anyway.
-const shareLease = compressTimeout + 30*time.Second
+const (
+	shareLease         = compressTimeout + 30*time.Second
+	deliveryShareLease = deliveryTimeout + 30*time.Second
+)
 
 // Parking delays: a parked task comes back after parkBase, stretched by
 // how many of its key's tasks wait (they can only run one share at a
@@ -108,9 +113,9 @@ func (o *owners) forget(jobID string) {
 // fairShare admits compress tasks within each key's share.
 type fairShare struct {
 	rdb    redis.UniversalClient
-	prefix string // "imgflow:share:{queue}:"
-	share  int    // <= 0: no share (every task admitted)
-	owner  func(ctx context.Context, jobID string) string
+	prefix string        // "imgflow:share:{queue}:"
+	share  int           // <= 0: no share (every task admitted)
+	lease  time.Duration // how long a place is held without its task's end
 	// parkBase scales the parking delay; tests shorten it.
 	parkBase time.Duration
 	parked   owners // owners of the tasks parked by this process
@@ -120,42 +125,68 @@ func (f *fairShare) keys(owner string) []string {
 	return []string{f.prefix + owner + ":running", f.prefix + owner + ":waiting"}
 }
 
-// wrap runs next for a compress task only within its key's share, and
-// gives the place back when next returns.
-func (f *fairShare) wrap(next asynq.HandlerFunc) asynq.HandlerFunc {
+// wrap runs next for a task only within its key's share, and gives the
+// place back when next returns. identify names the task's place (its job
+// id, or a delivery's task id) and finds its key's owner ("" admits it:
+// the handler deals with a task it cannot place).
+func (f *fairShare) wrap(next asynq.HandlerFunc, identify func(ctx context.Context, t *asynq.Task) (member string, owner func() string)) asynq.HandlerFunc {
 	if f.share <= 0 {
 		return next
 	}
 	return func(ctx context.Context, t *asynq.Task) error {
-		var p compressPayload
-		if json.Unmarshal(t.Payload(), &p) != nil || p.JobID == "" {
-			return next(ctx, t) // its handler drops it
+		member, lookup := identify(ctx, t)
+		if member == "" {
+			return next(ctx, t)
 		}
-		owner := f.parked.get(p.JobID)
+		owner := f.parked.get(member)
 		if owner == "" {
-			owner = f.owner(ctx, p.JobID)
+			owner = lookup()
 		}
 		if owner == "" {
-			return next(ctx, t) // no job: its handler says so
+			return next(ctx, t)
 		}
 		keys := f.keys(owner)
-		r, err := admitScript.Run(ctx, f.rdb, keys, p.JobID, f.share, shareLease.Milliseconds()).Int64Slice()
+		r, err := admitScript.Run(ctx, f.rdb, keys, member, f.share, f.lease.Milliseconds()).Int64Slice()
 		if err != nil {
 			return next(ctx, t) // Redis trouble: fail open; the handler meets it too
 		}
 		retried, _ := asynq.GetRetryCount(ctx)
 		maxRetry, _ := asynq.GetMaxRetry(ctx)
 		if r[0] == 0 && retried < maxRetry {
-			f.parked.put(p.JobID, owner)
-			return &waitingError{waiting: int(r[1])}
+			f.parked.put(member, owner)
+			return &waitingError{waiting: int(r[1]), delay: f.parkDelay(int(r[1]))}
 		}
-		f.parked.forget(p.JobID)
+		f.parked.forget(member)
 		defer func() {
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
-			f.rdb.ZRem(ctx, keys[0], p.JobID)
+			f.rdb.ZRem(ctx, keys[0], member)
 		}()
 		return next(ctx, t)
+	}
+}
+
+// placeCompress places a compress task by its job id.
+func placeCompress(jobOwner func(ctx context.Context, jobID string) string) func(context.Context, *asynq.Task) (string, func() string) {
+	return func(ctx context.Context, t *asynq.Task) (string, func() string) {
+		var p compressPayload
+		if json.Unmarshal(t.Payload(), &p) != nil || p.JobID == "" {
+			return "", nil // its handler drops it
+		}
+		return p.JobID, func() string { return jobOwner(ctx, p.JobID) }
+	}
+}
+
+// placeDelivery places a delivery by its task id, under the owner of its
+// job or batch; an event of neither (a test, credits low) is not placed.
+func placeDelivery(owner func(ctx context.Context, d connector.Delivery) string) func(context.Context, *asynq.Task) (string, func() string) {
+	return func(ctx context.Context, t *asynq.Task) (string, func() string) {
+		var d connector.Delivery
+		id, _ := asynq.GetTaskID(ctx)
+		if json.Unmarshal(t.Payload(), &d) != nil || id == "" || (d.JobID == "" && d.BatchID == "") {
+			return "", nil
+		}
+		return id, func() string { return owner(ctx, d) }
 	}
 }
 
@@ -169,8 +200,11 @@ func (f *fairShare) parkDelay(waiting int) time.Duration {
 }
 
 // waitingError is errWaitingForShare with the key's count of waiting
-// tasks, for the delay.
-type waitingError struct{ waiting int }
+// tasks and the delay that follows from it.
+type waitingError struct {
+	waiting int
+	delay   time.Duration
+}
 
 func (e *waitingError) Error() string {
 	return errWaitingForShare.Error() + " (" + strconv.Itoa(e.waiting) + " of its key's tasks wait)"

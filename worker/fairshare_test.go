@@ -3,6 +3,8 @@ package worker
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -105,7 +107,7 @@ func TestAKeysFloodWaitsWhileAnotherKeysJobRuns(t *testing.T) {
 // one place, a second job waits, and a released place admits it.
 func TestASharePlaceIsHeldOncePerJob(t *testing.T) {
 	h := newHarness(t)
-	f := &fairShare{rdb: h.redis.Client, prefix: "imgflow:share:{" + h.redis.Queue() + "}:", share: 1, parkBase: parkBase}
+	f := &fairShare{rdb: h.redis.Client, prefix: "imgflow:share:{" + h.redis.Queue() + "}:", share: 1, lease: shareLease, parkBase: parkBase}
 	keys := f.keys("owner")
 	ctx := context.Background()
 	admit := func(id string) (admitted, waiting int64) {
@@ -131,5 +133,57 @@ func TestASharePlaceIsHeldOncePerJob(t *testing.T) {
 	}
 	if d := f.parkDelay(1); d < f.parkBase || d > f.parkBase*6/5 {
 		t.Errorf("parkDelay(1) = %v", d)
+	}
+}
+
+// TestAKeysSlowDeliveriesLeaveTheOthersTheirCallbacks: with 2 delivery
+// workers and a delivery share of 1, a key's callbacks to a receiver that
+// does not answer hold one delivery worker, never both; another key's
+// callback is delivered meanwhile, and the held ones after.
+func TestAKeysSlowDeliveriesLeaveTheOthersTheirCallbacks(t *testing.T) {
+	h := newHarness(t)
+	h.cfg.DeliveryConcurrency, h.cfg.DeliveryKeyShare = 2, 1
+	h.tweak = func(w *Worker) { w.deliveryShare.parkBase = 20 * time.Millisecond }
+	open := make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(open) }) }
+	var inFlight, most, slowDone atomic.Int64
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		select {
+		case <-open:
+			slowDone.Add(1)
+		case <-r.Context().Done(): // the sender gave up (its time-out): no longer held
+		}
+	}))
+	t.Cleanup(slow.Close)
+	t.Cleanup(release)
+	fast := newReceiver(t)
+	h.start()
+
+	for range 4 {
+		h.submitURLJob(slow.URL + "/cb")
+	}
+	waitFor(t, "the slow key's first callback", func() bool { return inFlight.Load() == 1 })
+	url := "https://images.test/other.png"
+	h.fetcher.set(url, &connector.Image{Data: bytes.NewReader(images.Read(t, "photo.png")), MIMEType: "image/png", Filename: "other.png"})
+	other := &connector.Job{ID: uuid.Must(uuid.NewV7()).String(), Status: connector.StatusQueued,
+		Input: connector.JobInput{Kind: connector.InputURL, URL: url}, CallbackURL: fast.URL,
+		Owner: h.keyring.KeyHash("another-key-0123456789"), SealedKey: h.keyring.Seal("another-key-0123456789")}
+	if err := h.store.CreateJob(context.Background(), other); err != nil {
+		t.Fatal(err)
+	}
+	h.enqueue(other.ID)
+	waitFor(t, "the other key's callback while the slow key's hang", func() bool { return fast.count() == 1 })
+	if n := most.Load(); n != 1 {
+		t.Errorf("the slow key held %d delivery workers at once; its share is 1", n)
+	}
+	release()
+	waitFor(t, "every held callback delivered once released", func() bool { return slowDone.Load() >= 4 })
+	if n := most.Load(); n != 1 {
+		t.Errorf("the slow key held %d delivery workers at once; its share is 1", n)
 	}
 }

@@ -10,20 +10,24 @@ import (
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/imgflow/imgflow/connector"
 )
 
 // Worker serves imgflow's asynq queue: compress tasks and deliveries.
 type Worker struct {
-	cfg    Config
-	log    *slog.Logger
-	obs    Observer
-	rdb    redis.UniversalClient // the client's connection, also for wake-ups
-	wk     *waker                // holds asynq's idle dequeues (wake.go)
-	dwk    *waker                // the same for the delivery queue
-	share  *fairShare            // each key's share of the compress workers
-	client *asynq.Client
-	queue  *Queue
-	mux    *asynq.ServeMux
+	cfg   Config
+	log   *slog.Logger
+	obs   Observer
+	rdb   redis.UniversalClient // the client's connection, also for wake-ups
+	wk    *waker                // holds asynq's idle dequeues (wake.go)
+	dwk   *waker                // the same for the delivery queue
+	share *fairShare            // each key's share of the compress workers
+	// deliveryShare is each key's share of the delivery workers.
+	deliveryShare *fairShare
+	client        *asynq.Client
+	queue         *Queue
+	mux           *asynq.ServeMux
 
 	// crashHook, when set (tests only), is asked after each step of the
 	// billing path that a crash could follow ("answered", "kept",
@@ -69,10 +73,12 @@ func New(cfg Config) (*Worker, error) {
 		WithDeliverySchedule(cfg.DeliverySchedule),
 		WithWakeUps(rdb))
 	w.share = &fairShare{rdb: rdb, prefix: "imgflow:share:{" + cfg.Queue + "}:", share: cfg.KeyShare,
-		owner: w.jobOwner, parkBase: parkBase}
+		lease: shareLease, parkBase: parkBase}
+	w.deliveryShare = &fairShare{rdb: rdb, prefix: "imgflow:share:{" + cfg.Queue + "}:deliveries:", share: cfg.DeliveryKeyShare,
+		lease: deliveryShareLease, parkBase: parkBase}
 	w.mux = asynq.NewServeMux()
-	w.mux.HandleFunc(TypeCompress, w.share.wrap(w.handleCompress))
-	w.mux.HandleFunc(TypeDelivery, w.handleDelivery)
+	w.mux.HandleFunc(TypeCompress, w.share.wrap(w.handleCompress, placeCompress(w.jobOwner)))
+	w.mux.HandleFunc(TypeDelivery, w.deliveryShare.wrap(w.handleDelivery, placeDelivery(w.deliveryOwner)))
 	return w, nil
 }
 
@@ -90,7 +96,7 @@ func (w *Worker) Queue() *Queue { return w.queue }
 func (w *Worker) RetryDelay(n int, err error, t *asynq.Task) time.Duration {
 	var parked *waitingError
 	if errors.As(err, &parked) {
-		return w.share.parkDelay(parked.waiting)
+		return parked.delay
 	}
 	if t.Type() == TypeDelivery {
 		// A delivery put off by its endpoint goes on as a new task that
@@ -222,6 +228,20 @@ func (w *Worker) startServer(rdb redis.UniversalClient, queue string, concurrenc
 		return nil, fmt.Errorf("worker: start %s: %w", queue, err)
 	}
 	return srv, nil
+}
+
+// deliveryOwner is the owner of a delivery's job or batch ("" when it
+// cannot be read: its handler finds out why).
+func (w *Worker) deliveryOwner(ctx context.Context, d connector.Delivery) string {
+	if d.JobID != "" {
+		return w.jobOwner(ctx, d.JobID)
+	}
+	if d.BatchID != "" && w.cfg.Batches != nil {
+		if b, err := w.cfg.Batches.GetBatch(ctx, d.BatchID); err == nil && b != nil {
+			return b.Owner
+		}
+	}
+	return ""
 }
 
 // jobOwner is the owner of job id ("" when it cannot be read: its
