@@ -78,6 +78,25 @@ type appOptions struct {
 	// unfinished jobs; beyond it 429 too_many_jobs with Retry-After, so one
 	// tenant cannot starve the others. 0: no cap.
 	MaxJobsPerKey int
+	// HookTestsPerMinute (--hook-tests-per-minute,
+	// IMGFLOW_HOOK_TESTS_PER_MINUTE) and HookRecoversPerHour
+	// (--hook-recovers-per-hour, IMGFLOW_HOOK_RECOVERS_PER_HOUR): per-key
+	// rate limits of POST /v1/hooks/{id}/test and /recover; beyond them
+	// 429 rate_limited. Defaults 10 and 6; negative: no limit.
+	HookTestsPerMinute, HookRecoversPerHour int
+	// KeyShare (--key-share, IMGFLOW_KEY_SHARE): compress tasks one API
+	// key runs at once across the workers; its others wait, parked, while
+	// other keys' run. Default 0: half of the worker's concurrency;
+	// negative: no share. work and dev only (addWorkerFlags).
+	KeyShare int
+	// DeliveryConcurrency (--delivery-concurrency,
+	// IMGFLOW_DELIVERY_CONCURRENCY): deliveries one worker runs at once,
+	// apart from compress tasks. Default 0: the worker's concurrency.
+	DeliveryConcurrency int
+	// DeliveryKeyShare (--delivery-key-share, IMGFLOW_DELIVERY_KEY_SHARE):
+	// deliveries of one key's jobs and batches run at once. Default 0:
+	// half of the delivery concurrency; negative: no share.
+	DeliveryKeyShare int
 
 	// MaxHooksPerKey (--max-hooks-per-key, IMGFLOW_MAX_HOOKS_PER_KEY): a
 	// key's hook subscriptions; one more is 409 too_many_hooks, and one
@@ -133,9 +152,18 @@ func addAppFlags(fs *flagSet, o *appOptions) {
 // that `work --help` does not offer them.
 func addAPIFlags(fs *flagSet, o *appOptions) {
 	fs.Int(&o.MaxJobsPerKey, "max-jobs-per-key", "IMGFLOW_MAX_JOBS_PER_KEY", 50, "unfinished jobs one API key may have; beyond it 429 too_many_jobs (0: no cap)")
+	fs.Int(&o.HookTestsPerMinute, "hook-tests-per-minute", "IMGFLOW_HOOK_TESTS_PER_MINUTE", server.DefaultHookTestsPerMinute, "POST /v1/hooks/{id}/test calls one API key may make a minute; beyond it 429 rate_limited (negative: no limit)")
+	fs.Int(&o.HookRecoversPerHour, "hook-recovers-per-hour", "IMGFLOW_HOOK_RECOVERS_PER_HOUR", server.DefaultHookRecoversPerHour, "POST /v1/hooks/{id}/recover calls one API key may make an hour; beyond it 429 rate_limited (negative: no limit)")
 	fs.Int(&o.MaxLargeBodies, "max-large-bodies", "IMGFLOW_MAX_LARGE_BODIES", 0, "request bodies over 256 KiB the API reads at once (0: sized from the memory limit)")
 	fs.Duration(&o.SecretOverlap, "secret-overlap", "IMGFLOW_SECRET_OVERLAP", connector.DefaultSecretOverlap, "how long a rotated webhook secret still signs deliveries beside the new one")
 	fs.Duration(&o.KeyGrace, "key-grace", "IMGFLOW_KEY_GRACE", 24*time.Hour, "while the compression API cannot check keys, serve only keys it confirmed within this long; others get 503 upstream_unavailable")
+}
+
+// addWorkerFlags adds the settings only the worker reads (work, dev).
+func addWorkerFlags(fs *flagSet, o *appOptions) {
+	fs.Int(&o.KeyShare, "key-share", "IMGFLOW_KEY_SHARE", 0, "compress tasks one API key runs at once across the workers, batch items included; its others wait while other keys' run (0: half of --concurrency; negative: no share)")
+	fs.Int(&o.DeliveryKeyShare, "delivery-key-share", "IMGFLOW_DELIVERY_KEY_SHARE", 0, "deliveries of one API key's jobs and batches run at once across the workers; its others wait while other keys' run (0: half of --delivery-concurrency; negative: no share)")
+	fs.Int(&o.DeliveryConcurrency, "delivery-concurrency", "IMGFLOW_DELIVERY_CONCURRENCY", 0, "deliveries (callbacks, hook events) run at once by this process, apart from compress tasks (0: as --concurrency)")
 }
 
 // validateAPI checks the settings of addAPIFlags.
@@ -301,35 +329,37 @@ func (a *app) apiServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 	// Queue sizes are read from Redis at each scrape of the API's /metrics.
 	inspector := asynq.NewInspector(a.redisOpt)
 	a.closers = append(a.closers, inspector.Close)
-	a.metrics.WatchQueues(inspector, a.opts.Queue)
+	a.metrics.WatchQueues(inspector, a.opts.Queue, worker.DeliveryQueue(a.opts.Queue))
 	return server.New(server.Config{
-		Jobs:           a.store,
-		Blobs:          a.blobs,
-		FileURL:        a.fileURL,
-		Idempotency:    a.store,
-		Accounts:       a.store,
-		Hooks:          a.store,
-		Batches:        a.store,
-		Deliveries:     a.store,
-		Queue:          a.queue,
-		Compressor:     a.compressor,
-		Fetcher:        fetch.New(fetch.Options{Allow: a.allow}),
-		Dedupe:         a.dedupeIndex(),
-		Keyring:        a.keys,
-		PublicURL:      a.opts.PublicURL,
-		CheckURL:       a.checkURL,
-		ResultTTL:      a.opts.ResultTTL,
-		Ready:          a.readyChecks(),
-		MaxLargeBodies: a.opts.MaxLargeBodies,
-		Inflight:       a.store,
-		MaxJobsPerKey:  a.opts.MaxJobsPerKey,
-		MaxHooksPerKey: a.opts.MaxHooksPerKey,
-		SecretOverlap:  a.opts.SecretOverlap,
-		Sender:         webhook.NewSender(webhook.SenderOptions{Allow: a.allow}),
-		KeyGrace:       a.opts.KeyGrace,
-		Definitions:    renderDefinitions,
-		OnJobCreated:   func(kind connector.InputKind) { a.metrics.JobCreated(string(kind)) },
-		Middleware:     []echo.MiddlewareFunc{a.metrics.Echo()},
+		Jobs:                a.store,
+		Blobs:               a.blobs,
+		FileURL:             a.fileURL,
+		Idempotency:         a.store,
+		Accounts:            a.store,
+		Hooks:               a.store,
+		Batches:             a.store,
+		Deliveries:          a.store,
+		Queue:               a.queue,
+		Compressor:          a.compressor,
+		Fetcher:             fetch.New(fetch.Options{Allow: a.allow}),
+		Dedupe:              a.dedupeIndex(),
+		Keyring:             a.keys,
+		PublicURL:           a.opts.PublicURL,
+		CheckURL:            a.checkURL,
+		ResultTTL:           a.opts.ResultTTL,
+		Ready:               a.readyChecks(),
+		MaxLargeBodies:      a.opts.MaxLargeBodies,
+		Inflight:            a.store,
+		MaxJobsPerKey:       a.opts.MaxJobsPerKey,
+		HookTestsPerMinute:  a.opts.HookTestsPerMinute,
+		HookRecoversPerHour: a.opts.HookRecoversPerHour,
+		MaxHooksPerKey:      a.opts.MaxHooksPerKey,
+		SecretOverlap:       a.opts.SecretOverlap,
+		Sender:              webhook.NewSender(webhook.SenderOptions{Allow: a.allow}),
+		KeyGrace:            a.opts.KeyGrace,
+		Definitions:         renderDefinitions,
+		OnJobCreated:        func(kind connector.InputKind) { a.metrics.JobCreated(string(kind)) },
+		Middleware:          []echo.MiddlewareFunc{a.metrics.Echo()},
 		Mount: func(e *echo.Echo) {
 			e.GET("/metrics", echo.WrapHandler(a.metrics.Handler()))
 			a.closers = append(a.closers, admin.Mount(e, a.redisOpt, a.adminToken, a.opts.PublicURL))
@@ -346,6 +376,7 @@ func (a *app) worker(logger *slog.Logger, concurrency int) (*worker.Worker, erro
 		RedisConnOpt:   a.redisOpt,
 		Queue:          a.opts.Queue,
 		Concurrency:    concurrency,
+		KeyShare:       a.opts.KeyShare,
 		Jobs:           a.store,
 		Blobs:          a.blobs,
 		FileURL:        a.fileURL,
@@ -364,6 +395,9 @@ func (a *app) worker(logger *slog.Logger, concurrency int) (*worker.Worker, erro
 		MaxHooksPerKey: a.opts.MaxHooksPerKey,
 		Logger:         logger,
 		Observer:       a.metrics,
+
+		DeliveryConcurrency: a.opts.DeliveryConcurrency,
+		DeliveryKeyShare:    a.opts.DeliveryKeyShare,
 	})
 }
 

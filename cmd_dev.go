@@ -52,6 +52,7 @@ func runDev(ctx context.Context, args []string) error {
 	fs.String(&o.DemoKey, "demo-key", "IMGFLOW_DEMO_KEY", "", "API key to create in the reference upstream (random when empty)")
 	fs.String(&o.AdminToken, "admin-token", "IMGFLOW_ADMIN_TOKEN", "", "token for the queue dashboard at /admin/queues (random and printed when empty)")
 	addAppFlags(fs, &o.appOptions)
+	addWorkerFlags(fs, &o.appOptions)
 	addAPIFlags(fs, &o.appOptions)
 	if err := fs.parse(args); err != nil {
 		return err

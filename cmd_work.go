@@ -33,6 +33,7 @@ func runWork(ctx context.Context, args []string) error {
 	fs.Int(&o.Concurrency, "concurrency", "IMGFLOW_CONCURRENCY", 10, "jobs and deliveries run at once by this process")
 	fs.String(&o.MetricsAddr, "metrics-addr", "IMGFLOW_METRICS_ADDR", "", "listen address of this worker's /metrics and /health (off when empty), e.g. :9091")
 	addAppFlags(fs, &o.appOptions)
+	addWorkerFlags(fs, &o.appOptions)
 	if err := fs.parse(args); err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ const (
 	ETOOMANYHOOKS ErrorCode = "too_many_hooks"         // 409: the key has IMGFLOW_MAX_HOOKS_PER_KEY hooks already
 	ENOCREDITS    ErrorCode = "insufficient_credits"   // 429: balance at zero
 	ETOOMANY      ErrorCode = "too_many_jobs"          // 429: the key has its limit of unfinished jobs; retry later
+	ERATELIMITED  ErrorCode = "rate_limited"           // 429: the key made this operation too often lately (hook tests, recoveries); retry after Retry-After
 	EUPSTREAM     ErrorCode = "upstream_error"         // 502: the compression API failed (5xx, timeout, network)
 	EUNAVAILABLE  ErrorCode = "unavailable"            // 503: Redis or the queue is down
 	EBUSY         ErrorCode = "server_busy"            // 503: too many large bodies being read at once; retry

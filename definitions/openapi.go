@@ -65,7 +65,7 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 	for s, text := range map[string]string{
 		"400": "Bad input", "401": "Missing or wrong API key", "404": "Unknown, expired or another key's",
 		"409": "Same Idempotency-Key still in flight; a disabled hook (hook_disabled); or the key has its limit of hooks (too_many_hooks)", "413": "Image over 10 MiB", "415": "Content type not accepted",
-		"422": "Idempotency-Key reused with another body", "429": "No credits left (insufficient_credits), or the key already has its limit of unfinished jobs (too_many_jobs)",
+		"422": "Idempotency-Key reused with another body", "429": "No credits left (insufficient_credits), or the key already has its limit of unfinished jobs (too_many_jobs), or made this operation too often lately (rate_limited: hook tests, recoveries)",
 		"502": "The compression API failed or could not be reached (upstream_error)",
 		"503": "Redis or the queue is down (unavailable), too many large bodies are being read at once (server_busy), or the compression API cannot check a key it did not confirm lately (upstream_unavailable)",
 	} {
@@ -210,16 +210,16 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 		})},
 		"/v1/hooks/{id}/test": obj{"post": oasOp(nil, "testHook", obj{"tags": []string{"hooks"},
 			"summary":     "Send a signed hook.test event now",
-			"description": "The answer is the attempt: status, the receiver's HTTP status, duration and the start of its answer. Recorded in GET /v1/deliveries.",
+			"description": "The answer is the attempt: status, the receiver's HTTP status, duration and the start of its answer. Recorded in GET /v1/deliveries. Rate-limited per key (IMGFLOW_HOOK_TESTS_PER_MINUTE, default 10 a minute): beyond it 429 rate_limited with Retry-After.",
 			"parameters":  []any{hookIDParam},
-			"responses":   oasErrors(obj{"200": oasResponse("The test delivery.", "HookTest")}, "401", "404", "503"),
+			"responses":   oasErrors(obj{"200": oasResponse("The test delivery.", "HookTest")}, "401", "404", "429", "503"),
 		})},
 		"/v1/hooks/{id}/recover": obj{"post": oasOp(nil, "recoverHook", obj{"tags": []string{"hooks"},
 			"summary":     "Send again every failed delivery to the hook since a time",
-			"description": "Each delivery first attempted since `since` that ended failed is queued once more: same webhook-id, fresh signature, one attempt.",
+			"description": "Each delivery first attempted since `since` that ended failed is queued once more: same webhook-id, fresh signature, one attempt. Rate-limited per key (IMGFLOW_HOOK_RECOVERS_PER_HOUR, default 6 an hour): beyond it 429 rate_limited with Retry-After.",
 			"parameters":  []any{hookIDParam},
 			"requestBody": obj{"required": true, "content": jsonContent("RecoverRequest")},
-			"responses":   oasErrors(obj{"202": oasResponse("How many deliveries were queued.", "Recovery")}, "400", "401", "404", "409", "413", "415", "503"),
+			"responses":   oasErrors(obj{"202": oasResponse("How many deliveries were queued.", "Recovery")}, "400", "401", "404", "409", "413", "415", "429", "503"),
 		})},
 		"/v1/hooks/{id}/rotate-secret": obj{"post": oasOp(nil, "rotateHookSecret", obj{"tags": []string{"hooks"},
 			"summary":     "Give the hook a new signing secret",
@@ -318,11 +318,11 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 			},
 			"responses": errorResponses,
 			"schemas": obj{
-				"Job":            jobSchema(c),
+				"Job":            required(jobSchema(c), "id", "status", "created_at"),
 				"JobRequest":     jobRequestSchema(c),
 				"JobList":        jobListSchema(oasRef),
 				"Account":        accountSchema(c),
-				"ImageCheck":     imageCheckSchema(c),
+				"ImageCheck":     required(imageCheckSchema(c), "would_charge", "credits_remaining", "input"),
 				"HookRequest":    hookRequestSchema(c),
 				"Hook":           hookSchema(),
 				"Delivery":       deliverySchema(oasRef),
@@ -385,4 +385,12 @@ func rawBodyParams() []any {
 func oasIncludeParam() obj {
 	return oasParam("include", "query", "data: a completed job's answer carries result.compressed_data, the compressed file in base64 (and a 202's Location keeps asking for it). What Make's and Power Automate's file outputs read.", false,
 		obj{"type": "string", "enum": []string{"data"}})
+}
+
+// required marks fields of s as always present: answers that are one of
+// several schemas (POST /v1/jobs 200: Job or ImageCheck) then match
+// exactly one under a strict validator, objects being open to additions.
+func required(s obj, fields ...string) obj {
+	s["required"] = fields
+	return s
 }

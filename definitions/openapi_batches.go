@@ -50,6 +50,7 @@ func addBatchesToOpenAPI(doc obj) {
 						"file":         obj{"type": "array", "items": obj{"type": "string", "format": "binary"}, "maxItems": 100, "description": "The images, one part each."},
 						"callback_url": obj{"type": "string", "format": "uri"},
 						"metadata":     obj{"type": "string", "description": "JSON object, as text."},
+						"dedupe":       obj{"type": "string", "enum": []string{"true", "false"}, "description": "The items' dedupe."},
 					}}},
 				}},
 				"responses": oasErrors(obj{
@@ -119,15 +120,19 @@ func addBatchesToOpenAPI(doc obj) {
 
 func batchRequestSchema() obj {
 	item := obj{"type": "object", "properties": obj{
-		"image_url":    obj{"type": "string", "format": "uri", "description": "Public http(s) URL of the image."},
-		"image_base64": obj{"type": "string", "description": "The image as base64 or a data: URI."},
-		"filename":     obj{"type": "string", "description": "Name of the file in the archive (its extension follows the format)."},
-		"metadata":     obj{"type": "object", "description": "Echoed back on the item's job."},
-	}, "description": "Exactly one of image_url and image_base64."}
-	return obj{"type": "object", "required": []string{"items"}, "properties": obj{
+		"image_url": obj{"type": "string", "format": "uri", "description": "Public http(s) URL of the image."},
+		"image_base64": obj{"description": "The image as base64 or a data: URI, or Power Automate file content {\"$content-type\": \"image/png\", \"$content\": \"<base64>\"}.",
+			"oneOf": []any{obj{"type": "string"}, fileContentSchema()}},
+		"filename": obj{"type": "string", "description": "Name of the file in the archive (its extension follows the format); no control characters."},
+		"metadata": obj{"type": "object", "description": "Echoed back on the item's job."},
+		"dedupe":   obj{"type": "boolean", "description": "false: compress even an image the key had compressed already; absent: the batch's dedupe."},
+	}, "additionalProperties": false, "description": "Exactly one of image_url and image_base64. Any other field is refused (400 naming items[i].field)."}
+	return obj{"type": "object", "required": []string{"items"}, "additionalProperties": false, "properties": obj{
 		"items":        obj{"type": "array", "minItems": 1, "maxItems": connector.MaxBatchItems, "items": item},
 		"callback_url": obj{"type": "string", "format": "uri", "description": "Gets one batch.finished event."},
 		"metadata":     obj{"type": "object", "description": "Echoed back on the batch."},
+		"dedupe":       obj{"type": "boolean", "description": "The items' dedupe, for those without their own."},
+		"api_key":      obj{"type": "string", "description": "Ignored: batches take the key in the X-API-Key (or Authorization: Bearer) header, checked before the body is read."},
 	}}
 }
 

@@ -58,6 +58,30 @@ func (s *Server) requireKey(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// requireHeaderKeyFirst is requireKey for routes whose bodies are large
+// (batches: up to 64 MiB): the key must come in a header and be known
+// before a byte of the body is read, so that requests without a valid key
+// cost no memory. An api_key in such a body is never what admits it.
+func (s *Server) requireHeaderKeyFirst(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		key := headerKey(c)
+		if key == "" {
+			return errNoHeaderKey
+		}
+		if err := s.authenticate(c, key); err != nil {
+			return err
+		}
+		c.Set(ctxAPIKey, key)
+		return next(c)
+	}
+}
+
+var errNoHeaderKey = &connector.Error{
+	Code: connector.EUNAUTHORIZED,
+	Message: "API key required in a header: send it as X-API-Key or Authorization: Bearer " +
+		"(this route does not read a key from its body, which it refuses to read without one)",
+}
+
 // headerKeyOnly is requireKey without the key check, for /v1/account,
 // which asks the upstream itself on every call.
 func (s *Server) headerKeyOnly(next echo.HandlerFunc) echo.HandlerFunc {

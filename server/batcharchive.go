@@ -204,15 +204,21 @@ func archiveName(j *connector.Job) string {
 	ext := connector.ExtensionOf(j.Result.MIMEType)
 	name := path.Base(strings.ReplaceAll(j.Result.Filename, `\`, "/"))
 	name = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || strings.ContainsRune(`/\:*?"<>|`, r) {
+		switch {
+		case isBidiControl(r), unicode.Is(unicode.Cf, r) && r != '\u200d':
+			return -1 // invisible, and able to disguise the extension (U+202E)
+		case unicode.IsControl(r) || strings.ContainsRune(`/\:*?"<>|`, r):
 			return '_'
 		}
 		return r
 	}, name)
 	name = strings.TrimLeft(strings.TrimSpace(name), ".")
-	stem := strings.TrimSuffix(name, path.Ext(name))
+	stem := strings.TrimRight(strings.TrimSuffix(name, path.Ext(name)), ". ")
 	if stem == "" || name == "image"+ext { // the worker's name for an unnamed input
 		stem = j.ID
+	}
+	if windowsReserved(stem) {
+		stem = "_" + stem // CON.png opens the console on Windows, not a file
 	}
 	for len(stem) > 120 { // whole runes
 		_, size := utf8.DecodeLastRuneInString(stem)
@@ -236,4 +242,30 @@ func (n *archiveNames) claim(name string) string {
 	}
 	n.taken[strings.ToLower(out)] = true
 	return out
+}
+
+// isBidiControl reports the Unicode bidirectional controls (embeddings,
+// overrides, isolates and marks), which make "gnp.exe" look like "exe.png".
+func isBidiControl(r rune) bool {
+	return r == '\u061c' || r == '\u200e' || r == '\u200f' ||
+		(r >= '\u202a' && r <= '\u202e') || (r >= '\u2066' && r <= '\u2069')
+}
+
+// windowsReserved reports a stem Windows treats as a device whatever the
+// extension: CON, PRN, AUX, NUL, COM0-9 and LPT0-9 (also with superscript
+// digits), in any case, and with anything after a further dot.
+func windowsReserved(stem string) bool {
+	base, _, _ := strings.Cut(strings.ToUpper(strings.TrimSpace(stem)), ".")
+	base = strings.TrimRight(base, " ")
+	switch base {
+	case "CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$":
+		return true
+	}
+	if len(base) >= 4 && (strings.HasPrefix(base, "COM") || strings.HasPrefix(base, "LPT")) {
+		switch base[3:] {
+		case "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "¹", "²", "³":
+			return true
+		}
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -36,22 +38,29 @@ type batchRequest struct {
 	APIKey      string
 	CallbackURL string `validate:"omitempty,http_url,max=4096"`
 	Metadata    json.RawMessage
-	Items       []*jobRequest
+	// Dedupe is the batch's dedupe field: each item without its own
+	// takes it.
+	Dedupe *bool
+	Items  []*jobRequest
 }
 
-// batchJSON is the JSON form of a batch request.
-type batchJSON struct {
-	APIKey      string          `json:"api_key"`
-	Items       []batchItemJSON `json:"items"`
-	CallbackURL string          `json:"callback_url"`
-	Metadata    json.RawMessage `json:"metadata"`
-}
+// batchFields are the fields of a JSON batch; itemFields those of an item,
+// which are a create-job request's but for the key and the callback (the
+// batch's own).
+var batchFields = []string{"api_key", "items", "callback_url", "metadata", "dedupe"}
 
-type batchItemJSON struct {
-	ImageURL    string          `json:"image_url"`
-	ImageBase64 *string         `json:"image_base64"`
-	Filename    string          `json:"filename"`
-	Metadata    json.RawMessage `json:"metadata"`
+// multipartBatchFields are the text parts of a multipart batch; every
+// other part is a file.
+var multipartBatchFields = []string{"api_key", "callback_url", "metadata", "dedupe"}
+
+func itemFields() []string {
+	var out []string
+	for _, f := range jobFields() {
+		if f != "api_key" && f != "callback_url" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // readBatchRequest binds and checks a create-batch request; an item that
@@ -128,29 +137,142 @@ func itemError(i int, err error) error {
 	return &out
 }
 
+// readJSONBatch streams a JSON batch: each item is decoded as it arrives
+// (its image from base64 as a single job's is, Power Automate file
+// content included) and its text dropped, so a batch costs about its
+// images' size, not several times its body's.
 func readJSONBatch(c echo.Context) (*batchRequest, error) {
 	if err := limitBody(c, maxBatchJSONBody); err != nil {
 		return nil, batchTooLarge(err)
 	}
-	var body batchJSON
-	if err := decodeJSON(c.Request().Body, &body); err != nil {
+	dec := json.NewDecoder(c.Request().Body)
+	in := &batchRequest{}
+	if err := expectDelim(dec, '{', "request body must be a JSON object"); err != nil {
 		return nil, batchTooLarge(err)
 	}
-	in := &batchRequest{APIKey: body.APIKey, CallbackURL: strings.TrimSpace(body.CallbackURL), Metadata: body.Metadata,
-		Items: make([]*jobRequest, len(body.Items))}
-	for i, it := range body.Items {
-		item := &jobRequest{ImageURL: strings.TrimSpace(it.ImageURL), Filename: it.Filename, Metadata: it.Metadata}
-		if it.ImageBase64 != nil {
-			res, err := b64json.DecodeText(strings.NewReader(*it.ImageBase64), base64Options(int64(len(*it.ImageBase64))))
-			if err != nil {
-				return nil, itemError(i, multipartError(err))
-			}
-			item.base64 = res
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, batchTooLarge(bodyError(err))
 		}
-		body.Items[i].ImageBase64 = nil // the decoded bytes are kept; the text can go
-		in.Items[i] = item
+		key, _ := tok.(string)
+		if seen[key] {
+			return nil, fieldError(key, "must appear only once")
+		}
+		seen[key] = true
+		switch key {
+		case "items":
+			err = readJSONItems(dec, in)
+		case "api_key":
+			err = decodeField(dec, key, &in.APIKey)
+		case "callback_url":
+			err = decodeField(dec, key, &in.CallbackURL)
+			in.CallbackURL = strings.TrimSpace(in.CallbackURL)
+		case "metadata":
+			err = decodeField(dec, key, &in.Metadata)
+		case "dedupe":
+			err = decodeField(dec, key, &in.Dedupe)
+		default:
+			err = unknownField(key, batchFields)
+		}
+		if err != nil {
+			return nil, batchTooLarge(err)
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, batchTooLarge(bodyError(err))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		if err != nil {
+			return nil, batchTooLarge(bodyError(err))
+		}
+		return nil, errTrailing
+	}
+	for _, item := range in.Items {
+		if item.Dedupe == nil {
+			item.Dedupe = in.Dedupe
+		}
 	}
 	return in, nil
+}
+
+// readJSONItems reads the items array, one item at a time.
+func readJSONItems(dec *json.Decoder, in *batchRequest) error {
+	if err := expectDelim(dec, '[', "items: must be an array of items"); err != nil {
+		return fieldErrorOf("items", err)
+	}
+	for dec.More() {
+		i := len(in.Items)
+		if i == connector.MaxBatchItems {
+			return fieldError("items", fmt.Sprintf("at most %d items per batch", connector.MaxBatchItems))
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return bodyError(err)
+		}
+		item, err := readJSONItem(raw)
+		if err != nil {
+			return itemError(i, err)
+		}
+		in.Items = append(in.Items, item)
+	}
+	_, err := dec.Token() // ]
+	return bodyError(err)
+}
+
+// readJSONItem decodes one item as a create-job request's JSON is decoded.
+func readJSONItem(raw []byte) (*jobRequest, error) {
+	item := &jobRequest{digest: sha256.New()}
+	opt := base64Options(int64(len(raw)))
+	opt.Digest = item.digest
+	res, err := b64json.Decode(bytes.NewReader(raw), opt, item)
+	if name, ok := unknownFieldName(err); ok {
+		return nil, unknownField(name, itemFields())
+	}
+	if err != nil {
+		return nil, bodyError(err)
+	}
+	switch {
+	case item.APIKey != "":
+		return nil, fieldError("api_key", "belongs in the X-API-Key header, not in an item")
+	case item.CallbackURL != "":
+		return nil, fieldError("callback_url", "is the batch's: set callback_url beside items, not in an item")
+	}
+	item.base64 = res
+	item.ImageURL = strings.TrimSpace(item.ImageURL)
+	return item, nil
+}
+
+// expectDelim reads the next token, which must be delim.
+func expectDelim(dec *json.Decoder, delim json.Delim, msg string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return bodyError(err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != delim {
+		return connector.Errorf(connector.EINVALID, "%s", msg)
+	}
+	return nil
+}
+
+// decodeField decodes the value of field into v.
+func decodeField(dec *json.Decoder, field string, v any) error {
+	err := dec.Decode(v)
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		return fieldError(field, "must be a "+jsonKind(typeErr.Type.Kind().String()))
+	}
+	return bodyError(err)
+}
+
+// fieldErrorOf names field in a refusal that names none.
+func fieldErrorOf(field string, err error) error {
+	var e *connector.Error
+	if errors.As(err, &e) && len(e.Details) == 0 && e.Code == connector.EINVALID {
+		return fieldError(field, strings.TrimPrefix(e.Message, field+": "))
+	}
+	return err
 }
 
 // readMultipartBatch reads up to maxBatchFiles file parts (an item each,
@@ -170,7 +292,12 @@ func readMultipartBatch(c echo.Context, boundary string) (*batchRequest, error) 
 			return nil, batchTooLarge(multipartError(err))
 		}
 		name := part.FormName()
-		if part.FileName() == "" && (name == "api_key" || name == "callback_url" || name == "metadata") {
+		textField := slices.Contains(multipartBatchFields, name)
+		file, ok := fileOrField(part, !textField)
+		if !ok {
+			return nil, unknownField(name, multipartBatchFields)
+		}
+		if part.FileName() == "" && textField {
 			val, err := io.ReadAll(io.LimitReader(part, maxTextPart+1))
 			if err != nil {
 				return nil, batchTooLarge(multipartError(err))
@@ -185,6 +312,12 @@ func readMultipartBatch(c echo.Context, boundary string) (*batchRequest, error) 
 				in.CallbackURL = strings.TrimSpace(string(val))
 			case "metadata":
 				in.Metadata = val
+			case "dedupe":
+				b, err := strconv.ParseBool(strings.TrimSpace(string(val)))
+				if err != nil {
+					return nil, fieldError("dedupe", "must be true or false")
+				}
+				in.Dedupe = &b
 			}
 			continue
 		}
@@ -193,7 +326,7 @@ func readMultipartBatch(c echo.Context, boundary string) (*batchRequest, error) 
 			return nil, fieldError("file", fmt.Sprintf("at most %d files per multipart batch; send more as JSON items or in further batches", maxBatchFiles))
 		}
 		buf := chunkbuf.New(64 << 10)
-		n, err := buf.ReadFrom(io.LimitReader(part, connector.MaxImageSize+1))
+		n, err := buf.ReadFrom(io.LimitReader(file, connector.MaxImageSize+1))
 		if err != nil {
 			return nil, batchTooLarge(multipartError(err))
 		}
@@ -204,6 +337,9 @@ func readMultipartBatch(c echo.Context, boundary string) (*batchRequest, error) 
 			return nil, itemError(i, fieldError("file", "the uploaded file is empty"))
 		}
 		in.Items = append(in.Items, &jobRequest{Filename: part.FileName(), image: buf, kind: connector.InputUpload})
+	}
+	for _, item := range in.Items {
+		item.Dedupe = in.Dedupe
 	}
 	return in, nil
 }

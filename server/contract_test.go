@@ -31,8 +31,12 @@ import (
 // definitions/openapi/openapi.json with kin-openapi, and remembers which
 // documented operations were driven.
 type contract struct {
-	t      *testing.T
-	doc    *openapi3.T
+	t   *testing.T
+	doc *openapi3.T
+	// open is the document as published (objects open to additions):
+	// every answer must match it too, with exactly one branch of each
+	// oneOf, as a strict validator checks (issue #32).
+	open   *openapi3.T
 	mu     sync.Mutex
 	driven map[string]bool // "GET /v1/jobs/{id}"
 }
@@ -50,8 +54,12 @@ func loadContract(t *testing.T) *contract {
 	if err := doc.Validate(context.Background()); err != nil {
 		t.Fatalf("the OpenAPI document is not valid: %v", err)
 	}
+	open, err := openapi3.NewLoader().LoadFromFile("../definitions/openapi/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
 	closeObjects(doc)
-	return &contract{t: t, doc: doc, driven: map[string]bool{}}
+	return &contract{t: t, doc: doc, open: open, driven: map[string]bool{}}
 }
 
 // closeObjects makes every documented object refuse properties it does not
@@ -136,6 +144,18 @@ func (c *contract) do(h *harness, method, path string, body []byte, header map[s
 		Body: io.NopCloser(bytes.NewReader(r.body)), Options: &openapi3filter.Options{IncludeResponseStatus: true}}
 	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
 		c.t.Errorf("%s %s answered %d, which the document does not describe: %v\nbody: %s", method, path, r.status, err, truncate(r.body))
+	}
+	c.open.Servers = c.doc.Servers
+	if openRouter, err := gorillamux.NewRouter(c.open); err != nil {
+		c.t.Fatal(err)
+	} else if openRoute, openParams, err := openRouter.FindRoute(req); err == nil {
+		openIn := &openapi3filter.RequestValidationInput{Request: req, PathParams: openParams, Route: openRoute,
+			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+		out := &openapi3filter.ResponseValidationInput{RequestValidationInput: openIn, Status: r.status, Header: r.header,
+			Body: io.NopCloser(bytes.NewReader(r.body)), Options: &openapi3filter.Options{IncludeResponseStatus: true}}
+		if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+			c.t.Errorf("%s %s answered %d, which the published document (open objects) does not describe unambiguously: %v\nbody: %s", method, path, r.status, err, truncate(r.body))
+		}
 	}
 	if resp := route.Operation.Responses.Status(r.status); resp != nil && resp.Value != nil {
 		for _, name := range documentedHeaders {
@@ -252,6 +272,12 @@ func TestEveryRouteMatchesTheOpenAPIDocument(t *testing.T) {
 	bid := batch.str("id")
 	c.do(h, "POST", "/v1/batches", []byte(`{"items":[{"image_url":"ftp://images.example.com/a.png"}]}`), jsonKey, true)
 	c.do(h, "POST", "/v1/batches", []byte(`{"items":[{"image_url":"https://images.example.com/a.png"}]}`), map[string]string{"X-API-Key": "sk_unknown_key_0000", "Content-Type": "application/json"}, false)
+	// Strict input (#32): unknown fields, a batch without a header key,
+	// file content in a batch item.
+	expectStatus(t, c.do(h, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/a.png","callbakc_url":"https://hooks.example.com/x"}`), jsonKey, true), http.StatusBadRequest)
+	expectStatus(t, c.do(h, "POST", "/v1/hooks", []byte(`{"target_url":"https://hooks.example.com/in","evnet":"job.completed"}`), jsonKey, true), http.StatusBadRequest)
+	expectStatus(t, c.do(h, "POST", "/v1/batches", []byte(`{"items":[{"image_url":"https://images.example.com/a.png"}]}`), map[string]string{"Content-Type": "application/json"}, false), http.StatusUnauthorized)
+	expectStatus(t, c.do(h, "POST", "/v1/batches", []byte(`{"items":[{"image_base64":{"$content-type":"image/png","$content":"`+png+`"},"filename":"pa.png"}],"dedupe":false}`), jsonKey, false), http.StatusAccepted)
 	c.do(h, "GET", "/v1/batches", nil, key, false)
 	c.do(h, "GET", "/v1/batches/"+bid, nil, key, false)
 	c.do(h, "GET", "/v1/batches/"+bid, nil, bad, false)

@@ -30,6 +30,7 @@ var statusOf = map[connector.ErrorCode]int{
 	connector.ETOOMANYHOOKS: http.StatusConflict,
 	connector.ENOCREDITS:    http.StatusTooManyRequests,
 	connector.ETOOMANY:      http.StatusTooManyRequests,
+	connector.ERATELIMITED:  http.StatusTooManyRequests,
 	connector.EUPSTREAM:     http.StatusBadGateway,
 	connector.EUNAVAILABLE:  http.StatusServiceUnavailable,
 	connector.EBUSY:         http.StatusServiceUnavailable,

@@ -52,6 +52,9 @@ func (s *Server) testHook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.allow(c, s.hookTestLimit()); err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
 	now := s.cfg.Now()
 	msg, err := connector.NewMessage("msg_"+uuid.Must(uuid.NewV7()).String(), h.Owner, connector.EventHookTest, now,
@@ -125,6 +128,9 @@ func (s *Server) recoverHook(c echo.Context) error {
 	}
 	if h.Disabled {
 		return connector.Errorf(connector.EDISABLED, "hook %s is disabled (%s): enable it first", h.ID, connector.DescribeDisabled(h.DisabledReason))
+	}
+	if err := s.allow(c, s.hookRecoverLimit()); err != nil {
+		return err
 	}
 	ctx := c.Request().Context()
 	f := connector.DeliveryFilter{HookID: h.ID, Status: connector.DeliveryFailed, Since: since, Limit: 100}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -25,7 +26,7 @@ import (
 type jobRequest struct {
 	APIKey      string          `json:"api_key"`
 	ImageURL    string          `json:"image_url" validate:"omitempty,http_url,max=4096"`
-	Filename    string          `json:"filename" validate:"omitempty,max=255"`
+	Filename    string          `json:"filename" validate:"omitempty,max=255,filename"`
 	CallbackURL string          `json:"callback_url" validate:"omitempty,http_url,max=4096"`
 	Metadata    json.RawMessage `json:"metadata"`
 	// Dedupe false makes the job compress even an image its key had
@@ -70,9 +71,9 @@ func (s *Server) readJobRequest(c echo.Context) (*jobRequest, error) {
 	var err error
 	switch {
 	case isJSON(req.Header.Get(echo.HeaderContentType)):
-		in, err = readJSONJob(c, maxJSONBody)
+		in, err = readJSONJob(c, maxJSONBody, s.bodyKeyCheck(c))
 	case mediaType == "multipart/form-data" && params["boundary"] != "":
-		in, err = readMultipartJob(c, params["boundary"])
+		in, err = readMultipartJob(c, params["boundary"], s.bodyKeyCheck(c))
 	case isRawImage(mediaType):
 		in, err = readRawJob(c)
 	default:
@@ -134,14 +135,42 @@ func limitBody(c echo.Context, max int64) error {
 	return nil
 }
 
-func readJSONJob(c echo.Context, max int64) (*jobRequest, error) {
+// bodyKeyCheck checks an api_key read from the body of a request without
+// a key in its headers, as soon as it is read: a bad key is refused before
+// the rest of the body (the image, when it follows) is read. nil when the
+// headers carry the key (checked already).
+func (s *Server) bodyKeyCheck(c echo.Context) func(key string) error {
+	if headerKey(c) != "" {
+		return nil
+	}
+	return func(key string) error {
+		if key = strings.TrimSpace(key); key == "" {
+			return nil
+		}
+		return s.authenticate(c, key)
+	}
+}
+
+func readJSONJob(c echo.Context, max int64, checkKey func(string) error) (*jobRequest, error) {
 	if err := limitBody(c, max); err != nil {
 		return nil, err
 	}
 	in := jobRequest{digest: sha256.New()}
 	opt := base64Options(c.Request().ContentLength)
 	opt.Digest = in.digest
+	if checkKey != nil {
+		opt.OnField = func(name string, raw []byte) error {
+			var key string
+			if name != "api_key" || json.Unmarshal(raw, &key) != nil {
+				return nil // a wrong type is refused with the rest
+			}
+			return checkKey(key)
+		}
+	}
 	res, err := b64json.Decode(c.Request().Body, opt, &in)
+	if name, ok := unknownFieldName(err); ok {
+		return nil, unknownField(name, jobFields())
+	}
 	if err != nil {
 		return nil, bodyError(err)
 	}
@@ -158,14 +187,25 @@ func base64Options(contentLength int64) b64json.Options {
 		DecodedHint: int(min(contentLength, maxJSONBody) / 4 * 3),
 		MaxOther:    maxOtherFields,
 		Lenient:     true,
+		Strict:      true,
 	}
+}
+
+// jobFields are the fields of a create-job request, for the suggestion
+// given with an unknown one.
+func jobFields() []string {
+	return append(jsonFields(&jobRequest{}), "image_base64")
 }
 
 // decodeJSON decodes one small JSON object, and nothing after it, and
 // explains what is wrong with it.
 func decodeJSON(body io.Reader, v any) error {
 	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
+	if name, ok := unknownFieldName(err); ok {
+		return unknownField(name, jsonFields(v))
+	}
 	if err == nil {
 		if _, terr := dec.Token(); terr != io.EOF {
 			err = terr
@@ -230,7 +270,7 @@ var textFields = map[string]bool{"api_key": true, "image_url": true, "filename":
 
 // readMultipartJob streams the parts: text fields by name, and exactly one
 // file part under any field name, read with the image cap.
-func readMultipartJob(c echo.Context, boundary string) (*jobRequest, error) {
+func readMultipartJob(c echo.Context, boundary string, checkKey func(string) error) (*jobRequest, error) {
 	if err := limitBody(c, maxMultipartBody+maxJSONBody); err != nil { // image_base64 may come as a text part
 		return nil, err
 	}
@@ -256,6 +296,10 @@ func readMultipartJob(c echo.Context, boundary string) (*jobRequest, error) {
 			in.base64 = res
 			continue
 		}
+		file, ok := fileOrField(part, !textFields[name])
+		if !ok {
+			return nil, unknownField(name, jobFields())
+		}
 		if textFields[name] && part.FileName() == "" {
 			val, err := io.ReadAll(io.LimitReader(part, maxTextPart+1))
 			if err != nil {
@@ -265,6 +309,11 @@ func readMultipartJob(c echo.Context, boundary string) (*jobRequest, error) {
 				return nil, fieldError(name, fmt.Sprintf("must be at most %d bytes", maxTextPart))
 			}
 			in.setText(name, string(val))
+			if name == "api_key" && checkKey != nil {
+				if err := checkKey(in.APIKey); err != nil {
+					return nil, err
+				}
+			}
 			continue
 		}
 		if sawFile {
@@ -273,7 +322,7 @@ func readMultipartJob(c echo.Context, boundary string) (*jobRequest, error) {
 		sawFile = true
 		// Chunks, sized to end near the length the body declares.
 		buf := chunkbuf.New(min(c.Request().ContentLength, connector.MaxImageSize))
-		n, err := buf.ReadFrom(io.TeeReader(io.LimitReader(part, connector.MaxImageSize+1), in.digest))
+		n, err := buf.ReadFrom(io.TeeReader(io.LimitReader(file, connector.MaxImageSize+1), in.digest))
 		if err != nil {
 			return nil, multipartError(err)
 		}
@@ -289,6 +338,22 @@ func readMultipartJob(c echo.Context, boundary string) (*jobRequest, error) {
 		}
 	}
 	return in, nil
+}
+
+// fileOrField tells a file part from a misspelt text field. A part with a
+// name the form does not know (unknown) is a file when it says so (named
+// file, a file name, or a type other than text) or when its bytes begin as an image
+// does (curl -F 'file=<photo.png' sends neither); otherwise it is a field
+// the request does not know, refused rather than taken for the file (ok
+// false). file reads the part from its start.
+func fileOrField(part *multipart.Part, unknown bool) (file io.Reader, ok bool) {
+	mediaType, _, _ := mime.ParseMediaType(part.Header.Get("Content-Type"))
+	if !unknown || part.FormName() == "file" || part.FileName() != "" || (mediaType != "" && mediaType != "text/plain") {
+		return part, true
+	}
+	br := bufio.NewReaderSize(part, 512)
+	head, _ := br.Peek(64)
+	return br, connector.SniffImageType(head) != ""
 }
 
 func multipartError(err error) error {

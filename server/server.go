@@ -50,6 +50,16 @@ type Config struct {
 	// too_many_hooks. 0: no cap. Flag --max-hooks-per-key, env
 	// IMGFLOW_MAX_HOOKS_PER_KEY (default 25).
 	MaxHooksPerKey int
+	// HookTestsPerMinute and HookRecoversPerHour rate-limit, per key,
+	// POST /v1/hooks/{id}/test and /recover (the POSTs they make are
+	// free): beyond them 429 rate_limited with Retry-After. 0 takes the
+	// defaults (10 a minute, 6 an hour), negative means no limit. Env
+	// IMGFLOW_HOOK_TESTS_PER_MINUTE, IMGFLOW_HOOK_RECOVERS_PER_HOUR.
+	HookTestsPerMinute  int
+	HookRecoversPerHour int
+	// OpLimiter keeps those limits' state, shared by every process; nil
+	// takes Hooks when it implements SlotTaker (*redisstore.Store does).
+	OpLimiter SlotTaker
 	// SecretOverlap is how long a rotated secret still signs deliveries
 	// beside the new one. Default 24h; env IMGFLOW_SECRET_OVERLAP.
 	SecretOverlap time.Duration
@@ -191,6 +201,15 @@ func New(cfg Config) *Server {
 		cfg.Sender = webhook.NewSender(webhook.SenderOptions{})
 	}
 	cfg.webhookStores()
+	if cfg.OpLimiter == nil {
+		cfg.OpLimiter, _ = cfg.Hooks.(SlotTaker)
+	}
+	if cfg.HookTestsPerMinute == 0 {
+		cfg.HookTestsPerMinute = DefaultHookTestsPerMinute
+	}
+	if cfg.HookRecoversPerHour == 0 {
+		cfg.HookRecoversPerHour = DefaultHookRecoversPerHour
+	}
 	if cfg.LargeBodyWait <= 0 {
 		cfg.LargeBodyWait = 2 * time.Second
 	}
@@ -289,7 +308,7 @@ func (s *Server) routes() *echo.Echo {
 	v1.GET("/jobs/:id/file", s.getJobFile) // key or signed token
 	v1.GET("/jobs/:id/deliveries", s.listDeliveries, s.requireKey)
 	v1.POST("/jobs/:id/deliveries/:delivery_id/redeliver", s.redeliver, s.requireKey)
-	v1.POST("/batches", s.createBatch) // key may be in the body
+	v1.POST("/batches", s.createBatch, s.requireHeaderKeyFirst) // no body is read without a key
 	v1.GET("/batches", s.listBatches, s.requireKey)
 	v1.GET("/batches/:id", s.getBatch, s.requireKey)
 	v1.GET("/batches/:id/jobs", s.listBatchJobs, s.requireKey)

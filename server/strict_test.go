@@ -1,11 +1,17 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"io"
+	"mime/multipart"
 	"net/http"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -195,4 +201,230 @@ func TestStrictInput(t *testing.T) {
 		t.Errorf("enqueued %d jobs, want 4", n)
 	}
 	_ = context.Background
+}
+
+// TestUnknownFieldsAreRefusedNamingThem: a field the route does not know is
+// a 400 naming it (with a suggestion when it is close to a known one), on
+// every JSON route, in batch items and in multipart forms; nothing is made.
+func TestUnknownFieldsAreRefusedNamingThem(t *testing.T) {
+	h := newHarness(t)
+	png := base64.StdEncoding.EncodeToString(images.Read(t, "photo.png"))
+	hook := h.postJSON("/v1/hooks", `{"target_url":"https://hooks.example.com/in"}`, nil)
+	expectStatus(t, hook, http.StatusCreated)
+	cases := []struct {
+		name, path, body, field, suggestion string
+	}{
+		{"job", "/v1/jobs", `{"image_url":"https://images.example.com/a.png","callbakc_url":"https://hooks.example.com/x"}`, "callbakc_url", "did you mean callback_url?"},
+		{"job with base64", "/v1/jobs", `{"image_base64":"` + png + `","meta_data":{}}`, "meta_data", "did you mean metadata?"},
+		{"job, far from any field", "/v1/jobs", `{"image_url":"https://images.example.com/a.png","colour":"red"}`, "colour", "fields: "},
+		{"dry run", "/v1/jobs/dry-run", `{"image_base64":"` + png + `","dedup":false}`, "dedup", "did you mean dedupe?"},
+		{"hook", "/v1/hooks", `{"target_url":"https://hooks.example.com/in","evnet":"job.completed"}`, "evnet", "did you mean event?"},
+		{"recover", "/v1/hooks/" + hook.str("id") + "/recover", `{"since":"2026-01-01T00:00:00Z","sinse":"x"}`, "sinse", "did you mean since?"},
+		{"batch", "/v1/batches", `{"items":[{"image_url":"https://images.example.com/a.png"}],"callbakc_url":"https://hooks.example.com/x"}`, "callbakc_url", "did you mean callback_url?"},
+		{"batch item", "/v1/batches", `{"items":[{"image_url":"https://images.example.com/a.png"},{"image_url":"https://images.example.com/b.png","file_name":"b.png"}]}`, "items[1].file_name", "did you mean filename?"},
+		{"batch item's callback", "/v1/batches", `{"items":[{"image_url":"https://images.example.com/a.png","callback_url":"https://hooks.example.com/x"}]}`, "items[0].callback_url", "set callback_url beside items"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := h.postJSON(tc.path, tc.body, nil)
+			expectError(t, r, http.StatusBadRequest, connector.EINVALID, "")
+			details, _ := r.get("details").([]any)
+			if len(details) != 1 || details[0].(map[string]any)["field"] != tc.field ||
+				!strings.Contains(details[0].(map[string]any)["message"].(string), tc.suggestion) {
+				t.Errorf("details = %v; want one about %s saying %q", r.get("details"), tc.field, tc.suggestion)
+			}
+		})
+	}
+	// Multipart: a text part the form does not know.
+	body, ct := multipartBody(t, map[string]string{"callbakc_url": "https://hooks.example.com/x"}, "file", "a.png", images.Read(t, "photo.png"))
+	r := h.do("POST", "/v1/jobs", body, map[string]string{"Content-Type": ct, "X-API-Key": h.key})
+	expectError(t, r, http.StatusBadRequest, connector.EINVALID, "did you mean callback_url?")
+	body, ct = multipartBody(t, map[string]string{"metdata": "{}"}, "file", "a.png", images.Read(t, "photo.png"))
+	r = h.do("POST", "/v1/batches", body, map[string]string{"Content-Type": ct, "X-API-Key": h.key})
+	expectError(t, r, http.StatusBadRequest, connector.EINVALID, "did you mean metadata?")
+	if n := len(h.queue.enqueued()); n != 0 {
+		t.Errorf("%d jobs were queued from refused requests", n)
+	}
+}
+
+// TestControlCharactersInFilenamesAreRefused: NUL, 0x01, DEL and bidi
+// controls in a file name are a 400 naming filename, before a job is made.
+func TestControlCharactersInFilenamesAreRefused(t *testing.T) {
+	h := newHarness(t)
+	png := images.Read(t, "photo.png")
+	for _, name := range []string{"a\x00.png", "a\x01.png", "a\x7f.png", "cat\u202egnp.exe", "a\u0085.png"} {
+		body, _ := json.Marshal(map[string]any{"image_url": "https://images.example.com/a.png", "filename": name})
+		r := h.postJSON("/v1/jobs", string(body), nil)
+		expectError(t, r, http.StatusBadRequest, connector.EINVALID, "filename: must not contain control characters")
+		body, _ = json.Marshal(map[string]any{"items": []any{map[string]any{"image_url": "https://images.example.com/a.png", "filename": name}}})
+		r = h.postJSON("/v1/batches", string(body), nil)
+		expectError(t, r, http.StatusBadRequest, connector.EINVALID, "items[0]: filename: must not contain control characters")
+		mp, ct := multipartBody(t, map[string]string{"filename": name}, "file", "a.png", png)
+		r = h.do("POST", "/v1/jobs", mp, map[string]string{"Content-Type": ct, "X-API-Key": h.key})
+		expectError(t, r, http.StatusBadRequest, connector.EINVALID, "filename")
+	}
+	r := h.do("POST", "/v1/jobs?filename=a%01.png", bytes.NewReader(png), map[string]string{"Content-Type": "image/png", "X-API-Key": h.key})
+	expectError(t, r, http.StatusBadRequest, connector.EINVALID, "filename")
+	if n := len(h.queue.enqueued()); n != 0 {
+		t.Errorf("%d jobs were queued with bad file names", n)
+	}
+	// Ordinary names, accents and other scripts included, pass.
+	body, _ := json.Marshal(map[string]any{"image_url": "https://images.example.com/a.png", "filename": "Café déjà vu – 写真 (1).png"})
+	expectStatus(t, h.postJSON("/v1/jobs", string(body), nil), http.StatusAccepted)
+}
+
+// TestBatchItemsTakePowerAutomateFileContent: an item's image_base64 may be
+// {"$content-type", "$content"} as a single job's may; a wrong one is
+// refused naming the item.
+func TestBatchItemsTakePowerAutomateFileContent(t *testing.T) {
+	h := newHarness(t)
+	png := base64.StdEncoding.EncodeToString(images.Read(t, "photo.png"))
+	r := h.postJSON("/v1/batches", `{"items":[{"image_url":"https://images.example.com/a.png"},{"image_base64":{"$content-type":"image/png","$content":"`+png+`"},"filename":"pa.png"}]}`, nil)
+	expectStatus(t, r, http.StatusAccepted)
+	if n := len(h.queue.enqueued()); n != 2 {
+		t.Fatalf("%d jobs queued, want 2", n)
+	}
+	for _, tc := range []struct{ item, text string }{
+		{`{"image_base64":{"$content-type":"image/jpeg","$content":"` + png + `"}}`, "items[0]: image_base64: the data: URI declares image/jpeg but the bytes are image/png"},
+		{`{"image_base64":{"$content-type":"image/png","$content":"data:image/gif;base64,` + png + `"}}`, `items[0]: image_base64: "$content-type" says image/png but the data: URI in "$content" says image/gif`},
+		{`{"image_base64":{"$content-type":"image/png"}}`, `items[0]: image_base64: file content needs "$content"`},
+		{`{"image_base64":{"$content":"` + png + `","extra":1}}`, "items[0]: image_base64"},
+	} {
+		r := h.postJSON("/v1/batches", `{"items":[`+tc.item+`]}`, nil)
+		expectError(t, r, http.StatusBadRequest, connector.EINVALID, tc.text)
+	}
+	// The same disagreement in a single job.
+	r = h.postJSON("/v1/jobs", `{"image_base64":{"$content-type":"image/png","$content":"data:image/gif;base64,`+png+`"}}`, nil)
+	expectError(t, r, http.StatusBadRequest, connector.EINVALID, `"$content-type" says image/png`)
+}
+
+// TestBatchesWithoutAHeaderKeyAreRefusedUnread: a batch whose key is not in
+// a header is a 401 before its body is read, whatever the body holds.
+func TestBatchesWithoutAHeaderKeyAreRefusedUnread(t *testing.T) {
+	h := newHarness(t)
+	for _, hdr := range []map[string]string{
+		{"Content-Type": "application/json"},
+		{"Content-Type": "application/json", "X-API-Key": "sk_unknown_key_0000"},
+	} {
+		b := newStalledBody()
+		r := h.postStalled("/v1/batches", 28<<20, b.pr, hdr)
+		b.pw.Close()
+		if r.status != http.StatusUnauthorized {
+			t.Errorf("%v: %d %s; want 401 with the body never sent", hdr, r.status, r.body)
+		}
+	}
+	// A key only in the body is named as the reason.
+	r := h.do("POST", "/v1/batches", strings.NewReader(`{"api_key":"`+h.key+`","items":[{"image_url":"https://images.example.com/a.png"}]}`),
+		map[string]string{"Content-Type": "application/json"})
+	expectError(t, r, http.StatusUnauthorized, connector.EUNAUTHORIZED, "in a header")
+}
+
+// TestAnonymousBatchBodiesCostNoMemory is the audit's scenario: 8
+// anonymous 28 MiB batch bodies at once raise the server's heap by at most
+// 100 MiB (they are refused before they are read). The heap is sampled
+// while they are sent; the bodies are generated, not held by the client.
+func TestAnonymousBatchBodiesCostNoMemory(t *testing.T) {
+	h := newHarness(t)
+	runtime.GC()
+	var base runtime.MemStats
+	runtime.ReadMemStats(&base)
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		var m runtime.MemStats
+		for {
+			runtime.ReadMemStats(&m)
+			if m.HeapAlloc > peak.Load() {
+				peak.Store(m.HeapAlloc)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	statuses := make([]int, 8)
+	for i := range 8 {
+		wg.Go(func() {
+			r, err := h.tryPost("/v1/batches", 28<<20, io.MultiReader(strings.NewReader(`{"items":[{"image_base64":"`), &repeatReader{n: 28<<20 - 40}, strings.NewReader(`"}]}`)),
+				map[string]string{"Content-Type": "application/json"})
+			if err == nil {
+				statuses[i] = r.status
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	<-sampled
+	for i, st := range statuses {
+		if st != 0 && st != http.StatusUnauthorized {
+			t.Errorf("body %d: %d, want 401 (or the connection closed unread)", i, st)
+		}
+	}
+	grew := int64(peak.Load()) - int64(base.HeapAlloc)
+	t.Logf("heap grew by %.1f MiB at most while 8 anonymous 28 MiB batches were refused", float64(grew)/(1<<20))
+	if grew > 100<<20 {
+		t.Errorf("heap grew by %d MiB while 8 anonymous 28 MiB batches were refused; want at most 100 MiB", grew>>20)
+	}
+}
+
+// repeatReader gives n bytes of base64 text without holding them.
+type repeatReader struct{ n int }
+
+func (r *repeatReader) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, io.EOF
+	}
+	k := min(len(p), r.n)
+	for i := range p[:k] {
+		p[i] = 'A'
+	}
+	r.n -= k
+	return k, nil
+}
+
+// TestAMultipartFileNeedsNoFileName: a file part without a file name or a
+// type (curl -F 'image=<photo.png') is still the file when its bytes are an
+// image; a text part of an unknown name is refused.
+func TestAMultipartFileNeedsNoFileName(t *testing.T) {
+	h := newHarness(t)
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	mw.WriteField("image", string(images.Read(t, "photo.png")))
+	mw.WriteField("filename", "named.png")
+	mw.Close()
+	r := h.do("POST", "/v1/jobs", &buf, map[string]string{"Content-Type": mw.FormDataContentType(), "X-API-Key": h.key})
+	expectStatus(t, r, http.StatusAccepted)
+	buf.Reset()
+	mw = multipart.NewWriter(&buf)
+	mw.WriteField("image", string(images.Read(t, "photo.png")))
+	mw.WriteField("calback_url", "https://hooks.example.com/x")
+	mw.Close()
+	r = h.do("POST", "/v1/jobs", &buf, map[string]string{"Content-Type": mw.FormDataContentType(), "X-API-Key": h.key})
+	expectError(t, r, http.StatusBadRequest, connector.EINVALID, `unknown field "calback_url": is not a field of this request; did you mean callback_url?`)
+}
+
+// TestABodyKeyIsCheckedBeforeTheImageThatFollowsIt: without a key in the
+// headers, an api_key at the start of a JSON or multipart job body is
+// checked as soon as it is read, before the image after it: a bad key is a
+// 401 even when what follows is malformed (were the image read first, the
+// answer would be its 400).
+func TestABodyKeyIsCheckedBeforeTheImageThatFollowsIt(t *testing.T) {
+	h := newHarness(t)
+	r := h.do("POST", "/v1/jobs", strings.NewReader(`{"api_key":"sk_unknown_key_0000","image_base64":"!!! not base64 !!!"}`), map[string]string{"Content-Type": "application/json"})
+	expectError(t, r, http.StatusUnauthorized, connector.EUNAUTHORIZED, "Invalid API key")
+	mp := "--XYZ\r\nContent-Disposition: form-data; name=\"api_key\"\r\n\r\nsk_unknown_key_0000\r\n--XYZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.png\"\r\n\r\n\x89PNG truncated, no closing boundary"
+	r = h.do("POST", "/v1/jobs", strings.NewReader(mp), map[string]string{"Content-Type": "multipart/form-data; boundary=XYZ"})
+	expectError(t, r, http.StatusUnauthorized, connector.EUNAUTHORIZED, "Invalid API key")
+	// The same bodies with a good key: the malformed image is the answer.
+	r = h.do("POST", "/v1/jobs", strings.NewReader(`{"api_key":"`+h.key+`","image_base64":"!!! not base64 !!!"}`), map[string]string{"Content-Type": "application/json"})
+	expectStatus(t, r, http.StatusBadRequest)
+	// And a good key with a good image makes the job.
+	png := base64.StdEncoding.EncodeToString(images.Read(t, "photo.png"))
+	r = h.do("POST", "/v1/jobs", strings.NewReader(`{"api_key":"`+h.key+`","image_base64":"`+png+`"}`), map[string]string{"Content-Type": "application/json"})
+	expectStatus(t, r, http.StatusAccepted)
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/go-playground/validator/v10"
 
@@ -21,7 +23,25 @@ func newValidator() *validator.Validate {
 		}
 		return name
 	})
+	// A file name is text a person reads and a file system stores: no
+	// control characters (NUL, DEL, C1), no bidi controls that disguise
+	// its extension, valid UTF-8. Refused here, before a job is made,
+	// rather than failing later at the upstream.
+	v.RegisterValidation("filename", func(fl validator.FieldLevel) bool {
+		return badFilenameRune(fl.Field().String()) < 0
+	})
 	return v
+}
+
+// badFilenameRune is the byte offset of the first character a file name
+// may not hold, or -1.
+func badFilenameRune(name string) int {
+	for i, r := range name {
+		if r == utf8.RuneError || unicode.IsControl(r) || isBidiControl(r) {
+			return i
+		}
+	}
+	return -1
 }
 
 // check validates in and turns failures into one EINVALID with a detail per
@@ -58,6 +78,10 @@ func fieldMessage(fe validator.FieldError) string {
 		return fmt.Sprintf("must be at most %s characters", fe.Param())
 	case "oneof":
 		return "must be one of: " + strings.ReplaceAll(fe.Param(), " ", ", ")
+	case "filename":
+		name := fe.Value().(string)
+		r, _ := utf8.DecodeRuneInString(name[badFilenameRune(name):])
+		return fmt.Sprintf("must not contain control characters (found %U at byte %d)", r, badFilenameRune(name))
 	}
 	return "is invalid (" + fe.Tag() + ")"
 }

@@ -29,6 +29,31 @@ type Config struct {
 	// so this may well exceed the number of CPUs.
 	Concurrency int
 
+	// KeyShare is how many compress tasks of one API key run at once,
+	// counted across every worker process on the queue (IMGFLOW_KEY_SHARE):
+	// a key's further tasks (its jobs and batch items alike) wait, parked
+	// in Redis, while other keys' tasks run (fairshare.go), so that one
+	// key's flood cannot hold every worker. Default: half of Concurrency,
+	// at least 1; with several worker processes, set it to about half of
+	// their total. Negative: no share (one FIFO for all keys).
+	KeyShare int
+
+	// DeliveryConcurrency is how many deliveries (callbacks, hook events)
+	// run at once, in a pool apart from Concurrency on their own queue
+	// (DeliveryQueue), so that slow receivers never hold a compress worker
+	// (IMGFLOW_DELIVERY_CONCURRENCY). Default: Concurrency. Deliveries
+	// mostly wait on receivers, so this may well exceed the CPUs.
+	DeliveryConcurrency int
+
+	// DeliveryKeyShare is how many deliveries of one API key's jobs and
+	// batches run at once across the workers (IMGFLOW_DELIVERY_KEY_SHARE):
+	// a key whose receivers are slow, or who has thousands of deliveries
+	// queued, leaves the rest of the delivery pool to other keys'
+	// callbacks. Default: half of DeliveryConcurrency, at least 1;
+	// negative: no share. Events of no job or batch (tests, credits low)
+	// are not counted.
+	DeliveryKeyShare int
+
 	// Fetchers is how many asynq servers share Concurrency, each taking
 	// tasks with its own dequeue loop. asynq dequeues one task at a time
 	// per server, a Redis round trip each, and under load that loop, not
@@ -232,6 +257,15 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.Fetchers = min(max(cfg.Concurrency/16, 1), 4)
 	}
 	cfg.Fetchers = min(cfg.Fetchers, cfg.Concurrency)
+	if cfg.KeyShare == 0 {
+		cfg.KeyShare = max(1, cfg.Concurrency/2)
+	}
+	if cfg.DeliveryConcurrency <= 0 {
+		cfg.DeliveryConcurrency = cfg.Concurrency
+	}
+	if cfg.DeliveryKeyShare == 0 {
+		cfg.DeliveryKeyShare = max(1, cfg.DeliveryConcurrency/2)
+	}
 	if cfg.ResultTTL <= 0 {
 		cfg.ResultTTL = 24 * time.Hour
 	}

@@ -42,6 +42,18 @@ var DefaultDeliverySchedule = []time.Duration{
 	5 * time.Hour, 10 * time.Hour, 14 * time.Hour, 20 * time.Hour, 24 * time.Hour,
 }
 
+// DeliveryQueue is the asynq queue of queue's deliveries (callbacks, hook
+// events, redeliveries): apart from compress tasks and served by a pool of
+// its own (Config.DeliveryConcurrency), so that however many deliveries
+// wait, and however slow their receivers, no compress task waits behind
+// them (issue #32), nor a delivery behind a slow fetch.
+func DeliveryQueue(queue string) string {
+	if queue == "" {
+		queue = DefaultQueue
+	}
+	return queue + "-deliveries"
+}
+
 // compressPayload is the whole payload of a compress task.
 type compressPayload struct {
 	JobID string `json:"job_id"`
@@ -51,8 +63,10 @@ type compressPayload struct {
 type Queue struct {
 	client             *asynq.Client
 	wake               redis.UniversalClient // nil: no wake-ups
-	wakes              *wakeUps
+	wakes              *wakeUps              // of the compress queue
+	deliveryWakes      *wakeUps              // of the delivery queue
 	queue              string
+	deliveries         string // DeliveryQueue(queue)
 	maxCompressRetries int
 	schedule           []time.Duration
 	retention          time.Duration
@@ -95,6 +109,7 @@ func NewQueue(client *asynq.Client, queue string, opts ...QueueOption) *Queue {
 	q := &Queue{
 		client:             client,
 		wakes:              &wakeUps{},
+		deliveryWakes:      &wakeUps{},
 		queue:              queue,
 		maxCompressRetries: DefaultMaxCompressRetries,
 		schedule:           DefaultDeliverySchedule,
@@ -103,6 +118,7 @@ func NewQueue(client *asynq.Client, queue string, opts ...QueueOption) *Queue {
 	if q.queue == "" {
 		q.queue = DefaultQueue
 	}
+	q.deliveries = DeliveryQueue(q.queue)
 	for _, o := range opts {
 		o(q)
 	}
@@ -123,7 +139,7 @@ func (q *Queue) EnqueueCompress(ctx context.Context, jobID string) error {
 	if err != nil {
 		return err
 	}
-	ectx, slot := q.wakeWithEnqueue(ctx)
+	ectx, slot := q.wakeWithEnqueue(ctx, q.queue)
 	err = q.enqueue(ectx, asynq.NewTask(TypeCompress, payload),
 		asynq.TaskID(jobID),
 		asynq.Queue(q.queue),
@@ -132,18 +148,18 @@ func (q *Queue) EnqueueCompress(ctx context.Context, jobID string) error {
 		asynq.Retention(q.retention),
 	)
 	if err == nil && (slot == nil || !slot.sent) {
-		q.wakeWorkers(ctx)
+		q.wakeWorkers(ctx, q.queue)
 	}
 	return err
 }
 
-// wakeWithEnqueue marks ctx so that the enqueue carries its wake-up
-// (wakehook.go); nil without wake-ups.
-func (q *Queue) wakeWithEnqueue(ctx context.Context) (context.Context, *wakeSlot) {
+// wakeWithEnqueue marks ctx so that the enqueue on queue carries its
+// wake-up (wakehook.go); nil without wake-ups.
+func (q *Queue) wakeWithEnqueue(ctx context.Context, queue string) (context.Context, *wakeSlot) {
 	if q.wake == nil {
 		return ctx, nil
 	}
-	return withWakeUp(ctx, wakeChannel(q.queue))
+	return withWakeUp(ctx, wakeChannel(queue))
 }
 
 // EnqueueDelivery queues one delivery; d.ID is the task id, so a delivery
@@ -156,16 +172,21 @@ func (q *Queue) EnqueueDelivery(ctx context.Context, d connector.Delivery) error
 		return err
 	}
 	if d.Redeliver {
-		return q.enqueue(ctx, asynq.NewTask(TypeDelivery, payload),
+		ectx, slot := q.wakeWithEnqueue(ctx, q.deliveries)
+		err := q.enqueue(ectx, asynq.NewTask(TypeDelivery, payload),
 			asynq.TaskID(d.ID+":redeliver"),
-			asynq.Queue(q.queue),
+			asynq.Queue(q.deliveries),
 			asynq.MaxRetry(0),
 			asynq.Timeout(deliveryTimeout),
 		)
+		if err == nil && (slot == nil || !slot.sent) {
+			q.wakeWorkers(ctx, q.deliveries)
+		}
+		return err
 	}
 	opts := []asynq.Option{
 		asynq.TaskID(d.ID),
-		asynq.Queue(q.queue),
+		asynq.Queue(q.deliveries),
 		asynq.MaxRetry(len(q.schedule) - 1), // attempts = len(schedule)
 		asynq.Timeout(deliveryTimeout),
 		asynq.Retention(q.retention),
@@ -175,7 +196,7 @@ func (q *Queue) EnqueueDelivery(ctx context.Context, d connector.Delivery) error
 	}
 	err = q.enqueue(ctx, asynq.NewTask(TypeDelivery, payload), opts...)
 	if err == nil && q.schedule[0] == 0 {
-		q.wakeWorkers(ctx)
+		q.wakeWorkers(ctx, q.deliveries)
 	}
 	return err
 }
@@ -197,7 +218,7 @@ func (q *Queue) EnqueueDeferred(ctx context.Context, d connector.Delivery, wait 
 	}
 	return q.enqueue(ctx, asynq.NewTask(TypeDelivery, payload),
 		asynq.TaskID(id),
-		asynq.Queue(q.queue),
+		asynq.Queue(q.deliveries),
 		asynq.MaxRetry(maxRetry),
 		asynq.Timeout(deliveryTimeout),
 		asynq.Retention(q.retention),
@@ -205,15 +226,20 @@ func (q *Queue) EnqueueDeferred(ctx context.Context, d connector.Delivery, wait 
 	)
 }
 
-// wakeWorkers asks for a wake-up after an enqueue; it never waits.
-func (q *Queue) wakeWorkers(ctx context.Context) {
+// wakeWorkers asks for a wake-up of queue's workers after an enqueue; it
+// never waits.
+func (q *Queue) wakeWorkers(ctx context.Context, queue string) {
 	if q.wake == nil {
 		return
 	}
-	q.wakes.request(func() {
+	wakes := q.wakes
+	if queue == q.deliveries {
+		wakes = q.deliveryWakes
+	}
+	wakes.request(func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 		defer cancel()
-		q.wake.Publish(ctx, wakeChannel(q.queue), "")
+		q.wake.Publish(ctx, wakeChannel(queue), "")
 	})
 }
 

@@ -48,7 +48,7 @@ func TestEnqueueDeliveryRetriesOnceLessThanTheScheduleIsLong(t *testing.T) {
 	}
 	insp := asynq.NewInspector(h.cfg.RedisConnOpt)
 	defer insp.Close()
-	tasks, err := insp.ListPendingTasks(h.redis.Queue())
+	tasks, err := insp.ListPendingTasks(DeliveryQueue(h.redis.Queue()))
 	if err != nil {
 		t.Fatal(err)
 	}

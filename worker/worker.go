@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -9,18 +10,24 @@ import (
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/imgflow/imgflow/connector"
 )
 
 // Worker serves imgflow's asynq queue: compress tasks and deliveries.
 type Worker struct {
-	cfg    Config
-	log    *slog.Logger
-	obs    Observer
-	rdb    redis.UniversalClient // the client's connection, also for wake-ups
-	wk     *waker                // holds asynq's idle dequeues (wake.go)
-	client *asynq.Client
-	queue  *Queue
-	mux    *asynq.ServeMux
+	cfg   Config
+	log   *slog.Logger
+	obs   Observer
+	rdb   redis.UniversalClient // the client's connection, also for wake-ups
+	wk    *waker                // holds asynq's idle dequeues (wake.go)
+	dwk   *waker                // the same for the delivery queue
+	share *fairShare            // each key's share of the compress workers
+	// deliveryShare is each key's share of the delivery workers.
+	deliveryShare *fairShare
+	client        *asynq.Client
+	queue         *Queue
+	mux           *asynq.ServeMux
 
 	// crashHook, when set (tests only), is asked after each step of the
 	// billing path that a crash could follow ("answered", "kept",
@@ -56,6 +63,7 @@ func New(cfg Config) (*Worker, error) {
 		client:        asynq.NewClientFromRedisClient(rdb),
 		backoff:       backoff,
 		wk:            newWaker(cfg.Queue, cfg.IdleWait),
+		dwk:           newWaker(DeliveryQueue(cfg.Queue), cfg.IdleWait),
 		recoverEvery:  recoverEvery,
 		sweepEvery:    sweepEvery,
 		unqueuedAfter: unqueuedAfter,
@@ -64,9 +72,13 @@ func New(cfg Config) (*Worker, error) {
 		WithMaxCompressRetries(cfg.MaxCompressRetries),
 		WithDeliverySchedule(cfg.DeliverySchedule),
 		WithWakeUps(rdb))
+	w.share = &fairShare{rdb: rdb, prefix: "imgflow:share:{" + cfg.Queue + "}:", share: cfg.KeyShare,
+		lease: shareLease, parkBase: parkBase}
+	w.deliveryShare = &fairShare{rdb: rdb, prefix: "imgflow:share:{" + cfg.Queue + "}:deliveries:", share: cfg.DeliveryKeyShare,
+		lease: deliveryShareLease, parkBase: parkBase}
 	w.mux = asynq.NewServeMux()
-	w.mux.HandleFunc(TypeCompress, w.handleCompress)
-	w.mux.HandleFunc(TypeDelivery, w.handleDelivery)
+	w.mux.HandleFunc(TypeCompress, w.share.wrap(w.handleCompress, placeCompress(w.jobOwner)))
+	w.mux.HandleFunc(TypeDelivery, w.deliveryShare.wrap(w.handleDelivery, placeDelivery(w.deliveryOwner)))
 	return w, nil
 }
 
@@ -82,6 +94,10 @@ func (w *Worker) Queue() *Queue { return w.queue }
 // (stretched by a receiver's Retry-After) for deliveries, exponential
 // backoff for the rest.
 func (w *Worker) RetryDelay(n int, err error, t *asynq.Task) time.Duration {
+	var parked *waitingError
+	if errors.As(err, &parked) {
+		return parked.delay
+	}
 	if t.Type() == TypeDelivery {
 		// A delivery put off by its endpoint goes on as a new task that
 		// counts from the attempts made before it.
@@ -103,25 +119,38 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	defer rdb.Close()
-	wk := w.wk
-	rdb.AddHook(wk)
+	deliveries := DeliveryQueue(w.cfg.Queue)
+	rdb.AddHook(w.wk)
+	rdb.AddHook(w.dwk)
 	listenCtx, stopListening := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopListening()
-	if err := wk.listen(listenCtx, rdb, wakeChannel(w.cfg.Queue)); err != nil {
-		// Without wake-ups the worker still polls every IdleWait.
-		w.log.Warn("worker: no wake-ups on enqueue; polling only", "err", err)
+	for queue, wk := range map[string]*waker{w.cfg.Queue: w.wk, deliveries: w.dwk} {
+		if err := wk.listen(listenCtx, rdb, wakeChannel(queue)); err != nil {
+			// Without wake-ups the worker still polls every IdleWait.
+			w.log.Warn("worker: no wake-ups on enqueue; polling only", "queue", queue, "err", err)
+		}
 	}
-	srvs, err := w.startServers(asynqServerClient(rdb, wk))
+	srvs, err := w.startServers(asynqServerClient(rdb, w.wk))
 	if err != nil {
 		return err
 	}
-	w.log.Info("worker started", "queue", w.cfg.Queue, "concurrency", w.cfg.Concurrency, "fetchers", len(srvs))
-	// The recoverer (recover.go) uses the worker's own client.
-	rec := &abandonedRecoverer{rdb: w.rdb, queue: w.cfg.Queue, log: w.log}
+	// Deliveries run in a pool of their own (DeliveryQueue).
+	dsrv, err := w.startServer(asynqServerClient(rdb, w.dwk), deliveries, w.cfg.DeliveryConcurrency, w.cfg.DelayedTaskCheckInterval)
+	if err != nil {
+		shutdown(srvs)
+		return err
+	}
+	srvs = append(srvs, dsrv)
+	w.log.Info("worker started", "queue", w.cfg.Queue, "concurrency", w.cfg.Concurrency, "fetchers", len(srvs)-1,
+		"delivery_concurrency", w.cfg.DeliveryConcurrency, "key_share", w.cfg.KeyShare)
+	// The recoverers (recover.go) use the worker's own client.
 	recCtx, stopRecovering := context.WithCancel(ctx)
-	recDone := make(chan struct{})
-	go func() { defer close(recDone); rec.run(recCtx, w.recoverEvery) }()
-	defer func() { stopRecovering(); <-recDone }()
+	var recovering sync.WaitGroup
+	for _, queue := range []string{w.cfg.Queue, deliveries} {
+		rec := &abandonedRecoverer{rdb: w.rdb, queue: queue, log: w.log}
+		recovering.Go(func() { rec.run(recCtx, w.recoverEvery) })
+	}
+	defer func() { stopRecovering(); recovering.Wait() }()
 	if notes, ok := w.cfg.Jobs.(unqueuedLister); ok {
 		sw := &unqueuedSweeper{notes: notes, jobs: w.cfg.Jobs, queue: w.queue, rdb: w.rdb,
 			inspector: asynq.NewInspectorFromRedisClient(w.rdb), qname: w.cfg.Queue, log: w.log}
@@ -132,7 +161,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	<-ctx.Done()
 	w.log.Info("worker stopping", "shutdown_timeout", w.cfg.ShutdownTimeout)
-	wk.shutdown()
+	w.wk.shutdown()
+	w.dwk.shutdown()
 	shutdown(srvs)
 	w.log.Info("worker stopped")
 	return nil
@@ -168,23 +198,60 @@ func (w *Worker) startServers(rdb redis.UniversalClient) ([]*asynq.Server, error
 		if i > 0 {
 			forwardEvery = max(forwardEvery, time.Minute)
 		}
-		srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
-			Concurrency:              (w.cfg.Concurrency + n - 1 - i) / n, // the remainder to the first
-			Queues:                   map[string]int{w.cfg.Queue: 1},
-			TaskCheckInterval:        w.cfg.TaskCheckInterval,
-			DelayedTaskCheckInterval: forwardEvery,
-			RetryDelayFunc:           w.RetryDelay,
-			ShutdownTimeout:          w.cfg.ShutdownTimeout,
-			Logger:                   asynqLogger{w.log},
-			LogLevel:                 asynq.WarnLevel,
-		})
-		if err := srv.Start(w.mux); err != nil {
+		// The remainder of Concurrency goes to the first.
+		srv, err := w.startServer(rdb, w.cfg.Queue, (w.cfg.Concurrency+n-1-i)/n, forwardEvery)
+		if err != nil {
 			shutdown(srvs)
-			return nil, fmt.Errorf("worker: start: %w", err)
+			return nil, err
 		}
 		srvs = append(srvs, srv)
 	}
 	return srvs, nil
+}
+
+// startServer starts one asynq server of concurrency on queue. Every
+// server handles every task type: a delivery left on the compress queue
+// by an earlier version still runs.
+func (w *Worker) startServer(rdb redis.UniversalClient, queue string, concurrency int, forwardEvery time.Duration) (*asynq.Server, error) {
+	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
+		Concurrency:              concurrency,
+		Queues:                   map[string]int{queue: 1},
+		TaskCheckInterval:        w.cfg.TaskCheckInterval,
+		DelayedTaskCheckInterval: forwardEvery,
+		RetryDelayFunc:           w.RetryDelay,
+		IsFailure:                isFailure,
+		ShutdownTimeout:          w.cfg.ShutdownTimeout,
+		Logger:                   asynqLogger{w.log},
+		LogLevel:                 asynq.WarnLevel,
+	})
+	if err := srv.Start(w.mux); err != nil {
+		return nil, fmt.Errorf("worker: start %s: %w", queue, err)
+	}
+	return srv, nil
+}
+
+// deliveryOwner is the owner of a delivery's job or batch ("" when it
+// cannot be read: its handler finds out why).
+func (w *Worker) deliveryOwner(ctx context.Context, d connector.Delivery) string {
+	if d.JobID != "" {
+		return w.jobOwner(ctx, d.JobID)
+	}
+	if d.BatchID != "" && w.cfg.Batches != nil {
+		if b, err := w.cfg.Batches.GetBatch(ctx, d.BatchID); err == nil && b != nil {
+			return b.Owner
+		}
+	}
+	return ""
+}
+
+// jobOwner is the owner of job id ("" when it cannot be read: its
+// handler finds out why).
+func (w *Worker) jobOwner(ctx context.Context, id string) string {
+	j, err := w.cfg.Jobs.GetJob(ctx, id)
+	if err != nil || j == nil {
+		return ""
+	}
+	return j.Owner
 }
 
 // shutdown stops the servers at once, so that their running tasks share

@@ -50,6 +50,14 @@ type Options struct {
 	// Digest, when set, is written the decoded bytes as they are decoded
 	// (a hash taken while the field streams, without reading it again).
 	Digest io.Writer
+	// OnField, when set, is given every other field as soon as it is read
+	// (its name and JSON text), before anything after it: an error stops
+	// the decoding there (a key in the body is checked before the image
+	// that follows it is read).
+	OnField func(name string, raw []byte) error
+	// Strict refuses a field that rest has no place for, with
+	// encoding/json's error for it (`json: unknown field "name"`).
+	Strict bool
 }
 
 // Result is the decoded field.
@@ -78,7 +86,11 @@ func Decode(r io.Reader, opt Options, rest any) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal(s.rest.Bytes(), rest); err != nil {
+	dec := json.NewDecoder(&s.rest)
+	if opt.Strict {
+		dec.DisallowUnknownFields()
+	}
+	if err := dec.Decode(rest); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -206,6 +218,11 @@ func (s *scanner) object() (*Result, error) {
 			s.rest.Write(rawKey)
 			s.rest.WriteByte(':')
 			s.rest.Write(raw)
+			if s.opt.OnField != nil {
+				if err := s.opt.OnField(key, raw); err != nil {
+					return nil, err
+				}
+			}
 		}
 		if c, err = s.must(); err != nil {
 			return nil, err
@@ -324,10 +341,19 @@ func (s *scanner) fileContent() error {
 		return bad(`file content needs "$content" (the file in base64)`)
 	}
 	if declared != "" {
-		if mt, _, err := mime.ParseMediaType(declared); err == nil {
-			s.res.MediaType = mt // lower case, parameters dropped
-		} else {
+		mt, _, err := mime.ParseMediaType(declared)
+		if err != nil {
 			return bad(`"$content-type" must be a media type such as image/png`)
+		}
+		// "$content" may be a data: URI with a type of its own: two
+		// declarations that disagree are a flow's mistake, not a choice.
+		own := s.res.MediaType
+		switch {
+		case own == "" || own == "application/octet-stream":
+			s.res.MediaType = mt // lower case, parameters dropped
+		case mt == "application/octet-stream" || sameImageType(own, mt):
+		default:
+			return bad(fmt.Sprintf(`"$content-type" says %s but the data: URI in "$content" says %s`, mt, own))
 		}
 	}
 	return nil
@@ -505,4 +531,16 @@ func (s *scanner) value(c byte, limit int) ([]byte, error) {
 		return nil, syntaxErr("invalid value %.20q", out)
 	}
 	return out, nil
+}
+
+// sameImageType reports whether two media types name the same format
+// (image/jpg and image/pjpeg are JPEG's aliases).
+func sameImageType(a, b string) bool {
+	alias := func(t string) string {
+		if t == "image/jpg" || t == "image/pjpeg" {
+			return "image/jpeg"
+		}
+		return t
+	}
+	return alias(a) == alias(b)
 }

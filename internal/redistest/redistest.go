@@ -54,7 +54,11 @@ func New(t testing.TB) *Redis {
 		if r.Mini == nil {
 			deleteMatching(r.Client, r.Prefix+"*")
 			deleteMatching(r.Client, "asynq:{"+r.Queue()+"}*")
-			r.Client.SRem(context.Background(), "asynq:queues", r.Queue())
+			// The worker's delivery queue (worker.DeliveryQueue) and its
+			// keys' shares of the workers (worker/fairshare.go).
+			deleteMatching(r.Client, "asynq:{"+r.Queue()+"-deliveries}*")
+			deleteMatching(r.Client, "imgflow:share:{"+r.Queue()+"}:*")
+			r.Client.SRem(context.Background(), "asynq:queues", r.Queue(), r.Queue()+"-deliveries")
 		}
 		r.Client.Close()
 	})
