@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# CI part of the MCP server (mcp/): the official MCP TypeScript SDK's client
+# (npm @modelcontextprotocol/sdk, pinned in .ci/mcp/package.json) lists and
+# calls every tool of a live `imgflow dev` on loopback (embedded Redis),
+# as an agent would. Installs its npm deps into .ci/mcp; starts dev on free
+# ports and stops it. About half a minute (see the last line).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+echo "== MCP client tests (TypeScript SDK)"
+(cd .ci/mcp && npm ci --no-audit --no-fund --loglevel=error)
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+api_port=$(free_port)
+up_port=$(free_port)
+key="mcp-ci-$(date +%s)-$RANDOM"
+log="$(mktemp)"
+IMGFLOW_DEMO_KEY="$key" go run . dev --addr "127.0.0.1:$api_port" --upstream-addr "127.0.0.1:$up_port" >"$log" 2>&1 &
+dev=$!
+stop() {
+  kill "$dev" 2>/dev/null || true
+  wait "$dev" 2>/dev/null || true
+  rm -f "$log"
+}
+trap stop EXIT
+for _ in $(seq 1 120); do
+  if curl -fsS "http://127.0.0.1:$api_port/health" >/dev/null 2>&1; then break; fi
+  if ! kill -0 "$dev" 2>/dev/null; then cat "$log"; echo "imgflow dev did not start"; exit 1; fi
+  sleep 0.5
+done
+curl -fsS "http://127.0.0.1:$api_port/health" >/dev/null || { cat "$log"; echo "imgflow dev did not answer /health"; exit 1; }
+(cd .ci/mcp && IMGFLOW_URL="http://127.0.0.1:$api_port" IMGFLOW_KEY="$key" node --test --test-concurrency=1 ./*.test.mjs) || { tail -50 "$log"; exit 1; }
+echo "== MCP client tests took $(($(date +%s) - start)) s"
