@@ -1,7 +1,9 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -20,7 +22,7 @@ import (
 // jobResult answers a job: done (with its file), failed (a tool error
 // carrying the job's error code) or still running (how to follow it).
 func (t *toolSet) jobResult(ctx context.Context, key string, job *connector.Job, waited time.Duration, preview bool) *sdk.CallToolResult {
-	res := &sdk.CallToolResult{StructuredContent: job}
+	res := &sdk.CallToolResult{StructuredContent: structured(job)}
 	switch {
 	case job.Status == connector.StatusCompleted && job.Result != nil:
 		r := job.Result
@@ -72,7 +74,7 @@ func nameOf(job *connector.Job) string {
 // batchResult answers a batch: a line of counts, a link per compressed
 // file, and the ZIP archive once every item ended.
 func batchResult(b *connector.BatchAnswer) *sdk.CallToolResult {
-	res := &sdk.CallToolResult{StructuredContent: b}
+	res := &sdk.CallToolResult{StructuredContent: structured(b)}
 	c := b.Counts
 	line := fmt.Sprintf("Batch %s is %s: %d of %d images compressed, %d failed, %s saved.", b.ID, b.Status, c.Completed, c.Total, c.Failed, humanBytes(b.SavedBytes))
 	if running := c.Queued + c.Processing; running > 0 {
@@ -98,7 +100,7 @@ func checkResult(c *connector.ImageCheck) *sdk.CallToolResult {
 	if c.DeduplicatedFrom != "" {
 		line += " Job " + c.DeduplicatedFrom + " already compressed the same image."
 	}
-	return &sdk.CallToolResult{StructuredContent: c, Content: []sdk.Content{&sdk.TextContent{Text: line}}}
+	return &sdk.CallToolResult{StructuredContent: structured(c), Content: []sdk.Content{&sdk.TextContent{Text: line}}}
 }
 
 // accountResult answers the account, without its webhook secret.
@@ -108,7 +110,7 @@ func accountResult(a *connector.AccountAnswer) *sdk.CallToolResult {
 	if acct.UserID != "" {
 		line = fmt.Sprintf("Account %s (%s): %s.", acct.UserID, acct.SubscriptionType, line)
 	}
-	return &sdk.CallToolResult{StructuredContent: &acct, Content: []sdk.Content{&sdk.TextContent{Text: line}}}
+	return &sdk.CallToolResult{StructuredContent: structured(&acct), Content: []sdk.Content{&sdk.TextContent{Text: line}}}
 }
 
 // listResult answers a page of jobs.
@@ -124,7 +126,7 @@ func listResult(l *connector.JobList) *sdk.CallToolResult {
 	if l.NextCursor != "" {
 		fmt.Fprintf(&b, "\nMore: call again with cursor %q.", l.NextCursor)
 	}
-	return &sdk.CallToolResult{StructuredContent: l, Content: []sdk.Content{&sdk.TextContent{Text: b.String()}}}
+	return &sdk.CallToolResult{StructuredContent: structured(l), Content: []sdk.Content{&sdk.TextContent{Text: b.String()}}}
 }
 
 // toolError is the structuredContent of a tool error: the REST error, as a
@@ -160,7 +162,7 @@ func errorResult(err error) *sdk.CallToolResult {
 	if v.RetryAfter > 0 {
 		text += fmt.Sprintf(" (retry after %d s)", v.RetryAfter)
 	}
-	return &sdk.CallToolResult{IsError: true, StructuredContent: toolError{Error: v},
+	return &sdk.CallToolResult{IsError: true, StructuredContent: structured(toolError{Error: v}),
 		Content: []sdk.Content{&sdk.TextContent{Text: text}}}
 }
 
@@ -173,4 +175,43 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// structured is v as structuredContent: its JSON without null members, so
+// that it validates against single-typed output schemas. A member the REST
+// answer has as null (a fact not known) is absent instead.
+func structured(v any) json.RawMessage {
+	raw, err := json.Marshal(v)
+	if err != nil || !bytes.Contains(raw, []byte("null")) {
+		return raw
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var tree any
+	if dec.Decode(&tree) != nil {
+		return raw
+	}
+	out, err := json.Marshal(dropNulls(tree))
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
+func dropNulls(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			if e == nil {
+				delete(t, k)
+			} else {
+				t[k] = dropNulls(e)
+			}
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = dropNulls(e)
+		}
+	}
+	return v
 }

@@ -136,7 +136,7 @@ var listJobsRunner = runner{
 	output: func(op *connector.Operation) obj {
 		return obj{"type": "object", "properties": obj{
 			"jobs":        obj{"type": "array", "items": outputSchema(op.Outputs)},
-			"next_cursor": obj{"type": []string{"string", "null"}, "description": "Pass as cursor for the next page; absent on the last."},
+			"next_cursor": obj{"type": "string", "description": "Pass as cursor for the next page; absent on the last."},
 		}}
 	},
 	run: func(t *toolSet, ctx context.Context, key string, op *connector.Operation, a *arguments) *sdk.CallToolResult {

@@ -6,11 +6,12 @@ import (
 	"github.com/imgflow/imgflow/connector"
 )
 
-// JSON Schemas of the tools, from the catalog's fields. Output leaves
-// allow null (the REST answers carry null for facts not known, such as an
-// older upstream's credits_remaining), and carry no "format": clients
-// validate structuredContent against them, and a format one of them does not
-// know would fail a correct answer.
+// JSON Schemas of the tools, from the catalog's fields. Output schemas use
+// one type per property and no "format" or $ref: clients validate
+// structuredContent against them (a format one of them does not know would
+// fail a correct answer), and Copilot Studio takes single types only. So
+// structuredContent leaves out the nulls the REST answers carry for facts
+// not known (structured).
 
 type obj = map[string]any
 
@@ -84,7 +85,7 @@ func outputSchema(outputs []connector.OutputField) obj {
 			props := node["properties"].(obj)
 			child, ok := props[p].(obj)
 			if !ok {
-				child = obj{"type": []string{"object", "null"}, "properties": obj{}}
+				child = obj{"type": "object", "properties": obj{}}
 				props[p] = child
 			}
 			node = child
@@ -98,17 +99,17 @@ func leafSchema(o connector.OutputField) obj {
 	var s obj
 	switch o.Type {
 	case connector.FieldInteger:
-		s = obj{"type": []string{"integer", "null"}}
+		s = obj{"type": "integer"}
 	case connector.FieldNumber:
-		s = obj{"type": []string{"number", "null"}}
+		s = obj{"type": "number"}
 	case connector.FieldBoolean:
-		s = obj{"type": []string{"boolean", "null"}}
+		s = obj{"type": "boolean"}
 	case connector.FieldObject:
-		s = obj{"type": []string{"object", "null"}}
+		s = obj{"type": "object"}
 	case connector.FieldList:
-		s = obj{"type": []string{"array", "null"}, "items": outputSchema(o.Fields)}
+		s = obj{"type": "array", "items": outputSchema(o.Fields)}
 	default:
-		s = obj{"type": []string{"string", "null"}}
+		s = obj{"type": "string"}
 	}
 	if o.Label != "" {
 		s["title"] = o.Label
@@ -124,12 +125,12 @@ func leafSchema(o connector.OutputField) obj {
 // a failed job's error.
 func errorOutput() obj {
 	str := obj{"type": "string"}
-	return obj{"type": []string{"object", "null"}, "description": "Set on a tool error (isError): the REST API's error code, message and field details.",
+	return obj{"type": "object", "description": "Set on a tool error (isError): the REST API's error code, message and field details.",
 		"properties": obj{
 			"code":              obj{"type": "string", "description": "The REST API's error code, such as invalid_input, unsupported_format or insufficient_credits."},
 			"message":           str,
 			"details":           obj{"type": "array", "items": obj{"type": "object", "properties": obj{"field": str, "message": str}}},
-			"credits_remaining": obj{"type": []string{"integer", "null"}},
+			"credits_remaining": obj{"type": "integer"},
 			"retry_after":       obj{"type": "integer", "description": "Seconds to wait before trying again, when the error is temporary."},
 		}}
 }

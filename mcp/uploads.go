@@ -156,7 +156,7 @@ func (u *Uploads) prepare(ctx context.Context, key string, a *arguments) *sdk.Ca
 		t.Transfer.Headers = map[string]string{"Content-Type": mimeType}
 	}
 	text := "PUT the image's bytes to " + t.Transfer.URL + " before " + exp.UTC().Format(time.RFC3339) + ", then call compress_image with upload " + strconv.Quote(handle) + "."
-	return &sdk.CallToolResult{StructuredContent: t, Content: []sdk.Content{&sdk.TextContent{Text: text}}}
+	return &sdk.CallToolResult{StructuredContent: structured(t), Content: []sdk.Content{&sdk.TextContent{Text: text}}}
 }
 
 // slot is where a key's upload id is stored: a name no other key reaches.
