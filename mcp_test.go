@@ -11,6 +11,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -21,6 +23,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/imgflow/imgflow/fixtures/images"
+	"github.com/imgflow/imgflow/mcp"
 	"github.com/imgflow/imgflow/server"
 )
 
@@ -167,7 +170,10 @@ func TestMCPCompressesByURLUploadHandleAndBase64(t *testing.T) {
 	var job jobView
 	res := callTool(t, cs, "compress_image", map[string]any{"image_url": s.samples + "/photo.jpg", "preview": true}, &job)
 	expectFileLink(t, res, job, "image/jpeg")
-	if !slices.ContainsFunc(res.Content, func(c sdk.Content) bool { im, ok := c.(*sdk.ImageContent); return ok && len(im.Data) > 0 && len(im.Data) < 64<<10 }) {
+	if !slices.ContainsFunc(res.Content, func(c sdk.Content) bool {
+		im, ok := c.(*sdk.ImageContent)
+		return ok && len(im.Data) > 0 && len(im.Data) < 64<<10
+	}) {
 		t.Errorf("preview asked, none (or a large one) came: %s", resultText(res))
 	}
 
@@ -418,5 +424,41 @@ func TestMCPIsStatelessAcrossServeReplicas(t *testing.T) {
 	replicas.seen.Range(func(any, any) bool { n++; return true })
 	if n != 2 {
 		t.Errorf("requests reached %d replicas; want both", n)
+	}
+}
+
+// server.json, the MCP Registry entry, describes the endpoint as it is:
+// filled in for this system (host, key), a client connects with it.
+func TestServerJSONConnectsToTheMCPEndpoint(t *testing.T) {
+	raw, err := os.ReadFile("server.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entry struct {
+		Name, Description, Version string
+		Remotes                    []struct {
+			Type, URL string
+			Headers   []struct {
+				Name, Value          string
+				IsRequired, IsSecret bool
+			}
+		}
+	}
+	if err := json.Unmarshal(raw, &entry); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$`).MatchString(entry.Name) || len(entry.Description) > 100 || entry.Version == "" || len(entry.Remotes) != 1 {
+		t.Fatalf("server.json %+v: want a reverse-DNS name, a description of at most 100 characters, a version and one remote", entry)
+	}
+	remote := entry.Remotes[0]
+	if remote.Type != "streamable-http" || !strings.HasSuffix(remote.URL, mcp.Path) || len(remote.Headers) != 1 || !remote.Headers[0].IsSecret || !remote.Headers[0].IsRequired {
+		t.Fatalf("remote %+v: want streamable-http at %s with one required secret header", remote, mcp.Path)
+	}
+	s := startSystem(t)
+	endpoint := strings.Replace(strings.Replace(remote.URL, "https://", "http://", 1), "{host}", strings.TrimPrefix(s.api, "http://"), 1)
+	h := remote.Headers[0]
+	tools, err := mcpSession(t, endpoint, keyTransport{h.Name, strings.Replace(h.Value, "{api_key}", s.key, 1), http.DefaultTransport}).ListTools(context.Background(), nil)
+	if err != nil || len(tools.Tools) == 0 {
+		t.Errorf("tools/list with server.json's settings: %v", err)
 	}
 }
