@@ -10,6 +10,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/imgflow/imgflow/fixtures/images"
 	"github.com/imgflow/imgflow/internal/redistest"
@@ -24,6 +25,7 @@ import (
 // difference of the two rows (BENCHMARK.md, "MCP (#34)").
 //
 //	go test -run '^$' -bench MCPvsREST -benchtime 300x .
+//	REDIS_URL=redis://127.0.0.1:6471/0 go test -run '^$' -bench MCPvsREST -benchtime 300x .  (a redis-server of its own)
 func BenchmarkMCPvsREST(b *testing.B) {
 	png := base64.StdEncoding.EncodeToString(images.Read(b, "screenshot.png"))
 	body := []byte(`{"image_base64":"` + png + `"}`)
@@ -31,7 +33,7 @@ func BenchmarkMCPvsREST(b *testing.B) {
 		r := redistest.New(b)
 		api := benchSystem(b, r, 4)
 		trips := countTrips(r)
-		timed(b, trips, func() { postJob(b, api, "application/json", body) })
+		timed(b, r, trips, func() { postJob(b, api, "application/json", body) })
 	})
 	b.Run("mcp", func(b *testing.B) {
 		r := redistest.New(b)
@@ -45,7 +47,7 @@ func BenchmarkMCPvsREST(b *testing.B) {
 		}
 		defer cs.Close()
 		args := map[string]any{"image_base64": png}
-		timed(b, trips, func() {
+		timed(b, r, trips, func() {
 			res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "compress_image", Arguments: args})
 			if err != nil || res.IsError || !strings.Contains(resultText(res), "Compressed") {
 				b.Errorf("compress_image: %v %v", err, res)
@@ -62,10 +64,20 @@ func countTrips(r *redistest.Redis) *tripCounter {
 }
 
 // timed runs op b.N times, one at a time, and reports the p50 and p90
-// latency and the Redis round trips per op.
-func timed(b *testing.B, trips *tripCounter, op func()) {
+// latency and the Redis round trips per op; on a real Redis of the
+// benchmark's own (REDIS_URL), also every command the server ran per op
+// (INFO commandstats, asynq's own connections included).
+func timed(b *testing.B, r *redistest.Redis, trips *tripCounter, op func()) {
 	op() // warm: connections, the key check, the SDK's schema caches
 	lat := make([]time.Duration, 0, b.N)
+	var admin *redis.Client
+	var before map[string]int64
+	if r.Mini == nil {
+		opts, _ := redis.ParseURL(r.URL)
+		admin = redis.NewClient(opts)
+		defer admin.Close()
+		before = commandStats(b, admin)
+	}
 	t0 := trips.n.Load()
 	b.ResetTimer()
 	for range b.N {
@@ -78,4 +90,13 @@ func timed(b *testing.B, trips *tripCounter, op func()) {
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*9/10].Microseconds())/1000, "p90-ms")
 	b.ReportMetric(float64(trips.n.Load()-t0)/float64(b.N), "client-trips/op")
+	if admin != nil {
+		var total int64
+		for name, n := range commandStats(b, admin) {
+			if name != "info" {
+				total += n - before[name]
+			}
+		}
+		b.ReportMetric(float64(total)/float64(b.N), "redis-cmds/op")
+	}
 }
