@@ -275,6 +275,32 @@ func TestMCPRetriedIdempotencyKeyChargesOnce(t *testing.T) {
 	if got := s.credits(); got != 499 {
 		t.Errorf("credits = %d, want 499: three calls, one charge", got)
 	}
+	// The REST requests the tool made are logged under the /mcp request's
+	// id, and nothing logged carries the key.
+	mcpIDs, restIDs := map[string]bool{}, map[string]bool{}
+	for _, line := range strings.Split(s.logs.String(), "\n") {
+		var l struct {
+			Msg, Route string
+			RequestID  string `json:"request_id"`
+		}
+		if json.Unmarshal([]byte(line), &l) != nil || l.Msg != "http request" {
+			continue
+		}
+		switch l.Route {
+		case "/mcp":
+			mcpIDs[l.RequestID] = true
+		case "/v1/jobs":
+			restIDs[l.RequestID] = true
+		}
+	}
+	for id := range restIDs {
+		if !mcpIDs[id] {
+			t.Errorf("POST /v1/jobs logged under request_id %q, which no /mcp request has (%v)", id, mcpIDs)
+		}
+	}
+	if len(restIDs) == 0 || strings.Contains(s.logs.String(), s.key) {
+		t.Errorf("%d REST log lines; key in logs: %v", len(restIDs), strings.Contains(s.logs.String(), s.key))
+	}
 }
 
 func TestMCPSlowImageAnswersRunningAndGetJobFinishesIt(t *testing.T) {

@@ -93,7 +93,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.uploads.ServeHTTP(w, r)
 		return
 	}
-	ctx := context.WithValue(r.Context(), callerKey{}, caller{remoteAddr: r.RemoteAddr, header: r.Header})
+	// The REST requests a tool call makes carry the MCP request's id (set on
+	// the answer by the server's request-id middleware), so their log lines
+	// and the /mcp line share one request_id.
+	ctx := context.WithValue(r.Context(), callerKey{}, caller{remoteAddr: r.RemoteAddr, header: r.Header,
+		requestID: w.Header().Get("X-Request-Id")})
 	h.streamable.ServeHTTP(w, r.WithContext(ctx))
 }
 

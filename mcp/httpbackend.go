@@ -114,6 +114,9 @@ func (b *HTTPBackend) do(ctx context.Context, key, method, target, idemKey strin
 	}
 	if c, ok := ctx.Value(callerKey{}).(caller); ok {
 		req.RemoteAddr = c.remoteAddr
+		if c.requestID != "" {
+			req.Header.Set("X-Request-Id", c.requestID)
+		}
 		for _, h := range forwardedHeaders {
 			if v := c.header.Get(h); v != "" {
 				req.Header.Set(h, v)
@@ -186,6 +189,7 @@ func (r *recorder) Flush() {}
 type caller struct {
 	remoteAddr string
 	header     http.Header
+	requestID  string
 }
 
 type callerKey struct{}
