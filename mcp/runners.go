@@ -67,7 +67,7 @@ var dryRunRunner = runner{
 		return outputSchema(op.Outputs)
 	},
 	run: func(t *toolSet, ctx context.Context, key string, op *connector.Operation, a *arguments) *sdk.CallToolResult {
-		body, _, err := t.imageBody(ctx, key, op, a)
+		body, err := t.imageBody(ctx, key, op, a)
 		if err != nil {
 			return errorResult(err)
 		}
@@ -169,7 +169,7 @@ func accountOutputs(op *connector.Operation) []connector.OutputField {
 // jobRequest reads a compress call: its body, idempotency key, wait and
 // whether a preview was asked for.
 func (t *toolSet) jobRequest(ctx context.Context, key string, op *connector.Operation, a *arguments, defWait int) (Request, bool, error) {
-	body, _, err := t.imageBody(ctx, key, op, a)
+	body, err := t.imageBody(ctx, key, op, a)
 	if err != nil {
 		return Request{}, false, err
 	}
@@ -190,28 +190,25 @@ func (t *toolSet) jobRequest(ctx context.Context, key string, op *connector.Oper
 
 // imageBody is the REST body of a call that takes one image, with an
 // upload handle resolved into the image's bytes.
-func (t *toolSet) imageBody(ctx context.Context, key string, op *connector.Operation, a *arguments) (map[string]any, bool, error) {
+func (t *toolSet) imageBody(ctx context.Context, key string, op *connector.Operation, a *arguments) (map[string]any, error) {
 	body := a.body(op)
-	item := map[string]json.RawMessage{}
-	if v, ok := a.raw[uploadField.Key]; ok {
-		item[uploadField.Key] = v
+	if !a.has(uploadField.Key) {
+		return body, nil
 	}
-	for _, k := range []string{"image_url", "image_base64", "filename"} {
+	item := map[string]json.RawMessage{}
+	for _, k := range []string{uploadField.Key, "image_url", "image_base64", "filename"} {
 		if v, ok := a.raw[k]; ok {
 			item[k] = v
 		}
 	}
-	if !a.has(uploadField.Key) {
-		return body, false, nil
-	}
 	if err := t.resolveUpload(ctx, key, item, ""); err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	body["image_base64"] = item["image_base64"]
 	if name, ok := item["filename"]; ok && slices.ContainsFunc(op.Inputs, func(f connector.Field) bool { return f.Key == "filename" }) {
 		body["filename"] = name
 	}
-	return body, true, nil
+	return body, nil
 }
 
 // resolveUpload replaces an item's upload handle by the uploaded bytes, as

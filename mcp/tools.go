@@ -88,7 +88,6 @@ func newToolSet(c *connector.Catalog, b Backend, u *Uploads) *toolSet {
 		if r == nil {
 			continue
 		}
-		op := op
 		name := op.Key
 		if op.Kind == connector.KindPollingTrigger {
 			name = "list_" + strings.ToLower(op.Noun) + "s"
@@ -103,7 +102,7 @@ func newToolSet(c *connector.Catalog, b Backend, u *Uploads) *toolSet {
 			Description:  strings.TrimSpace(op.Description + " " + r.note),
 			InputSchema:  inputObject(fields),
 			OutputSchema: withError(r.output(&op)),
-			Annotations:  annotations(&op, name, fields),
+			Annotations:  annotations(&op, fields),
 		}
 		if op.Kind == connector.KindPollingTrigger {
 			tool.Title = "List Recent " + op.Noun + "s"
@@ -153,7 +152,7 @@ func inputFields(op *connector.Operation, r *runner) []connector.Field {
 // dry runs change nothing and may be repeated; a create charges a credit
 // (repeat it safely with idempotency_key), never deletes or overwrites
 // anything; a tool that takes an image URL reaches out to the open web.
-func annotations(op *connector.Operation, name string, fields []connector.Field) *sdk.ToolAnnotations {
+func annotations(op *connector.Operation, fields []connector.Field) *sdk.ToolAnnotations {
 	readOnly := op.Method == http.MethodGet || op.Path == connector.DryRunPath
 	openWorld := slices.ContainsFunc(fields, func(f connector.Field) bool {
 		return f.Type == connector.FieldFile || slices.ContainsFunc(f.Fields, func(g connector.Field) bool { return g.Type == connector.FieldFile })
