@@ -98,7 +98,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// and the /mcp line share one request_id.
 	ctx := context.WithValue(r.Context(), callerKey{}, caller{remoteAddr: r.RemoteAddr, header: r.Header,
 		requestID: w.Header().Get("X-Request-Id")})
-	h.streamable.ServeHTTP(w, r.WithContext(ctx))
+	rw := &rpcErrors{ResponseWriter: w}
+	h.streamable.ServeHTTP(rw, r.WithContext(ctx))
+	rw.finish()
 }
 
 // keyOf is the API key of the MCP request, as the REST API reads it.

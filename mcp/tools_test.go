@@ -91,3 +91,34 @@ func TestThumbnailFitsThePreviewSide(t *testing.T) {
 		t.Errorf("preview %d×%d; want %d×%d", w, h, previewSide, previewSide/2)
 	}
 }
+
+// A body that is not JSON-RPC, or a method nobody serves, is answered with
+// a JSON-RPC error (the SDK's stateless handler answers plain text).
+func TestProtocolErrorsAreJSONRPCErrors(t *testing.T) {
+	srv := httptest.NewServer(New(Options{Backend: &fakeBackend{}}))
+	defer srv.Close()
+	for body, code := range map[string]float64{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_job"`: -32700,
+		`{"jsonrpc":"2.0","id":1,"method":"images/sharpen"}`:                          -32601,
+	} {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			JSONRPC string `json:"jsonrpc"`
+			Error   struct {
+				Code    float64 `json:"code"`
+				Message string  `json:"message"`
+			} `json:"error"`
+		}
+		err = json.NewDecoder(res.Body).Decode(&got)
+		res.Body.Close()
+		if err != nil || got.JSONRPC != "2.0" || got.Error.Code != code || res.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s: %d %+v (%v); want a JSON-RPC error %v", body, res.StatusCode, got, err, code)
+		}
+	}
+}
