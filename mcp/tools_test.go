@@ -99,7 +99,7 @@ func TestProtocolErrorsAreJSONRPCErrors(t *testing.T) {
 	defer srv.Close()
 	for body, code := range map[string]float64{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_job"`: -32700,
-		`{"jsonrpc":"2.0","id":1,"method":"images/sharpen"}`:                          -32601,
+		`{"jsonrpc":"2.0","id":1,"method":"images/sharpen"}`:                       -32601,
 	} {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
