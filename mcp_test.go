@@ -437,7 +437,8 @@ func TestMCPIsStatelessAcrossServeReplicas(t *testing.T) {
 	}
 	resp.Body.Close()
 	var job jobView
-	res := callTool(t, cs, "compress_image", map[string]any{"upload": ticket.File.URI, "wait_seconds": 0}, &job)
+	// The handle as a file input URI in image_url (the draft SEP-2631's form).
+	res := callTool(t, cs, "compress_image", map[string]any{"image_url": ticket.File.URI, "wait_seconds": 0}, &job)
 	if res.IsError || job.ID == "" {
 		t.Fatalf("compress on one replica: %s", resultText(res))
 	}

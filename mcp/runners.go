@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,7 +19,8 @@ import (
 
 var compressRunner = runner{
 	extra: []connector.Field{uploadField, idempotencyField, waitField(maxWaitSeconds), previewField},
-	note: "Give the image as image_url, as image_base64 (small images only: the bytes pass through your output), or as upload (a handle from prepare_upload). " +
+	note: "Give the image as image_url, as image_base64 (small images only: the bytes pass through your output), or as upload (a handle from prepare_upload); " +
+		"image_url also takes a data: URI or an mcp-file:// handle. " +
 		"Waits up to 25 seconds; a job still running then comes back with its status, and get_job with its id waits for the rest. " +
 		"The answer links the compressed file (a signed URL that works without the key). Costs one credit, none when the same image was compressed before (dedupe); " +
 		"retrying with the same idempotency_key never charges twice.",
@@ -98,6 +100,7 @@ var compressManyRunner = runner{
 			var items []map[string]json.RawMessage
 			if json.Unmarshal(raw, &items) == nil { // anything else: the REST API says what is wrong
 				for i, item := range items {
+					fileURI(item)
 					if err := t.resolveUpload(ctx, key, item, "items["+strconv.Itoa(i)+"]."); err != nil {
 						return errorResult(err)
 					}
@@ -192,23 +195,55 @@ func (t *toolSet) jobRequest(ctx context.Context, key string, op *connector.Oper
 // upload handle resolved into the image's bytes.
 func (t *toolSet) imageBody(ctx context.Context, key string, op *connector.Operation, a *arguments) (map[string]any, error) {
 	body := a.body(op)
-	if !a.has(uploadField.Key) {
-		return body, nil
-	}
 	item := map[string]json.RawMessage{}
 	for _, k := range []string{uploadField.Key, "image_url", "image_base64", "filename"} {
 		if v, ok := a.raw[k]; ok {
 			item[k] = v
 		}
 	}
+	if !fileURI(item) && !a.has(uploadField.Key) {
+		return body, nil
+	}
 	if err := t.resolveUpload(ctx, key, item, ""); err != nil {
 		return nil, err
 	}
-	body["image_base64"] = item["image_base64"]
+	delete(body, "image_url")
+	for _, k := range []string{"image_url", "image_base64"} {
+		if v, ok := item[k]; ok {
+			body[k] = v
+		}
+	}
 	if name, ok := item["filename"]; ok && slices.ContainsFunc(op.Inputs, func(f connector.Field) bool { return f.Key == "filename" }) {
 		body["filename"] = name
 	}
 	return body, nil
+}
+
+// fileURI moves an image_url that is a file input value in the draft
+// SEP-2631's sense to where it belongs: an mcp-file:// handle to upload,
+// a data: URI to image_base64 (which takes data: URIs). It reports whether
+// it moved one.
+func fileURI(item map[string]json.RawMessage) bool {
+	var u string
+	if json.Unmarshal(item["image_url"], &u) != nil {
+		return false
+	}
+	switch {
+	case strings.HasPrefix(u, "mcp-file:"):
+		if _, ok := item[uploadField.Key]; ok {
+			return false // both given: the REST API's "one of them" answers
+		}
+		item[uploadField.Key] = item["image_url"]
+	case strings.HasPrefix(strings.ToLower(u), "data:"):
+		if _, ok := item["image_base64"]; ok {
+			return false
+		}
+		item["image_base64"] = item["image_url"]
+	default:
+		return false
+	}
+	delete(item, "image_url")
+	return true
 }
 
 // resolveUpload replaces an item's upload handle by the uploaded bytes, as

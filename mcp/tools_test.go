@@ -122,3 +122,26 @@ func TestProtocolErrorsAreJSONRPCErrors(t *testing.T) {
 		}
 	}
 }
+
+// A file input value in image_url (the draft SEP-2631's URI strings): a
+// data: URI goes to the REST API as image_base64.
+func TestADataURIInImageURLIsSentAsBase64(t *testing.T) {
+	fake := &fakeBackend{}
+	srv := httptest.NewServer(New(Options{Backend: fake}))
+	defer srv.Close()
+	client := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL, DisableStandaloneSSE: true,
+		HTTPClient: &http.Client{Transport: keyHeader{}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	uri := "data:image/png;base64,iVBORw0KGgo="
+	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "compress_image", Arguments: map[string]any{"image_url": uri}}); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(fake.got.Body)
+	if string(body) != `{"image_base64":"`+uri+`"}` {
+		t.Errorf("REST body %s; want the data: URI as image_base64", body)
+	}
+}
