@@ -388,6 +388,18 @@ func TestMCPRefusesAMissingOrWrongKeyBeforeReadingTheBody(t *testing.T) {
 		}
 		conn.Close()
 	}
+	// A client that asks first (Expect: 100-continue) hears 401, never
+	// "100 Continue": the server never asked for the body.
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: "+addr+"\r\nContent-Type: application/json\r\nX-API-Key: nope\r\nExpect: 100-continue\r\nContent-Length: 1000\r\n\r\n")
+	if resp, err := http.ReadResponse(bufio.NewReader(conn), nil); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("Expect: 100-continue with a wrong key: %v %v; want 401 at once", resp, err)
+	}
+	conn.Close()
 	// And the SDK client cannot connect without a key.
 	c := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil)
 	if _, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: s.api + "/mcp", DisableStandaloneSSE: true}, nil); err == nil {
