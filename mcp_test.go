@@ -501,3 +501,47 @@ func TestServerJSONConnectsToTheMCPEndpoint(t *testing.T) {
 		t.Errorf("tools/list with server.json's settings: %v", err)
 	}
 }
+
+// An upload URL takes at most 10 MiB (declared or streamed) and no empty
+// body; what it refuses is never stored.
+func TestMCPUploadURLRefusesEmptyAndOversizedBodies(t *testing.T) {
+	s := startSystem(t)
+	cs := s.mcp()
+	prepare := func() (url, handle string) {
+		var ticket struct {
+			File     struct{ URI string }
+			Transfer struct{ URL string }
+		}
+		callTool(t, cs, "prepare_upload", map[string]any{"name": "big.png"}, &ticket)
+		return ticket.Transfer.URL, ticket.File.URI
+	}
+	put := func(url string, body io.Reader, length int64) int {
+		req, _ := http.NewRequest(http.MethodPut, url, body)
+		req.ContentLength = length
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0 // the server may close before reading a refused body
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	over := bytes.Repeat([]byte{0x89}, 10<<20+1)
+	for name, c := range map[string]struct {
+		body   io.Reader
+		length int64
+		want   int
+	}{
+		"declared over 10 MiB": {bytes.NewReader(over), int64(len(over)), http.StatusRequestEntityTooLarge},
+		"streamed over 10 MiB": {io.MultiReader(bytes.NewReader(over)), -1, http.StatusRequestEntityTooLarge},
+		"empty":                {strings.NewReader(""), 0, http.StatusBadRequest},
+	} {
+		url, handle := prepare()
+		if got := put(url, c.body, c.length); got != c.want && got != 0 {
+			t.Errorf("%s: PUT answered %d, want %d", name, got, c.want)
+		}
+		res := callTool(t, cs, "compress_image", map[string]any{"upload": handle}, nil)
+		if !res.IsError || !strings.HasPrefix(resultText(res), "not_found") {
+			t.Errorf("%s: compress of the refused upload: %s; want not_found (nothing stored)", name, resultText(res))
+		}
+	}
+}
