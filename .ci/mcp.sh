@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 start=$(date +%s)
 echo "== MCP client tests (TypeScript SDK)"
 (cd .ci/mcp && npm ci --no-audit --no-fund --loglevel=error)
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+free_port() { node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })'; }
 api_port=$(free_port)
 up_port=$(free_port)
 key="mcp-ci-$(date +%s)-$RANDOM"
