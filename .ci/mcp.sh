@@ -22,11 +22,12 @@ stop() {
   rm -f "$log"
 }
 trap stop EXIT
+healthy() { node -e 'fetch(process.argv[1]).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))' "http://127.0.0.1:$api_port/health"; }
 for _ in $(seq 1 120); do
-  if curl -fsS "http://127.0.0.1:$api_port/health" >/dev/null 2>&1; then break; fi
+  if healthy; then break; fi
   if ! kill -0 "$dev" 2>/dev/null; then cat "$log"; echo "imgflow dev did not start"; exit 1; fi
   sleep 0.5
 done
-curl -fsS "http://127.0.0.1:$api_port/health" >/dev/null || { cat "$log"; echo "imgflow dev did not answer /health"; exit 1; }
+healthy || { cat "$log"; echo "imgflow dev did not answer /health"; exit 1; }
 (cd .ci/mcp && IMGFLOW_URL="http://127.0.0.1:$api_port" IMGFLOW_KEY="$key" node --test --test-concurrency=1 ./*.test.mjs) || { tail -50 "$log"; exit 1; }
 echo "== MCP client tests took $(($(date +%s) - start)) s"
