@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/imgflow/imgflow/connector/upstream"
 	"github.com/imgflow/imgflow/connector/webhook"
 	"github.com/imgflow/imgflow/definitions"
+	"github.com/imgflow/imgflow/mcp"
 	"github.com/imgflow/imgflow/metrics"
 	"github.com/imgflow/imgflow/server"
 	"github.com/imgflow/imgflow/worker"
@@ -367,8 +369,22 @@ func (a *app) apiServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 				mount(e)
 			}
 		},
+		MCP:    a.mcpServer(logger),
 		Logger: logger,
 	})
+}
+
+// mcpServer is the MCP server at /mcp, its tools calling this API's own
+// handler in-process (package mcp).
+func (a *app) mcpServer(logger *slog.Logger) func(api http.Handler) http.Handler {
+	return func(api http.Handler) http.Handler {
+		return mcp.New(mcp.Options{
+			Backend: mcp.NewHTTPBackend(api),
+			Uploads: &mcp.Uploads{Blobs: a.blobs, Keys: a.keys, PublicURL: a.opts.PublicURL},
+			Version: buildVersion(),
+			Logger:  logger.With("component", "mcp"),
+		})
+	}
 }
 
 func (a *app) worker(logger *slog.Logger, concurrency int) (*worker.Worker, error) {

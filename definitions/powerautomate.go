@@ -176,20 +176,11 @@ func renderPowerAutomate(c *connector.Catalog, base string) ([]File, error) {
 	for name, schema := range definitions {
 		doc["definitions"].(obj)[name] = schema
 	}
-	props := obj{"properties": obj{
-		"connectionParameters": obj{"api_key": obj{"type": "securestring", "uiDefinition": obj{
-			"displayName": c.Auth.Fields[0].Label,
-			"description": c.Auth.Fields[0].Help,
-			"tooltip":     "Sent as the " + c.Auth.Header + " header.",
-			"constraints": obj{"tabIndex": 2, "clearText": false, "required": "true"},
-		}}},
-		"iconBrandColor": "#0f766e",
-		"capabilities":   []any{},
-		"publisher":      "imgflow",
-		"stackOwner":     "imgflow",
-	}}
+	props := paProperties(c)
 	var files []File
-	for name, v := range map[string]any{"apiDefinition.swagger.json": doc, "apiProperties.json": props} {
+	mcpDef, mcpProps := paMCPConnector(c, u, basePath)
+	for name, v := range map[string]any{"apiDefinition.swagger.json": doc, "apiProperties.json": props,
+		mcpDefinitionFile: mcpDef, mcpPropertiesFile: mcpProps} {
 		f, err := fileOf("powerautomate", name, v)
 		if err != nil {
 			return nil, err
@@ -260,4 +251,21 @@ func paHookTriggers(c *connector.Catalog, params func(*connector.Operation) []an
 		}
 	}
 	return first, others, definitions
+}
+
+// paProperties is apiProperties.json: the key as a securestring connection
+// parameter.
+func paProperties(c *connector.Catalog) obj {
+	return obj{"properties": obj{
+		"connectionParameters": obj{"api_key": obj{"type": "securestring", "uiDefinition": obj{
+			"displayName": c.Auth.Fields[0].Label,
+			"description": c.Auth.Fields[0].Help,
+			"tooltip":     "Sent as the " + c.Auth.Header + " header.",
+			"constraints": obj{"tabIndex": 2, "clearText": false, "required": "true"},
+		}}},
+		"iconBrandColor": "#0f766e",
+		"capabilities":   []any{},
+		"publisher":      "imgflow",
+		"stackOwner":     "imgflow",
+	}}
 }

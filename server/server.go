@@ -126,7 +126,12 @@ type Config struct {
 	// Middleware runs around every route (metrics, for one).
 	Middleware []echo.MiddlewareFunc
 	// Mount adds routes owned elsewhere (metrics, admin UI).
-	Mount  func(e *echo.Echo)
+	Mount func(e *echo.Echo)
+	// MCP builds the MCP server (package mcp) over this API's own handler,
+	// which its tools call in-process; nil leaves /mcp out. Every /mcp
+	// request needs a known key, checked before its body is read
+	// (mcpauth.go); upload URLs under /mcp/uploads/ carry a signed token.
+	MCP    func(api http.Handler) http.Handler
 	Logger *slog.Logger
 	// Now is the clock; tests move it.
 	Now func() time.Time
@@ -331,6 +336,11 @@ func (s *Server) routes() *echo.Echo {
 		v1.GET("/definitions", s.definitionsIndex)
 		v1.GET("/definitions/:platform", s.definitionsPlatform)
 		v1.GET("/definitions/:platform/:file", s.definitionsFile)
+	}
+	if s.cfg.MCP != nil {
+		h := echo.WrapHandler(s.cfg.MCP(e))
+		e.Match([]string{http.MethodPost, http.MethodGet, http.MethodDelete}, "/mcp", h, s.requireMCPKey)
+		e.PUT("/mcp/uploads/:slot", h, s.largeBodySlot)
 	}
 	if s.cfg.Mount != nil {
 		s.cfg.Mount(e)

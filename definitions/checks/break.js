@@ -44,6 +44,8 @@ const cases = {
   'make-bad-method': ['api.json', (d) => edit(d, 'webhook-jobFinished.attach.iml.json', (a) => (a.method = 'SEND'))],
   // Power Automate: Microsoft's schema and swagger-cli reject a definition without info;
   // paconn's schema rejects an unknown connection parameter type.
+  // The Copilot Studio variant must say it is an MCP endpoint.
+  'powerautomate-mcp-no-protocol': ['no operation with x-ms-agentic-protocol', (d) => edit(d, 'mcp.apiDefinition.swagger.json', (s) => delete s.paths['/mcp'].post['x-ms-agentic-protocol'])],
   'powerautomate-no-info': ['swagger-cli', (d) => edit(d, 'apiDefinition.swagger.json', (s) => delete s.info)],
   'powerautomate-bad-trigger': ['apiDefinition (schema)', (d) => edit(d, 'apiDefinition.swagger.json', (s) => (s.paths['/v1/hooks'].post['x-ms-trigger'] = 'sometimes'))],
   'powerautomate-bad-param-type': ['apiProperties (schema)', (d) => edit(d, 'apiProperties.json', (p) => (p.properties.connectionParameters.api_key.type = 'password'))],

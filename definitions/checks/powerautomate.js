@@ -96,11 +96,34 @@ module.exports = async function checkPowerAutomate(dir, schemas) {
   const params = (props.properties && props.properties.connectionParameters) || {};
   if (!Object.values(params).some((p) => p.type === 'securestring')) problems.push('apiProperties: the key is not a securestring');
 
+  // The Copilot Studio variant: the MCP endpoint as the one operation, by
+  // the same schemas.
+  const mcpDefFile = path.join(dir, 'mcp.apiDefinition.swagger.json');
+  const mcpDef = JSON.parse(fs.readFileSync(mcpDefFile, 'utf8'));
+  // Microsoft's published schema predates x-ms-agentic-protocol (the
+  // extension of Copilot Studio's MCP connector template): the rest of the
+  // definition is held to the schema, the extension is checked below.
+  const mcpBare = JSON.parse(JSON.stringify(mcpDef));
+  for (const item of Object.values(mcpBare.paths || {})) for (const o of Object.values(item)) delete o['x-ms-agentic-protocol'];
+  if (!validateDef(mcpBare)) {
+    for (const e of validateDef.errors.slice(0, 8)) problems.push(`mcp.apiDefinition (schema): ${e.instancePath} ${e.message}`);
+  }
+  const mcpProps = JSON.parse(fs.readFileSync(path.join(dir, 'mcp.apiProperties.json'), 'utf8'));
+  if (!validateProps(mcpProps)) {
+    for (const e of validateProps.errors.slice(0, 8)) problems.push(`mcp.apiProperties (schema): ${e.instancePath} ${e.message}`);
+  }
+  const mcpOps = Object.values(mcpDef.paths || {}).flatMap((p) => Object.values(p));
+  if (!mcpOps.some((o) => o['x-ms-agentic-protocol'] === 'mcp-streamable-1.0')) {
+    problems.push('mcp.apiDefinition: no operation with x-ms-agentic-protocol mcp-streamable-1.0');
+  }
+
   const cli = require.resolve('@apidevtools/swagger-cli/bin/swagger-cli.js');
-  try {
-    execFileSync(process.execPath, [cli, 'validate', defFile], { stdio: 'pipe' });
-  } catch (err) {
-    problems.push(`swagger-cli: ${String(err.stderr || err.stdout || err.message).trim().split('\n')[0]}`);
+  for (const file of [defFile, mcpDefFile]) {
+    try {
+      execFileSync(process.execPath, [cli, 'validate', file], { stdio: 'pipe' });
+    } catch (err) {
+      problems.push(`swagger-cli: ${String(err.stderr || err.stdout || err.message).trim().split('\n')[0]}`);
+    }
   }
   return problems;
 };

@@ -15,6 +15,9 @@
 //    the node subscribes with POST /v1/hooks; badly signed and stale
 //    deliveries get 401 and start nothing; a job made through the API starts
 //    the workflow with job.completed; deactivating removes the hook.
+// 2b. n8n's MCP Client node calls imgflow's MCP server (compress_image by
+//    URL) and downloads the file of its resource_link, where that n8n
+//    release has the node.
 // 3. the templates of definitions/n8n (built-in nodes only): compress and
 //    wait (n8n execute), the job-finished webhook verifying signatures, and
 //    compress with a callback resuming a Wait node (n8n start).
@@ -30,7 +33,7 @@ import path from 'node:path';
 
 import zlib from 'node:zlib';
 
-import { bigWorkflow, compressWorkflow, triggerWorkflow } from './workflows.mjs';
+import { bigWorkflow, compressWorkflow, mcpClientWorkflow, triggerWorkflow } from './workflows.mjs';
 
 const [n8nDir, tarball, repo, bin] = process.argv.slice(2);
 if (!n8nDir || !tarball || !repo || !bin) {
@@ -311,6 +314,8 @@ async function main() {
 			{ id: 'imgflowE2E', name: 'imgflow (e2e)', type: 'imgflowApi', data: { baseUrl: imgflowUrl, apiKey: key } },
 			// The built-in-node templates' Header Auth credential.
 			{ id: 'imgflowApiKey', name: 'imgflow API key (X-API-Key)', type: 'httpHeaderAuth', data: { name: 'X-API-Key', value: key } },
+			// The MCP Client node's: the key as a bearer token.
+			{ id: 'imgflowBearer', name: 'imgflow key (Bearer, e2e)', type: 'httpBearerAuth', data: { token: key } },
 		]),
 	);
 	const bigDir = path.join(files, 'big');
@@ -348,8 +353,19 @@ async function main() {
 	waitTpl.nodes.find((n) => n.name === 'Read Image').parameters.fileSelector = path.join(images, 'photo.jpg');
 	fs.writeFileSync(path.join(tmp, 'template-wait.json'), JSON.stringify(waitTpl));
 
+	// n8n's MCP Client node against imgflow's /mcp, where this n8n has it
+	// (checked on 2.40; older releases with the node are not run until
+	// verified: their MCP SDK and node versions differ).
+	const [major, minor] = n8nVersion.split('.').map(Number);
+	const hasMcpClient =
+		(major > 2 || (major === 2 && minor >= 40)) &&
+		fs.existsSync(path.join(n8nDir, 'node_modules', '@n8n', 'n8n-nodes-langchain', 'dist', 'nodes', 'mcp', 'McpClient', 'McpClient.node.js'));
+	const mcpWorkflow = mcpClientWorkflow({ mcpUrl: `${imgflowUrl}/mcp`, imageUrl: `${imgflowUrl}/samples/photo.png` });
+	fs.writeFileSync(path.join(tmp, 'mcp.json'), JSON.stringify(mcpWorkflow));
+
 	let t = Date.now();
 	n8n(['import:credentials', `--input=${path.join(tmp, 'credentials.json')}`]);
+	if (hasMcpClient) n8n(['import:workflow', `--input=${path.join(tmp, 'mcp.json')}`]);
 	n8n(['import:workflow', `--input=${path.join(tmp, 'template-wait.json')}`]);
 	n8n(['import:workflow', `--input=${path.join(tmp, 'compress.json')}`]);
 	for (const w of [big, small]) {
@@ -459,6 +475,40 @@ async function main() {
 	if (runData['Check Many Credits']?.[0]?.data?.main?.[0]?.[0]?.json?.ok) {
 		pass(`Compress Many: ${count('Compress Many')} files as one batch (${many.completed} completed, not-an-image.png an error item), an item per file with its file, ${many.charged} credits`);
 	} else fail('Compress Many: no result from Check Many Credits');
+
+	// n8n's MCP Client node (no LLM) calls compress_image and the file of
+	// its resource_link is downloaded.
+	if (hasMcpClient) {
+		t = Date.now();
+		try {
+			n8n(['execute', `--id=${mcpWorkflow.id}`, '--rawOutput'], {
+				stdio: ['ignore', 'pipe', 'pipe'],
+				env: { ...n8nEnv, N8N_LOG_LEVEL: 'info', N8N_LOG_FILE_LOCATION: path.join(tmp, 'execute-mcp.log') },
+			});
+			const line = fs
+				.readFileSync(path.join(tmp, 'execute-mcp.log'), 'utf8')
+				.split('\n')
+				.map((l) => {
+					try {
+						return JSON.parse(l).message;
+					} catch {
+						return '';
+					}
+				})
+				.find((m) => typeof m === 'string' && m.includes('"resultData"'));
+			const rd = JSON.parse(line).data.resultData;
+			const check = rd.runData['Check MCP']?.[0]?.data?.main?.[0]?.[0]?.json;
+			if (check?.ok) {
+				pass(`MCP Client node (${elapsed(t)}): compress_image over /mcp, its resource_link downloaded: ${check.original} -> ${check.compressed} bytes of ${check.type}`);
+			} else {
+				fail(`MCP Client node: ${JSON.stringify(rd.error ?? rd.runData).slice(0, 3000)}`);
+			}
+		} catch (err) {
+			fail(`MCP Client node (${elapsed(t)}): ${err.message.split('\n')[0]}\n${tail(path.join(tmp, 'execute-mcp.log'), 60)}`);
+		}
+	} else {
+		console.log(`SKIP MCP Client node: not run on n8n ${n8nVersion} (verified from 2.40)`);
+	}
 
 	// The file-in, file-out template, headless too.
 	t = Date.now();

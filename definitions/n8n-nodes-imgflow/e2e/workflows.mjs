@@ -262,3 +262,48 @@ return [{ json: { ok: true, original: j.result.original_size, compressed: j.resu
 	];
 	return chain('imgflow e2e: 9 MiB image, filesystem mode', 'imgflowE2EBig', nodes);
 }
+
+/**
+ * n8n's own MCP Client node (no LLM) calls imgflow's MCP server at /mcp
+ * (mcp/ in the repository): compress_image by URL, then the file of its
+ * resource_link is downloaded and checked against the structured result.
+ * Only on n8n releases that have the node (run.mjs checks).
+ */
+export function mcpClientWorkflow({ mcpUrl, imageUrl }) {
+	column = 0;
+	const nodes = [
+		node('Start', 'n8n-nodes-base.manualTrigger', 1, {}),
+		node(
+			'MCP Compress',
+			'@n8n/n8n-nodes-langchain.mcpClient',
+			1.1,
+			{
+				serverTransport: 'httpStreamable',
+				endpointUrl: mcpUrl,
+				authentication: 'bearerAuth',
+				tool: { __rl: true, mode: 'id', value: 'compress_image' },
+				inputMode: 'json',
+				jsonInput: JSON.stringify({ image_url: imageUrl, dedupe: false }),
+				options: {},
+			},
+			{ credentials: { httpBearerAuth: { id: 'imgflowBearer', name: 'imgflow key (Bearer, e2e)' } } },
+		),
+		node('Download Link', 'n8n-nodes-base.httpRequest', 4.4, {
+			url: "={{ $json.content.find((c) => c.type === 'resource_link').uri }}",
+			options: { response: { response: { outputPropertyName: 'data', responseFormat: 'file' } } },
+		}),
+		code(
+			'Check MCP',
+			`const job = $('MCP Compress').first().json.structuredContent;
+const link = $('MCP Compress').first().json.content.find((c) => c.type === 'resource_link');
+if (!job || job.status !== 'completed') throw new Error('compress_image: ' + JSON.stringify($('MCP Compress').first().json).slice(0, 2000));
+const buf = await this.helpers.getBinaryDataBuffer(0, 'data');
+// (older n8n releases' MCP SDK drop resource_link's size)
+if (buf.length !== job.result.compressed_size || (link.size !== undefined && link.size !== buf.length)) throw new Error('downloaded ' + buf.length + ' bytes; result says ' + job.result.compressed_size + ', link ' + link.size);
+if (!(buf.length < job.result.original_size)) throw new Error('not smaller: ' + buf.length + ' >= ' + job.result.original_size);
+if (link.mimeType !== job.result.mime_type) throw new Error('link type ' + link.mimeType + ', result ' + job.result.mime_type);
+return [{ json: { ok: true, id: job.id, original: job.result.original_size, compressed: buf.length, type: link.mimeType } }];`,
+		),
+	];
+	return chain('imgflow e2e: n8n MCP Client node', 'imgflowE2EMcp', nodes);
+}

@@ -1,0 +1,20 @@
+// Package mcp is imgflow's MCP server: the Model Context Protocol over
+// Streamable HTTP at /mcp, stateless (every request stands alone, so any
+// serve replica answers any request), for AI agents as one more automation
+// platform.
+//
+// Its tools are rendered from connector.Catalog like every platform's
+// definitions (tools.go): compress_image, compress_many, get_job,
+// list_jobs, check_image and check_account, plus prepare_upload
+// (uploads.go), which hands out a short-lived signed URL to PUT an image to
+// and a handle compress_image takes, so images never travel through the
+// model's output. Each tool calls a Backend, a narrow interface of the REST
+// operations; HTTPBackend implements it by dispatching in-process to the
+// API's own handler, so a tool call takes exactly the REST path
+// (validation, error codes, idempotency, per-key limits, Redis cost).
+//
+// serve and dev mount it (server.Config.MCP); the key is checked by the
+// server before the body is read. Tests: go test ./mcp, and the system
+// tests in the root package (go test -run TestMCP .); the official
+// TypeScript SDK's client runs against imgflow dev in .ci/mcp.sh.
+package mcp
