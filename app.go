@@ -351,7 +351,7 @@ func (a *app) worker(logger *slog.Logger, concurrency int) (*worker.Worker, erro
 		FileURL:        a.fileURL,
 		Hooks:          a.store,
 		Deliveries:     a.store,
-		Attempts:       a.store,
+		Runs:           a.runs(),
 		Batches:        a.store,
 		Compressor:     a.compressor,
 		Fetcher:        fetch.New(fetch.Options{Allow: a.allow}),

@@ -12,13 +12,13 @@ import (
 // worker's share of a batch is counting them and, when the last one ends,
 // queueing the one batch.finished event:
 //
-//	item starts (load)  → BatchItemStarted: counted processing
-//	item ends (fanOut)  → BatchItemEnded: counted completed or failed, once
+//	item starts (load)       → BatchItemStarted: counted processing
+//	item ends (followUps)    → BatchItemEnded: counted completed or failed, once
 //	last item ended     → fanOutBatch: the batch's callback and each hook
 //	                      subscribed to batch.finished, as job events go
 //	                      (same task type, schedule, signing; batchdeliver.go)
 //
-// Ends are counted where a finished job's deliveries are queued (fanOut),
+// Ends are counted by the first follow-up of a job's end (compress.go),
 // which every end passes through and re-runs until it succeeds, so a
 // worker killed between finishing a job and counting it counts it when
 // the task runs again.

@@ -256,7 +256,7 @@ func TestKillBeforeTheAnswerIsKeptFlagsTheChargeAsUncertain(t *testing.T) {
 func TestStoreIsRetriedThroughARedisOutageWithoutCallingAgain(t *testing.T) {
 	h := newHarness(t)
 	out := &outage{Store: h.store}
-	h.cfg.Jobs, h.cfg.Blobs, h.cfg.Attempts = out, out, out
+	h.cfg.Jobs, h.cfg.Blobs, h.cfg.Runs = out, out, out.runs()
 	h.comp.onAnswer = func() { out.downFor(4 * time.Second) }
 	h.start()
 	job := h.submitURLJob("")

@@ -45,10 +45,11 @@ type Config struct {
 
 	// Deliveries keeps every delivery attempt of each job (required).
 	Deliveries connector.DeliveryLog
-	// Attempts keeps each job's record of its calls of the compression API
-	// (required): written before every call, it is what keeps a re-run from
-	// paying twice. *redisstore.Store fits.
-	Attempts connector.AttemptStore
+	// Runs is the compress executor's store (required): a job's run, its
+	// call record (written before every call, it is what keeps a re-run
+	// from paying twice), and its end under the run guard.
+	// (*redisstore.Store).Runs fits, given Blobs when they are not in Redis.
+	Runs connector.JobRuns
 	// Batches counts the items of batches as they start and end, and
 	// holds the batch a batch.finished delivery sends (batch.go). Nil: the
 	// worker serves no batches (their items run, uncounted).
@@ -205,8 +206,8 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, errors.New("worker: Jobs, Blobs and Hooks are required")
 	case cfg.Deliveries == nil:
 		return cfg, errors.New("worker: Deliveries is required")
-	case cfg.Attempts == nil:
-		return cfg, errors.New("worker: Attempts is required")
+	case cfg.Runs == nil:
+		return cfg, errors.New("worker: Runs is required")
 	case cfg.Compressor == nil:
 		return cfg, errors.New("worker: Compressor is required")
 	case cfg.Fetcher == nil:

@@ -22,9 +22,6 @@ import (
 // job's finishing write saw of the owner's hooks: HooksNone skips listing
 // them (a hook made after the job finished does not get it).
 func (w *Worker) fanOut(ctx context.Context, log *slog.Logger, job *connector.Job, hooks connector.HooksHint) error {
-	if err := w.batchItemEnded(ctx, log, job); err != nil { // a batch's item: counted (batch.go)
-		return err
-	}
 	event := job.EventType()
 	if job.CallbackURL != "" {
 		d := connector.Delivery{ID: connector.CallbackDeliveryID(job.ID), JobID: job.ID, Event: event}
@@ -372,6 +369,9 @@ func (w *Worker) event(job *connector.Job) connector.Event {
 	return connector.Event{Type: job.EventType(), Timestamp: finished, Data: &data}
 }
 
+// errDelivered stops an update of a callback state that says delivered.
+var errDelivered = errors.New("callback already delivered")
+
 // recordCallback updates the job's callback delivery state; hooks have none.
 // A failure to record is logged, not retried: the delivery itself counts.
 func (w *Worker) recordCallback(ctx context.Context, log *slog.Logger, d connector.Delivery, set func(*connector.DeliveryState)) {
@@ -383,12 +383,12 @@ func (w *Worker) recordCallback(ctx context.Context, log *slog.Logger, d connect
 			j.Callback = &connector.DeliveryState{}
 		}
 		if j.Callback.Status == connector.DeliveryDelivered {
-			return errFinished // a late duplicate must not undo it
+			return errDelivered // a late duplicate must not undo it
 		}
 		set(j.Callback)
 		return nil
 	})
-	if err != nil && !errors.Is(err, errFinished) {
+	if err != nil && !errors.Is(err, errDelivered) {
 		log.Warn("could not record the callback state", "err", err)
 	}
 }
