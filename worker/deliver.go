@@ -96,10 +96,34 @@ type deliveryRun struct {
 }
 
 // subject is what a delivery is about: a finished job (its event rendered
-// at each attempt) or a stored message (any other event).
+// at each attempt) or a stored message (any other event). batch is the
+// batch of a batch.finished message's callback delivery, whose state it
+// keeps.
 type subject struct {
-	job *connector.Job
-	msg *connector.Message
+	job   *connector.Job
+	msg   *connector.Message
+	batch *connector.Batch
+}
+
+// callbackURL is where the subject's callback delivery goes; "" for none.
+func (s subject) callbackURL() string {
+	if s.msg != nil {
+		return s.msg.CallbackURL
+	}
+	return s.job.CallbackURL
+}
+
+// callbackDelivered reports whether the subject's callback was delivered
+// already.
+func (s subject) callbackDelivered() bool {
+	var st *connector.DeliveryState
+	switch {
+	case s.batch != nil:
+		st = s.batch.Callback
+	case s.job != nil:
+		st = s.job.Callback
+	}
+	return st != nil && st.Status == connector.DeliveryDelivered
 }
 
 func (s subject) owner() string {
@@ -118,8 +142,14 @@ func (s subject) owner() string {
 func (w *Worker) handleDelivery(ctx context.Context, t *asynq.Task) error {
 	var d connector.Delivery
 	err := json.Unmarshal(t.Payload(), &d)
-	if err == nil && d.BatchID != "" {
-		return w.handleBatchDelivery(ctx, d) // a batch.finished event: batchdeliver.go
+	if err == nil && d.BatchID != "" && d.MessageID == "" {
+		// batch.finished queued by an older version: its message now.
+		if err = w.olderBatchDelivery(ctx, &d); connector.ErrorCodeOf(err) == connector.ENOTFOUND {
+			w.obs.DeliveryDone("dropped")
+			return nil
+		} else if err != nil {
+			return err
+		}
 	}
 	if err != nil || (d.JobID == "" && d.MessageID == "") {
 		w.log.Error("delivery task with a bad payload, dropped", "job_id", "", "err", err)
@@ -143,7 +173,7 @@ func (w *Worker) handleDelivery(ctx context.Context, t *asynq.Task) error {
 	} else if err != nil {
 		return err
 	}
-	if job := r.subject.job; job != nil && !d.Redeliver && d.HookID == "" && job.Callback != nil && job.Callback.Status == connector.DeliveryDelivered {
+	if !d.Redeliver && d.HookID == "" && r.subject.callbackDelivered() {
 		// Delivered already: a task run again (from the dashboard, say, after
 		// its id was forgotten) must not post the event twice.
 		r.log.Info("callback already delivered, delivery dropped")
@@ -179,11 +209,29 @@ func (w *Worker) handleDelivery(ctx context.Context, t *asynq.Task) error {
 	return w.failed(ctx, r, res)
 }
 
+// olderBatchDelivery turns a batch.finished delivery queued by an older
+// version (Delivery.BatchID) into its message's.
+func (w *Worker) olderBatchDelivery(ctx context.Context, d *connector.Delivery) error {
+	if w.cfg.Batches == nil {
+		return connector.Errorf(connector.ENOTFOUND, "batches are not served here")
+	}
+	msg, _, err := w.batchMessage(ctx, d.BatchID)
+	if err != nil {
+		return err
+	}
+	d.MessageID, d.BatchID = msg.ID, ""
+	return nil
+}
+
 // deliverySubject loads what d is about; ENOTFOUND once it expired.
 func (w *Worker) deliverySubject(ctx context.Context, d connector.Delivery) (subject, error) {
 	if d.MessageID != "" {
 		m, err := w.cfg.Messages.GetMessage(ctx, d.MessageID)
-		return subject{msg: m}, err
+		if err != nil || m.BatchID == "" || d.HookID != "" || w.cfg.Batches == nil {
+			return subject{msg: m}, err
+		}
+		b, err := w.cfg.Batches.GetBatch(ctx, m.BatchID)
+		return subject{msg: m, batch: b}, err
 	}
 	j, err := w.cfg.Jobs.GetJob(ctx, d.JobID)
 	return subject{job: j}, err
@@ -218,7 +266,7 @@ func (w *Worker) delivered(ctx context.Context, r *deliveryRun, res webhook.Resu
 	r.attempt.Outcome = connector.OutcomeDelivered
 	w.recordAttempt(ctx, r)
 	w.endpointSucceeded(ctx, r)
-	w.recordCallback(ctx, r.log, r.d, func(s *connector.DeliveryState) {
+	w.recordCallback(ctx, r, func(s *connector.DeliveryState) {
 		now := time.Now().UTC()
 		s.Status, s.LastStatus, s.LastError, s.DeliveredAt = connector.DeliveryDelivered, res.Status, "", &now
 		if !r.d.Redeliver {
@@ -236,7 +284,7 @@ func (w *Worker) gone(ctx context.Context, r *deliveryRun, res webhook.Result) e
 	r.attempt.Outcome, r.attempt.Error = connector.OutcomeGone, describeSendError(res)
 	w.recordAttempt(ctx, r)
 	if !r.d.Redeliver {
-		w.recordCallback(ctx, r.log, r.d, func(s *connector.DeliveryState) {
+		w.recordCallback(ctx, r, func(s *connector.DeliveryState) {
 			s.Status, s.Attempts, s.LastStatus, s.LastError = connector.DeliveryFailed, r.retried+1, res.Status, "410 Gone"
 		})
 	}
@@ -283,7 +331,7 @@ func (w *Worker) failed(ctx context.Context, r *deliveryRun, res webhook.Result)
 	if r.last {
 		state = connector.DeliveryFailed
 	}
-	w.recordCallback(ctx, r.log, r.d, func(s *connector.DeliveryState) {
+	w.recordCallback(ctx, r, func(s *connector.DeliveryState) {
 		s.Status, s.Attempts, s.LastStatus, s.LastError = state, r.retried+1, res.Status, why
 	})
 	if r.last {
@@ -308,16 +356,17 @@ type endpoint struct {
 func (w *Worker) deliveryTarget(ctx context.Context, d connector.Delivery, s subject) (ep endpoint, dropped string, err error) {
 	now := time.Now()
 	if d.HookID == "" {
-		if s.job == nil || s.job.CallbackURL == "" {
+		target, owner := s.callbackURL(), s.owner()
+		if target == "" {
 			return endpoint{}, "", nil
 		}
-		v, err := w.cfg.CallbackSecrets.CallbackSecretVersion(ctx, s.job.Owner)
+		v, err := w.cfg.CallbackSecrets.CallbackSecretVersion(ctx, owner)
 		if err != nil {
 			return endpoint{}, "", err
 		}
 		prev := &v.PreviousUntil
-		return endpoint{url: s.job.CallbackURL, id: connector.CallbackEndpointID(s.job.Owner, s.job.CallbackURL),
-			secrets: w.cfg.Keyring.WebhookSecrets("callback", s.job.Owner, connector.SigningVersions(v.Version, prev, now))}, "", nil
+		return endpoint{url: target, id: connector.CallbackEndpointID(owner, target),
+			secrets: w.cfg.Keyring.WebhookSecrets("callback", owner, connector.SigningVersions(v.Version, prev, now))}, "", nil
 	}
 	h, err := w.cfg.Hooks.GetHook(ctx, d.HookID)
 	switch {
@@ -372,24 +421,35 @@ func (w *Worker) event(job *connector.Job) connector.Event {
 // errDelivered stops an update of a callback state that says delivered.
 var errDelivered = errors.New("callback already delivered")
 
-// recordCallback updates the job's callback delivery state; hooks have none.
-// A failure to record is logged, not retried: the delivery itself counts.
-func (w *Worker) recordCallback(ctx context.Context, log *slog.Logger, d connector.Delivery, set func(*connector.DeliveryState)) {
-	if d.HookID != "" || d.JobID == "" {
+// recordCallback updates the callback delivery state of the job or batch
+// the run delivers for; hooks have none. A failure to record is logged,
+// not retried: the delivery itself counts.
+func (w *Worker) recordCallback(ctx context.Context, r *deliveryRun, set func(*connector.DeliveryState)) {
+	if r.d.HookID != "" {
 		return
 	}
-	_, err := w.cfg.Jobs.UpdateJob(ctx, d.JobID, func(j *connector.Job) error {
-		if j.Callback == nil {
-			j.Callback = &connector.DeliveryState{}
-		}
-		if j.Callback.Status == connector.DeliveryDelivered {
-			return errDelivered // a late duplicate must not undo it
-		}
-		set(j.Callback)
-		return nil
-	})
+	var err error
+	switch {
+	case r.subject.batch != nil:
+		err = w.cfg.Batches.UpdateBatchCallback(ctx, r.subject.batch.ID, func(s *connector.DeliveryState) {
+			if s.Status != connector.DeliveryDelivered { // a late duplicate must not undo it
+				set(s)
+			}
+		})
+	case r.d.JobID != "":
+		_, err = w.cfg.Jobs.UpdateJob(ctx, r.d.JobID, func(j *connector.Job) error {
+			if j.Callback == nil {
+				j.Callback = &connector.DeliveryState{}
+			}
+			if j.Callback.Status == connector.DeliveryDelivered {
+				return errDelivered // a late duplicate must not undo it
+			}
+			set(j.Callback)
+			return nil
+		})
+	}
 	if err != nil && !errors.Is(err, errDelivered) {
-		log.Warn("could not record the callback state", "err", err)
+		r.log.Warn("could not record the callback state", "err", err)
 	}
 }
 
