@@ -112,7 +112,7 @@ func (w *Worker) batchMessage(ctx context.Context, batchID string) (*connector.M
 	if err != nil {
 		return nil, nil, err
 	}
-	ev := w.batchEvent(b)
+	ev := w.view().BatchEvent(b)
 	msg, err := connector.NewMessage(batchMessageID(b.ID), b.Owner, ev.Type, ev.Timestamp, ev.Data)
 	if err != nil {
 		return nil, nil, err
@@ -126,21 +126,3 @@ func (w *Worker) batchMessage(ctx context.Context, batchID string) (*connector.M
 
 // batchMessageID names a batch's batch.finished message.
 func batchMessageID(batchID string) string { return "msg_" + batchID + "_batch" }
-
-// batchEvent is the body of a batch.finished delivery: the batch as its
-// owner reads it, with a signed archive link, without its own callback
-// state (so every attempt sends the same body).
-func (w *Worker) batchEvent(b *connector.Batch) connector.BatchEvent {
-	data := *b
-	data.Callback = nil
-	finished := b.CreatedAt
-	if b.FinishedAt != nil {
-		finished = *b.FinishedAt
-	}
-	data.Links = &connector.BatchLinks{
-		Self:    w.cfg.PublicURL + "/v1/batches/" + b.ID,
-		Jobs:    w.cfg.PublicURL + "/v1/batches/" + b.ID + "/jobs",
-		Archive: w.cfg.Keyring.ArchiveURL(w.cfg.PublicURL, b.ID, finished.Add(w.cfg.ResultTTL)),
-	}
-	return connector.BatchEvent{Type: connector.EventBatchFinished, Timestamp: finished, Data: &data}
-}

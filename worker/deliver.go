@@ -242,7 +242,7 @@ func (w *Worker) body(s subject) ([]byte, error) {
 	if s.msg != nil {
 		return s.msg.Body, nil
 	}
-	return json.Marshal(w.event(s.job))
+	return json.Marshal(w.view().JobEvent(s.job))
 }
 
 // dropped records a delivery that has nowhere to go (a deleted or disabled
@@ -396,26 +396,13 @@ func (w *Worker) recordAttempt(ctx context.Context, r *deliveryRun) {
 	}
 }
 
-// event renders a finished job as the body of its deliveries: the job as a
-// caller sees it, with file_url and without the bytes or the callback's own
-// delivery state, so that every attempt sends the same body.
-func (w *Worker) event(job *connector.Job) connector.Event {
-	finished := job.UpdatedAt
-	if job.FinishedAt != nil {
-		finished = *job.FinishedAt
-	}
-	data := *job
-	data.Callback = nil
-	data.UpdatedAt = finished // later writes are the callback's own state
-	if job.Result != nil {
-		r := *job.Result
-		r.CompressedData = ""
-		if job.Status == connector.StatusCompleted {
-			r.FileURL = w.fileURL(job, finished.Add(w.cfg.ResultTTL))
-		}
-		data.Result = &r
-	}
-	return connector.Event{Type: job.EventType(), Timestamp: finished, Data: &data}
+// view is the one public view of jobs and batches (connector.View): a
+// delivery's body is what the API answers for the same job or batch.
+func (w *Worker) view() connector.View {
+	return connector.View{PublicURL: w.cfg.PublicURL, ResultTTL: w.cfg.ResultTTL, FileURL: w.fileURL,
+		ArchiveURL: func(batchID string, exp time.Time) string {
+			return w.cfg.Keyring.ArchiveURL(w.cfg.PublicURL, batchID, exp)
+		}}
 }
 
 // errDelivered stops an update of a callback state that says delivered.
