@@ -28,6 +28,9 @@ type Delivery struct {
 	// SlotTaken says the delivery was put off until a slot of its
 	// endpoint's rate that it already reserved.
 	SlotTaken bool `json:"slot_taken,omitempty"`
+	// BudgetTaken says the delivery, a free job's, was put off until a turn
+	// of its key's outbound budget that it already reserved.
+	BudgetTaken bool `json:"budget_taken,omitempty"`
 	// Redeliver marks a one-off attempt its owner asked for: it is sent
 	// even when the delivery already succeeded, and not retried.
 	Redeliver bool `json:"redeliver,omitempty"`

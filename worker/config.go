@@ -152,16 +152,28 @@ type Config struct {
 	// no cap.
 	MaxHooksPerKey int
 
-	// Endpoints, Messages, DeliveryIndex, CallbackSecrets and HookAdmin
+	// FreeDeliveriesPerMinute is each key's outbound budget for the
+	// deliveries of free jobs, deduplicated repeats that cost it nothing
+	// (IMGFLOW_FREE_DELIVERIES_PER_MINUTE): a burst of this many, then
+	// this many a minute, evenly; a delivery beyond it waits its turn,
+	// never dropped. So one key's free jobs make at most twice this many
+	// POSTs in any minute, and this many a minute sustained. Default
+	// connector.DefaultFreeDeliveriesPerMinute (120); negative: no budget.
+	FreeDeliveriesPerMinute int
+
+	// Endpoints, Messages, DeliveryIndex, CallbackSecrets, HookAdmin and
+	// Budget
 	// keep the state of webhook operations: endpoint pauses, rates and
 	// failures; events that are not a job's; the per-key delivery index;
-	// secret versions; disabling hooks. Each left nil is taken from Hooks,
+	// secret versions; disabling hooks; the keys' outbound budgets. Each
+	// left nil is taken from Hooks,
 	// which must then implement it (*redisstore.Store implements all).
 	Endpoints       connector.EndpointStore
 	Messages        connector.MessageStore
 	DeliveryIndex   connector.DeliveryIndex
 	CallbackSecrets connector.CallbackSecrets
 	HookAdmin       connector.HookAdmin
+	Budget          connector.OutboundBudget
 
 	// Observer, when set, is told about jobs, upstream calls and deliveries
 	// (for metrics).
@@ -225,6 +237,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	cfg.Endpoint = cfg.Endpoint.WithDefaults()
 	if cfg.Queue == "" {
 		cfg.Queue = DefaultQueue
+	}
+	if cfg.FreeDeliveriesPerMinute == 0 {
+		cfg.FreeDeliveriesPerMinute = connector.DefaultFreeDeliveriesPerMinute
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 10
@@ -290,6 +305,11 @@ func (cfg *Config) webhookStores() error {
 	if cfg.CallbackSecrets == nil {
 		if cfg.CallbackSecrets, ok = cfg.Hooks.(connector.CallbackSecrets); !ok {
 			return errors.New("worker: CallbackSecrets is required (Hooks does not keep secret versions)")
+		}
+	}
+	if cfg.Budget == nil {
+		if cfg.Budget, ok = cfg.Hooks.(connector.OutboundBudget); !ok {
+			return errors.New("worker: Budget is required (Hooks does not keep outbound budgets)")
 		}
 	}
 	if cfg.HookAdmin == nil {

@@ -134,8 +134,9 @@ func (s subject) owner() string {
 }
 
 // handleDelivery runs one attempt at one delivery and records it in the
-// delivery log: load what it is about → find the endpoint → ask the
-// endpoint's policy (disabled, paused, rate) → send → record the outcome
+// delivery log: load what it is about → find the endpoint → spend the
+// key's outbound budget (a free job's) → ask the endpoint's policy
+// (disabled, paused, rate) → send → record the outcome
 // for the message and for the endpoint. A redelivery (asked for by the
 // owner) is a single attempt: it is sent even if the delivery succeeded
 // before, and a failure is recorded, not retried.
@@ -186,6 +187,9 @@ func (w *Worker) handleDelivery(ctx context.Context, t *asynq.Task) error {
 	}
 	if r.target.url == "" {
 		return w.dropped(ctx, r, dropped)
+	}
+	if spent, err := w.spendBudget(ctx, r); err != nil || !spent {
+		return err // put off by the key's outbound budget (deliver_budget.go)
 	}
 	admitted, err := w.admit(ctx, r)
 	if err != nil || !admitted {
