@@ -130,6 +130,29 @@ func TestBatchFinishedIsNotSentToADisabledEndpoint(t *testing.T) {
 	if cb.count() != 0 || hook.count() != 0 {
 		t.Errorf("expected nothing sent to the disabled endpoints, got %d at the callback, %d at the hook", cb.count(), hook.count())
 	}
+
+	// Enabled again, POST /v1/hooks/{id}/recover queues the failed
+	// delivery from the key's log (as server/hookops.go builds it): sent.
+	if _, err := h.store.EnableHook(ctx, h.owner, "hook_off"); err != nil {
+		t.Fatal(err)
+	}
+	page, err := h.store.ListDeliveries(ctx, h.owner, connector.DeliveryFilter{HookID: "hook_off", Status: connector.DeliveryFailed, Limit: 100})
+	if err != nil || len(page.Deliveries) != 1 {
+		t.Fatalf("recover: expected the hook's failed batch.finished delivery listed, got %+v, %v", page, err)
+	}
+	r := page.Deliveries[0]
+	h.enqueueDelivery(connector.Delivery{ID: r.ID, JobID: r.JobID, MessageID: r.MessageID, HookID: "hook_off", Event: r.Event, Redeliver: true})
+	waitFor(t, "the recovered batch.finished at the hook", func() bool { return hook.count() == 1 })
+	if typ, data := eventOf(t, hook.requests()[0].body); typ != connector.EventBatchFinished || data["id"] != b.ID {
+		t.Errorf("recovered delivery: expected batch.finished of %s, got %s %v", b.ID, typ, data)
+	}
+}
+
+func (h *harness) enqueueDelivery(d connector.Delivery) {
+	h.t.Helper()
+	if err := h.queue.EnqueueDelivery(context.Background(), d); err != nil {
+		h.t.Fatalf("EnqueueDelivery: %v", err)
+	}
 }
 
 // batch.finished deliveries that keep failing count toward the endpoint's

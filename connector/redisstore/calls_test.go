@@ -9,7 +9,7 @@ import (
 
 // A re-run reads what earlier runs did: calls begun, calls answered (each
 // counted once however often it is recorded), and the kept 200 answer.
-func TestAttemptRecordCountsCallsAnswersAndKeepsTheChargedAnswer(t *testing.T) {
+func TestCallRecordCountsCallsAnswersAndKeepsTheChargedAnswer(t *testing.T) {
 	s, r := newStore(t, Options{})
 	ctx := context.Background()
 	if a, err := s.callRecord(ctx, "j1"); err != nil || a.Calls != 0 || a.Kept != nil {
@@ -42,7 +42,7 @@ func TestAttemptRecordCountsCallsAnswersAndKeepsTheChargedAnswer(t *testing.T) {
 		t.Fatalf("Attempts = %+v (kept %+v), %v; want 3 calls, 2 answered, the kept result", a, a.Kept, err)
 	}
 	if ttl := r.Client.PTTL(ctx, s.callsKey("j1")).Val(); ttl <= 0 || ttl > DefaultJobTTL {
-		t.Errorf("attempt record TTL = %v, want (0, %v] like the job", ttl, DefaultJobTTL)
+		t.Errorf("call record TTL = %v, want (0, %v] like the job", ttl, DefaultJobTTL)
 	}
 	if err := s.answer(ctx, "gone", 1, ""); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Errorf("AnswerCall without a record = %v, want not_found", err)

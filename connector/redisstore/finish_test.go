@@ -34,9 +34,9 @@ func TestFinishingAJobDeletesItsInputInTheSameWrite(t *testing.T) {
 	}
 }
 
-// KeepAnswerWithBytes leaves what PutBlob and KeepAnswer leave, and works
+// keepAnswer leaves what PutBlob and KeepAnswer leave, and works
 // again after Redis forgot its scripts (a restart).
-func TestKeepAnswerWithBytesKeepsTheBytesAndTheAnswer(t *testing.T) {
+func TestKeepAnswerKeepsTheBytesAndTheAnswer(t *testing.T) {
 	s, r := newStore(t, Options{})
 	ctx := context.Background()
 	for i, flush := range []bool{false, true} {
@@ -52,11 +52,11 @@ func TestKeepAnswerWithBytesKeepsTheBytesAndTheAnswer(t *testing.T) {
 		}
 		answer := &connector.KeptAnswer{Result: &connector.JobResult{CompressedSize: 4, UpstreamJobID: "up-1"}}
 		if err := s.keepAnswer(ctx, id, rec.Calls, answer, bytes.NewReader([]byte("tiny")), time.Hour); err != nil {
-			t.Fatalf("run %d: KeepAnswerWithBytes: %v", i, err)
+			t.Fatalf("run %d: keepAnswer: %v", i, err)
 		}
 		got, err := s.callRecord(ctx, id)
 		if err != nil || got.Kept == nil || got.Kept.Result.UpstreamJobID != "up-1" || got.Answered != 1 {
-			t.Fatalf("run %d: attempt record: expected the kept answer, 1 answered, got %+v, %v", i, got, err)
+			t.Fatalf("run %d: call record: expected the kept answer, 1 answered, got %+v, %v", i, got, err)
 		}
 		out, err := connector.ReadBlob(ctx, s, connector.OutputBlobKey(id))
 		if err != nil || string(out) != "tiny" {
@@ -102,7 +102,7 @@ func TestCreateJobWithInputAdmitsStoresAndLists(t *testing.T) {
 	}
 }
 
-// FinishJob tells, from its finishing write, whether the owner has hooks;
+// finishJob tells, from its finishing write, whether the owner has hooks;
 // it does not guess while an older version's hook index may be unmerged.
 func TestFinishJobTellsWhetherTheOwnerHasHooks(t *testing.T) {
 	s, _ := newStore(t, Options{})
@@ -136,7 +136,7 @@ func TestFinishJobTellsWhetherTheOwnerHasHooks(t *testing.T) {
 	}
 }
 
-// GetJobWithInput reads the job and opens its input together; a job
+// getJobWithInput reads the job and opens its input together; a job
 // without an input blob (a URL job) comes without one.
 func TestGetJobWithInputOpensTheInputBeside(t *testing.T) {
 	s, _ := newStore(t, Options{})
@@ -163,7 +163,7 @@ func TestGetJobWithInputOpensTheInputBeside(t *testing.T) {
 	}
 }
 
-// StartJob begins the call only when its write lands: a start refused by
+// startJob begins the call only when its write lands: a start refused by
 // fn (the job finished meanwhile) counts no call.
 func TestStartJobBeginsTheCallWithTheStart(t *testing.T) {
 	s, _ := newStore(t, Options{})
@@ -182,7 +182,7 @@ func TestStartJobBeginsTheCallWithTheStart(t *testing.T) {
 		t.Fatalf("start: expected processing and 1 call begun, got %+v, %+v, %v", got, rec, err)
 	}
 	if stored, err := s.callRecord(ctx, job.ID); err != nil || stored.Calls != 1 {
-		t.Fatalf("attempt record: expected 1 call, got %+v, %v", stored, err)
+		t.Fatalf("call record: expected 1 call, got %+v, %v", stored, err)
 	}
 	if _, err := s.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusFailed; return nil }); err != nil {
 		t.Fatal(err)
@@ -191,6 +191,6 @@ func TestStartJobBeginsTheCallWithTheStart(t *testing.T) {
 		t.Fatalf("start of a finished job: expected fn's error, got %v", err)
 	}
 	if stored, _ := s.callRecord(ctx, job.ID); stored.Calls != 1 {
-		t.Fatalf("attempt record after a refused start: expected still 1 call, got %d", stored.Calls)
+		t.Fatalf("call record after a refused start: expected still 1 call, got %d", stored.Calls)
 	}
 }
