@@ -203,3 +203,25 @@ func TestAnOlderBatchFinishedTaskIsDeliveredAsItsMessage(t *testing.T) {
 		t.Errorf("expected batch.finished of %s, got %s %v", b.ID, typ, data)
 	}
 }
+
+// batch.finished goes to at most MaxHooksPerKey hooks, the oldest, as any
+// event does.
+func TestBatchFinishedKeepsTheHookCap(t *testing.T) {
+	h := newHarness(t)
+	h.cfg.MaxHooksPerKey = 1
+	first, second := newReceiver(t), newReceiver(t)
+	h.newHook("hook_a_first", connector.EventBatchFinished, first.URL)
+	h.newHook("hook_b_second", connector.EventBatchFinished, second.URL)
+	b := h.submitBatch(1, "")
+	h.start()
+	h.enqueueBatch(b)
+
+	waitFor(t, "batch.finished at the first hook", func() bool { return first.count() == 1 })
+	waitFor(t, "the batch counted finished", func() bool {
+		got, err := h.store.GetBatch(context.Background(), b.ID)
+		return err == nil && got.FinishedAt != nil
+	})
+	if n := len(h.batchDeliveries()); n != 1 || second.count() != 0 {
+		t.Errorf("expected one batch.finished delivery (the cap), got %d logged, %d at the hook past the cap", n, second.count())
+	}
+}
