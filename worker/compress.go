@@ -119,9 +119,14 @@ const (
 	crashed                         // a test's crash hook stopped the run
 )
 
+// completedWith is a completed outcome with answer (nil: the result is
+// stored already).
 func completedWith(answer *connector.KeptAnswer) outcome {
 	return outcome{kind: completed, answer: answer}
 }
+
+// erredWith is the outcome of a step that failed with err (a test's crash
+// stops the run instead).
 func erredWith(err error) outcome {
 	if errors.Is(err, errCrash) {
 		return outcome{kind: crashed}
