@@ -152,7 +152,16 @@ func (w *Worker) recordDedupeSource(ctx context.Context, log *slog.Logger, job *
 	}
 	var err error
 	if job.Status == connector.StatusCompleted {
-		err = w.cfg.Dedupe.FinishDedupe(ctx, k, job.ID, w.cfg.ResultTTL)
+		// As long as its file lives: a follow-up run again long after the
+		// end (a duplicate task) must not outlast it.
+		life := w.cfg.ResultTTL
+		if job.FinishedAt != nil {
+			life = time.Until(job.FinishedAt.Add(w.cfg.ResultTTL))
+		}
+		if life <= 0 {
+			return
+		}
+		err = w.cfg.Dedupe.FinishDedupe(ctx, k, job.ID, life)
 	} else {
 		err = w.cfg.Dedupe.ReleaseDedupe(ctx, k, job.ID)
 	}
