@@ -467,7 +467,7 @@ func (w *Worker) report(ctx context.Context, r *run, out outcome) error {
 	if out.kind != endedAlready {
 		var err error
 		if job, hooks, err = w.end(ctx, r, &out); err != nil {
-			return w.endRefused(r, err)
+			return w.endRefused(r, out, err)
 		}
 		if err := w.crashAt("stored", r.jobID); err != nil {
 			return err
@@ -581,10 +581,18 @@ func (r *run) ending(out outcome) func(*connector.Job) {
 // more to do when the job ended or is gone, or a later run is live (it
 // writes the end, and finds any answer this run kept); the error to retry
 // on otherwise (the next run sees the same).
-func (w *Worker) endRefused(r *run, err error) error {
+func (w *Worker) endRefused(r *run, out outcome, err error) error {
+	charged := out.kind == completed && out.answer != nil && !out.repeat
 	switch {
 	case errors.Is(err, connector.ErrStaleRun):
 		r.log.Warn("a later run of the job is live: this run's end is dropped (a charged answer stays kept for it)", "run", r.number)
+		return nil
+	case errors.Is(err, connector.ErrJobFinished) && charged:
+		// The job ended in another run before this run's answer was kept.
+		// Through an upstream that honours Idempotency-Key both runs' calls
+		// were one charge; through one that does not, this is the only way
+		// a charged answer goes unused.
+		r.log.Warn("a 200 came after the job ended in another run; kept in the call record, unused", "run", r.number)
 		return nil
 	case errors.Is(err, connector.ErrJobFinished), connector.ErrorCodeOf(err) == connector.ENOTFOUND:
 		return nil
