@@ -112,6 +112,12 @@ type appOptions struct {
 	// second one endpoint gets at most, evenly spaced.
 	// Default 20; 0: no limit.
 	DeliveryRate int
+	// FreeDeliveriesPerMinute (--free-deliveries-per-minute,
+	// IMGFLOW_FREE_DELIVERIES_PER_MINUTE): each key's outbound budget for
+	// the deliveries of free jobs (deduplicated repeats): a burst of this
+	// many, then this many a minute; beyond it they wait, never dropped.
+	// Default 120; 0: no budget.
+	FreeDeliveriesPerMinute int
 	// SecretOverlap (--secret-overlap, IMGFLOW_SECRET_OVERLAP): how long a
 	// rotated webhook secret still signs deliveries beside the new one.
 	// Default 24h. serve and dev only (addAPIFlags).
@@ -145,6 +151,7 @@ func addAppFlags(fs *flagSet, o *appOptions) {
 	fs.Int(&o.MaxHooksPerKey, "max-hooks-per-key", "IMGFLOW_MAX_HOOKS_PER_KEY", connector.DefaultMaxHooks, "hook subscriptions one API key may have, and hooks one event goes to; beyond it 409 too_many_hooks (0: no cap)")
 	fs.Duration(&o.HookDisableAfter, "hook-disable-after", "IMGFLOW_HOOK_DISABLE_AFTER", connector.DefaultDisableAfter, "how long a hook or callback URL may fail every delivery attempt before it is disabled")
 	fs.Int(&o.DeliveryRate, "delivery-rate", "IMGFLOW_DELIVERY_RATE", connector.DefaultDeliveryRate, "deliveries per second one hook or callback URL gets at most (0: no limit)")
+	fs.Int(&o.FreeDeliveriesPerMinute, "free-deliveries-per-minute", "IMGFLOW_FREE_DELIVERIES_PER_MINUTE", connector.DefaultFreeDeliveriesPerMinute, "deliveries of free jobs (deduplicated repeats) one key gets a minute, after a burst as large; beyond it they wait (0: no budget)")
 	fs.String(&o.BlobStore, "blob-store", "IMGFLOW_BLOB_STORE", "redis", "where image bytes live: redis, or s3://BUCKET?endpoint=URL&region=R&path_style=true with credentials from [$AWS_ACCESS_KEY_ID] and [$AWS_SECRET_ACCESS_KEY]")
 	fs.String(&o.Dedupe, "dedupe", "IMGFLOW_DEDUPE", "on", "on: a job whose key, image and options match a completed job's takes its result, uncharged; off: compress every job")
 	fs.Bool(&o.Presign, "presign", "IMGFLOW_PRESIGN", false, "with an S3 blob store, give presigned object URLs as file_url")
@@ -217,6 +224,9 @@ func (o *appOptions) validate(needPublicURL bool) error {
 	}
 	if o.DeliveryRate < 0 {
 		problems = append(problems, "IMGFLOW_DELIVERY_RATE (--delivery-rate) must be 0 (no limit) or more")
+	}
+	if o.FreeDeliveriesPerMinute < 0 {
+		problems = append(problems, "IMGFLOW_FREE_DELIVERIES_PER_MINUTE (--free-deliveries-per-minute) must be 0 (no budget) or more")
 	}
 	if o.HookDisableAfter < 0 || o.SecretOverlap < 0 {
 		problems = append(problems, "IMGFLOW_HOOK_DISABLE_AFTER and IMGFLOW_SECRET_OVERLAP must not be negative")
@@ -398,7 +408,7 @@ func (a *app) worker(logger *slog.Logger, concurrency int) (*worker.Worker, erro
 		FileURL:        a.fileURL,
 		Hooks:          a.store,
 		Deliveries:     a.store,
-		Attempts:       a.store,
+		Runs:           a.runs(),
 		Batches:        a.store,
 		Compressor:     a.compressor,
 		Fetcher:        fetch.New(fetch.Options{Allow: a.allow}),
@@ -412,8 +422,9 @@ func (a *app) worker(logger *slog.Logger, concurrency int) (*worker.Worker, erro
 		Logger:         logger,
 		Observer:       a.metrics,
 
-		DeliveryConcurrency: a.opts.DeliveryConcurrency,
-		DeliveryKeyShare:    a.opts.DeliveryKeyShare,
+		DeliveryConcurrency:     a.opts.DeliveryConcurrency,
+		DeliveryKeyShare:        a.opts.DeliveryKeyShare,
+		FreeDeliveriesPerMinute: a.freeDeliveriesPerMinute(),
 	})
 }
 
@@ -425,6 +436,15 @@ func (a *app) endpointPolicy() connector.EndpointPolicy {
 		rate = -1
 	}
 	return connector.EndpointPolicy{DisableAfter: a.opts.HookDisableAfter, Rate: rate}
+}
+
+// freeDeliveriesPerMinute is the outbound budget from the options: 0
+// means none, which the worker spells negative.
+func (a *app) freeDeliveriesPerMinute() int {
+	if a.opts.FreeDeliveriesPerMinute == 0 {
+		return -1
+	}
+	return a.opts.FreeDeliveriesPerMinute
 }
 
 // dedupeIndex is the content dedupe index, nil when IMGFLOW_DEDUPE=off.

@@ -53,6 +53,15 @@ func (a *app) openBlobs() error {
 	return nil
 }
 
+// runs is the worker's executor store: on Redis, with blobs fused into its
+// steps, or delegating the blob halves to S3.
+func (a *app) runs() *redisstore.Runs {
+	if a.s3 != nil {
+		return a.store.Runs(a.blobs)
+	}
+	return a.store.Runs(nil)
+}
+
 // startBlobSweeper deletes expired S3 blobs every sweepInterval until ctx
 // ends; work and dev run it. Nothing to do with Redis blobs (their TTLs).
 func (a *app) startBlobSweeper(ctx context.Context, log *slog.Logger) {

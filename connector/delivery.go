@@ -12,7 +12,8 @@ type Delivery struct {
 	JobID  string `json:"job_id"`  // the job whose event this is
 	HookID string `json:"hook_id"` // "" for the job's own callback_url
 	Event  string `json:"event"`
-	// BatchID is set, and JobID empty, for a batch's batch.finished event.
+	// BatchID is set, and JobID and MessageID empty, in a batch.finished
+	// delivery queued by an older version; batch.finished is a Message now.
 	BatchID string `json:"batch_id,omitempty"`
 	// MessageID names the stored event (Message) of a delivery that is not
 	// a job's; JobID is empty then.
@@ -27,6 +28,9 @@ type Delivery struct {
 	// SlotTaken says the delivery was put off until a slot of its
 	// endpoint's rate that it already reserved.
 	SlotTaken bool `json:"slot_taken,omitempty"`
+	// BudgetTaken says the delivery, a free job's, was put off until a turn
+	// of its key's outbound budget that it already reserved.
+	BudgetTaken bool `json:"budget_taken,omitempty"`
 	// Redeliver marks a one-off attempt its owner asked for: it is sent
 	// even when the delivery already succeeded, and not retried.
 	Redeliver bool `json:"redeliver,omitempty"`

@@ -8,9 +8,10 @@ import (
 
 // Message is an event that is not a job's own (a job's event is rendered
 // from the job at each attempt): hook.disabled, hook.test,
-// account.credits_low, and any type added later. It is stored once, as the
-// exact body every attempt sends, and delivered like a job's events:
-// Delivery.MessageID names it.
+// account.credits_low, batch.finished, and any type added later. It is
+// stored once, as the exact body every attempt sends, and delivered like a
+// job's events, through the one delivery path (endpoint policy, delivery
+// log, recovery): Delivery.MessageID names it.
 type Message struct {
 	ID        string    `json:"id"`
 	Owner     string    `json:"owner"`
@@ -18,6 +19,12 @@ type Message struct {
 	CreatedAt time.Time `json:"created_at"`
 	// Body is the whole event as POSTed: {"type","timestamp","data"}.
 	Body json.RawMessage `json:"body"`
+	// BatchID names the batch of a batch.finished message, whose callback
+	// delivery state is kept on the batch.
+	BatchID string `json:"batch_id,omitempty"`
+	// CallbackURL is where the message goes besides hooks (a batch's
+	// callback_url); never shown back, as it may carry a signature.
+	CallbackURL string `json:"callback_url,omitempty"`
 }
 
 // Event types that are not a job's.

@@ -104,51 +104,6 @@ func ReadBlob(ctx context.Context, bs BlobStore, key string) ([]byte, error) {
 	return data, nil
 }
 
-// Attempts is a job's durable record of its calls of the compression API:
-// written before each call and after each answer, so that a re-run of the
-// job (a worker killed, a task retried) knows what earlier runs did.
-type Attempts struct {
-	// Calls counts calls begun; Answered counts those whose answer was
-	// recorded (any status, or a failure that sent nothing).
-	Calls    int
-	Answered int
-	// Kept is the answer of a call that was charged (200), recorded before
-	// the job's result; nil when no charged answer was kept.
-	Kept *KeptAnswer
-}
-
-// Unanswered is how many calls began and never had an answer recorded: a
-// worker died mid-call, or the call timed out. Each may have been charged.
-func (a Attempts) Unanswered() int { return a.Calls - a.Answered }
-
-// KeptAnswer is what a charged call produced, kept so that no later run has
-// to call the compression API again: the input as the bytes described it
-// and the result. The compressed bytes are in the BlobStore under
-// OutputBlobKey.
-type KeptAnswer struct {
-	Input  JobInput   `json:"input"`
-	Result *JobResult `json:"result"`
-	// DeduplicatedFrom is the job whose result this is, when it came from
-	// the dedupe index instead of a call (never kept in an attempt record).
-	DeduplicatedFrom string `json:"-"`
-}
-
-// AttemptStore keeps each job's Attempts for as long as the job lives.
-type AttemptStore interface {
-	// Attempts returns the job's record (zero when there is none).
-	Attempts(ctx context.Context, jobID string) (Attempts, error)
-	// BeginCall records, before it starts, that a call of the compression
-	// API is about to be made, and returns the record including it.
-	BeginCall(ctx context.Context, jobID string) (Attempts, error)
-	// AnswerCall records that call number call (as BeginCall counted it)
-	// was answered without a charge: an error status, or a failure before
-	// anything was sent. Recording the same call twice counts it once.
-	AnswerCall(ctx context.Context, jobID string, call int) error
-	// KeepAnswer records that call number call was answered 200 (charged)
-	// and keeps its answer for any later run of the job.
-	KeepAnswer(ctx context.Context, jobID string, call int, answer *KeptAnswer) error
-}
-
 // IdempotencyRecord is what an Idempotency-Key maps to.
 type IdempotencyRecord struct {
 	Fingerprint string `json:"fingerprint"` // hash of the request body and its parameters

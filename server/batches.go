@@ -329,19 +329,8 @@ func (s *Server) waitBatch(ctx context.Context, b *connector.Batch, wait time.Du
 	return b, nil
 }
 
-// renderBatch is the batch as its owner sees it, with its links; the
-// archive's is signed, as a job's file_url is.
-func (s *Server) renderBatch(b *connector.Batch) *connector.Batch {
-	view := *b
-	base := s.cfg.PublicURL + "/v1/batches/" + b.ID
-	exp := b.CreatedAt
-	if b.FinishedAt != nil {
-		exp = *b.FinishedAt
-	}
-	view.Links = &connector.BatchLinks{Self: base, Jobs: base + "/jobs",
-		Archive: s.cfg.Keyring.ArchiveURL(s.cfg.PublicURL, b.ID, exp.Add(s.cfg.ResultTTL))}
-	return &view
-}
+// renderBatch is the batch as its owner sees it (connector.View, render.go).
+func (s *Server) renderBatch(b *connector.Batch) *connector.Batch { return s.view().Batch(b) }
 
 // ownedBatch loads a batch of the request's key; another key's is not found.
 func (s *Server) ownedBatch(c echo.Context) (*connector.Batch, error) {

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -363,5 +365,96 @@ func TestEveryRouteMatchesTheOpenAPIDocument(t *testing.T) {
 	sort.Strings(missing)
 	for _, m := range missing {
 		t.Errorf("route %s", m)
+	}
+}
+
+// TestWebhookPayloadsMatchTheOpenAPIDocument: the bodies of deliveries are
+// rendered by the one public view (connector.View) the API answers with,
+// so a job's webhook payload is its GET answer as of its finish, and
+// every payload (job.completed, job.failed, batch.finished) matches the
+// document: the envelope (HookEvent, BatchEvent) and its data (Job,
+// Batch), with objects closed as for answers.
+func TestWebhookPayloadsMatchTheOpenAPIDocument(t *testing.T) {
+	c := loadContract(t)
+	h := newHarness(t)
+	ctx := context.Background()
+	key := map[string]string{"X-API-Key": h.key}
+	jsonKey := map[string]string{"X-API-Key": h.key, "Content-Type": "application/json"}
+	png := base64.StdEncoding.EncodeToString(images.Read(t, "photo.png"))
+	view := connector.View{PublicURL: h.url, ResultTTL: 24 * time.Hour,
+		FileURL:    func(j *connector.Job, exp time.Time) string { return h.keys.FileURL(h.url, j.ID, exp) },
+		ArchiveURL: func(id string, exp time.Time) string { return h.keys.ArchiveURL(h.url, id, exp) }}
+	validate := func(what, schema string, body []byte) map[string]any {
+		t.Helper()
+		var v map[string]any
+		if err := json.Unmarshal(body, &v); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if err := c.doc.Components.Schemas[schema].Value.VisitJSON(v); err != nil {
+			t.Errorf("%s does not match the document's %s: %v\nbody: %s", what, schema, err, truncate(body))
+		}
+		return v
+	}
+
+	completed := c.do(h, "POST", "/v1/jobs", []byte(`{"image_base64":"`+png+`","metadata":{"row":1}}`), jsonKey, false).str("id")
+	h.finish(completed, []byte("\x89PNG compressed"))
+	failed := c.do(h, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/a.png"}`), jsonKey, false).str("id")
+	if _, err := h.store.UpdateJob(ctx, failed, func(j *connector.Job) error {
+		now := time.Now().UTC()
+		j.Status, j.FinishedAt = connector.StatusFailed, &now
+		j.Error = &connector.JobError{Code: connector.EINVALID, Message: "No file uploaded", UpstreamStatus: 400}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{completed, failed} {
+		job, err := h.store.GetJob(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := json.Marshal(view.JobEvent(job))
+		if err != nil {
+			t.Fatal(err)
+		}
+		event := validate(job.EventType()+" payload", "HookEvent", body)
+		data, _ := json.Marshal(event["data"])
+		payload := validate(job.EventType()+" payload's data", "Job", data)
+		answer := c.do(h, "GET", "/v1/jobs/"+id, nil, key, false).json
+		// The API's answer goes on with the callback's own delivery state
+		// (callback, and the updated_at of its writes); the payload is
+		// the view as of the finish.
+		for _, own := range []string{"callback", "updated_at"} {
+			delete(answer, own)
+			delete(payload, own)
+		}
+		if !reflect.DeepEqual(answer, payload) {
+			a, _ := json.Marshal(answer)
+			t.Errorf("%s: the webhook payload differs from the API's answer:\npayload %s\nanswer  %s", job.EventType(), data, a)
+		}
+	}
+
+	bid := c.do(h, "POST", "/v1/batches", []byte(`{"items":[{"image_url":"https://images.example.com/a.png"},{"image_base64":"`+png+`"}]}`), jsonKey, false).str("id")
+	b, err := h.store.GetBatch(ctx, bid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range b.JobIDs {
+		if _, err := h.store.BatchItemEnded(ctx, bid, id, true, 10, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, err = h.store.GetBatch(ctx, bid); err != nil || b.FinishedAt == nil {
+		t.Fatalf("batch: expected it finished, got %+v, %v", b, err)
+	}
+	body, err := json.Marshal(view.BatchEvent(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	event := validate("batch.finished payload", "BatchEvent", body)
+	answer := c.do(h, "GET", "/v1/batches/"+bid, nil, key, false).json
+	data, _ := event["data"].(map[string]any)
+	delete(answer, "callback")
+	if !reflect.DeepEqual(answer, data) {
+		t.Errorf("batch.finished: the webhook payload differs from the API's answer:\npayload %v\nanswer  %v", data, answer)
 	}
 }

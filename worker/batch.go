@@ -12,13 +12,15 @@ import (
 // worker's share of a batch is counting them and, when the last one ends,
 // queueing the one batch.finished event:
 //
-//	item starts (load)  → BatchItemStarted: counted processing
-//	item ends (fanOut)  → BatchItemEnded: counted completed or failed, once
-//	last item ended     → fanOutBatch: the batch's callback and each hook
-//	                      subscribed to batch.finished, as job events go
-//	                      (same task type, schedule, signing; batchdeliver.go)
+//	item starts (load)       → BatchItemStarted: counted processing
+//	item ends (followUps)    → BatchItemEnded: counted completed or failed, once
+//	last item ended          → fanOutBatch: batch.finished stored as a message
+//	                           and delivered to the batch's callback and each
+//	                           hook subscribed to it by the one delivery path
+//	                           (deliver.go: endpoint policy, delivery log,
+//	                           recovery, auto-disable, the hook cap)
 //
-// Ends are counted where a finished job's deliveries are queued (fanOut),
+// Ends are counted by the first follow-up of a job's end (compress.go),
 // which every end passes through and re-runs until it succeeds, so a
 // worker killed between finishing a job and counting it counts it when
 // the task runs again.
@@ -64,30 +66,35 @@ func (w *Worker) batchItemEnded(ctx context.Context, log *slog.Logger, job *conn
 	return w.fanOutBatch(ctx, log.With("batch_id", job.BatchID), job.BatchID)
 }
 
-// fanOutBatch queues a finished batch's batch.finished deliveries, then
-// marks them queued; delivery ids make a second run a no-op.
+// fanOutBatch stores a finished batch's batch.finished event as a message
+// and queues its deliveries through the one delivery path (deliver.go), as
+// a job's events go: the batch's callback, and each hook subscribed to it
+// (at most MaxHooksPerKey; a disabled one is logged as not sent, for
+// recovery). Then it marks the event queued. The message's id and the
+// delivery ids are the batch's, so a second run makes the same ones.
 func (w *Worker) fanOutBatch(ctx context.Context, log *slog.Logger, batchID string) error {
-	b, err := w.cfg.Batches.GetBatch(ctx, batchID)
+	msg, b, err := w.batchMessage(ctx, batchID)
 	if err != nil {
 		return err
 	}
-	event := connector.EventBatchFinished
+	event := msg.Type
 	if b.CallbackURL != "" {
-		d := connector.Delivery{ID: connector.BatchCallbackDeliveryID(b.ID), BatchID: b.ID, Event: event}
+		d := connector.Delivery{ID: connector.BatchCallbackDeliveryID(b.ID), MessageID: msg.ID, Event: event}
 		if err := w.queue.EnqueueDelivery(ctx, d); err != nil {
 			log.Error("could not queue the batch callback delivery", "err", err)
 			return err
 		}
 	}
-	hooks, err := w.cfg.Hooks.ListHooks(ctx, b.Owner)
+	subs, err := w.cfg.Hooks.ListHooks(ctx, b.Owner)
 	if err != nil {
 		return err
 	}
-	for _, h := range hooks {
-		if !h.Matches(event) {
+	for _, h := range w.capHooks(subs, event) {
+		d := connector.Delivery{ID: connector.BatchHookDeliveryID(b.ID, h.ID), MessageID: msg.ID, HookID: h.ID, Event: event}
+		if h.Disabled {
+			w.recordSkipped(ctx, log, subject{msg: msg}, d, h)
 			continue
 		}
-		d := connector.Delivery{ID: connector.BatchHookDeliveryID(b.ID, h.ID), BatchID: b.ID, HookID: h.ID, Event: event}
 		if err := w.queue.EnqueueDelivery(ctx, d); err != nil {
 			log.Error("could not queue a batch hook delivery", "hook_id", h.ID, "err", err)
 			return err
@@ -96,3 +103,26 @@ func (w *Worker) fanOutBatch(ctx context.Context, log *slog.Logger, batchID stri
 	log.Info("batch finished", "total", b.Counts.Total, "completed", b.Counts.Completed, "failed", b.Counts.Failed, "saved_bytes", b.SavedBytes)
 	return w.cfg.Batches.BatchEventQueued(ctx, b.ID)
 }
+
+// batchMessage stores the batch.finished message of a finished batch: its
+// body rendered once (every attempt sends the same), its callback URL
+// beside it.
+func (w *Worker) batchMessage(ctx context.Context, batchID string) (*connector.Message, *connector.Batch, error) {
+	b, err := w.cfg.Batches.GetBatch(ctx, batchID)
+	if err != nil {
+		return nil, nil, err
+	}
+	ev := w.view().BatchEvent(b)
+	msg, err := connector.NewMessage(batchMessageID(b.ID), b.Owner, ev.Type, ev.Timestamp, ev.Data)
+	if err != nil {
+		return nil, nil, err
+	}
+	msg.BatchID, msg.CallbackURL = b.ID, b.CallbackURL
+	if err := w.cfg.Messages.PutMessage(ctx, msg); err != nil {
+		return nil, nil, err
+	}
+	return msg, b, nil
+}
+
+// batchMessageID names a batch's batch.finished message.
+func batchMessageID(batchID string) string { return "msg_" + batchID + "_batch" }

@@ -16,13 +16,24 @@ import (
 
 // The compress handler is the billing path: the compression API charges a
 // credit for every 200, so this file is written as the job's life, in
-// order (design §2, steps 4–7):
+// order (design §2, steps 4–7), as River's executor is: the run returns an
+// outcome, and one report writes it.
 //
-//	load → get input → dedupe → record attempt → call → keep answer → store and finish → fan out
+//	live:   load → start the run → get input → dedupe → begin call → call → keep answer
+//	        ⇒ outcome: completed (with the answer), erred, nothing left, or ended already
+//	report: the retry policy (erred: retry, or failed) → end the job: ONE write, under
+//	        the run guard → follow-ups in order: batch count, dedupe source, fan-out
 //
-// (storing the result and marking the job completed are one write: the kept
-// answer before it is what a re-run needs) and guarantees that a job is
-// charged once:
+// The end is conditioned on the run that started it (connector.JobRuns.
+// FinishRun, a compare-and-set on the run number Job.Attempts): runs may
+// overlap (a handler outlives asynq's cancellation; recover.go requeues a
+// task whose lease lapsed), and a stale run never overwrites a live one's
+// end. A stale run's charged answer is not dropped: it is kept in the call
+// record, where the live run finds it (a failure yields to it, in the same
+// write). The follow-ups are idempotent and run again whenever a run finds
+// the job ended, so a worker killed after the end loses none.
+//
+// The job is charged once:
 //
 //   - every call of a job carries the same Idempotency-Key (the job id). An
 //     upstream that honours it (fixtures/upstream/README.md) compresses and
@@ -30,13 +41,13 @@ import (
 //     a call whose answer was lost (the worker killed mid-call, the task
 //     run again after its lease ran out) costs nothing more when it is
 //     made again;
-//   - "record attempt" writes, before each call, a durable attempt record
-//     (AttemptStore: attempts:{id}); an answer is recorded right after it
-//     comes, so a re-run knows what every earlier call got;
+//   - "begin call" writes, before each call, a durable call record
+//     (connector.CallRecord); an answer is recorded right after it comes,
+//     so a re-run knows what every earlier call got;
 //   - "keep answer" records a 200 with its result and bytes before
 //     anything else; a re-run that finds it stores it and never calls again;
 //   - keeping and storing are retried where they stand (retryInPlace) until
-//     the task's deadline, never by a new attempt.
+//     the task's deadline, never by a new run.
 //
 // Against an upstream that ignores Idempotency-Key (its answers do not echo
 // it), what can still charge twice is a call that began and has no recorded
@@ -47,216 +58,221 @@ import (
 // echoes the key, the re-run's answer settles it, and the job is not
 // flagged.
 
-// errFinished stops an update of a job that another attempt finished.
-var errFinished = errors.New("job already finished")
-
-// errCrash is what a test's crash hook returns: the attempt stops right
-// there, recording nothing, as a killed worker would.
+// errCrash is what a test's crash hook returns: the run stops right there,
+// recording nothing, as a killed worker would.
 var errCrash = errors.New("worker crashed (test)")
 
-// attempt is one run of a compress task: what the steps learn on the way.
-type attempt struct {
+// run is one run of a compress task: what its steps learn on the way.
+type run struct {
 	jobID string
 	log   *slog.Logger
-	job   *connector.Job
+	// number is the run's number, Job.Attempts as the run's start wrote it
+	// (or as load found it, when no run was started): the guard of the
+	// job's end.
+	number int
+	job    *connector.Job
 	// input is the job's input as its bytes told, once they came.
 	input *connector.JobInput
-	// calls is the job's attempt record as this attempt last saw it.
-	calls connector.Attempts
+	// calls is the job's call record as this run last saw it.
+	calls connector.CallRecord
 	// unanswered: an earlier call got no recorded answer, so it may have
-	// been charged; the answer of this attempt's call settles it.
+	// been charged; the answer of this run's call settles it.
 	unanswered bool
 	// uncertain: an earlier call may have been charged without an answer,
 	// and the upstream does not honour Idempotency-Key.
 	uncertain bool
-	// hooks is what the finishing write told of the owner's hooks.
-	hooks connector.HooksHint
 	// opened is the input blob, opened with the job's read; nil when there
 	// is none or getInput took it.
 	opened *connector.Blob
-	// begun is the attempt record when load's start of the job also began
-	// the call (jobStarter); recordCallAttempt then takes it.
-	begun *connector.Attempts
+	// begun is the call record when the run's start also began the call
+	// (a first run with its input open); beginCall then takes it.
+	begun *connector.CallRecord
 }
 
-// handleCompress runs one attempt at a compress job.
+// close releases what the run still holds.
+func (r *run) close() {
+	if r.opened != nil {
+		r.opened.Close()
+	}
+}
+
+// outcome is what a run's life came to; report writes it.
+type outcome struct {
+	kind outcomeKind
+	// answer is a completed job's answer; nil when its result is stored.
+	answer *connector.KeptAnswer
+	// repeat: the answer is an identical job's (dedupe); waited says the
+	// run waited for that job's call.
+	repeat, waited bool
+	// cause is why the run erred (and, once judged final, why it failed).
+	cause error
+}
+
+type outcomeKind int
+
+const (
+	completed    outcomeKind = iota // the answer is the job's result
+	erred                           // a step failed: the retry policy says retry or fail
+	failed                          // the job fails with cause, for good
+	nothingLeft                     // the job is gone, or another run has it
+	endedAlready                    // the job has ended: only its follow-ups are left
+	crashed                         // a test's crash hook stopped the run
+)
+
+// completedWith is a completed outcome with answer (nil: the result is
+// stored already).
+func completedWith(answer *connector.KeptAnswer) outcome {
+	return outcome{kind: completed, answer: answer}
+}
+
+// erredWith is the outcome of a step that failed with err (a test's crash
+// stops the run instead).
+func erredWith(err error) outcome {
+	if errors.Is(err, errCrash) {
+		return outcome{kind: crashed}
+	}
+	return outcome{kind: erred, cause: err}
+}
+
+// handleCompress runs one run of a compress job: its life, then the report
+// of its outcome.
 func (w *Worker) handleCompress(ctx context.Context, t *asynq.Task) error {
 	var p compressPayload
 	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.JobID == "" {
 		w.log.Error("compress task with a bad payload, dropped", "job_id", "", "err", err)
 		return fmt.Errorf("bad payload: %w", asynq.SkipRetry)
 	}
-	a := &attempt{jobID: p.JobID, log: w.log.With("job_id", p.JobID)}
-	err := w.compress(ctx, a)
-	if err == nil || errors.Is(err, errCrash) {
-		return err
-	}
-	return w.judged(ctx, a, err)
+	r := &run{jobID: p.JobID, log: w.log.With("job_id", p.JobID)}
+	defer r.close()
+	return w.report(ctx, r, w.live(ctx, r))
 }
 
-// compress is the job's life. Any error it returns is judged (retry the task
-// or fail the job) by handleCompress.
-func (w *Worker) compress(ctx context.Context, a *attempt) error {
-	next, err := w.load(ctx, a)
-	defer func() {
-		if a.opened != nil { // read with the job, then not needed
-			a.opened.Close()
-		}
-	}()
-	if err != nil || next == nothingLeft {
-		return err
+// live is the job's life, up to its outcome. It writes nothing that ends
+// the job: report does.
+func (w *Worker) live(ctx context.Context, r *run) outcome {
+	if out, working := w.load(ctx, r); !working {
+		return out
+	}
+	if r.calls.Kept != nil {
+		r.log.Info("an earlier run kept the charged answer: storing it without calling the upstream")
+		return completedWith(r.calls.Kept)
 	}
 	// From here on a step that asynq's lease loss interrupted could waste a
 	// charged answer: the rest runs until the task's deadline, whatever
 	// asynq cancels.
 	ctx, cancel := untilDeadline(ctx)
 	defer cancel()
-	var answer *connector.KeptAnswer
-	switch next {
-	case fanOutOnly:
-		return w.fanOut(ctx, a.log, a.job, connector.HooksUnknown)
-	case finishOnly:
-		return w.complete(ctx, a, nil)
-	case storeKept:
-		a.log.Info("an earlier attempt kept the charged answer: storing it without calling the upstream")
-		answer = a.calls.Kept
-	case compressNow:
-		img, input, err := w.getInput(ctx, a)
-		if err != nil {
-			if a.begun != nil {
-				w.answered(ctx, a, a.begun.Calls) // begun with the start, never made
-			}
-			return err
-		}
-		defer img.Close()
-		a.input = &input
-		if done, err := w.completeFromRepeat(ctx, a, img); done { // dedupe.go
-			return err
-		}
-		call, err := w.recordCallAttempt(ctx, a)
-		if err != nil {
-			return err
-		}
-		c, err := w.call(ctx, a, call, img, input)
-		if err != nil {
-			return err
-		}
-		if err := w.crashAt("answered", a.jobID); err != nil {
-			return err
-		}
-		if answer, err = w.keep(ctx, a, call, input, img.mimeType, c); err != nil {
-			return err
-		}
-		if err := w.crashAt("kept", a.jobID); err != nil {
-			return err
-		}
+	img, input, err := w.getInput(ctx, r)
+	if err != nil {
+		w.callNotMade(ctx, r)
+		return erredWith(err)
 	}
-	return w.complete(ctx, a, answer)
+	defer img.Close()
+	r.input = &input
+	if answer, waited := w.repeatOf(ctx, r, img); answer != nil { // dedupe.go
+		w.callNotMade(ctx, r)
+		return outcome{kind: completed, answer: answer, repeat: true, waited: waited}
+	}
+	// Transforms (resize, convert) go here, as one step on img before the
+	// call: the upstream compresses what they made.
+	call, err := w.beginCall(ctx, r)
+	if err != nil {
+		return erredWith(err)
+	}
+	c, err := w.call(ctx, r, call, img, input)
+	if err != nil {
+		return erredWith(err)
+	}
+	if err := w.crashAt("answered", r.jobID); err != nil {
+		return erredWith(err)
+	}
+	answer, err := w.keep(ctx, r, call, input, img.mimeType, c)
+	if err != nil {
+		return erredWith(err)
+	}
+	if err := w.crashAt("kept", r.jobID); err != nil {
+		return erredWith(err)
+	}
+	return completedWith(answer)
 }
 
-// next is what is left to do for a job, as load found it.
-type next int
-
-const (
-	compressNow next = iota // get the input and call the upstream
-	storeKept               // an earlier attempt kept a charged answer: store it
-	finishOnly              // the result is stored: mark the job completed
-	fanOutOnly              // the job is finished: make sure its deliveries are queued
-	nothingLeft             // the job is gone
-)
-
-// load reads the job and its attempt record, says what is left to do, and
-// marks the job processing when work remains.
-func (w *Worker) load(ctx context.Context, a *attempt) (next, error) {
-	job, err := w.readJob(ctx, a)
+// load reads the job and its call record and starts a run (the job
+// processing, its run number raised) when work remains: working is true
+// then. Otherwise out is the run's outcome already.
+func (w *Worker) load(ctx context.Context, r *run) (out outcome, working bool) {
+	job, input, err := w.cfg.Runs.OpenJob(ctx, r.jobID)
+	r.opened = input
 	switch {
 	case connector.ErrorCodeOf(err) == connector.ENOTFOUND:
-		a.log.Warn("compress task for an unknown or expired job, dropped")
-		return nothingLeft, nil
+		r.log.Warn("compress task for an unknown or expired job, dropped")
+		return outcome{kind: nothingLeft}, false
 	case err != nil:
-		return nothingLeft, err
+		return erredWith(err), false
 	case job.Status.Finished():
 		// A duplicate or a retry after the job ended: only make sure its
-		// deliveries are queued (they are unique by id).
-		a.log.Info("job already finished, ensuring deliveries", "status", job.Status)
-		a.job = job
-		return fanOutOnly, nil
+		// follow-ups ran (each is idempotent).
+		r.log.Info("job already finished, ensuring its follow-ups", "status", job.Status)
+		r.job = job
+		return outcome{kind: endedAlready}, false
 	case job.Result != nil:
-		a.log.Info("result already stored, completing without calling the upstream")
-		a.job = job
-		return finishOnly, nil
-	}
-	if job.Attempts >= w.cfg.MaxCompressRetries+3 {
+		// An older version stored the result before completing the job.
+		r.log.Info("result already stored, completing without calling the upstream")
+		r.job, r.number = job, job.Attempts
+		return completedWith(nil), false
+	case job.Attempts >= w.cfg.MaxCompressRetries+3:
 		// Runs that ended without a word (a worker killed each time, tasks
 		// requeued by recover.go) do not count as asynq retries: stop a job
 		// that keeps killing its workers here.
-		a.job = job
-		return nothingLeft, &connector.Error{Code: connector.EINTERNAL,
-			Message: fmt.Sprintf("The job was interrupted %d times (worker restarts) and was given up", job.Attempts)}
+		r.job, r.number = job, job.Attempts
+		return erredWith(&connector.Error{Code: connector.EINTERNAL,
+			Message: fmt.Sprintf("The job was interrupted %d times (worker restarts) and was given up", job.Attempts)}), false
 	}
 	if job.Attempts > 0 {
 		// A re-run: what did the earlier calls get? (A first run has no
 		// record; skipping the read saves a round trip per job.)
-		if a.calls, err = w.cfg.Attempts.Attempts(ctx, a.jobID); err != nil {
-			return nothingLeft, err
+		if r.calls, err = w.cfg.Runs.Calls(ctx, r.jobID); err != nil {
+			return erredWith(err), false
 		}
 	}
-	start := func(j *connector.Job) error {
-		if j.Status.Finished() {
-			return errFinished
-		}
-		now := time.Now().UTC()
-		j.Status = connector.StatusProcessing
-		if j.StartedAt == nil {
-			j.StartedAt = &now
-		}
-		j.Attempts++
-		return nil
-	}
-	if s, ok := w.cfg.Jobs.(jobStarter); ok && job.Attempts == 0 && a.opened != nil && sameStore(w.cfg.Jobs, w.cfg.Attempts) {
-		// A first run whose input is open already: nothing is left to fail
-		// before the call, so its attempt is recorded with the start.
-		var rec connector.Attempts
-		job, rec, err = s.StartJob(ctx, a.jobID, start)
-		if err == nil {
-			a.begun = &rec
-		}
-	} else {
-		job, err = w.cfg.Jobs.UpdateJob(ctx, a.jobID, start)
-	}
-	if errors.Is(err, errFinished) || connector.ErrorCodeOf(err) == connector.ENOTFOUND {
-		return nothingLeft, nil // finished or expired meanwhile
+	// A first run whose input is open already has nothing left to fail
+	// before the call, so its call is begun with the start.
+	beginCall := job.Attempts == 0 && r.opened != nil
+	job, rec, err := w.cfg.Runs.StartRun(ctx, r.jobID, startRun, beginCall)
+	if errors.Is(err, connector.ErrJobFinished) || connector.ErrorCodeOf(err) == connector.ENOTFOUND {
+		return outcome{kind: nothingLeft}, false // finished or expired meanwhile
 	}
 	if err != nil {
-		return nothingLeft, err
+		return erredWith(err), false
 	}
-	a.job = job
+	if beginCall {
+		r.begun = &rec
+	}
+	r.job, r.number = job, job.Attempts
 	w.obs.JobStarted(time.Since(job.CreatedAt))
-	w.batchItemStarted(ctx, a.log, job) // a batch's item: counted processing (batch.go)
-	if a.calls.Kept != nil {
-		return storeKept, nil
-	}
-	return compressNow, nil
+	w.batchItemStarted(ctx, r.log, job) // a batch's item: counted processing (batch.go)
+	return outcome{}, true
 }
 
-// readJob reads the job, and with it, in the same round trip, opens its
-// input blob when the job store is also the blob store (a.opened; URL jobs
-// have none).
-func (w *Worker) readJob(ctx context.Context, a *attempt) (*connector.Job, error) {
-	r, ok := w.cfg.Jobs.(jobInputReader)
-	if !ok || !sameStore(w.cfg.Jobs, w.cfg.Blobs) {
-		return w.cfg.Jobs.GetJob(ctx, a.jobID)
+// startRun is the write that starts a run: the job processing, its run
+// number raised.
+func startRun(j *connector.Job) error {
+	if j.Status.Finished() {
+		return connector.ErrJobFinished
 	}
-	job, input, err := r.GetJobWithInput(ctx, a.jobID)
-	a.opened = input
-	return job, err
+	now := time.Now().UTC()
+	j.Status = connector.StatusProcessing
+	if j.StartedAt == nil {
+		j.StartedAt = &now
+	}
+	j.Attempts++
+	return nil
 }
 
 // getInput returns the job's image and its input record, completed with
 // what the bytes tell (size, type, a filename for the upstream). An upload
 // streams from the blob store while the call sends it: the caller closes it.
-func (w *Worker) getInput(ctx context.Context, a *attempt) (*image, connector.JobInput, error) {
-	job := a.job
+func (w *Worker) getInput(ctx context.Context, r *run) (*image, connector.JobInput, error) {
+	job := r.job
 	in := job.Input
 	var img *image
 	if in.Kind == connector.InputURL {
@@ -270,8 +286,8 @@ func (w *Worker) getInput(ctx context.Context, a *attempt) (*image, connector.Jo
 		img = fetchedImage(fetched)
 	} else {
 		var err error
-		opened := a.opened
-		a.opened = nil // the image owns it now
+		opened := r.opened
+		r.opened = nil // the image owns it now
 		if img, err = openStoredImage(ctx, w.cfg.Blobs, job.ID, opened); err != nil {
 			return nil, in, err
 		}
@@ -285,66 +301,78 @@ func (w *Worker) getInput(ctx context.Context, a *attempt) (*image, connector.Jo
 	return img, in, nil
 }
 
-// recordCallAttempt writes, before the call, that a call is about to be made,
-// and returns its number. If an earlier call has no recorded answer, it may
-// have been charged: this call goes ahead with the same Idempotency-Key, and
-// its answer tells whether the upstream made that safe (call).
-func (w *Worker) recordCallAttempt(ctx context.Context, a *attempt) (call int, err error) {
-	var rec connector.Attempts
-	if a.begun != nil {
-		rec, a.begun = *a.begun, nil // recorded with the job's start (load)
-	} else if rec, err = w.cfg.Attempts.BeginCall(ctx, a.jobID); err != nil {
+// beginCall writes, before the call, that a call is about to be made, and
+// returns its number. If an earlier call has no recorded answer, it may
+// have been charged: this call goes ahead with the same Idempotency-Key,
+// and its answer tells whether the upstream made that safe (call).
+func (w *Worker) beginCall(ctx context.Context, r *run) (call int, err error) {
+	var rec connector.CallRecord
+	if r.begun != nil {
+		rec, r.begun = *r.begun, nil // begun with the run's start (load)
+	} else if rec, err = w.cfg.Runs.BeginCall(ctx, r.jobID); err != nil {
 		return 0, err // nothing was sent: a retry is free
 	}
-	a.calls = rec
+	r.calls = rec
 	if earlier := rec.Unanswered() - 1; earlier > 0 {
-		a.unanswered = true
-		a.log.Info("an earlier upstream call never got an answer; calling again with the same Idempotency-Key",
+		r.unanswered = true
+		r.log.Info("an earlier upstream call never got an answer; calling again with the same Idempotency-Key",
 			"upstream_calls", rec.Calls, "unanswered_before", earlier)
 	}
 	return rec.Calls, nil
 }
 
+// callNotMade records the call begun with the run's start as answered when
+// the run ends before making it (its input failed, or an identical job's
+// result served), so that no re-run takes it for a charge.
+func (w *Worker) callNotMade(ctx context.Context, r *run) {
+	if r.begun == nil {
+		return
+	}
+	w.answered(ctx, r, r.begun.Calls)
+	r.begun = nil
+	r.calls = connector.CallRecord{}
+}
+
 // call sends the image to the compression API. Any answer but a 200 (and a
 // failure that sent nothing) is recorded as answered, since it cost
 // nothing; a 200 is recorded by keep.
-func (w *Worker) call(ctx context.Context, a *attempt, call int, img *image, in connector.JobInput) (*connector.Compressed, error) {
-	apiKey, err := w.cfg.Keyring.Open(a.job.SealedKey)
+func (w *Worker) call(ctx context.Context, r *run, call int, img *image, in connector.JobInput) (*connector.Compressed, error) {
+	apiKey, err := w.cfg.Keyring.Open(r.job.SealedKey)
 	if err != nil {
-		a.log.Error("sealed API key does not open: is IMGFLOW_SECRET the server's?", "err", err)
-		w.answered(ctx, a, call)
+		r.log.Error("sealed API key does not open: is IMGFLOW_SECRET the server's?", "err", err)
+		w.answered(ctx, r, call)
 		return nil, &connector.Error{Code: connector.EINTERNAL, Message: "Internal error", Err: err}
 	}
-	// Debug: a job's one Info line is its outcome (complete, fail), so a
-	// busy worker writes one log line per job; operators and the fault
+	// Debug: a job's one Info line is its outcome (completed, failed), so
+	// a busy worker writes one log line per job; operators and the fault
 	// suite follow calls with this one.
-	a.log.Debug("compressing", "attempt", a.job.Attempts, "call", call, "input", in.Kind, "size", in.Size)
+	r.log.Debug("compressing", "run", r.number, "call", call, "input", in.Kind, "size", in.Size)
 	start := time.Now()
-	c, err := w.cfg.Compressor.Compress(ctx, apiKey, a.jobID, img, in.Filename)
+	c, err := w.cfg.Compressor.Compress(ctx, apiKey, r.jobID, img, in.Filename)
 	status := 200
 	if err != nil {
 		status = connector.AsError(err).UpstreamStatus
 	}
 	w.obs.UpstreamCall(status, time.Since(start))
 	if err == nil {
-		w.settleUnanswered(a, c)
+		w.settleUnanswered(r, c)
 	}
 	if err != nil && img.readErr != nil {
 		// The blob store failed while the image streamed out: the API got
 		// a cut-off body (no closing boundary), which it can neither
 		// compress nor charge for, whatever it answered to it.
-		a.log.Warn("the stored image could not be read while it was sent", "err", img.readErr)
-		w.answered(ctx, a, call)
+		r.log.Warn("the stored image could not be read while it was sent", "err", img.readErr)
+		w.answered(ctx, r, call)
 		return nil, storedImageError(img.readErr)
 	}
 	if err != nil {
-		a.log.Warn("upstream call failed", "upstream_status", status, "code", connector.ErrorCodeOf(err), "err", err)
+		r.log.Warn("upstream call failed", "upstream_status", status, "code", connector.ErrorCodeOf(err), "err", err)
 		if status != 0 || nothingSent(err) {
-			w.answered(ctx, a, call)
+			w.answered(ctx, r, call)
 		}
 		return nil, err
 	}
-	a.log.Debug("compressed", "upstream_job_id", c.UpstreamJobID, "original_size", c.OriginalSize, "compressed_size", c.CompressedSize, "took", time.Since(start))
+	r.log.Debug("compressed", "upstream_job_id", c.UpstreamJobID, "original_size", c.OriginalSize, "compressed_size", c.CompressedSize, "took", time.Since(start))
 	return c, nil
 }
 
@@ -353,29 +381,29 @@ func (w *Worker) call(ctx context.Context, a *attempt, call int, img *image, in 
 // top of it: not when the upstream echoed the call's Idempotency-Key, since
 // it then charges the key once whichever call got through. Any other
 // outcome leaves the doubt, and the job says charge_uncertain.
-func (w *Worker) settleUnanswered(a *attempt, c *connector.Compressed) {
-	if !a.unanswered || a.uncertain {
+func (w *Worker) settleUnanswered(r *run, c *connector.Compressed) {
+	if !r.unanswered || r.uncertain {
 		return
 	}
 	if c != nil && c.IdempotencyHonoured {
-		a.log.Info("the upstream honoured the Idempotency-Key: the earlier unanswered call cost nothing more", "replayed", c.Replayed)
+		r.log.Info("the upstream honoured the Idempotency-Key: the earlier unanswered call cost nothing more", "replayed", c.Replayed)
 		return
 	}
-	a.uncertain = true
+	r.uncertain = true
 	w.obs.ChargeUncertain()
-	a.log.Warn("an earlier upstream call never got an answer and may have been charged; the upstream does not confirm Idempotency-Key")
+	r.log.Warn("an earlier upstream call never got an answer and may have been charged; the upstream does not confirm Idempotency-Key")
 }
 
 // answered records that call got an answer that cost nothing, retried in
 // place through a Redis outage. If it still fails, a later run counts the
 // call as possibly charged: a false alarm, never a missed one.
-func (w *Worker) answered(ctx context.Context, a *attempt, call int) {
-	err := retryInPlace(ctx, func() error { return w.cfg.Attempts.AnswerCall(ctx, a.jobID, call) })
+func (w *Worker) answered(ctx context.Context, r *run, call int) {
+	err := retryInPlace(ctx, func() error { return w.cfg.Runs.AnswerCall(ctx, r.jobID, call) })
 	if err != nil {
-		a.log.Warn("could not record the upstream's answer; a re-run will flag the charge as uncertain", "err", err)
+		r.log.Warn("could not record the upstream's answer; a re-run will flag the charge as uncertain", "err", err)
 		return
 	}
-	a.calls.Answered++
+	r.calls.Answered++
 }
 
 // nothingSent reports whether a failed call never reached the API (the
@@ -386,9 +414,9 @@ func nothingSent(err error) bool {
 }
 
 // keep makes the charged answer durable before anything else: the
-// compressed bytes, then the answer in the attempt record. Redis hiccups
-// are retried here until the task's deadline, never by calling again.
-func (w *Worker) keep(ctx context.Context, a *attempt, call int, in connector.JobInput, inputType string, c *connector.Compressed) (*connector.KeptAnswer, error) {
+// compressed bytes, then the answer in the call record. Redis hiccups are
+// retried here until the task's deadline, never by calling again.
+func (w *Worker) keep(ctx context.Context, r *run, call int, in connector.JobInput, inputType string, c *connector.Compressed) (*connector.KeptAnswer, error) {
 	mime := connector.SniffBytes(c.Data)
 	if mime == "" {
 		mime = inputType // the output has the input's format
@@ -406,150 +434,186 @@ func (w *Worker) keep(ctx context.Context, a *attempt, call int, in connector.Jo
 		answer.Result.CompressedSize = c.Data.Size()
 	}
 	err := retryInPlace(ctx, func() error {
-		if k, ok := w.cfg.Attempts.(answerKeeper); ok && sameStore(w.cfg.Attempts, w.cfg.Blobs) {
-			return k.KeepAnswerWithBytes(ctx, a.jobID, call, answer, c.Data, w.cfg.ResultTTL)
-		}
-		if err := w.cfg.Blobs.PutBlob(ctx, connector.OutputBlobKey(a.jobID), connector.BytesReader(c.Data), c.Data.Size(), w.cfg.ResultTTL); err != nil {
-			return err
-		}
-		return w.cfg.Attempts.KeepAnswer(ctx, a.jobID, call, answer)
+		return w.cfg.Runs.KeepAnswer(ctx, r.jobID, call, answer, c.Data, w.cfg.ResultTTL)
 	})
 	if err != nil {
 		// The task's deadline passed with Redis still down: the answer is
 		// lost, and a re-run will call (and be charged) again.
-		a.log.Error("charged, but could not keep the answer before the task's deadline", "err", err)
+		r.log.Error("charged, but could not keep the answer before the task's deadline", "err", err)
 		return nil, err
 	}
-	a.calls.Answered++
+	r.calls.Answered++
 	return answer, nil
 }
 
-// record copies what the attempt record says onto the job.
-func (a *attempt) record(j *connector.Job) {
-	j.UpstreamCalls = max(j.UpstreamCalls, a.calls.Calls)
-	j.ChargeUncertain = j.ChargeUncertain || a.uncertain
-}
-
-// complete stores the kept answer on the job (answer nil: an earlier run
-// stored it) and marks it completed, in one write retried in place like
-// keep, then fans out.
-func (w *Worker) complete(ctx context.Context, a *attempt, answer *connector.KeptAnswer) error {
-	job, err := w.finish(ctx, a, func(j *connector.Job) {
-		if answer != nil {
-			j.Input = answer.Input
-			j.Result = answer.Result
-			j.DeduplicatedFrom = answer.DeduplicatedFrom
-		}
-		j.Status = connector.StatusCompleted
-		j.Error = nil
-	})
-	if errors.Is(err, errFinished) {
+// report writes the run's outcome, as River's executor reports a job's:
+// the retry policy first (an erred run is retried by asynq, or fails the
+// job), then the job's one end, written under the run guard, then its
+// follow-ups. The error returned tells asynq what to do with the task.
+func (w *Worker) report(ctx context.Context, r *run, out outcome) error {
+	switch out.kind {
+	case nothingLeft:
 		return nil
+	case crashed:
+		return errCrash
+	case erred:
+		if retry := w.judged(ctx, r, &out); retry {
+			return out.cause
+		}
 	}
-	if err != nil {
+	ctx, cancel := untilDeadline(ctx)
+	defer cancel()
+	job, hooks := r.job, connector.HooksUnknown
+	if out.kind != endedAlready {
+		var err error
+		if job, hooks, err = w.end(ctx, r, &out); err != nil {
+			return w.endRefused(r, out, err)
+		}
+		if err := w.crashAt("stored", r.jobID); err != nil {
+			return err
+		}
+	}
+	if err := w.followUps(ctx, r, job, hooks); err != nil {
 		return err
 	}
-	a.job = job
-	w.finishRepeat(ctx, a, job)
-	a.log.Info("job completed", "input", job.Input.Kind, "attempt", job.Attempts, "upstream_job_id", job.Result.UpstreamJobID,
-		"original_size", job.Result.OriginalSize, "compressed_size", job.Result.CompressedSize, "upstream_calls", job.UpstreamCalls, "charge_uncertain", job.ChargeUncertain, "deduplicated_from", job.DeduplicatedFrom)
-	if err := w.crashAt("stored", a.jobID); err != nil {
-		return err
+	if out.kind == failed {
+		return fmt.Errorf("job failed: %w: %w", out.cause, asynq.SkipRetry)
 	}
-	return retryInPlace(ctx, func() error { return w.fanOut(ctx, a.log, job, a.hooks) })
+	return nil
 }
 
-// judged applies the retry policy (judge, in schedule.go) to an attempt
-// that failed with cause: it returns the error for asynq to retry the task,
-// or fails the job.
-func (w *Worker) judged(ctx context.Context, a *attempt, cause error) error {
+// judged applies the retry policy (judge, in schedule.go) to a run that
+// erred: true when asynq retries the task; otherwise out becomes the job's
+// failure.
+func (w *Worker) judged(ctx context.Context, r *run, out *outcome) (retry bool) {
 	retried, _ := asynq.GetRetryCount(ctx)
 	maxRetry, ok := asynq.GetMaxRetry(ctx)
 	if !ok {
 		maxRetry = w.cfg.MaxCompressRetries
 	}
-	v, retryableFailure := judge(cause, retried, maxRetry)
+	v, retryableFailure := judge(out.cause, retried, maxRetry)
 	if v == retryTask {
-		a.log.Warn("attempt failed, will retry", "retried", retried, "max_retry", maxRetry, "err", cause)
-		return cause
+		r.log.Warn("run failed, will retry", "retried", retried, "max_retry", maxRetry, "err", out.cause)
+		return true
 	}
-	e := *connector.AsError(cause)
+	e := *connector.AsError(out.cause)
 	e.Retryable = e.Retryable || retryableFailure
-	ctx, cancel := untilDeadline(ctx)
-	defer cancel()
-	return w.fail(ctx, a, &e)
+	out.kind, out.cause = failed, &e
+	return false
 }
 
-// fail ends the job as failed with cause, then fans out; the task is not
-// retried.
-func (w *Worker) fail(ctx context.Context, a *attempt, cause error) error {
-	w.settleUnanswered(a, nil)
-	jobErr := connector.JobErrorFrom(cause)
-	job, err := w.finish(ctx, a, func(j *connector.Job) {
-		if a.input != nil {
-			j.Input = *a.input
-		}
-		j.Status = connector.StatusFailed
-		j.Error = jobErr
-	})
-	if errors.Is(err, errFinished) || connector.ErrorCodeOf(err) == connector.ENOTFOUND {
-		return nil
+// end is the job's one terminal write, conditioned on this run being the
+// job's live run (connector.JobRuns.FinishRun), retried in place through a
+// Redis outage. A failure refused for a charged answer kept meanwhile (a
+// stale run's) completes the job with that answer instead.
+func (w *Worker) end(ctx context.Context, r *run, out *outcome) (*connector.Job, connector.HooksHint, error) {
+	if out.kind == failed {
+		w.settleUnanswered(r, nil)
 	}
-	if err != nil {
-		a.log.Error("could not record the job's failure", "err", err, "cause", cause)
-		return err // asynq retries; the next attempt sees the same failure
-	}
-	w.finishRepeat(ctx, a, job)
-	a.log.Warn("job failed", "code", jobErr.Code, "upstream_status", jobErr.UpstreamStatus, "retryable", jobErr.Retryable, "err", cause)
-	if err := retryInPlace(ctx, func() error { return w.fanOut(ctx, a.log, job, a.hooks) }); err != nil {
-		return err
-	}
-	return fmt.Errorf("job failed: %w: %w", cause, asynq.SkipRetry)
-}
-
-// finish moves the job to a final state with set (retried in place),
-// stamps FinishedAt, copies the attempt record on it, marks its callback
-// pending, tells the observer, and deletes its input blob.
-func (w *Worker) finish(ctx context.Context, a *attempt, set func(*connector.Job)) (*connector.Job, error) {
 	var job *connector.Job
+	var hooks connector.HooksHint
 	err := retryInPlace(ctx, func() error {
 		var err error
-		finishing := func(j *connector.Job) error {
-			if j.Status.Finished() {
-				return errFinished
-			}
-			set(j)
-			a.record(j)
-			now := time.Now().UTC()
-			j.FinishedAt = &now
-			if j.CallbackURL != "" && j.Callback == nil {
-				j.Callback = &connector.DeliveryState{Status: connector.DeliveryPending}
-			}
-			return nil
-		}
-		if f, ok := w.cfg.Jobs.(jobFinisher); ok && sameStore(w.cfg.Jobs, w.cfg.Hooks) {
-			job, a.hooks, err = f.FinishJob(ctx, a.jobID, finishing)
+		job, hooks, err = w.cfg.Runs.FinishRun(ctx, r.jobID, r.number, r.ending(*out))
+		if !errors.Is(err, connector.ErrAnswerKept) {
 			return err
 		}
-		job, err = w.cfg.Jobs.UpdateJob(ctx, a.jobID, finishing)
+		rec, err := w.cfg.Runs.Calls(ctx, r.jobID)
+		if err != nil {
+			return err
+		}
+		r.log.Warn("a charged answer was kept for the job while this run failed: completing with it", "cause", out.cause)
+		r.calls = rec
+		*out = completedWith(rec.Kept)
+		job, hooks, err = w.cfg.Runs.FinishRun(ctx, r.jobID, r.number, r.ending(*out))
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, hooks, err
 	}
 	code := ""
 	if job.Error != nil {
 		code = string(job.Error.Code)
 	}
 	w.obs.JobFinished(string(job.Status), code)
-	if d, ok := w.cfg.Jobs.(inputDropper); ok && d.DeletesInputOnFinish() && sameStore(w.cfg.Jobs, w.cfg.Blobs) {
-		return job, nil // the finishing write deleted it
+	if out.repeat {
+		if o, ok := w.obs.(DedupeObserver); ok {
+			o.JobDeduplicated(out.waited, 1)
+		}
 	}
-	err = w.cfg.Blobs.DeleteBlob(ctx, connector.InputBlobKey(a.jobID))
-	if err != nil && connector.ErrorCodeOf(err) != connector.ENOTFOUND {
-		a.log.Warn("could not delete the input blob; it expires on its own", "err", err)
+	if job.Status == connector.StatusCompleted {
+		r.log.Info("job completed", "input", job.Input.Kind, "run", job.Attempts, "upstream_job_id", job.Result.UpstreamJobID,
+			"original_size", job.Result.OriginalSize, "compressed_size", job.Result.CompressedSize, "upstream_calls", job.UpstreamCalls,
+			"charge_uncertain", job.ChargeUncertain, "deduplicated_from", job.DeduplicatedFrom)
+	} else {
+		r.log.Warn("job failed", "code", code, "upstream_status", job.Error.UpstreamStatus, "retryable", job.Error.Retryable, "err", out.cause)
 	}
-	return job, nil
+	return job, hooks, nil
+}
+
+// ending is the change the job's end makes to its record: its outcome,
+// what the call record says, FinishedAt, and the callback marked pending.
+func (r *run) ending(out outcome) func(*connector.Job) {
+	return func(j *connector.Job) {
+		switch out.kind {
+		case completed:
+			if out.answer != nil {
+				j.Input, j.Result, j.DeduplicatedFrom = out.answer.Input, out.answer.Result, out.answer.DeduplicatedFrom
+			}
+			j.Status, j.Error = connector.StatusCompleted, nil
+		case failed:
+			if r.input != nil {
+				j.Input = *r.input
+			}
+			j.Status, j.Error = connector.StatusFailed, connector.JobErrorFrom(out.cause)
+		}
+		j.UpstreamCalls = max(j.UpstreamCalls, r.calls.Calls)
+		j.ChargeUncertain = j.ChargeUncertain || r.uncertain
+		now := time.Now().UTC()
+		j.FinishedAt = &now
+		if j.CallbackURL != "" && j.Callback == nil {
+			j.Callback = &connector.DeliveryState{Status: connector.DeliveryPending}
+		}
+	}
+}
+
+// endRefused is what a run whose end was not written tells asynq: nothing
+// more to do when the job ended or is gone, or a later run is live (it
+// writes the end, and finds any answer this run kept); the error to retry
+// on otherwise (the next run sees the same).
+func (w *Worker) endRefused(r *run, out outcome, err error) error {
+	charged := out.kind == completed && out.answer != nil && !out.repeat
+	switch {
+	case errors.Is(err, connector.ErrStaleRun):
+		r.log.Warn("a later run of the job is live: this run's end is dropped (a charged answer stays kept for it)", "run", r.number)
+		return nil
+	case errors.Is(err, connector.ErrJobFinished) && charged:
+		// The job ended in another run before this run's answer was kept.
+		// Through an upstream that honours Idempotency-Key both runs' calls
+		// were one charge; through one that does not, this is the only way
+		// a charged answer goes unused.
+		r.log.Warn("a 200 came after the job ended in another run; kept in the call record, unused", "run", r.number)
+		return nil
+	case errors.Is(err, connector.ErrJobFinished), connector.ErrorCodeOf(err) == connector.ENOTFOUND:
+		return nil
+	}
+	r.log.Error("could not write the job's end", "err", err)
+	return err
+}
+
+// followUps are what a job's end sets off, in this order, each idempotent
+// so that a run finding the job ended runs them again (a worker killed
+// after the end loses none):
+//
+//	batch count   a batch's item counted ended; the last one queues batch.finished (batch.go)
+//	dedupe source a completed job serves later identical ones; a failed one frees its claim (dedupe.go)
+//	fan-out       the callback, the hooks, account.credits_low (deliver.go)
+func (w *Worker) followUps(ctx context.Context, r *run, job *connector.Job, hooks connector.HooksHint) error {
+	if err := retryInPlace(ctx, func() error { return w.batchItemEnded(ctx, r.log, job) }); err != nil {
+		return err
+	}
+	w.recordDedupeSource(ctx, r.log, job)
+	return retryInPlace(ctx, func() error { return w.fanOut(ctx, r.log, job, hooks) })
 }
 
 // crashAt runs the test hook for step, if any.

@@ -256,7 +256,7 @@ func TestKillBeforeTheAnswerIsKeptFlagsTheChargeAsUncertain(t *testing.T) {
 func TestStoreIsRetriedThroughARedisOutageWithoutCallingAgain(t *testing.T) {
 	h := newHarness(t)
 	out := &outage{Store: h.store}
-	h.cfg.Jobs, h.cfg.Blobs, h.cfg.Attempts = out, out, out
+	h.cfg.Jobs, h.cfg.Blobs, h.cfg.Runs = out, out, out.runs()
 	h.comp.onAnswer = func() { out.downFor(4 * time.Second) }
 	h.start()
 	job := h.submitURLJob("")
@@ -345,7 +345,7 @@ func (h *harness) takeAsDeadServer(jobID string, leaseEnd int64) {
 	h.t.Helper()
 	ctx := context.Background()
 	q := "asynq:{" + h.redis.Queue() + "}:"
-	if id, err := h.redis.Client.RPopLPush(ctx, q+"pending", q+"active").Result(); err != nil || id != jobID {
+	if id, err := h.redis.Client.LMove(ctx, q+"pending", q+"active", "RIGHT", "LEFT").Result(); err != nil || id != jobID {
 		h.t.Fatalf("taking the task as a worker would: %q, %v", id, err)
 	}
 	if leaseEnd != 0 {

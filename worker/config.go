@@ -70,10 +70,11 @@ type Config struct {
 
 	// Deliveries keeps every delivery attempt of each job (required).
 	Deliveries connector.DeliveryLog
-	// Attempts keeps each job's record of its calls of the compression API
-	// (required): written before every call, it is what keeps a re-run from
-	// paying twice. *redisstore.Store fits.
-	Attempts connector.AttemptStore
+	// Runs is the compress executor's store (required): a job's run, its
+	// call record (written before every call, it is what keeps a re-run
+	// from paying twice), and its end under the run guard.
+	// (*redisstore.Store).Runs fits, given Blobs when they are not in Redis.
+	Runs connector.JobRuns
 	// Batches counts the items of batches as they start and end, and
 	// holds the batch a batch.finished delivery sends (batch.go). Nil: the
 	// worker serves no batches (their items run, uncounted).
@@ -176,16 +177,28 @@ type Config struct {
 	// no cap.
 	MaxHooksPerKey int
 
-	// Endpoints, Messages, DeliveryIndex, CallbackSecrets and HookAdmin
+	// FreeDeliveriesPerMinute is each key's outbound budget for the
+	// deliveries of free jobs, deduplicated repeats that cost it nothing
+	// (IMGFLOW_FREE_DELIVERIES_PER_MINUTE): a burst of this many, then
+	// this many a minute, evenly; a delivery beyond it waits its turn,
+	// never dropped. So one key's free jobs make at most twice this many
+	// POSTs in any minute, and this many a minute sustained. Default
+	// connector.DefaultFreeDeliveriesPerMinute (120); negative: no budget.
+	FreeDeliveriesPerMinute int
+
+	// Endpoints, Messages, DeliveryIndex, CallbackSecrets, HookAdmin and
+	// Budget
 	// keep the state of webhook operations: endpoint pauses, rates and
 	// failures; events that are not a job's; the per-key delivery index;
-	// secret versions; disabling hooks. Each left nil is taken from Hooks,
+	// secret versions; disabling hooks; the keys' outbound budgets. Each
+	// left nil is taken from Hooks,
 	// which must then implement it (*redisstore.Store implements all).
 	Endpoints       connector.EndpointStore
 	Messages        connector.MessageStore
 	DeliveryIndex   connector.DeliveryIndex
 	CallbackSecrets connector.CallbackSecrets
 	HookAdmin       connector.HookAdmin
+	Budget          connector.OutboundBudget
 
 	// Observer, when set, is told about jobs, upstream calls and deliveries
 	// (for metrics).
@@ -230,8 +243,8 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, errors.New("worker: Jobs, Blobs and Hooks are required")
 	case cfg.Deliveries == nil:
 		return cfg, errors.New("worker: Deliveries is required")
-	case cfg.Attempts == nil:
-		return cfg, errors.New("worker: Attempts is required")
+	case cfg.Runs == nil:
+		return cfg, errors.New("worker: Runs is required")
 	case cfg.Compressor == nil:
 		return cfg, errors.New("worker: Compressor is required")
 	case cfg.Fetcher == nil:
@@ -249,6 +262,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	cfg.Endpoint = cfg.Endpoint.WithDefaults()
 	if cfg.Queue == "" {
 		cfg.Queue = DefaultQueue
+	}
+	if cfg.FreeDeliveriesPerMinute == 0 {
+		cfg.FreeDeliveriesPerMinute = connector.DefaultFreeDeliveriesPerMinute
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 10
@@ -323,6 +339,11 @@ func (cfg *Config) webhookStores() error {
 	if cfg.CallbackSecrets == nil {
 		if cfg.CallbackSecrets, ok = cfg.Hooks.(connector.CallbackSecrets); !ok {
 			return errors.New("worker: CallbackSecrets is required (Hooks does not keep secret versions)")
+		}
+	}
+	if cfg.Budget == nil {
+		if cfg.Budget, ok = cfg.Hooks.(connector.OutboundBudget); !ok {
+			return errors.New("worker: Budget is required (Hooks does not keep outbound budgets)")
 		}
 	}
 	if cfg.HookAdmin == nil {

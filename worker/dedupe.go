@@ -3,18 +3,19 @@ package worker
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/imgflow/imgflow/connector"
 )
 
 // Content dedupe (connector/dedupe.go), the step of the job's life between
-// "get input" and "record attempt": a job whose image its key had
-// compressed already, with the same options, completes from that job's
-// stored result, with no call and no charge.
+// "get input" and "begin call": a job whose image its key had compressed
+// already, with the same options, completes from that job's stored
+// result, with no call and no charge.
 //
 //	look up or claim ─┬─ a source ──────────────► copy its file, complete (deduplicated_from)
-//	                  ├─ claimed ───────────────► compress as always; the finish records it
+//	                  ├─ claimed ───────────────► compress as always; the end's follow-up records it
 //	                  └─ another job compresses ─► wait for it (DedupeWait), then take its result,
 //	                                              or claim again if it failed
 //
@@ -38,53 +39,53 @@ type DedupeObserver interface {
 	JobDeduplicated(waited bool, creditsSaved int)
 }
 
-// dedupeRounds bounds the look-up, claim and wait rounds of one attempt:
+// dedupeRounds bounds the look-up, claim and wait rounds of one run:
 // a claimant that fails frees the image for another, which may fail too.
 const dedupeRounds = 4
 
-// completeFromRepeat is the dedupe step. done is true when the job ended
-// here (err is then compress's result); false means compress it.
-func (w *Worker) completeFromRepeat(ctx context.Context, a *attempt, img *image) (done bool, err error) {
-	if a.input.SHA256 == "" {
-		a.input.SHA256 = img.sha256
+// repeatOf is the dedupe step: the answer of an identical job this one
+// completes from (waited: after waiting for its call), or nil when this
+// job is to be compressed.
+func (w *Worker) repeatOf(ctx context.Context, r *run, img *image) (answer *connector.KeptAnswer, waited bool) {
+	if r.input.SHA256 == "" {
+		r.input.SHA256 = img.sha256
 	}
 	idx := w.cfg.Dedupe
-	k, ok := connector.DedupeKeyOf(&connector.Job{Owner: a.job.Owner, Input: *a.input})
-	if idx == nil || !ok || !a.job.Deduplicates() {
-		return false, nil
+	k, ok := connector.DedupeKeyOf(&connector.Job{Owner: r.job.Owner, Input: *r.input})
+	if idx == nil || !ok || !r.job.Deduplicates() {
+		return nil, false
 	}
 	deadline := time.Now().Add(w.cfg.DedupeWait)
-	waited := false
 	for range dedupeRounds {
-		source, holder, err := idx.EnterDedupe(ctx, k, a.jobID, w.cfg.DedupeLease)
+		source, holder, err := idx.EnterDedupe(ctx, k, r.jobID, w.cfg.DedupeLease)
 		if err != nil {
-			a.log.Warn("dedupe index unavailable; compressing without it", "err", err)
-			return false, nil
+			r.log.Warn("dedupe index unavailable; compressing without it", "err", err)
+			return nil, false
 		}
-		if source == "" && holder == a.jobID {
-			return false, nil // this job compresses the image; complete records it
+		if source == "" && holder == r.jobID {
+			return nil, false // this job compresses the image; its end's follow-up records it
 		}
 		from := source
 		if source == "" {
-			a.log.Debug("an identical job is being compressed; waiting for it", "holder", holder)
+			r.log.Debug("an identical job is being compressed; waiting for it", "holder", holder)
 			waited = true
-			if !w.waitForHolder(ctx, a, k, holder, deadline) {
-				return false, nil
+			if !w.waitForHolder(ctx, r, k, holder, deadline) {
+				return nil, false
 			}
 			from = holder
 		}
-		if answer := w.repeatOf(ctx, a, k, from); answer != nil {
-			return true, w.completeRepeat(ctx, a, answer, waited)
+		if answer := w.sourceAnswer(ctx, r, k, from); answer != nil {
+			return answer, waited
 		}
 	}
-	a.log.Warn("no reusable result after several rounds of identical jobs; compressing")
-	return false, nil
+	r.log.Warn("no reusable result after several rounds of identical jobs; compressing")
+	return nil, false
 }
 
 // waitForHolder waits until deadline for the job holding k's claim to
 // finish. It reports whether to look again (the holder finished, or its
 // claim was stale and is dropped); false means compress now.
-func (w *Worker) waitForHolder(ctx context.Context, a *attempt, k connector.DedupeKey, holder string, deadline time.Time) bool {
+func (w *Worker) waitForHolder(ctx context.Context, r *run, k connector.DedupeKey, holder string, deadline time.Time) bool {
 	wctx, cancel := context.WithDeadline(ctx, deadline)
 	job, err := w.cfg.Jobs.WaitJob(wctx, holder)
 	cancel()
@@ -94,11 +95,11 @@ func (w *Worker) waitForHolder(ctx context.Context, a *attempt, k connector.Dedu
 		w.cfg.Dedupe.ReleaseDedupe(ctx, k, holder)
 		return true
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
-		a.log.Warn("waited the longest allowed for an identical job being compressed; compressing this one too (charged)",
+		r.log.Warn("waited the longest allowed for an identical job being compressed; compressing this one too (charged)",
 			"holder", holder, "waited", w.cfg.DedupeWait)
 		return false
 	case err != nil:
-		a.log.Warn("could not wait for an identical job; compressing", "holder", holder, "err", err)
+		r.log.Warn("could not wait for an identical job; compressing", "holder", holder, "err", err)
 		return false
 	case job.Status == connector.StatusFailed:
 		// Its failure freed the image (or will: a claim a finished job
@@ -108,71 +109,63 @@ func (w *Worker) waitForHolder(ctx context.Context, a *attempt, k connector.Dedu
 	return true
 }
 
-// repeatOf returns job from's result as this job's, its file copied to
+// sourceAnswer returns job from's result as this job's, its file copied to
 // this job's own (so its link and life are this job's), or nil when from
 // cannot serve: not the same key or image, not completed, or its file gone.
-func (w *Worker) repeatOf(ctx context.Context, a *attempt, k connector.DedupeKey, from string) *connector.KeptAnswer {
+func (w *Worker) sourceAnswer(ctx context.Context, r *run, k connector.DedupeKey, from string) *connector.KeptAnswer {
 	src, err := w.cfg.Jobs.GetJob(ctx, from)
-	if err != nil || src.Owner != a.job.Owner || src.Input.SHA256 != k.SHA256 ||
+	if err != nil || src.Owner != r.job.Owner || src.Input.SHA256 != k.SHA256 ||
 		src.Status != connector.StatusCompleted || src.Result == nil {
 		if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
 			w.cfg.Dedupe.ForgetDedupe(ctx, k, from)
 		}
 		return nil
 	}
-	err = connector.CopyBlob(ctx, w.cfg.Blobs, connector.OutputBlobKey(from), connector.OutputBlobKey(a.jobID), w.cfg.ResultTTL)
+	err = connector.CopyBlob(ctx, w.cfg.Blobs, connector.OutputBlobKey(from), connector.OutputBlobKey(r.jobID), w.cfg.ResultTTL)
 	if err != nil {
 		if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
 			w.cfg.Dedupe.ForgetDedupe(ctx, k, from) // its file expired before its entry
 		} else {
-			a.log.Warn("could not copy an identical job's file; compressing", "source", from, "err", err)
+			r.log.Warn("could not copy an identical job's file; compressing", "source", from, "err", err)
 		}
 		return nil
 	}
 	result := *src.Result
 	result.FileURL, result.CompressedData = "", ""
-	result.Filename = filenameFor(a.input.Filename, result.MIMEType)
+	result.Filename = filenameFor(r.input.Filename, result.MIMEType)
 	origin := src.DeduplicatedFrom // the job that was charged, not a link of the chain
 	if origin == "" {
 		origin = src.ID
 	}
-	return &connector.KeptAnswer{Input: *a.input, Result: &result, DeduplicatedFrom: origin}
+	return &connector.KeptAnswer{Input: *r.input, Result: &result, DeduplicatedFrom: origin}
 }
 
-// completeRepeat completes the job from answer. A call recorded with the
-// job's start (load) never happened: it is recorded as answered, so no
-// re-run takes it for a charge.
-func (w *Worker) completeRepeat(ctx context.Context, a *attempt, answer *connector.KeptAnswer, waited bool) error {
-	if a.begun != nil {
-		w.answered(ctx, a, a.begun.Calls)
-		a.begun = nil
-		a.calls = connector.Attempts{}
-	}
-	if err := w.complete(ctx, a, answer); err != nil {
-		return err
-	}
-	if o, ok := w.obs.(DedupeObserver); ok {
-		o.JobDeduplicated(waited, 1)
-	}
-	return nil
-}
-
-// finishRepeat records a finished job in the dedupe index: a completed
-// job becomes the source of later identical jobs and frees its claim; a
-// failed one frees its claim, so a waiting identical job compresses.
-// Errors are logged: the claim expires on its own.
-func (w *Worker) finishRepeat(ctx context.Context, a *attempt, job *connector.Job) {
+// recordDedupeSource, a follow-up of a job's end, records the job in the
+// dedupe index: a completed job becomes the source of later identical
+// jobs and frees its claim; a failed one frees its claim, so a waiting
+// identical job compresses. Errors are logged: the claim expires on its
+// own.
+func (w *Worker) recordDedupeSource(ctx context.Context, log *slog.Logger, job *connector.Job) {
 	k, ok := connector.DedupeKeyOf(job)
 	if w.cfg.Dedupe == nil || !ok || !job.Deduplicates() {
 		return
 	}
 	var err error
 	if job.Status == connector.StatusCompleted {
-		err = w.cfg.Dedupe.FinishDedupe(ctx, k, job.ID, w.cfg.ResultTTL)
+		// As long as its file lives: a follow-up run again long after the
+		// end (a duplicate task) must not outlast it.
+		life := w.cfg.ResultTTL
+		if job.FinishedAt != nil {
+			life = time.Until(job.FinishedAt.Add(w.cfg.ResultTTL))
+		}
+		if life <= 0 {
+			return
+		}
+		err = w.cfg.Dedupe.FinishDedupe(ctx, k, job.ID, life)
 	} else {
 		err = w.cfg.Dedupe.ReleaseDedupe(ctx, k, job.ID)
 	}
 	if err != nil {
-		a.log.Warn("could not record the job in the dedupe index", "err", err)
+		log.Warn("could not record the job in the dedupe index", "err", err)
 	}
 }

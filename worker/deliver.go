@@ -22,9 +22,6 @@ import (
 // job's finishing write saw of the owner's hooks: HooksNone skips listing
 // them (a hook made after the job finished does not get it).
 func (w *Worker) fanOut(ctx context.Context, log *slog.Logger, job *connector.Job, hooks connector.HooksHint) error {
-	if err := w.batchItemEnded(ctx, log, job); err != nil { // a batch's item: counted (batch.go)
-		return err
-	}
 	event := job.EventType()
 	if job.CallbackURL != "" {
 		d := connector.Delivery{ID: connector.CallbackDeliveryID(job.ID), JobID: job.ID, Event: event}
@@ -99,10 +96,34 @@ type deliveryRun struct {
 }
 
 // subject is what a delivery is about: a finished job (its event rendered
-// at each attempt) or a stored message (any other event).
+// at each attempt) or a stored message (any other event). batch is the
+// batch of a batch.finished message's callback delivery, whose state it
+// keeps.
 type subject struct {
-	job *connector.Job
-	msg *connector.Message
+	job   *connector.Job
+	msg   *connector.Message
+	batch *connector.Batch
+}
+
+// callbackURL is where the subject's callback delivery goes; "" for none.
+func (s subject) callbackURL() string {
+	if s.msg != nil {
+		return s.msg.CallbackURL
+	}
+	return s.job.CallbackURL
+}
+
+// callbackDelivered reports whether the subject's callback was delivered
+// already.
+func (s subject) callbackDelivered() bool {
+	var st *connector.DeliveryState
+	switch {
+	case s.batch != nil:
+		st = s.batch.Callback
+	case s.job != nil:
+		st = s.job.Callback
+	}
+	return st != nil && st.Status == connector.DeliveryDelivered
 }
 
 func (s subject) owner() string {
@@ -113,16 +134,23 @@ func (s subject) owner() string {
 }
 
 // handleDelivery runs one attempt at one delivery and records it in the
-// delivery log: load what it is about → find the endpoint → ask the
-// endpoint's policy (disabled, paused, rate) → send → record the outcome
+// delivery log: load what it is about → find the endpoint → spend the
+// key's outbound budget (a free job's) → ask the endpoint's policy
+// (disabled, paused, rate) → send → record the outcome
 // for the message and for the endpoint. A redelivery (asked for by the
 // owner) is a single attempt: it is sent even if the delivery succeeded
 // before, and a failure is recorded, not retried.
 func (w *Worker) handleDelivery(ctx context.Context, t *asynq.Task) error {
 	var d connector.Delivery
 	err := json.Unmarshal(t.Payload(), &d)
-	if err == nil && d.BatchID != "" {
-		return w.handleBatchDelivery(ctx, d) // a batch.finished event: batchdeliver.go
+	if err == nil && d.BatchID != "" && d.MessageID == "" {
+		// batch.finished queued by an older version: its message now.
+		if err = w.olderBatchDelivery(ctx, &d); connector.ErrorCodeOf(err) == connector.ENOTFOUND {
+			w.obs.DeliveryDone("dropped")
+			return nil
+		} else if err != nil {
+			return err
+		}
 	}
 	if err != nil || (d.JobID == "" && d.MessageID == "") {
 		w.log.Error("delivery task with a bad payload, dropped", "job_id", "", "err", err)
@@ -146,7 +174,7 @@ func (w *Worker) handleDelivery(ctx context.Context, t *asynq.Task) error {
 	} else if err != nil {
 		return err
 	}
-	if job := r.subject.job; job != nil && !d.Redeliver && d.HookID == "" && job.Callback != nil && job.Callback.Status == connector.DeliveryDelivered {
+	if !d.Redeliver && d.HookID == "" && r.subject.callbackDelivered() {
 		// Delivered already: a task run again (from the dashboard, say, after
 		// its id was forgotten) must not post the event twice.
 		r.log.Info("callback already delivered, delivery dropped")
@@ -159,6 +187,9 @@ func (w *Worker) handleDelivery(ctx context.Context, t *asynq.Task) error {
 	}
 	if r.target.url == "" {
 		return w.dropped(ctx, r, dropped)
+	}
+	if spent, err := w.spendBudget(ctx, r); err != nil || !spent {
+		return err // put off by the key's outbound budget (deliver_budget.go)
 	}
 	admitted, err := w.admit(ctx, r)
 	if err != nil || !admitted {
@@ -182,11 +213,29 @@ func (w *Worker) handleDelivery(ctx context.Context, t *asynq.Task) error {
 	return w.failed(ctx, r, res)
 }
 
+// olderBatchDelivery turns a batch.finished delivery queued by an older
+// version (Delivery.BatchID) into its message's.
+func (w *Worker) olderBatchDelivery(ctx context.Context, d *connector.Delivery) error {
+	if w.cfg.Batches == nil {
+		return connector.Errorf(connector.ENOTFOUND, "batches are not served here")
+	}
+	msg, _, err := w.batchMessage(ctx, d.BatchID)
+	if err != nil {
+		return err
+	}
+	d.MessageID, d.BatchID = msg.ID, ""
+	return nil
+}
+
 // deliverySubject loads what d is about; ENOTFOUND once it expired.
 func (w *Worker) deliverySubject(ctx context.Context, d connector.Delivery) (subject, error) {
 	if d.MessageID != "" {
 		m, err := w.cfg.Messages.GetMessage(ctx, d.MessageID)
-		return subject{msg: m}, err
+		if err != nil || m.BatchID == "" || d.HookID != "" || w.cfg.Batches == nil {
+			return subject{msg: m}, err
+		}
+		b, err := w.cfg.Batches.GetBatch(ctx, m.BatchID)
+		return subject{msg: m, batch: b}, err
 	}
 	j, err := w.cfg.Jobs.GetJob(ctx, d.JobID)
 	return subject{job: j}, err
@@ -197,7 +246,7 @@ func (w *Worker) body(s subject) ([]byte, error) {
 	if s.msg != nil {
 		return s.msg.Body, nil
 	}
-	return json.Marshal(w.event(s.job))
+	return json.Marshal(w.view().JobEvent(s.job))
 }
 
 // dropped records a delivery that has nowhere to go (a deleted or disabled
@@ -221,7 +270,7 @@ func (w *Worker) delivered(ctx context.Context, r *deliveryRun, res webhook.Resu
 	r.attempt.Outcome = connector.OutcomeDelivered
 	w.recordAttempt(ctx, r)
 	w.endpointSucceeded(ctx, r)
-	w.recordCallback(ctx, r.log, r.d, func(s *connector.DeliveryState) {
+	w.recordCallback(ctx, r, func(s *connector.DeliveryState) {
 		now := time.Now().UTC()
 		s.Status, s.LastStatus, s.LastError, s.DeliveredAt = connector.DeliveryDelivered, res.Status, "", &now
 		if !r.d.Redeliver {
@@ -239,7 +288,7 @@ func (w *Worker) gone(ctx context.Context, r *deliveryRun, res webhook.Result) e
 	r.attempt.Outcome, r.attempt.Error = connector.OutcomeGone, describeSendError(res)
 	w.recordAttempt(ctx, r)
 	if !r.d.Redeliver {
-		w.recordCallback(ctx, r.log, r.d, func(s *connector.DeliveryState) {
+		w.recordCallback(ctx, r, func(s *connector.DeliveryState) {
 			s.Status, s.Attempts, s.LastStatus, s.LastError = connector.DeliveryFailed, r.retried+1, res.Status, "410 Gone"
 		})
 	}
@@ -286,7 +335,7 @@ func (w *Worker) failed(ctx context.Context, r *deliveryRun, res webhook.Result)
 	if r.last {
 		state = connector.DeliveryFailed
 	}
-	w.recordCallback(ctx, r.log, r.d, func(s *connector.DeliveryState) {
+	w.recordCallback(ctx, r, func(s *connector.DeliveryState) {
 		s.Status, s.Attempts, s.LastStatus, s.LastError = state, r.retried+1, res.Status, why
 	})
 	if r.last {
@@ -311,16 +360,17 @@ type endpoint struct {
 func (w *Worker) deliveryTarget(ctx context.Context, d connector.Delivery, s subject) (ep endpoint, dropped string, err error) {
 	now := time.Now()
 	if d.HookID == "" {
-		if s.job == nil || s.job.CallbackURL == "" {
+		target, owner := s.callbackURL(), s.owner()
+		if target == "" {
 			return endpoint{}, "", nil
 		}
-		v, err := w.cfg.CallbackSecrets.CallbackSecretVersion(ctx, s.job.Owner)
+		v, err := w.cfg.CallbackSecrets.CallbackSecretVersion(ctx, owner)
 		if err != nil {
 			return endpoint{}, "", err
 		}
 		prev := &v.PreviousUntil
-		return endpoint{url: s.job.CallbackURL, id: connector.CallbackEndpointID(s.job.Owner, s.job.CallbackURL),
-			secrets: w.cfg.Keyring.WebhookSecrets("callback", s.job.Owner, connector.SigningVersions(v.Version, prev, now))}, "", nil
+		return endpoint{url: target, id: connector.CallbackEndpointID(owner, target),
+			secrets: w.cfg.Keyring.WebhookSecrets("callback", owner, connector.SigningVersions(v.Version, prev, now))}, "", nil
 	}
 	h, err := w.cfg.Hooks.GetHook(ctx, d.HookID)
 	switch {
@@ -350,46 +400,47 @@ func (w *Worker) recordAttempt(ctx context.Context, r *deliveryRun) {
 	}
 }
 
-// event renders a finished job as the body of its deliveries: the job as a
-// caller sees it, with file_url and without the bytes or the callback's own
-// delivery state, so that every attempt sends the same body.
-func (w *Worker) event(job *connector.Job) connector.Event {
-	finished := job.UpdatedAt
-	if job.FinishedAt != nil {
-		finished = *job.FinishedAt
-	}
-	data := *job
-	data.Callback = nil
-	data.UpdatedAt = finished // later writes are the callback's own state
-	if job.Result != nil {
-		r := *job.Result
-		r.CompressedData = ""
-		if job.Status == connector.StatusCompleted {
-			r.FileURL = w.fileURL(job, finished.Add(w.cfg.ResultTTL))
-		}
-		data.Result = &r
-	}
-	return connector.Event{Type: job.EventType(), Timestamp: finished, Data: &data}
+// view is the one public view of jobs and batches (connector.View): a
+// delivery's body is what the API answers for the same job or batch.
+func (w *Worker) view() connector.View {
+	return connector.View{PublicURL: w.cfg.PublicURL, ResultTTL: w.cfg.ResultTTL, FileURL: w.fileURL,
+		ArchiveURL: func(batchID string, exp time.Time) string {
+			return w.cfg.Keyring.ArchiveURL(w.cfg.PublicURL, batchID, exp)
+		}}
 }
 
-// recordCallback updates the job's callback delivery state; hooks have none.
-// A failure to record is logged, not retried: the delivery itself counts.
-func (w *Worker) recordCallback(ctx context.Context, log *slog.Logger, d connector.Delivery, set func(*connector.DeliveryState)) {
-	if d.HookID != "" || d.JobID == "" {
+// errDelivered stops an update of a callback state that says delivered.
+var errDelivered = errors.New("callback already delivered")
+
+// recordCallback updates the callback delivery state of the job or batch
+// the run delivers for; hooks have none. A failure to record is logged,
+// not retried: the delivery itself counts.
+func (w *Worker) recordCallback(ctx context.Context, r *deliveryRun, set func(*connector.DeliveryState)) {
+	if r.d.HookID != "" {
 		return
 	}
-	_, err := w.cfg.Jobs.UpdateJob(ctx, d.JobID, func(j *connector.Job) error {
-		if j.Callback == nil {
-			j.Callback = &connector.DeliveryState{}
-		}
-		if j.Callback.Status == connector.DeliveryDelivered {
-			return errFinished // a late duplicate must not undo it
-		}
-		set(j.Callback)
-		return nil
-	})
-	if err != nil && !errors.Is(err, errFinished) {
-		log.Warn("could not record the callback state", "err", err)
+	var err error
+	switch {
+	case r.subject.batch != nil:
+		err = w.cfg.Batches.UpdateBatchCallback(ctx, r.subject.batch.ID, func(s *connector.DeliveryState) {
+			if s.Status != connector.DeliveryDelivered { // a late duplicate must not undo it
+				set(s)
+			}
+		})
+	case r.d.JobID != "":
+		_, err = w.cfg.Jobs.UpdateJob(ctx, r.d.JobID, func(j *connector.Job) error {
+			if j.Callback == nil {
+				j.Callback = &connector.DeliveryState{}
+			}
+			if j.Callback.Status == connector.DeliveryDelivered {
+				return errDelivered // a late duplicate must not undo it
+			}
+			set(j.Callback)
+			return nil
+		})
+	}
+	if err != nil && !errors.Is(err, errDelivered) {
+		r.log.Warn("could not record the callback state", "err", err)
 	}
 }
 

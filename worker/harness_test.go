@@ -80,7 +80,7 @@ func newHarness(t *testing.T) *harness {
 		Blobs:                    h.store,
 		Hooks:                    h.store,
 		Deliveries:               h.store,
-		Attempts:                 h.store,
+		Runs:                     h.store.Runs(nil),
 		Keyring:                  kr,
 		PublicURL:                "https://imgflow.test",
 		DeliverySchedule:         []time.Duration{0, 50 * time.Millisecond, 100 * time.Millisecond},
@@ -401,27 +401,6 @@ func (o *outage) UpdateJob(ctx context.Context, id string, fn func(*connector.Jo
 	return o.Store.UpdateJob(ctx, id, fn)
 }
 
-func (o *outage) FinishJob(ctx context.Context, id string, fn func(*connector.Job) error) (*connector.Job, connector.HooksHint, error) {
-	if err := o.check(); err != nil {
-		return nil, connector.HooksUnknown, err
-	}
-	return o.Store.FinishJob(ctx, id, fn)
-}
-
-func (o *outage) GetJobWithInput(ctx context.Context, id string) (*connector.Job, *connector.Blob, error) {
-	if err := o.check(); err != nil {
-		return nil, nil, err
-	}
-	return o.Store.GetJobWithInput(ctx, id)
-}
-
-func (o *outage) StartJob(ctx context.Context, id string, fn func(*connector.Job) error) (*connector.Job, connector.Attempts, error) {
-	if err := o.check(); err != nil {
-		return nil, connector.Attempts{}, err
-	}
-	return o.Store.StartJob(ctx, id, fn)
-}
-
 func (o *outage) PutBlob(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error {
 	if err := o.check(); err != nil {
 		return err
@@ -429,16 +408,38 @@ func (o *outage) PutBlob(ctx context.Context, key string, r io.Reader, size int6
 	return o.Store.PutBlob(ctx, key, r, size, ttl)
 }
 
-func (o *outage) KeepAnswerWithBytes(ctx context.Context, jobID string, call int, answer *connector.KeptAnswer, data connector.Bytes, ttl time.Duration) error {
-	if err := o.check(); err != nil {
-		return err
-	}
-	return o.Store.KeepAnswerWithBytes(ctx, jobID, call, answer, data, ttl)
+// runs is the executor's store behind the same outage.
+func (o *outage) runs() connector.JobRuns { return outageRuns{o: o, JobRuns: o.Store.Runs(nil)} }
+
+type outageRuns struct {
+	connector.JobRuns
+	o *outage
 }
 
-func (o *outage) KeepAnswer(ctx context.Context, jobID string, call int, answer *connector.KeptAnswer) error {
-	if err := o.check(); err != nil {
+func (r outageRuns) OpenJob(ctx context.Context, id string) (*connector.Job, *connector.Blob, error) {
+	if err := r.o.check(); err != nil {
+		return nil, nil, err
+	}
+	return r.JobRuns.OpenJob(ctx, id)
+}
+
+func (r outageRuns) StartRun(ctx context.Context, id string, start func(*connector.Job) error, beginCall bool) (*connector.Job, connector.CallRecord, error) {
+	if err := r.o.check(); err != nil {
+		return nil, connector.CallRecord{}, err
+	}
+	return r.JobRuns.StartRun(ctx, id, start, beginCall)
+}
+
+func (r outageRuns) KeepAnswer(ctx context.Context, id string, call int, answer *connector.KeptAnswer, data connector.Bytes, ttl time.Duration) error {
+	if err := r.o.check(); err != nil {
 		return err
 	}
-	return o.Store.KeepAnswer(ctx, jobID, call, answer)
+	return r.JobRuns.KeepAnswer(ctx, id, call, answer, data, ttl)
+}
+
+func (r outageRuns) FinishRun(ctx context.Context, id string, run int, end func(*connector.Job)) (*connector.Job, connector.HooksHint, error) {
+	if err := r.o.check(); err != nil {
+		return nil, connector.HooksUnknown, err
+	}
+	return r.JobRuns.FinishRun(ctx, id, run, end)
 }

@@ -34,10 +34,6 @@ func (r *recorder) UpstreamCall(s int, _ time.Duration) { r.add("upstream " + st
 func (r *recorder) DeliveryDone(outcome string)         { r.add("delivery " + outcome) }
 func (r *recorder) ChargeUncertain()                    { r.add("charge uncertain") }
 
-func http3(s int) string {
-	return string(rune('0'+s/100)) + string(rune('0'+s/10%10)) + string(rune('0'+s%10))
-}
-
 func TestObserverHearsJobsUpstreamCallsAndDeliveries(t *testing.T) {
 	h := newHarness(t)
 	rec := &recorder{}

@@ -34,14 +34,14 @@ func TestFinishingAJobDeletesItsInputInTheSameWrite(t *testing.T) {
 	}
 }
 
-// KeepAnswerWithBytes leaves what PutBlob and KeepAnswer leave, and works
+// keepAnswer leaves what PutBlob and KeepAnswer leave, and works
 // again after Redis forgot its scripts (a restart).
-func TestKeepAnswerWithBytesKeepsTheBytesAndTheAnswer(t *testing.T) {
+func TestKeepAnswerKeepsTheBytesAndTheAnswer(t *testing.T) {
 	s, r := newStore(t, Options{})
 	ctx := context.Background()
 	for i, flush := range []bool{false, true} {
 		id := newJob(t, s, "tenant", connector.StatusProcessing).ID
-		rec, err := s.BeginCall(ctx, id)
+		rec, err := s.beginCall(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,12 +51,12 @@ func TestKeepAnswerWithBytesKeepsTheBytesAndTheAnswer(t *testing.T) {
 			}
 		}
 		answer := &connector.KeptAnswer{Result: &connector.JobResult{CompressedSize: 4, UpstreamJobID: "up-1"}}
-		if err := s.KeepAnswerWithBytes(ctx, id, rec.Calls, answer, bytes.NewReader([]byte("tiny")), time.Hour); err != nil {
-			t.Fatalf("run %d: KeepAnswerWithBytes: %v", i, err)
+		if err := s.keepAnswer(ctx, id, rec.Calls, answer, bytes.NewReader([]byte("tiny")), time.Hour); err != nil {
+			t.Fatalf("run %d: keepAnswer: %v", i, err)
 		}
-		got, err := s.Attempts(ctx, id)
+		got, err := s.callRecord(ctx, id)
 		if err != nil || got.Kept == nil || got.Kept.Result.UpstreamJobID != "up-1" || got.Answered != 1 {
-			t.Fatalf("run %d: attempt record: expected the kept answer, 1 answered, got %+v, %v", i, got, err)
+			t.Fatalf("run %d: call record: expected the kept answer, 1 answered, got %+v, %v", i, got, err)
 		}
 		out, err := connector.ReadBlob(ctx, s, connector.OutputBlobKey(id))
 		if err != nil || string(out) != "tiny" {
@@ -102,7 +102,7 @@ func TestCreateJobWithInputAdmitsStoresAndLists(t *testing.T) {
 	}
 }
 
-// FinishJob tells, from its finishing write, whether the owner has hooks;
+// finishJob tells, from its finishing write, whether the owner has hooks;
 // it does not guess while an older version's hook index may be unmerged.
 func TestFinishJobTellsWhetherTheOwnerHasHooks(t *testing.T) {
 	s, _ := newStore(t, Options{})
@@ -111,7 +111,7 @@ func TestFinishJobTellsWhetherTheOwnerHasHooks(t *testing.T) {
 	run := func(j *connector.Job) error { j.Status = connector.StatusProcessing; return nil }
 
 	if s.legacy != nil {
-		_, hint, err := s.FinishJob(ctx, newJob(t, s, "tenant", connector.StatusQueued).ID, finish)
+		_, hint, err := s.finishJob(ctx, newJob(t, s, "tenant", connector.StatusQueued).ID, finish)
 		if err != nil || hint != connector.HooksUnknown {
 			t.Fatalf("before the owner's older index was merged: expected HooksUnknown, got %v, %v", hint, err)
 		}
@@ -119,37 +119,37 @@ func TestFinishJobTellsWhetherTheOwnerHasHooks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, hint, err := s.FinishJob(ctx, newJob(t, s, "tenant", connector.StatusQueued).ID, finish)
+	_, hint, err := s.finishJob(ctx, newJob(t, s, "tenant", connector.StatusQueued).ID, finish)
 	if err != nil || hint != connector.HooksNone {
 		t.Fatalf("owner without hooks: expected HooksNone, got %v, %v", hint, err)
 	}
 	if err := s.CreateHook(ctx, &connector.Hook{ID: "h1", TargetURL: "https://hooks.example/x", Event: "job.finished", Owner: "tenant"}); err != nil {
 		t.Fatal(err)
 	}
-	_, hint, err = s.FinishJob(ctx, newJob(t, s, "tenant", connector.StatusQueued).ID, finish)
+	_, hint, err = s.finishJob(ctx, newJob(t, s, "tenant", connector.StatusQueued).ID, finish)
 	if err != nil || hint != connector.HooksSome {
 		t.Fatalf("owner with a hook: expected HooksSome, got %v, %v", hint, err)
 	}
-	_, hint, err = s.FinishJob(ctx, newJob(t, s, "tenant", connector.StatusQueued).ID, run)
+	_, hint, err = s.finishJob(ctx, newJob(t, s, "tenant", connector.StatusQueued).ID, run)
 	if err != nil || hint != connector.HooksUnknown {
 		t.Fatalf("a write that does not finish the job: expected HooksUnknown, got %v, %v", hint, err)
 	}
 }
 
-// GetJobWithInput reads the job and opens its input together; a job
+// getJobWithInput reads the job and opens its input together; a job
 // without an input blob (a URL job) comes without one.
 func TestGetJobWithInputOpensTheInputBeside(t *testing.T) {
 	s, _ := newStore(t, Options{})
 	ctx := context.Background()
 	job := newJob(t, s, "tenant", connector.StatusQueued)
-	got, in, err := s.GetJobWithInput(ctx, job.ID)
+	got, in, err := s.getJobWithInput(ctx, job.ID)
 	if err != nil || got.ID != job.ID || in != nil {
 		t.Fatalf("job without input: expected it and no blob, got %+v, %v, %v", got, in, err)
 	}
 	if err := s.PutBlob(ctx, connector.InputBlobKey(job.ID), bytes.NewReader([]byte("png-bytes")), 9, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	got, in, err = s.GetJobWithInput(ctx, job.ID)
+	got, in, err = s.getJobWithInput(ctx, job.ID)
 	if err != nil || got.ID != job.ID || in == nil || in.Size != 9 {
 		t.Fatalf("job with input: expected it and a 9-byte blob, got %+v, %+v, %v", got, in, err)
 	}
@@ -158,12 +158,12 @@ func TestGetJobWithInputOpensTheInputBeside(t *testing.T) {
 	if _, err := io.ReadFull(in, data); err != nil || string(data) != "png-bytes" {
 		t.Fatalf("input: expected %q, got %q, %v", "png-bytes", data, err)
 	}
-	if _, _, err := s.GetJobWithInput(ctx, "nope"); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+	if _, _, err := s.getJobWithInput(ctx, "nope"); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Fatalf("unknown job: expected ENOTFOUND, got %v", err)
 	}
 }
 
-// StartJob begins the call only when its write lands: a start refused by
+// startJob begins the call only when its write lands: a start refused by
 // fn (the job finished meanwhile) counts no call.
 func TestStartJobBeginsTheCallWithTheStart(t *testing.T) {
 	s, _ := newStore(t, Options{})
@@ -177,20 +177,20 @@ func TestStartJobBeginsTheCallWithTheStart(t *testing.T) {
 		j.Attempts++
 		return nil
 	}
-	got, rec, err := s.StartJob(ctx, job.ID, start)
+	got, rec, err := s.startJob(ctx, job.ID, start)
 	if err != nil || got.Status != connector.StatusProcessing || rec.Calls != 1 || rec.Answered != 0 {
 		t.Fatalf("start: expected processing and 1 call begun, got %+v, %+v, %v", got, rec, err)
 	}
-	if stored, err := s.Attempts(ctx, job.ID); err != nil || stored.Calls != 1 {
-		t.Fatalf("attempt record: expected 1 call, got %+v, %v", stored, err)
+	if stored, err := s.callRecord(ctx, job.ID); err != nil || stored.Calls != 1 {
+		t.Fatalf("call record: expected 1 call, got %+v, %v", stored, err)
 	}
 	if _, err := s.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusFailed; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.StartJob(ctx, job.ID, start); connector.ErrorCodeOf(err) != connector.ECONFLICT {
+	if _, _, err := s.startJob(ctx, job.ID, start); connector.ErrorCodeOf(err) != connector.ECONFLICT {
 		t.Fatalf("start of a finished job: expected fn's error, got %v", err)
 	}
-	if stored, _ := s.Attempts(ctx, job.ID); stored.Calls != 1 {
-		t.Fatalf("attempt record after a refused start: expected still 1 call, got %d", stored.Calls)
+	if stored, _ := s.callRecord(ctx, job.ID); stored.Calls != 1 {
+		t.Fatalf("call record after a refused start: expected still 1 call, got %d", stored.Calls)
 	}
 }

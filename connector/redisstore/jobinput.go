@@ -8,13 +8,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// GetJobWithInput is GetJob and OpenBlob of the job's input
+// getJobWithInput is GetJob and OpenBlob of the job's input
 // (connector.InputBlobKey) in one round trip: both keys are in the job's
 // slot. The worker reads both to start a job; a URL job has no input blob,
 // which costs the pipeline three commands on a missing key. input is nil
 // when there is no blob (or the record took the older-version path); the
 // caller closes it otherwise.
-func (s *Store) GetJobWithInput(ctx context.Context, id string) (*connector.Job, *connector.Blob, error) {
+func (s *Store) getJobWithInput(ctx context.Context, id string) (*connector.Job, *connector.Blob, error) {
 	var rec *redis.StringCmd
 	var o blobOpening
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {

@@ -146,15 +146,17 @@ func (s *Store) UpdateJob(ctx context.Context, id string, fn func(*connector.Job
 	return job, err
 }
 
-// FinishJob is UpdateJob for a write that finishes the job, which also
-// tells, from the same round trip, whether the job's owner has any hook
-// subscription at that moment: HooksNone lets the worker skip listing them.
-// HooksUnknown when it could not tell (the write did not finish the job, or
-// the owner's hooks may still sit under an older version's key).
-func (s *Store) FinishJob(ctx context.Context, id string, fn func(*connector.Job) error) (job *connector.Job, hooks connector.HooksHint, err error) {
+// finishJob is UpdateJob for a run's write that ends the job (Runs.
+// FinishRun), which also tells, from the same round trip, whether the
+// job's owner has any hook subscription at that moment: HooksNone lets the
+// worker skip listing them. HooksUnknown when it could not tell (the write
+// did not finish the job, or the owner's hooks may still sit under an older
+// version's key). A failure is refused (connector.ErrAnswerKept) while the
+// job's call record keeps a charged answer, in the same script.
+func (s *Store) finishJob(ctx context.Context, id string, fn func(*connector.Job) error) (job *connector.Job, hooks connector.HooksHint, err error) {
 	err = s.orAdopted(ctx, s.legacyKey("job", id), s.jobKey(id), func() error {
 		hooks = connector.HooksUnknown
-		job, err = s.updateJob(ctx, id, fn, casExtras{hooks: &hooks})
+		job, err = s.updateJob(ctx, id, fn, casExtras{hooks: &hooks, runEnd: true})
 		return err
 	})
 	return job, hooks, err
@@ -162,8 +164,11 @@ func (s *Store) FinishJob(ctx context.Context, id string, fn func(*connector.Job
 
 // casExtras are what a caller of updateJob asks for beside the write.
 type casExtras struct {
-	hooks *connector.HooksHint // FinishJob: whether the owner has hooks
-	begun *connector.Attempts  // StartJob: begin a call in the same script
+	hooks *connector.HooksHint  // finishJob: whether the owner has hooks
+	begun *connector.CallRecord // startJob: begin a call in the same script
+	// runEnd: a run ends the job (finishJob): a failure yields to a kept
+	// charged answer.
+	runEnd bool
 }
 
 func (s *Store) updateJob(ctx context.Context, id string, fn func(*connector.Job) error, extras casExtras) (*connector.Job, error) {
@@ -210,6 +215,11 @@ func (s *Store) updateJob(ctx context.Context, id string, fn func(*connector.Job
 		}
 		switch v := res.(type) {
 		case int64:
+			if v == -2 {
+				// A run's failure refused: the call record keeps a charged answer.
+				s.jobs.forget(id)
+				return nil, connector.ErrAnswerKept
+			}
 			if v == -1 {
 				// Expired meanwhile: it must not come back without a TTL.
 				s.jobs.forget(id)
@@ -230,9 +240,10 @@ func (s *Store) updateJob(ctx context.Context, id string, fn func(*connector.Job
 		Err: fmt.Errorf("redisstore: %s still contended after %d attempts", key, maxTxAttempts)}
 }
 
-// casJob runs casScript for UpdateJob. A write that finishes the job also
-// publishes it on done:{id} and deletes its input blob in the script (the
-// job's slot; inputs live until their job ends), and, in the same round
+// casJob runs casScript for UpdateJob. A write that finishes the job runs
+// endJobScript instead, which also publishes it on done:{id}, deletes its
+// input blob (the job's slot; inputs live until their job ends) and, for a
+// run's failure, yields to a kept charged answer, and, in the same round
 // trip, frees the key's in-flight place: another slot, so a ZREM beside the
 // script, not in it. That ZREM runs even when the compare-and-set loses;
 // then the retry finishes the job a moment later, and a lost ZREM is pruned
@@ -248,19 +259,23 @@ func (s *Store) casJob(ctx context.Context, key, id string, job *connector.Job, 
 	if !finishing {
 		return casScript.Run(ctx, s.rdb, []string{key}, seen, data, "").Result()
 	}
-	keys := []string{key, s.blobKey(connector.InputBlobKey(id))}
+	keys := []string{key, s.callsKey(id), s.blobKey(connector.InputBlobKey(id))}
 	if s.legacy != nil {
 		keys = append(keys, s.legacyBlobKey(connector.InputBlobKey(id))) // one node: any key goes
 	}
-	args := []any{seen, data, s.doneChannel(id)}
+	keptWins := "0"
+	if extras.runEnd && job.Status == connector.StatusFailed {
+		keptWins = "1"
+	}
+	args := []any{seen, data, s.doneChannel(id), keptWins}
 	if job.Owner == "" {
-		return casScript.Run(ctx, s.rdb, keys, args...).Result()
+		return endJobScript.Run(ctx, s.rdb, keys, args...).Result()
 	}
 	var cas *redis.Cmd
 	var hookIndex *redis.IntCmd
 	askHooks := hooks != nil && s.hooksMerged(job.Owner)
 	_, err := s.pipelinedScripts(ctx, func(p redis.Pipeliner) {
-		cas = casScript.EvalSha(ctx, p, keys, args...)
+		cas = endJobScript.EvalSha(ctx, p, keys, args...)
 		p.ZRem(ctx, s.inflightKey(job.Owner), id)
 		if askHooks {
 			hookIndex = p.Exists(ctx, s.hookIndexKey(job.Owner))

@@ -31,6 +31,27 @@ if ARGV[3] ~= '' then redis.call('PUBLISH', ARGV[3], ARGV[2]) end
 return 1
 `)
 
+// endJobScript is casScript for a write that ends a job: it publishes the
+// new record, deletes the job's input, and, asked to, refuses a failure
+// while the job's call record keeps a charged answer (a stale run kept it
+// after this run began), so that the answer is never dropped.
+//
+// KEYS[1] record, KEYS[2] call record, KEYS[3...] keys to delete once
+// written; ARGV[1] SHA-1 hex of the value seen; ARGV[2] new value; ARGV[3]
+// channel to publish on; ARGV[4] "1" to refuse when an answer is kept.
+// Returns 1 when written, -1 when the record is gone, -2 when refused for
+// the kept answer, else the current record.
+var endJobScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if not cur then return -1 end
+if redis.sha1hex(cur) ~= ARGV[1] then return cur end
+if ARGV[4] == '1' and redis.call('HEXISTS', KEYS[2], 'kept') == 1 then return -2 end
+redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+if #KEYS > 2 then redis.call('DEL', unpack(KEYS, 3)) end
+if ARGV[3] ~= '' then redis.call('PUBLISH', ARGV[3], ARGV[2]) end
+return 1
+`)
+
 // completeIdemScript writes the job id into a pending idempotency record
 // and gives it its 24-hour life, counted from the reservation. One round
 // trip where WATCH, GET and MULTI/SET/EXEC took three.
@@ -93,4 +114,4 @@ func (s *Store) pipelinedScriptsOn(ctx context.Context, c redis.UniversalClient,
 }
 
 // allScripts are the scripts pipelinedScripts may have to load.
-var allScripts = []*redis.Script{casScript, answerCallScript, admitAndListScript, recordAttemptScript}
+var allScripts = []*redis.Script{casScript, endJobScript, answerCallScript, admitAndListScript, recordAttemptScript}

@@ -26,7 +26,7 @@
 //	hook:{id}              JSON hook subscription, no TTL
 //	blobdue:{minute}       set of external blob names due in that unix minute (blobdeadlines.go)
 //	deliveries:{id}        list of the job's delivery attempts (JSON), expiring with the job
-//	attempts:{id}          hash: the job's calls of the compression API (attempts.go), TTL JobTTL
+//	attempts:{id}          hash: the job's call record, its calls of the compression API (calls.go), TTL JobTTL
 //	inflight:{owner}       sorted set of the owner's unfinished job ids, scored by a deadline (inflight.go)
 //	dedupe:{owner}:…       the dedupe index and its claims (dedupe.go)
 //	endpoint:{id}          hash: a delivery endpoint's failures, pause, disabling and rate slot (endpoints.go), TTL JobTTL
@@ -55,7 +55,6 @@ var (
 	_ connector.IdempotencyStore = (*Store)(nil)
 	_ connector.AccountCache     = (*Store)(nil)
 	_ connector.HookStore        = (*Store)(nil)
-	_ connector.AttemptStore     = (*Store)(nil)
 )
 
 // Default option values.
@@ -201,4 +200,4 @@ func (s *Store) blobKey(key string) string {
 func (s *Store) idemLeaseKey(owner, key string) string {
 	return s.prefix + "idemlease:{" + owner + "}:" + key
 }
-func (s *Store) attemptsKey(id string) string { return s.prefix + "attempts:{" + id + "}" }
+func (s *Store) callsKey(id string) string { return s.prefix + "attempts:{" + id + "}" }

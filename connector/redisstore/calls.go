@@ -12,13 +12,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// A job's attempt record is one hash, attempts:{id}, living as long as a
-// job (JobTTL from its last write):
+// A job's call record (connector.CallRecord) is one hash, attempts:{id}
+// (the key's name predates the record's), living as long as a job (JobTTL
+// from its last write):
 //
 //	calls     calls of the compression API begun
 //	answered  calls whose answer was recorded
 //	last      number of the last call recorded as answered, so that a
-//	          repeated AnswerCall/KeepAnswer (a lost reply) counts once
+//	          repeated answerCall/keepAnswer (a lost reply) counts once
 //	kept      JSON connector.KeptAnswer of the charged call
 //
 // Each change is one script over that one key, so it is atomic and works
@@ -45,38 +46,32 @@ redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return 1
 `)
 
-// Attempts returns the job's attempt record; a job without one has a zero
+// callRecord returns the job's call record; a job without one has a zero
 // record.
-func (s *Store) Attempts(ctx context.Context, jobID string) (connector.Attempts, error) {
-	r, err := s.rdb.HMGet(ctx, s.attemptsKey(jobID), "calls", "answered", "kept").Result()
+func (s *Store) callRecord(ctx context.Context, jobID string) (connector.CallRecord, error) {
+	r, err := s.rdb.HMGet(ctx, s.callsKey(jobID), "calls", "answered", "kept").Result()
 	if err != nil {
-		return connector.Attempts{}, storageErr(err)
+		return connector.CallRecord{}, storageErr(err)
 	}
-	return decodeAttempts(r[0], r[1], r[2])
+	return decodeCallRecord(r[0], r[1], r[2])
 }
 
-// BeginCall counts a call of the compression API about to begin and
+// beginCall counts a call of the compression API about to begin and
 // returns the record with it.
-func (s *Store) BeginCall(ctx context.Context, jobID string) (connector.Attempts, error) {
-	r, err := beginCallScript.Run(ctx, s.rdb, []string{s.attemptsKey(jobID)}, s.jobTTL.Milliseconds()).Slice()
+func (s *Store) beginCall(ctx context.Context, jobID string) (connector.CallRecord, error) {
+	r, err := beginCallScript.Run(ctx, s.rdb, []string{s.callsKey(jobID)}, s.jobTTL.Milliseconds()).Slice()
 	if err != nil {
-		return connector.Attempts{}, storageErr(err)
+		return connector.CallRecord{}, storageErr(err)
 	}
 	if len(r) != 3 {
-		return connector.Attempts{}, internalErr(fmt.Errorf("begin call: %d values", len(r)))
+		return connector.CallRecord{}, internalErr(fmt.Errorf("begin call: %d values", len(r)))
 	}
-	return decodeAttempts(r[0], r[1], r[2])
+	return decodeCallRecord(r[0], r[1], r[2])
 }
 
-// AnswerCall records that call number call (as BeginCall counted it) was
-// answered without a charge.
-func (s *Store) AnswerCall(ctx context.Context, jobID string, call int) error {
-	return s.answer(ctx, jobID, call, "")
-}
-
-// KeepAnswer records that call number call was answered 200 and keeps its
-// answer for any later run of the job.
-func (s *Store) KeepAnswer(ctx context.Context, jobID string, call int, answer *connector.KeptAnswer) error {
+// keepAnswerOnly records that call number call was answered 200 and keeps
+// its answer for any later run of the job (the bytes are stored apart).
+func (s *Store) keepAnswerOnly(ctx context.Context, jobID string, call int, answer *connector.KeptAnswer) error {
 	data, err := json.Marshal(answer)
 	if err != nil {
 		return internalErr(err)
@@ -85,21 +80,21 @@ func (s *Store) KeepAnswer(ctx context.Context, jobID string, call int, answer *
 }
 
 func (s *Store) answer(ctx context.Context, jobID string, call int, kept string) error {
-	n, err := answerCallScript.Run(ctx, s.rdb, []string{s.attemptsKey(jobID)},
+	n, err := answerCallScript.Run(ctx, s.rdb, []string{s.callsKey(jobID)},
 		s.jobTTL.Milliseconds(), strconv.Itoa(call), kept).Int()
 	if err != nil {
 		return storageErr(err)
 	}
 	if n == 0 {
-		return notFound("attempt record of job", jobID)
+		return notFound("call record of job", jobID)
 	}
 	return nil
 }
 
-// decodeAttempts reads the hash's values as HMGET or the scripts return
+// decodeCallRecord reads the hash's values as HMGET or the scripts return
 // them (strings, integers or nil).
-func decodeAttempts(calls, answered, kept any) (connector.Attempts, error) {
-	var a connector.Attempts
+func decodeCallRecord(calls, answered, kept any) (connector.CallRecord, error) {
+	var a connector.CallRecord
 	var err error
 	if a.Calls, err = hashInt(calls); err != nil {
 		return a, err
@@ -128,23 +123,23 @@ func hashInt(v any) (int, error) {
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			return 0, internalErr(fmt.Errorf("attempt record: %q is not a count", v))
+			return 0, internalErr(fmt.Errorf("call record: %q is not a count", v))
 		}
 		return n, nil
 	}
-	return 0, internalErr(errors.New("attempt record: unexpected value type"))
+	return 0, internalErr(errors.New("call record: unexpected value type"))
 }
 
-// KeepAnswerWithBytes is PutBlob of the charged call's compressed bytes
-// under connector.OutputBlobKey(jobID), then KeepAnswer, in one round trip
+// keepAnswer is PutBlob of the charged call's compressed bytes under
+// connector.OutputBlobKey(jobID), then keepAnswerOnly, in one round trip
 // (the bytes first, as the worker's keep step wants them; both keys are in
 // the job's slot). Bytes over one blob chunk take PutBlob's own path.
-func (s *Store) KeepAnswerWithBytes(ctx context.Context, jobID string, call int, answer *connector.KeptAnswer, data connector.Bytes, ttl time.Duration) error {
+func (s *Store) keepAnswer(ctx context.Context, jobID string, call int, answer *connector.KeptAnswer, data connector.Bytes, ttl time.Duration) error {
 	if data.Size() > blobChunk {
 		if err := s.PutBlob(ctx, connector.OutputBlobKey(jobID), connector.BytesReader(data), data.Size(), ttl); err != nil {
 			return err
 		}
-		return s.KeepAnswer(ctx, jobID, call, answer)
+		return s.keepAnswerOnly(ctx, jobID, call, answer)
 	}
 	kept, err := json.Marshal(answer)
 	if err != nil {
@@ -157,28 +152,23 @@ func (s *Store) KeepAnswerWithBytes(ctx context.Context, jobID string, call int,
 	var ans *redis.Cmd
 	_, err = s.pipelinedScriptsOn(ctx, s.clientFor(int64(len(buf))), func(p redis.Pipeliner) {
 		p.Set(ctx, s.blobKey(connector.OutputBlobKey(jobID)), buf, max(ttl, 0))
-		ans = answerCallScript.EvalSha(ctx, p, []string{s.attemptsKey(jobID)},
+		ans = answerCallScript.EvalSha(ctx, p, []string{s.callsKey(jobID)},
 			s.jobTTL.Milliseconds(), strconv.Itoa(call), string(kept))
 	})
 	if err != nil {
 		return storageErr(err)
 	}
 	if n, _ := ans.Int(); n == 0 {
-		return notFound("attempt record of job", jobID)
+		return notFound("call record of job", jobID)
 	}
 	return nil
 }
-
-// DeletesInputOnFinish reports that UpdateJob deletes a job's input blob
-// in the write that finishes the job, so a caller whose blob store is this
-// Store need not delete it again.
-func (s *Store) DeletesInputOnFinish() bool { return true }
 
 // casBeginScript is casScript (without the publication) that, when it
 // writes, also begins a call as beginCallScript does: the job's start and
 // its first call's record in one step.
 //
-// KEYS[1] record, KEYS[2] attempt record; ARGV[1] SHA-1 hex of the value
+// KEYS[1] record, KEYS[2] call record; ARGV[1] SHA-1 hex of the value
 // seen; ARGV[2] new value; ARGV[3] JobTTL in ms. Returns -1 when the record
 // is gone, the record when it changed, else calls, answered, kept.
 var casBeginScript = redis.NewScript(`
@@ -192,14 +182,14 @@ local r = redis.call('HMGET', KEYS[2], 'answered', 'kept')
 return {calls, r[1] or '0', r[2] or ''}
 `)
 
-// StartJob is UpdateJob for the write that starts a job's run, which also
-// begins a call of the compression API (BeginCall) when it writes, in the
+// startJob is UpdateJob for the write that starts a job's run, which also
+// begins a call of the compression API (beginCall) when it writes, in the
 // same script: for a worker that holds the job's input already, so that
 // nothing can fail between the two but the call itself. It returns the
-// attempt record with that call.
-func (s *Store) StartJob(ctx context.Context, id string, fn func(*connector.Job) error) (job *connector.Job, rec connector.Attempts, err error) {
+// call record with that call.
+func (s *Store) startJob(ctx context.Context, id string, fn func(*connector.Job) error) (job *connector.Job, rec connector.CallRecord, err error) {
 	err = s.orAdopted(ctx, s.legacyKey("job", id), s.jobKey(id), func() error {
-		rec = connector.Attempts{}
+		rec = connector.CallRecord{}
 		job, err = s.updateJob(ctx, id, fn, casExtras{begun: &rec})
 		return err
 	})
@@ -207,9 +197,9 @@ func (s *Store) StartJob(ctx context.Context, id string, fn func(*connector.Job)
 }
 
 // casBeginCall runs casBeginScript for updateJob and answers as casScript
-// does (1, -1 or the current record), keeping the attempt record in *begun.
-func (s *Store) casBeginCall(ctx context.Context, key, id, seen string, data []byte, begun *connector.Attempts) (any, error) {
-	res, err := casBeginScript.Run(ctx, s.rdb, []string{key, s.attemptsKey(id)}, seen, data, s.jobTTL.Milliseconds()).Result()
+// does (1, -1 or the current record), keeping the call record in *begun.
+func (s *Store) casBeginCall(ctx context.Context, key, id, seen string, data []byte, begun *connector.CallRecord) (any, error) {
+	res, err := casBeginScript.Run(ctx, s.rdb, []string{key, s.callsKey(id)}, seen, data, s.jobTTL.Milliseconds()).Result()
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +210,7 @@ func (s *Store) casBeginCall(ctx context.Context, key, id, seen string, data []b
 	if len(r) != 3 {
 		return nil, internalErr(fmt.Errorf("start job: %d values", len(r)))
 	}
-	if *begun, err = decodeAttempts(r[0], r[1], r[2]); err != nil {
+	if *begun, err = decodeCallRecord(r[0], r[1], r[2]); err != nil {
 		return nil, err
 	}
 	return int64(1), nil

@@ -9,42 +9,42 @@ import (
 
 // A re-run reads what earlier runs did: calls begun, calls answered (each
 // counted once however often it is recorded), and the kept 200 answer.
-func TestAttemptRecordCountsCallsAnswersAndKeepsTheChargedAnswer(t *testing.T) {
+func TestCallRecordCountsCallsAnswersAndKeepsTheChargedAnswer(t *testing.T) {
 	s, r := newStore(t, Options{})
 	ctx := context.Background()
-	if a, err := s.Attempts(ctx, "j1"); err != nil || a.Calls != 0 || a.Kept != nil {
+	if a, err := s.callRecord(ctx, "j1"); err != nil || a.Calls != 0 || a.Kept != nil {
 		t.Fatalf("Attempts of a new job = %+v, %v; want zero", a, err)
 	}
-	a, err := s.BeginCall(ctx, "j1")
+	a, err := s.beginCall(ctx, "j1")
 	if err != nil || a.Calls != 1 || a.Unanswered() != 1 {
 		t.Fatalf("BeginCall = %+v, %v; want 1 call, 1 unanswered", a, err)
 	}
 	// A 500: answered, twice recorded (a lost reply), counted once.
 	for range 2 {
-		if err := s.AnswerCall(ctx, "j1", 1); err != nil {
+		if err := s.answer(ctx, "j1", 1, ""); err != nil {
 			t.Fatalf("AnswerCall: %v", err)
 		}
 	}
 	// Call 2 never answered (the worker died mid-call); call 3 was charged.
-	s.BeginCall(ctx, "j1")
-	a, err = s.BeginCall(ctx, "j1")
+	s.beginCall(ctx, "j1")
+	a, err = s.beginCall(ctx, "j1")
 	if err != nil || a.Calls != 3 || a.Answered != 1 || a.Unanswered() != 2 {
 		t.Fatalf("third BeginCall = %+v, %v; want 3 calls, 1 answered", a, err)
 	}
 	kept := &connector.KeptAnswer{Input: connector.JobInput{Kind: connector.InputURL, Size: 10},
 		Result: &connector.JobResult{OriginalSize: 10, CompressedSize: 7, MIMEType: "image/png"}}
-	if err := s.KeepAnswer(ctx, "j1", 3, kept); err != nil {
+	if err := s.keepAnswerOnly(ctx, "j1", 3, kept); err != nil {
 		t.Fatalf("KeepAnswer: %v", err)
 	}
-	a, err = s.Attempts(ctx, "j1")
+	a, err = s.callRecord(ctx, "j1")
 	if err != nil || a.Calls != 3 || a.Answered != 2 || a.Unanswered() != 1 || a.Kept == nil ||
 		a.Kept.Result.CompressedSize != 7 || a.Kept.Input.Size != 10 {
 		t.Fatalf("Attempts = %+v (kept %+v), %v; want 3 calls, 2 answered, the kept result", a, a.Kept, err)
 	}
-	if ttl := r.Client.PTTL(ctx, s.attemptsKey("j1")).Val(); ttl <= 0 || ttl > DefaultJobTTL {
-		t.Errorf("attempt record TTL = %v, want (0, %v] like the job", ttl, DefaultJobTTL)
+	if ttl := r.Client.PTTL(ctx, s.callsKey("j1")).Val(); ttl <= 0 || ttl > DefaultJobTTL {
+		t.Errorf("call record TTL = %v, want (0, %v] like the job", ttl, DefaultJobTTL)
 	}
-	if err := s.AnswerCall(ctx, "gone", 1); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+	if err := s.answer(ctx, "gone", 1, ""); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Errorf("AnswerCall without a record = %v, want not_found", err)
 	}
 }

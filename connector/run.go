@@ -1,0 +1,91 @@
+package connector
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// A job's run is one execution of its compress task by a worker. Runs may
+// overlap (a handler outlives asynq's cancellation; a task whose lease
+// lapsed is requeued while its first run still goes on), so each run is
+// numbered when it starts (Job.Attempts, the run count) and every end of
+// the job is written under that number: a compare-and-set in the store,
+// which a stale run loses (JobRuns.FinishRun).
+
+// Errors of JobRuns.FinishRun: the write was refused, and why.
+var (
+	// ErrJobFinished: the job ended already; nothing was written.
+	ErrJobFinished = errors.New("job already finished")
+	// ErrStaleRun: a later run of the job started after this one; the
+	// live run decides the job's end.
+	ErrStaleRun = errors.New("a later run of the job started")
+	// ErrAnswerKept: a failure refused because the job's call record keeps
+	// a charged answer; the job completes with it instead.
+	ErrAnswerKept = errors.New("a charged answer is kept for the job")
+)
+
+// CallRecord is a job's durable record of its calls of the compression
+// API: written before each call and after each answer, so that a re-run of
+// the job (a worker killed, a task retried) knows what earlier runs did.
+type CallRecord struct {
+	// Calls counts calls begun; Answered counts those whose answer was
+	// recorded (any status, or a failure that sent nothing).
+	Calls    int
+	Answered int
+	// Kept is the answer of a call that was charged (200), recorded before
+	// the job's result; nil when no charged answer was kept.
+	Kept *KeptAnswer
+}
+
+// Unanswered is how many calls began and never had an answer recorded: a
+// worker died mid-call, or the call timed out. Each may have been charged.
+func (c CallRecord) Unanswered() int { return c.Calls - c.Answered }
+
+// KeptAnswer is what a charged call produced, kept so that no later run has
+// to call the compression API again: the input as the bytes described it
+// and the result. The compressed bytes are in the BlobStore under
+// OutputBlobKey.
+type KeptAnswer struct {
+	Input  JobInput   `json:"input"`
+	Result *JobResult `json:"result"`
+	// DeduplicatedFrom is the job whose result this is, when it came from
+	// the dedupe index instead of a call (never kept in a call record).
+	DeduplicatedFrom string `json:"-"`
+}
+
+// JobRuns is the compress executor's store, one method per step of a
+// job's life in the order the worker takes them: open the job, start a
+// run, begin a call, record its answer or keep the charged one, finish
+// under the run guard. An implementation fuses steps into fewer round
+// trips where it can (redisstore does, and delegates blobs to another
+// BlobStore when they live elsewhere); callers never choose.
+type JobRuns interface {
+	// OpenJob reads the job and, when it can in the same read, opens its
+	// input blob (nil otherwise: the caller opens it from the BlobStore).
+	OpenJob(ctx context.Context, id string) (*Job, *Blob, error)
+	// Calls returns the job's call record (zero when there is none).
+	Calls(ctx context.Context, id string) (CallRecord, error)
+	// StartRun applies start to the current record (it numbers the run:
+	// Job.Attempts) and stores it; with beginCall it also begins a call
+	// (BeginCall) in the same write and returns the record with it.
+	StartRun(ctx context.Context, id string, start func(*Job) error, beginCall bool) (*Job, CallRecord, error)
+	// BeginCall records, before it starts, that a call of the compression
+	// API is about to be made, and returns the record including it.
+	BeginCall(ctx context.Context, id string) (CallRecord, error)
+	// AnswerCall records that call number call (as BeginCall counted it)
+	// was answered without a charge: an error status, or a failure before
+	// anything was sent. Recording the same call twice counts it once.
+	AnswerCall(ctx context.Context, id string, call int) error
+	// KeepAnswer stores the charged call's compressed bytes under
+	// OutputBlobKey for ttl, then records call as answered 200 with its
+	// answer, for any later run of the job.
+	KeepAnswer(ctx context.Context, id string, call int, answer *KeptAnswer, data Bytes, ttl time.Duration) error
+	// FinishRun ends the job with end, only if it is unfinished and still
+	// in run number run (ErrJobFinished, ErrStaleRun otherwise); a failure
+	// is refused with ErrAnswerKept while the call record keeps a charged
+	// answer. The write marks the job's finish for waiters and drops its
+	// input blob. hooks tells, when the store could see it in passing,
+	// whether the owner has hook subscriptions.
+	FinishRun(ctx context.Context, id string, run int, end func(*Job)) (job *Job, hooks HooksHint, err error)
+}
