@@ -59,7 +59,7 @@ func TestFreeJobsDeliveriesBeyondTheKeysBudgetWaitAndAreNotDropped(t *testing.T)
 
 	// The fourth free delivery waits in the queue, holding its turn.
 	inspector := asynq.NewInspectorFromRedisClient(h.redis.Client)
-	scheduled, err := inspector.ListScheduledTasks(h.cfg.Queue)
+	scheduled, err := inspector.ListScheduledTasks(DeliveryQueue(h.cfg.Queue))
 	if err != nil || len(scheduled) != 1 {
 		t.Fatalf("expected one put-off delivery scheduled, got %d (%v)", len(scheduled), err)
 	}
