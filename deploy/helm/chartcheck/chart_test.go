@@ -17,6 +17,7 @@ import (
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
@@ -407,9 +408,15 @@ func TestSelectorsFindTheirPods(t *testing.T) {
 // address or CIDR of IMGFLOW_ALLOW_HOSTS has a rule of its own.
 func TestNetworkPolicyMatchesTheAllowList(t *testing.T) {
 	for _, r := range rendered(t) {
-		np := r.NetworkPolicies[component(r, "serve").Labels["app.kubernetes.io/instance"]+"-imgflow-app"]
+		var np *networkingv1.NetworkPolicy
+		for _, p := range r.NetworkPolicies {
+			sel, err := metav1.LabelSelectorAsSelector(&p.Spec.PodSelector)
+			if err == nil && sel.Matches(labels.Set(component(r, "work").Spec.Template.Labels)) {
+				np = p
+			}
+		}
 		if np == nil {
-			t.Errorf("%s: no app NetworkPolicy", r.Name)
+			t.Errorf("%s: no NetworkPolicy selects the workers", r.Name)
 			continue
 		}
 		var blocks []string
