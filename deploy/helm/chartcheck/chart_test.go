@@ -161,7 +161,7 @@ func TestWorkersOutliveTheJobDeadline(t *testing.T) {
 	}
 }
 
-var pendingList = regexp.MustCompile(`^asynq:\{([^{}]+)\}:pending$`)
+var asynqList = regexp.MustCompile(`^asynq:\{([^{}]+)\}:(pending|active)$`)
 
 func TestScaledObjectWatchesTheQueue(t *testing.T) {
 	seen := 0
@@ -180,19 +180,24 @@ func TestScaledObjectWatchesTheQueue(t *testing.T) {
 			if cm["IMGFLOW_REDIS_CLUSTER"] == "true" {
 				wantType = "redis-cluster"
 			}
-			var queues []string
+			watched := map[string]bool{} // "QUEUE pending", "QUEUE active"
+			concurrency, _ := strconv.Atoi(cm["IMGFLOW_CONCURRENCY"])
 			for _, trig := range so.Spec.Triggers {
 				if trig.Type != wantType {
 					t.Errorf("%s: trigger type %q, want %q (IMGFLOW_REDIS_CLUSTER=%s)", r.Name, trig.Type, wantType, cm["IMGFLOW_REDIS_CLUSTER"])
 				}
-				m := pendingList.FindStringSubmatch(trig.Metadata["listName"])
+				m := asynqList.FindStringSubmatch(trig.Metadata["listName"])
 				if m == nil {
-					t.Errorf("%s: listName %q is not asynq's pending list asynq:{QUEUE}:pending", r.Name, trig.Metadata["listName"])
+					t.Errorf("%s: listName %q is not one of asynq's lists asynq:{QUEUE}:pending or :active", r.Name, trig.Metadata["listName"])
 					continue
 				}
-				queues = append(queues, m[1])
-				if n, err := strconv.Atoi(trig.Metadata["listLength"]); err != nil || n < 1 {
+				watched[m[1]+" "+m[2]] = true
+				n, err := strconv.Atoi(trig.Metadata["listLength"])
+				if err != nil || n < 1 {
 					t.Errorf("%s: listLength %q", r.Name, trig.Metadata["listLength"])
+				}
+				if m[2] == "active" && n > concurrency {
+					t.Errorf("%s: %d running tasks per pod asked of pods that run %d at most (IMGFLOW_CONCURRENCY): the trigger never fires", r.Name, n, concurrency)
 				}
 				if trig.Metadata["address"] == "" && trig.Metadata["addresses"] == "" {
 					t.Errorf("%s: trigger has no Redis address", r.Name)
@@ -203,8 +208,10 @@ func TestScaledObjectWatchesTheQueue(t *testing.T) {
 					}
 				}
 			}
-			if !slices.Contains(queues, cm["IMGFLOW_QUEUE"]) {
-				t.Errorf("%s: ScaledObject watches %v, not the queue work serves (IMGFLOW_QUEUE=%s)", r.Name, queues, cm["IMGFLOW_QUEUE"])
+			for _, list := range []string{"pending", "active"} {
+				if !watched[cm["IMGFLOW_QUEUE"]+" "+list] {
+					t.Errorf("%s: ScaledObject does not watch asynq:{%s}:%s, the queue work serves (IMGFLOW_QUEUE); it watches %v", r.Name, cm["IMGFLOW_QUEUE"], list, watched)
+				}
 			}
 		}
 	}

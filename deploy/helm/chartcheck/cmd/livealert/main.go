@@ -74,7 +74,13 @@ func check(ctx context.Context, logf func(string, ...any), bin, rulesFile, scale
 	if err != nil {
 		return err
 	}
-	s, err := stack.Start(ctx, stack.Options{Imgflow: bin, RedisServer: redisServer, Queue: queueOf(listName)})
+	activeName := strings.TrimSuffix(listName, "pending") + "active"
+	if !strings.Contains(string(mustRead(scaledFile)), `listName: "`+activeName+`"`) {
+		return fmt.Errorf("%s: the ScaledObject does not watch %s", scaledFile, activeName)
+	}
+	// Each compress call takes 2 s, so the running jobs can be seen on the
+	// active list the ScaledObject also watches.
+	s, err := stack.Start(ctx, stack.Options{Imgflow: bin, RedisServer: redisServer, Queue: queueOf(listName), Latency: 2 * time.Second})
 	defer func() { s.Stop(err != nil) }()
 	if err != nil {
 		return err
@@ -154,6 +160,13 @@ scrape_configs:
 	if err := s.StartWork(ctx); err != nil {
 		return err
 	}
+	if err := stack.WaitFor(ctx, activeName+" holding the running jobs", func() (bool, error) {
+		n, err := s.LLEN(activeName)
+		return n == jobs, err
+	}); err != nil {
+		return err
+	}
+	logf("%s (the ScaledObject's other listName) holds the %d running jobs", activeName, jobs)
 	if err := stack.WaitFor(ctx, alertName+" cleared", func() (bool, error) { return state(prom) == "inactive", nil }); err != nil {
 		return err
 	}
@@ -184,6 +197,14 @@ func pendingList(rendered string) (string, error) {
 		return "", fmt.Errorf("%s: no ScaledObject listName", rendered)
 	}
 	return string(m[1]), nil
+}
+
+func mustRead(path string) []byte {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return raw
 }
 
 func queueOf(list string) string {
