@@ -37,6 +37,7 @@ func main() {
 	clients := flag.Int("clients", 16, "clients posting at once")
 	concurrency := flag.Int("concurrency", 32, "IMGFLOW_CONCURRENCY of the worker")
 	latency := flag.Duration("latency", 0, "UPSTREAM_LATENCY of the reference upstream")
+	versitygw := flag.String("versitygw", "", "versitygw binary: blobs in its bucket (S3), requests counted")
 	flag.Parse()
 	if *bin == "" || *image == "" {
 		flag.Usage()
@@ -48,7 +49,7 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	s, err := stack.Start(ctx, stack.Options{Imgflow: *bin, Concurrency: *concurrency, Latency: *latency, DedupeOff: true})
+	s, err := stack.Start(ctx, stack.Options{Imgflow: *bin, Concurrency: *concurrency, Latency: *latency, DedupeOff: true, VersityGW: *versitygw})
 	if err != nil {
 		if s != nil {
 			s.Stop(true)
@@ -76,6 +77,7 @@ func measure(ctx context.Context, s *stack.Stack, img []byte, jobs, clients, con
 	if err != nil {
 		return err
 	}
+	s3before := s.S3Requests()
 	cmds0, err := redisCommands(s)
 	if err != nil {
 		return err
@@ -105,6 +107,9 @@ func measure(ctx context.Context, s *stack.Stack, img []byte, jobs, clients, con
 	for _, p := range procs {
 		d := cpu1[p] - cpu0[p]
 		fmt.Printf("| %s | %.2f | %.2f | %.0f |\n", p, d, 1000*d/float64(jobs), float64(jobs)/d)
+	}
+	if len(s.S3Requests()) > 0 {
+		fmt.Printf("\nS3 requests per job (counted by a proxy before versitygw; no file downloads): %s\n", stack.FormatS3(s3before, s.S3Requests(), jobs))
 	}
 	fmt.Printf("\nRedis commands per job (imgflow and the reference upstream's ledger, INFO stats): %.1f\n", float64(cmds1-cmds0)/float64(jobs))
 	return nil

@@ -37,6 +37,10 @@ type Options struct {
 	// DedupeOff sets IMGFLOW_DEDUPE=off, so that jobs of one image each
 	// call the upstream as distinct images would.
 	DedupeOff bool
+	// VersityGW, when set, is a versitygw binary: blobs then live in its
+	// bucket (IMGFLOW_BLOB_STORE=s3://...), reached through a proxy that
+	// counts the requests (S3Requests).
+	VersityGW string
 }
 
 // Stack is a running imgflow.
@@ -48,6 +52,7 @@ type Stack struct {
 	Key       string // an API key of the reference upstream
 
 	opts    Options
+	s3      *s3Counter
 	appEnv  []string
 	workEnv []string
 	procs   map[string]*exec.Cmd
@@ -125,6 +130,13 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	if o.DedupeOff {
 		s.appEnv = append(s.appEnv, "IMGFLOW_DEDUPE=off")
 	}
+	if o.VersityGW != "" {
+		env, err := s.startS3(ctx)
+		if err != nil {
+			return s, err
+		}
+		s.appEnv = append(s.appEnv, env...)
+	}
 	s.workEnv = append(append([]string{}, s.appEnv...),
 		fmt.Sprintf("IMGFLOW_METRICS_ADDR=127.0.0.1:%d", s.WorkPort),
 		"IMGFLOW_SHUTDOWN_TIMEOUT="+o.ShutdownTimeout.String(),
@@ -197,6 +209,9 @@ func (s *Stack) Stop(failed bool) {
 			lines = lines[max(0, len(lines)-15):]
 			fmt.Fprintf(os.Stderr, "--- %s (last lines)\n%s\n", filepath.Base(f), strings.Join(lines, "\n"))
 		}
+	}
+	if s.s3 != nil {
+		s.s3.srv.Close()
 	}
 	os.RemoveAll(s.Dir)
 }
