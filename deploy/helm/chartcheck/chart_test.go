@@ -3,6 +3,7 @@ package chartcheck
 import (
 	"encoding/json"
 	"net/netip"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -217,6 +218,57 @@ func TestScaledObjectWatchesTheQueue(t *testing.T) {
 	}
 	if seen == 0 {
 		t.Error("no values file renders a ScaledObject")
+	}
+}
+
+// When REDIS_URL is given in values, KEDA's triggers reach that Redis: its
+// address, database, TLS and password (through a TriggerAuthentication on
+// a Secret key holding the same password).
+func TestScaledObjectReachesTheRedisOfREDIS_URL(t *testing.T) {
+	seen := 0
+	for _, r := range rendered(t) {
+		w := component(r, "work")
+		e := env(r, w.Spec.Template.Spec.Containers[0])
+		if strings.HasPrefix(e["REDIS_URL"], "secret:") || e["IMGFLOW_REDIS_CLUSTER"] == "true" {
+			continue
+		}
+		u, err := url.Parse(e["REDIS_URL"])
+		if err != nil {
+			t.Fatalf("%s: REDIS_URL %q: %v", r.Name, e["REDIS_URL"], err)
+		}
+		for _, so := range r.ScaledObjects {
+			seen++
+			for _, trig := range so.Spec.Triggers {
+				md := trig.Metadata
+				db := strings.TrimPrefix(u.Path, "/")
+				if db == "" {
+					db = "0"
+				}
+				if md["address"] != u.Host || md["databaseIndex"] != db || md["enableTLS"] != strconv.FormatBool(u.Scheme == "rediss") {
+					t.Errorf("%s: trigger %s reaches %s db %s tls %s; REDIS_URL says %s", r.Name, trig.Name, md["address"], md["databaseIndex"], md["enableTLS"], u.Redacted())
+				}
+				pw, hasPW := u.User.Password()
+				if !hasPW {
+					continue
+				}
+				if trig.AuthenticationRef == nil {
+					t.Errorf("%s: REDIS_URL has a password but trigger %s no authenticationRef", r.Name, trig.Name)
+					continue
+				}
+				ta := r.TriggerAuths[trig.AuthenticationRef.Name]
+				if ta == nil || len(ta.Spec.SecretTargetRef) != 1 || ta.Spec.SecretTargetRef[0].Parameter != "password" {
+					t.Errorf("%s: TriggerAuthentication %s does not give the password", r.Name, trig.AuthenticationRef.Name)
+					continue
+				}
+				ref := ta.Spec.SecretTargetRef[0]
+				if sec := r.Secrets[ref.Name]; sec == nil || sec.StringData[ref.Key] != pw {
+					t.Errorf("%s: TriggerAuthentication's secret %s/%s does not hold REDIS_URL's password", r.Name, ref.Name, ref.Key)
+				}
+			}
+		}
+	}
+	if seen == 0 {
+		t.Error("no values file renders a ScaledObject from redis.url")
 	}
 }
 

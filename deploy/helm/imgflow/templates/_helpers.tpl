@@ -103,8 +103,14 @@ redis
 {{- if not .Values.queues -}}
 {{- fail "queues needs at least one name (the first is IMGFLOW_QUEUE)" -}}
 {{- end -}}
-{{- if and .Values.work.keda.enabled (not .Values.work.keda.redis.address) (not .Values.work.keda.redis.addresses) -}}
-{{- fail "work.keda.redis.address (or addresses, for a Cluster) is required with work.keda.enabled: KEDA reads the queue from Redis itself" -}}
+{{- if .Values.work.keda.enabled -}}
+{{- $kr := include "imgflow.kedaRedis" . | fromJson -}}
+{{- if not $kr.address -}}
+{{- fail "work.keda.redis.address (or addresses, for a Cluster) is required with work.keda.enabled when Redis comes from redis.existingSecret or a redis-sentinel:// URL: KEDA reads the queue from Redis itself" -}}
+{{- end -}}
+{{- if $kr.passwordEscaped -}}
+{{- fail "redis.url's password is URL-escaped: give KEDA the password in a Secret (work.keda.redis.passwordSecret)" -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 
@@ -151,4 +157,45 @@ volumes:
   - name: tmp
     emptyDir:
       sizeLimit: 256Mi
+{{- end -}}
+
+{{/*
+Where KEDA's redis scaler finds Redis, as JSON: work.keda.redis when set,
+else read from redis.url (host:port, the cluster URL's addr= nodes, the
+database, rediss:// for TLS, the user and password; the password goes to
+the chart's Secret as REDIS_PASSWORD for the TriggerAuthentication).
+*/}}
+{{- define "imgflow.kedaRedis" -}}
+{{- $k := .Values.work.keda.redis -}}
+{{- $out := dict "address" $k.address "addresses" (join "," $k.addresses) "databaseIndex" (toString $k.databaseIndex) "enableTLS" (toString $k.enableTLS) "username" $k.username "passwordSecret" $k.passwordSecret.name "passwordKey" $k.passwordSecret.key "passwordFromURL" "" "passwordEscaped" false -}}
+{{- if and (not $k.address) (not $k.addresses) .Values.redis.url (not .Values.redis.existingSecret) (not (hasPrefix "redis-sentinel" .Values.redis.url)) -}}
+{{- $u := urlParse .Values.redis.url -}}
+{{- $host := $u.host -}}
+{{- if not (regexMatch ":[0-9]+$" $host) }}{{ $host = printf "%s:6379" $host }}{{ end -}}
+{{- $_ := set $out "address" $host -}}
+{{- $nodes := list $host -}}
+{{- range splitList "&" $u.query -}}
+{{- if hasPrefix "addr=" . }}{{ $nodes = append $nodes (trimPrefix "addr=" .) }}{{ end -}}
+{{- end -}}
+{{- $_ := set $out "addresses" (join "," $nodes) -}}
+{{- $db := trimPrefix "/" $u.path -}}
+{{- $_ := set $out "databaseIndex" (default "0" $db) -}}
+{{- $_ := set $out "enableTLS" (toString (eq $u.scheme "rediss")) -}}
+{{- if $u.userinfo -}}
+{{- $parts := splitList ":" $u.userinfo -}}
+{{- $_ := set $out "username" (first $parts) -}}
+{{- if and (gt (len $parts) 1) (not $k.passwordSecret.name) -}}
+{{- $pw := join ":" (rest $parts) -}}
+{{- if contains "%" $pw }}{{ $_ := set $out "passwordEscaped" true }}{{ end -}}
+{{- $_ := set $out "passwordFromURL" $pw -}}
+{{- $_ := set $out "passwordSecret" (include "imgflow.secretName" .) -}}
+{{- $_ := set $out "passwordKey" "REDIS_PASSWORD" -}}
+{{- end -}}
+{{- end -}}
+{{- else if $k.addresses -}}
+{{- $_ := set $out "address" (first $k.addresses) -}}
+{{- else -}}
+{{- $_ := set $out "addresses" $k.address -}}
+{{- end -}}
+{{- toJson $out -}}
 {{- end -}}
