@@ -5,8 +5,10 @@
 // (files/alerts.yaml, with every `for:` shortened to 2s and nothing else
 // changed). Then it stops the worker (SIGTERM), queues jobs, checks that the
 // list the rendered KEDA ScaledObject watches holds them, waits for
-// ImgflowQueueBackingUp to fire, starts the worker again, and waits for the
-// alert to clear and the jobs to complete. Everything listens on and dials
+// ImgflowQueueBackingUp to fire, starts the worker again (the running jobs
+// are on the ScaledObject's active list), stops it again mid-job (the jobs
+// finish before it exits, each charged once), and waits for the alert to
+// clear. Everything listens on and dials
 // 127.0.0.1 only; every process it started is stopped on exit.
 //
 //	go run ./cmd/livealert -imgflow /path/to/imgflow -rules ../imgflow/files/alerts.yaml \
@@ -79,8 +81,9 @@ func check(ctx context.Context, logf func(string, ...any), bin, rulesFile, scale
 		return fmt.Errorf("%s: the ScaledObject does not watch %s", scaledFile, activeName)
 	}
 	// Each compress call takes 2 s, so the running jobs can be seen on the
-	// active list the ScaledObject also watches.
-	s, err := stack.Start(ctx, stack.Options{Imgflow: bin, RedisServer: redisServer, Queue: queueOf(listName), Latency: 2 * time.Second})
+	// active list the ScaledObject also watches; dedupe off, so that each
+	// of the jobs (one image) is charged once, not once in all.
+	s, err := stack.Start(ctx, stack.Options{Imgflow: bin, RedisServer: redisServer, Queue: queueOf(listName), Latency: 2 * time.Second, DedupeOff: true})
 	defer func() { s.Stop(err != nil) }()
 	if err != nil {
 		return err
@@ -135,6 +138,10 @@ scrape_configs:
 	if err := s.StopWork(30 * time.Second); err != nil {
 		return fmt.Errorf("work did not stop on SIGTERM: %w", err)
 	}
+	credits, err := s.CreditsRemaining()
+	if err != nil {
+		return err
+	}
 	var ids []string
 	for range jobs {
 		id, err := s.CreateJob(img)
@@ -167,22 +174,31 @@ scrape_configs:
 		return err
 	}
 	logf("%s (the ScaledObject's other listName) holds the %d running jobs", activeName, jobs)
+
+	// A rollout stops the worker mid-job: SIGTERM while the 2 s calls run.
+	// With IMGFLOW_SHUTDOWN_TIMEOUT above the calls, the jobs finish before
+	// the process exits, and no worker is left to run them afterwards.
+	logf("stopping the worker again mid-job (SIGTERM)")
+	if err := s.StopWork(30 * time.Second); err != nil {
+		return fmt.Errorf("work did not stop on SIGTERM: %w", err)
+	}
+	for _, id := range ids {
+		if st := s.JobStatus(id); st != "completed" {
+			return fmt.Errorf("job %s is %q after the worker stopped: an in-flight job must finish before the worker exits", id, st)
+		}
+	}
+	left, err := s.CreditsRemaining()
+	if err != nil {
+		return err
+	}
+	if credits-left != jobs {
+		return fmt.Errorf("%d credits charged for %d jobs across the worker's stops", credits-left, jobs)
+	}
+	logf("all %d in-flight jobs completed before the worker exited, %d credits charged", jobs, credits-left)
 	if err := stack.WaitFor(ctx, alertName+" cleared", func() (bool, error) { return state(prom) == "inactive", nil }); err != nil {
 		return err
 	}
 	logf("%s cleared", alertName)
-	for _, id := range ids {
-		if err := stack.WaitFor(ctx, "job "+id+" completed", func() (bool, error) {
-			st := s.JobStatus(id)
-			if st == "failed" {
-				return false, fmt.Errorf("job %s failed", id)
-			}
-			return st == "completed", nil
-		}); err != nil {
-			return err
-		}
-	}
-	logf("all %d jobs completed", jobs)
 	return nil
 }
 

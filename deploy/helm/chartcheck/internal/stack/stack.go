@@ -51,12 +51,13 @@ type Stack struct {
 	WorkPort  int    // work's metrics and /health
 	Key       string // an API key of the reference upstream
 
-	opts    Options
-	s3      *s3Counter
-	appEnv  []string
-	workEnv []string
-	procs   map[string]*exec.Cmd
-	all     []*exec.Cmd
+	opts     Options
+	redisURL string
+	s3       *s3Counter
+	appEnv   []string
+	workEnv  []string
+	procs    map[string]*exec.Cmd
+	all      []*exec.Cmd
 }
 
 const secret = "stack-secret-0123456789abcdef"
@@ -85,6 +86,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	upPort, apiPort := FreePort(), FreePort()
 	s.WorkPort = FreePort()
 	redisURL := fmt.Sprintf("redis://127.0.0.1:%d/0", s.RedisPort)
+	s.redisURL = redisURL
 	s.API = fmt.Sprintf("http://127.0.0.1:%d", apiPort)
 	if err := s.start("redis", nil, o.RedisServer, "--bind", "127.0.0.1", "--port", strconv.Itoa(s.RedisPort),
 		"--save", "", "--appendonly", "no", "--dir", dir); err != nil {
@@ -148,6 +150,23 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		return s, fmt.Errorf("imgflow serve: %w", err)
 	}
 	return s, s.StartWork(ctx)
+}
+
+// CreditsRemaining is the key's balance in the reference upstream's ledger
+// (imgflow keys show).
+func (s *Stack) CreditsRemaining() (int, error) {
+	cmd := exec.Command(s.opts.Imgflow, "keys", "show", "--redis", s.redisURL)
+	cmd.Env = append(os.Environ(), "IMGFLOW_API_KEY="+s.Key)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("imgflow keys show: %v: %s", err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(line, "credits_remaining: "); ok {
+			return strconv.Atoi(strings.Fields(v)[0])
+		}
+	}
+	return 0, fmt.Errorf("imgflow keys show printed no credits_remaining: %s", out)
 }
 
 // StartWork starts `imgflow work` and waits for its /health.
