@@ -5,8 +5,9 @@
 # `go install` into a cache (IMGFLOW_CI_CACHE, default ~/.cache/imgflow-ci).
 #
 #  1. helm lint --strict and helm template for each ci/*-values.yaml
-#     (default, Redis Cluster + KEDA, S3), and a render without the
-#     required values must fail naming them;
+#     (default, Redis Cluster + KEDA, S3 + KEDA, Sentinel + KEDA through
+#     Prometheus), and renders without the required values or with a
+#     worker grace period under the job deadline must fail;
 #  2. deploy/helm/chartcheck: every rendered object decoded strictly with
 #     k8s.io/api, KEDA's and the Prometheus operator's types, and the
 #     chart's promises checked on them (a nested module: the root go.mod
@@ -14,7 +15,9 @@
 #  3. promtool check rules and promtool test rules (fire and clear each alert);
 #  4. livealert: a real Prometheus (loopback, its own port and temp dir)
 #     scraping live serve and work fires the queue alert when the worker
-#     stops and clears it when it returns.
+#     stops and clears it when it returns; the queued and running jobs sit
+#     on the lists the rendered ScaledObject watches; a worker stopped
+#     mid-job finishes its jobs before it exits, each charged once.
 # About 2 minutes with helm and the Go modules cached (the live alert
 # waits its 60 s threshold); 4-6 minutes on a fresh machine.
 set -euo pipefail

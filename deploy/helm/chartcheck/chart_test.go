@@ -86,8 +86,8 @@ func env(r *Rendered, c corev1.Container) map[string]string {
 
 func TestEveryObjectDecodesStrictly(t *testing.T) {
 	rs := rendered(t)
-	if len(rs) < 3 {
-		t.Fatalf("%d rendered values files, want at least default, cluster and s3", len(rs))
+	if len(rs) < 4 {
+		t.Fatalf("%d rendered values files, want at least default, cluster, s3 and sentinel", len(rs))
 	}
 	for _, r := range rs {
 		for _, c := range []string{"serve", "work"} {
@@ -162,6 +162,8 @@ func TestWorkersOutliveTheJobDeadline(t *testing.T) {
 	}
 }
 
+var promQueue = regexp.MustCompile(`^max\(imgflow_queue_tasks\{queue="([^"]+)",state="(pending|active)"\}\)$`)
+
 var asynqList = regexp.MustCompile(`^asynq:\{([^{}]+)\}:(pending|active)$`)
 
 func TestScaledObjectWatchesTheQueue(t *testing.T) {
@@ -184,8 +186,18 @@ func TestScaledObjectWatchesTheQueue(t *testing.T) {
 			watched := map[string]bool{} // "QUEUE pending", "QUEUE active"
 			concurrency, _ := strconv.Atoi(cm["IMGFLOW_CONCURRENCY"])
 			for _, trig := range so.Spec.Triggers {
-				if trig.Type != wantType {
+				if trig.Type != wantType && trig.Type != "prometheus" {
 					t.Errorf("%s: trigger type %q, want %q (IMGFLOW_REDIS_CLUSTER=%s)", r.Name, trig.Type, wantType, cm["IMGFLOW_REDIS_CLUSTER"])
+				}
+				if trig.Type == "prometheus" {
+					// The fallback without a Redis address: the same counts as serve exports them.
+					m := promQueue.FindStringSubmatch(trig.Metadata["query"])
+					if m == nil || trig.Metadata["serverAddress"] == "" {
+						t.Errorf("%s: prometheus trigger %q asks %q of %q", r.Name, trig.Name, trig.Metadata["query"], trig.Metadata["serverAddress"])
+						continue
+					}
+					watched[m[1]+" "+m[2]] = true
+					continue
 				}
 				m := asynqList.FindStringSubmatch(trig.Metadata["listName"])
 				if m == nil {
@@ -229,7 +241,7 @@ func TestScaledObjectReachesTheRedisOfREDIS_URL(t *testing.T) {
 	for _, r := range rendered(t) {
 		w := component(r, "work")
 		e := env(r, w.Spec.Template.Spec.Containers[0])
-		if strings.HasPrefix(e["REDIS_URL"], "secret:") || e["IMGFLOW_REDIS_CLUSTER"] == "true" {
+		if strings.HasPrefix(e["REDIS_URL"], "secret:") || strings.HasPrefix(e["REDIS_URL"], "redis-sentinel:") || e["IMGFLOW_REDIS_CLUSTER"] == "true" {
 			continue
 		}
 		u, err := url.Parse(e["REDIS_URL"])
@@ -239,6 +251,9 @@ func TestScaledObjectReachesTheRedisOfREDIS_URL(t *testing.T) {
 		for _, so := range r.ScaledObjects {
 			seen++
 			for _, trig := range so.Spec.Triggers {
+				if trig.Type == "prometheus" {
+					continue
+				}
 				md := trig.Metadata
 				db := strings.TrimPrefix(u.Path, "/")
 				if db == "" {
@@ -466,7 +481,12 @@ func TestSelectorsFindTheirPods(t *testing.T) {
 // The egress rule to the world keeps the private ranges out, and each
 // address or CIDR of IMGFLOW_ALLOW_HOSTS has a rule of its own.
 func TestNetworkPolicyMatchesTheAllowList(t *testing.T) {
+	seen := 0
 	for _, r := range rendered(t) {
+		if len(r.NetworkPolicies) == 0 {
+			continue // networkPolicy.enabled: false
+		}
+		seen++
 		var np *networkingv1.NetworkPolicy
 		for _, p := range r.NetworkPolicies {
 			sel, err := metav1.LabelSelectorAsSelector(&p.Spec.PodSelector)
@@ -516,6 +536,9 @@ func TestNetworkPolicyMatchesTheAllowList(t *testing.T) {
 				t.Errorf("%s: IMGFLOW_ALLOW_HOSTS has %s but no egress rule opens %s", r.Name, h, cidr)
 			}
 		}
+	}
+	if seen == 0 {
+		t.Error("no values file renders the NetworkPolicy")
 	}
 }
 

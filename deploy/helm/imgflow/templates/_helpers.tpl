@@ -105,9 +105,6 @@ redis
 {{- end -}}
 {{- if .Values.work.keda.enabled -}}
 {{- $kr := include "imgflow.kedaRedis" . | fromJson -}}
-{{- if not $kr.address -}}
-{{- fail "work.keda.redis.address (or addresses, for a Cluster) is required with work.keda.enabled when Redis comes from redis.existingSecret or a redis-sentinel:// URL: KEDA reads the queue from Redis itself" -}}
-{{- end -}}
 {{- if $kr.passwordEscaped -}}
 {{- fail "redis.url's password is URL-escaped: give KEDA the password in a Secret (work.keda.redis.passwordSecret)" -}}
 {{- end -}}
