@@ -17,7 +17,8 @@
 #     scraping live serve and work fires the queue alert when the worker
 #     stops and clears it when it returns; the queued and running jobs sit
 #     on the lists the rendered ScaledObject watches; a worker stopped
-#     mid-job finishes its jobs before it exits, each charged once.
+#     mid-job finishes its jobs before it exits, each charged once; and
+#     with Redis stopped, ImgflowRedisUnreachable fires.
 # About 2 minutes with helm and the Go modules cached (the live alert
 # waits its 60 s threshold); 4-6 minutes on a fresh machine.
 set -euo pipefail

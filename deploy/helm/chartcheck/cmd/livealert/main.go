@@ -7,8 +7,8 @@
 // list the rendered KEDA ScaledObject watches holds them, waits for
 // ImgflowQueueBackingUp to fire, starts the worker again (the running jobs
 // are on the ScaledObject's active list), stops it again mid-job (the jobs
-// finish before it exits, each charged once), and waits for the alert to
-// clear. Everything listens on and dials
+// finish before it exits, each charged once), waits for the alert to
+// clear, and last stops Redis to see ImgflowRedisUnreachable fire. Everything listens on and dials
 // 127.0.0.1 only; every process it started is stopped on exit.
 //
 //	go run ./cmd/livealert -imgflow /path/to/imgflow -rules ../imgflow/files/alerts.yaml \
@@ -37,8 +37,9 @@ import (
 )
 
 const (
-	alertName = "ImgflowQueueBackingUp"
-	jobs      = 3
+	alertName  = "ImgflowQueueBackingUp"
+	redisAlert = "ImgflowRedisUnreachable"
+	jobs       = 3
 )
 
 func main() {
@@ -199,6 +200,20 @@ scrape_configs:
 		return err
 	}
 	logf("%s cleared", alertName)
+
+	// Redis goes away: serve's imgflow_redis_up drops to 0 and
+	// ImgflowRedisUnreachable fires.
+	logf("stopping redis-server")
+	if st := alertState(prom, redisAlert); st != "inactive" {
+		return fmt.Errorf("%s is %s while Redis runs", redisAlert, st)
+	}
+	if err := s.StopRedis(15 * time.Second); err != nil {
+		return fmt.Errorf("redis-server did not stop: %w", err)
+	}
+	if err := stack.WaitFor(ctx, redisAlert+" firing", func() (bool, error) { return alertState(prom, redisAlert) == "firing", nil }); err != nil {
+		return err
+	}
+	logf("%s is firing", redisAlert)
 	return nil
 }
 
@@ -280,9 +295,11 @@ func query(prom, q string) float64 {
 	return v
 }
 
-// state is the queue alert's state for queue labels any: inactive, pending
-// or firing.
-func state(prom string) string {
+// state is the queue alert's state: inactive, pending or firing.
+func state(prom string) string { return alertState(prom, alertName) }
+
+// alertState is an alert's state (any labels): inactive, pending or firing.
+func alertState(prom, name string) string {
 	resp, err := stack.Client.Get(prom + "/api/v1/alerts")
 	if err != nil {
 		return "unknown"
@@ -301,7 +318,7 @@ func state(prom string) string {
 	}
 	st := "inactive"
 	for _, a := range body.Data.Alerts {
-		if a.Labels["alertname"] == alertName {
+		if a.Labels["alertname"] == name {
 			st = a.State
 		}
 	}

@@ -187,6 +187,13 @@ func (s *Stack) StopWork(d time.Duration) error {
 	return waitExit(c, d)
 }
 
+// StopRedis stops the redis-server (SIGTERM) and waits for it to exit.
+func (s *Stack) StopRedis(d time.Duration) error {
+	c := s.procs["redis"]
+	c.Process.Signal(syscall.SIGTERM)
+	return waitExit(c, d)
+}
+
 // PID is the pid of a running process: redis, upstream, serve or work.
 func (s *Stack) PID(name string) int { return s.procs[name].Process.Pid }
 
