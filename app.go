@@ -270,7 +270,10 @@ type app struct {
 	// adminToken (--admin-token, IMGFLOW_ADMIN_TOKEN) guards /admin/queues;
 	// empty leaves the dashboard out. serve and dev set it.
 	adminToken string
-	closers    []func() error
+	// workerShutdown (IMGFLOW_SHUTDOWN_TIMEOUT) is the worker's
+	// ShutdownTimeout; 0 keeps the worker's default. work sets it.
+	workerShutdown time.Duration
+	closers        []func() error
 }
 
 func newApp(opts appOptions, rdb redis.UniversalClient) (*app, error) {
@@ -425,6 +428,8 @@ func (a *app) worker(logger *slog.Logger, concurrency int) (*worker.Worker, erro
 		DeliveryConcurrency:     a.opts.DeliveryConcurrency,
 		DeliveryKeyShare:        a.opts.DeliveryKeyShare,
 		FreeDeliveriesPerMinute: a.freeDeliveriesPerMinute(),
+		// ShutdownTimeout: 0 is the worker's default (30 s).
+		ShutdownTimeout: a.workerShutdown,
 	})
 }
 

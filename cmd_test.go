@@ -238,3 +238,16 @@ func TestLogLevelFromFlagAndEnvironment(t *testing.T) {
 		t.Fatalf("IMGFLOW_LOG_LEVEL=loud: %v, want an error naming the variable", err)
 	}
 }
+
+// The chart sets IMGFLOW_SHUTDOWN_TIMEOUT to the job deadline; a value that
+// would requeue every running task at once is refused, naming the variable.
+func TestWorkRefusesANonPositiveShutdownTimeout(t *testing.T) {
+	clearEnv(t)
+	for _, v := range []string{"0s", "-1m", "soon"} {
+		t.Setenv("IMGFLOW_SHUTDOWN_TIMEOUT", v)
+		err := runWork(context.Background(), nil)
+		if err == nil || !strings.Contains(err.Error(), "IMGFLOW_SHUTDOWN_TIMEOUT") {
+			t.Errorf("IMGFLOW_SHUTDOWN_TIMEOUT=%s: error = %v; want it to name IMGFLOW_SHUTDOWN_TIMEOUT", v, err)
+		}
+	}
+}

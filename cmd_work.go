@@ -24,6 +24,11 @@ type workOptions struct {
 	// serves GET /metrics for Prometheus and GET /health for container
 	// healthchecks. Empty (the default) serves neither.
 	MetricsAddr string
+	// ShutdownTimeout (--shutdown-timeout, IMGFLOW_SHUTDOWN_TIMEOUT): how
+	// long a stopping worker lets running tasks finish before putting them
+	// back on the queue. Default 30s; the Helm chart sets 2m, the job
+	// deadline, with a termination grace period above it.
+	ShutdownTimeout time.Duration
 }
 
 // runWork runs the asynq worker only.
@@ -32,10 +37,14 @@ func runWork(ctx context.Context, args []string) error {
 	fs := newFlagSet("work", "Runs the asynq worker only: compresses jobs and delivers callbacks and hooks.")
 	fs.Int(&o.Concurrency, "concurrency", "IMGFLOW_CONCURRENCY", 10, "jobs and deliveries run at once by this process")
 	fs.String(&o.MetricsAddr, "metrics-addr", "IMGFLOW_METRICS_ADDR", "", "listen address of this worker's /metrics and /health (off when empty), e.g. :9091")
+	fs.Duration(&o.ShutdownTimeout, "shutdown-timeout", "IMGFLOW_SHUTDOWN_TIMEOUT", 30*time.Second, "how long a stopping worker lets running tasks finish before requeueing them")
 	addAppFlags(fs, &o.appOptions)
 	addWorkerFlags(fs, &o.appOptions)
 	if err := fs.parse(args); err != nil {
 		return err
+	}
+	if o.ShutdownTimeout <= 0 {
+		return errors.New("IMGFLOW_SHUTDOWN_TIMEOUT (--shutdown-timeout) must be positive, e.g. 30s or 2m")
 	}
 	if err := o.validate(true); err != nil {
 		return err
@@ -48,6 +57,7 @@ func runWork(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeApp()
+	a.workerShutdown = o.ShutdownTimeout
 	w, err := a.worker(slog.Default(), o.Concurrency)
 	if err != nil {
 		return err
@@ -68,7 +78,7 @@ func runWork(ctx context.Context, args []string) error {
 		}()
 	}
 	a.startBlobSweeper(ctx, slog.Default())
-	slog.Info("imgflow worker started", "concurrency", o.Concurrency, "queue", o.Queue, "metrics_addr", o.MetricsAddr)
+	slog.Info("imgflow worker started", "concurrency", o.Concurrency, "shutdown_timeout", o.ShutdownTimeout, "queue", o.Queue, "metrics_addr", o.MetricsAddr)
 	return w.Run(ctx)
 }
 

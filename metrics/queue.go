@@ -11,7 +11,9 @@ import (
 // from Redis through inspector at each scrape:
 // imgflow_queue_tasks{queue,state} (pending, active, scheduled, retry,
 // archived) and imgflow_queue_latency_seconds{queue} (age of the oldest
-// pending task). The caller keeps inspector open as long as the metrics are
+// pending task), and imgflow_redis_up (1 when that read reached Redis, 0
+// when it failed: the alert for a Redis the API cannot reach). The caller
+// keeps inspector open as long as the metrics are
 // served. Every serve process may watch the same queue; take max() rather
 // than sum() across instances.
 func (m *Metrics) WatchQueues(inspector *asynq.Inspector, queues ...string) {
@@ -25,6 +27,9 @@ var (
 	queueLatencyDesc = prometheus.NewDesc("imgflow_queue_latency_seconds",
 		"Age of the oldest pending task of an asynq queue; 0 when none is pending.",
 		[]string{"queue"}, nil)
+	redisUpDesc = prometheus.NewDesc("imgflow_redis_up",
+		"1 when this process read the queue sizes from Redis at this scrape, 0 when Redis did not answer.",
+		nil, nil)
 )
 
 // queueCollector reads queue sizes from Redis on each scrape.
@@ -36,6 +41,7 @@ type queueCollector struct {
 func (q *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- queueTasksDesc
 	ch <- queueLatencyDesc
+	ch <- redisUpDesc
 }
 
 func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
@@ -43,14 +49,18 @@ func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	// reported as empty rather than as an error.
 	known, err := q.inspector.Queues()
 	if err != nil {
+		ch <- prometheus.MustNewConstMetric(redisUpDesc, prometheus.GaugeValue, 0)
 		ch <- prometheus.NewInvalidMetric(queueTasksDesc, err)
 		return
 	}
+	up := 1.0
+	defer func() { ch <- prometheus.MustNewConstMetric(redisUpDesc, prometheus.GaugeValue, up) }()
 	for _, name := range q.queues {
 		var info asynq.QueueInfo
 		if slices.Contains(known, name) {
 			got, err := q.inspector.GetQueueInfo(name)
 			if err != nil {
+				up = 0
 				ch <- prometheus.NewInvalidMetric(queueTasksDesc, err)
 				continue
 			}

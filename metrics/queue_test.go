@@ -40,6 +40,7 @@ func TestQueueCollectorReportsEnqueuedTasks(t *testing.T) {
 	if _, ok := got.value("imgflow_queue_latency_seconds", map[string]string{"queue": r.Queue()}); !ok {
 		t.Errorf("imgflow_queue_latency_seconds missing for %s", r.Queue())
 	}
+	got.expect(t, "imgflow_redis_up", nil, 1)
 }
 
 func TestQueueCollectorFailureKeepsTheRestOfTheScrape(t *testing.T) {
@@ -55,4 +56,5 @@ func TestQueueCollectorFailureKeepsTheRestOfTheScrape(t *testing.T) {
 	if _, ok := got.value("imgflow_queue_tasks", nil); ok {
 		t.Errorf("queue sizes reported although Redis is unreachable")
 	}
+	got.expect(t, "imgflow_redis_up", nil, 0)
 }

@@ -1,0 +1,326 @@
+// Command livealert shows the chart's queue alert working against a live
+// imgflow: it starts a redis-server of its own, `imgflow upstream`,
+// `imgflow serve` and `imgflow work` on free loopback ports, and a real
+// Prometheus scraping serve and work every second with the chart's rules
+// (files/alerts.yaml, with every `for:` shortened to 2s and nothing else
+// changed). Then it stops the worker (SIGTERM), queues jobs, checks that the
+// list the rendered KEDA ScaledObject watches holds them, waits for
+// ImgflowQueueBackingUp to fire, starts the worker again (the running jobs
+// are on the ScaledObject's active list), stops it again mid-job (the jobs
+// finish before it exits, each charged once), waits for the alert to
+// clear, and last stops Redis to see ImgflowRedisUnreachable fire. Everything listens on and dials
+// 127.0.0.1 only; every process it started is stopped on exit.
+//
+//	go run ./cmd/livealert -imgflow /path/to/imgflow -rules ../imgflow/files/alerts.yaml \
+//	    -scaledobject /tmp/rendered/s3-values.yaml -image ../../../fixtures/images/photo.jpg
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/imgflow/imgflow/deploy/helm/chartcheck/internal/stack"
+)
+
+const (
+	alertName  = "ImgflowQueueBackingUp"
+	redisAlert = "ImgflowRedisUnreachable"
+	jobs       = 3
+)
+
+func main() {
+	bin := flag.String("imgflow", "", "imgflow binary (required)")
+	rules := flag.String("rules", "", "the chart's files/alerts.yaml (required)")
+	scaled := flag.String("scaledobject", "", "a rendered chart holding the KEDA ScaledObject (required)")
+	image := flag.String("image", "", "an image file to queue jobs with (required)")
+	redisServer := flag.String("redis-server", "redis-server", "redis-server binary")
+	prometheus := flag.String("prometheus", "prometheus", "prometheus binary")
+	timeout := flag.Duration("timeout", 4*time.Minute, "give up after this long")
+	flag.Parse()
+	if *bin == "" || *rules == "" || *scaled == "" || *image == "" {
+		flag.Usage()
+		os.Exit(2)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	start := time.Now()
+	logf := func(format string, args ...any) {
+		log.Printf("[%6s] %s", time.Since(start).Round(time.Second), fmt.Sprintf(format, args...))
+	}
+	err := check(ctx, logf, *bin, *rules, *scaled, *image, *redisServer, *prometheus)
+	if err != nil {
+		log.Fatalf("livealert: FAIL after %s: %v", time.Since(start).Round(time.Second), err)
+	}
+	log.Printf("livealert: PASS in %s", time.Since(start).Round(time.Second))
+}
+
+func check(ctx context.Context, logf func(string, ...any), bin, rulesFile, scaledFile, imageFile, redisServer, prometheus string) (err error) {
+	listName, err := pendingList(scaledFile)
+	if err != nil {
+		return err
+	}
+	img, err := os.ReadFile(imageFile)
+	if err != nil {
+		return err
+	}
+	activeName := strings.TrimSuffix(listName, "pending") + "active"
+	if !strings.Contains(string(mustRead(scaledFile)), `listName: "`+activeName+`"`) {
+		return fmt.Errorf("%s: the ScaledObject does not watch %s", scaledFile, activeName)
+	}
+	// Each compress call takes 2 s, so the running jobs can be seen on the
+	// active list the ScaledObject also watches; dedupe off, so that each
+	// of the jobs (one image) is charged once, not once in all.
+	s, err := stack.Start(ctx, stack.Options{Imgflow: bin, RedisServer: redisServer, Queue: queueOf(listName), Latency: 2 * time.Second, DedupeOff: true})
+	defer func() { s.Stop(err != nil) }()
+	if err != nil {
+		return err
+	}
+	rulesVariant, err := shortenFor(rulesFile, filepath.Join(s.Dir, "rules.yaml"))
+	if err != nil {
+		return err
+	}
+	promConfig := fmt.Sprintf(`global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+rule_files: [%q]
+scrape_configs:
+  - job_name: imgflow-serve
+    static_configs: [{targets: [%q]}]
+  - job_name: imgflow-work
+    static_configs: [{targets: ["127.0.0.1:%d"]}]
+`, rulesVariant, strings.TrimPrefix(s.API, "http://"), s.WorkPort)
+	if err := os.WriteFile(filepath.Join(s.Dir, "prometheus.yml"), []byte(promConfig), 0o644); err != nil {
+		return err
+	}
+	promPort := stack.FreePort()
+	promCmd := exec.Command(prometheus,
+		"--config.file="+filepath.Join(s.Dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(s.Dir, "tsdb"),
+		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", promPort),
+		"--log.level=warn")
+	promLog, err := os.Create(filepath.Join(s.Dir, "prometheus.log"))
+	if err != nil {
+		return err
+	}
+	promCmd.Stdout, promCmd.Stderr = promLog, promLog
+	if err := promCmd.Start(); err != nil {
+		return fmt.Errorf("prometheus: %w", err)
+	}
+	defer func() { promCmd.Process.Signal(syscall.SIGTERM); promCmd.Wait() }()
+	prom := fmt.Sprintf("http://127.0.0.1:%d", promPort)
+	if err := stack.WaitHTTP(ctx, prom+"/-/ready"); err != nil {
+		return fmt.Errorf("prometheus: %w", err)
+	}
+	if err := stack.WaitFor(ctx, "both targets up and the queue gauge scraped", func() (bool, error) {
+		return query(prom, `count(up == 1) + count(imgflow_queue_latency_seconds)`) == 3, nil
+	}); err != nil {
+		return err
+	}
+	logf("prometheus scrapes serve and work; %s is %s", alertName, state(prom))
+	if st := state(prom); st != "inactive" {
+		return fmt.Errorf("%s is %s before anything happened", alertName, st)
+	}
+
+	logf("stopping the worker (SIGTERM, as Kubernetes does)")
+	if err := s.StopWork(30 * time.Second); err != nil {
+		return fmt.Errorf("work did not stop on SIGTERM: %w", err)
+	}
+	credits, err := s.CreditsRemaining()
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for range jobs {
+		id, err := s.CreateJob(img)
+		if err != nil {
+			return err
+		}
+		ids = append(ids, id)
+	}
+	n, err := s.LLEN(listName)
+	if err != nil {
+		return err
+	}
+	if n != jobs {
+		return fmt.Errorf("the ScaledObject's list %s holds %d tasks, want the %d queued jobs", listName, n, jobs)
+	}
+	logf("queued %d jobs; %s (the ScaledObject's listName) holds %d", jobs, listName, n)
+
+	if err := stack.WaitFor(ctx, alertName+" firing", func() (bool, error) { return state(prom) == "firing", nil }); err != nil {
+		return err
+	}
+	logf("%s is firing", alertName)
+	logf("starting the worker again")
+	if err := s.StartWork(ctx); err != nil {
+		return err
+	}
+	if err := stack.WaitFor(ctx, activeName+" holding the running jobs", func() (bool, error) {
+		n, err := s.LLEN(activeName)
+		return n == jobs, err
+	}); err != nil {
+		return err
+	}
+	logf("%s (the ScaledObject's other listName) holds the %d running jobs", activeName, jobs)
+
+	// A rollout stops the worker mid-job: SIGTERM while the 2 s calls run.
+	// With IMGFLOW_SHUTDOWN_TIMEOUT above the calls, the jobs finish before
+	// the process exits, and no worker is left to run them afterwards.
+	logf("stopping the worker again mid-job (SIGTERM)")
+	if err := s.StopWork(30 * time.Second); err != nil {
+		return fmt.Errorf("work did not stop on SIGTERM: %w", err)
+	}
+	for _, id := range ids {
+		if st := s.JobStatus(id); st != "completed" {
+			return fmt.Errorf("job %s is %q after the worker stopped: an in-flight job must finish before the worker exits", id, st)
+		}
+	}
+	left, err := s.CreditsRemaining()
+	if err != nil {
+		return err
+	}
+	if credits-left != jobs {
+		return fmt.Errorf("%d credits charged for %d jobs across the worker's stops", credits-left, jobs)
+	}
+	logf("all %d in-flight jobs completed before the worker exited, %d credits charged", jobs, credits-left)
+	if err := stack.WaitFor(ctx, alertName+" cleared", func() (bool, error) { return state(prom) == "inactive", nil }); err != nil {
+		return err
+	}
+	logf("%s cleared", alertName)
+
+	// Redis goes away: serve's imgflow_redis_up drops to 0 and
+	// ImgflowRedisUnreachable fires.
+	logf("stopping redis-server")
+	if st := alertState(prom, redisAlert); st != "inactive" {
+		return fmt.Errorf("%s is %s while Redis runs", redisAlert, st)
+	}
+	if err := s.StopRedis(15 * time.Second); err != nil {
+		return fmt.Errorf("redis-server did not stop: %w", err)
+	}
+	if err := stack.WaitFor(ctx, redisAlert+" firing", func() (bool, error) { return alertState(prom, redisAlert) == "firing", nil }); err != nil {
+		return err
+	}
+	logf("%s is firing", redisAlert)
+	return nil
+}
+
+// pendingList is the listName of the first trigger of the rendered ScaledObject.
+func pendingList(rendered string) (string, error) {
+	raw, err := os.ReadFile(rendered)
+	if err != nil {
+		return "", err
+	}
+	m := regexp.MustCompile(`(?m)^\s*listName:\s*"?(asynq:\{[^}]+\}:pending)"?\s*$`).FindSubmatch(raw)
+	if m == nil {
+		return "", fmt.Errorf("%s: no ScaledObject listName", rendered)
+	}
+	return string(m[1]), nil
+}
+
+func mustRead(path string) []byte {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return raw
+}
+
+func queueOf(list string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(list, "asynq:{"), "}:pending")
+}
+
+// shortenFor writes the rules with every `for:` at 2s; expressions,
+// labels and annotations stay exactly as the chart ships them.
+func shortenFor(src, dst string) (string, error) {
+	raw, err := os.ReadFile(src)
+	if err != nil {
+		return "", err
+	}
+	var spec monitoringv1.PrometheusRuleSpec
+	if err := yaml.UnmarshalStrict(raw, &spec); err != nil {
+		return "", fmt.Errorf("%s: %w", src, err)
+	}
+	short := monitoringv1.Duration("2s")
+	found := false
+	for gi := range spec.Groups {
+		for ri := range spec.Groups[gi].Rules {
+			rule := &spec.Groups[gi].Rules[ri]
+			if rule.For != nil {
+				rule.For = &short
+			}
+			found = found || rule.Alert == alertName
+		}
+	}
+	if !found {
+		return "", fmt.Errorf("%s has no %s", src, alertName)
+	}
+	out, err := yaml.Marshal(spec)
+	if err != nil {
+		return "", err
+	}
+	return dst, os.WriteFile(dst, out, 0o644)
+}
+
+func query(prom, q string) float64 {
+	resp, err := stack.Client.Get(prom + "/api/v1/query?query=" + url.QueryEscape(q))
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Data struct {
+			Result []struct {
+				Value [2]any `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || len(body.Data.Result) == 0 {
+		return 0
+	}
+	var v float64
+	fmt.Sscan(fmt.Sprint(body.Data.Result[0].Value[1]), &v)
+	return v
+}
+
+// state is the queue alert's state: inactive, pending or firing.
+func state(prom string) string { return alertState(prom, alertName) }
+
+// alertState is an alert's state (any labels): inactive, pending or firing.
+func alertState(prom, name string) string {
+	resp, err := stack.Client.Get(prom + "/api/v1/alerts")
+	if err != nil {
+		return "unknown"
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Data struct {
+			Alerts []struct {
+				Labels map[string]string `json:"labels"`
+				State  string            `json:"state"`
+			} `json:"alerts"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return "unknown"
+	}
+	st := "inactive"
+	for _, a := range body.Data.Alerts {
+		if a.Labels["alertname"] == name {
+			st = a.State
+		}
+	}
+	return st
+}
