@@ -1,8 +1,6 @@
 package server
 
 import (
-	"bytes"
-	"encoding/json"
 	"reflect"
 	"strconv"
 	"strings"
@@ -46,18 +44,6 @@ func unknownField(field string, known []string) *connector.Error {
 	}
 	return &connector.Error{Code: connector.EINVALID, Message: "unknown field " + strconv.Quote(field) + ": " + msg,
 		Details: []connector.FieldError{{Field: field, Message: msg}}}
-}
-
-// strictUnmarshal decodes data into v, refusing fields v does not have
-// (named, with a suggestion among v's JSON fields and extra).
-func strictUnmarshal(data []byte, v any, extra ...string) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if name, ok := unknownFieldName(err); ok {
-		return unknownField(name, append(jsonFields(v), extra...))
-	}
-	return err
 }
 
 // jsonFields lists the JSON names of v's struct fields (v a struct or a
