@@ -3,7 +3,8 @@ package connector
 import "bytes"
 
 // SniffImageType returns the media type of an accepted image format
-// (image/png, image/jpeg, image/webp, image/avif) judged by its first bytes,
+// (image/png, image/jpeg, image/webp, image/avif; image/heic and image/heif,
+// which imgflow converts before compressing) judged by its first bytes,
 // or "" when data is none of them. Declared types and file names are not
 // trusted: the compression API sniffs the same way.
 func SniffImageType(data []byte) string {
@@ -16,8 +17,33 @@ func SniffImageType(data []byte) string {
 		return "image/webp"
 	case len(data) >= 16 && bytes.Equal(data[4:8], []byte("ftyp")) && isAVIFBrand(data):
 		return "image/avif"
+	case len(data) >= 16 && bytes.Equal(data[4:8], []byte("ftyp")):
+		return heifBrand(data)
 	}
 	return ""
+}
+
+// heifBrand is image/heic for an ftyp box naming an HEVC-coded HEIF brand,
+// image/heif for the generic mif1/msf1, "" otherwise. The compression API
+// takes neither: imgflow converts them first (connector/imaging).
+func heifBrand(data []byte) string {
+	size := int(data[0])<<24 | int(data[1])<<16 | int(data[2])<<8 | int(data[3])
+	if size < 16 || size > len(data) {
+		return ""
+	}
+	found := ""
+	for i := 8; i+4 <= size; i += 4 {
+		if i == 12 {
+			continue
+		}
+		switch string(data[i : i+4]) {
+		case "heic", "heix", "heim", "heis", "hevc", "hevx":
+			return "image/heic"
+		case "mif1", "msf1":
+			found = "image/heif"
+		}
+	}
+	return found
 }
 
 // isAVIFBrand looks for avif/avis among the ftyp box's major and compatible
@@ -50,6 +76,10 @@ func ExtensionOf(mimeType string) string {
 		return ".webp"
 	case "image/avif":
 		return ".avif"
+	case "image/heic":
+		return ".heic"
+	case "image/heif":
+		return ".heif"
 	}
 	return ""
 }
