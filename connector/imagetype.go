@@ -3,8 +3,7 @@ package connector
 import "bytes"
 
 // SniffImageType returns the media type of an accepted image format
-// (image/png, image/jpeg, image/webp, image/avif; image/heic and image/heif,
-// which imgflow converts before compressing) judged by its first bytes,
+// (image/png, image/jpeg, image/webp, image/avif) judged by its first bytes,
 // or "" when data is none of them. Declared types and file names are not
 // trusted: the compression API sniffs the same way.
 func SniffImageType(data []byte) string {
@@ -17,7 +16,18 @@ func SniffImageType(data []byte) string {
 		return "image/webp"
 	case len(data) >= 16 && bytes.Equal(data[4:8], []byte("ftyp")) && isAVIFBrand(data):
 		return "image/avif"
-	case len(data) >= 16 && bytes.Equal(data[4:8], []byte("ftyp")):
+	}
+	return ""
+}
+
+// SniffInputType is SniffImageType plus the types imgflow takes as input
+// and converts before the compression API sees them: image/heic and
+// image/heif (phone photos).
+func SniffInputType(data []byte) string {
+	if t := SniffImageType(data); t != "" {
+		return t
+	}
+	if len(data) >= 16 && bytes.Equal(data[4:8], []byte("ftyp")) {
 		return heifBrand(data)
 	}
 	return ""

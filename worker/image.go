@@ -47,7 +47,7 @@ func openStoredImage(ctx context.Context, blobs connector.BlobStore, jobID strin
 		return nil, storedImageError(err)
 	}
 	return &image{
-		mimeType: connector.SniffImageType(head),
+		mimeType: connector.SniffInputType(head),
 		size:     blob.Size,
 		body:     io.MultiReader(bytes.NewReader(head), blob),
 		closer:   blob,
