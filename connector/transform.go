@@ -1,6 +1,7 @@
 package connector
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -16,7 +17,37 @@ import (
 type Transform struct {
 	Resize   *Resize  `json:"resize,omitempty"`
 	Convert  *Convert `json:"convert,omitempty"`
-	Preserve []string `json:"preserve,omitempty"`
+	Preserve PreserveList `json:"preserve,omitempty"`
+}
+
+// PreserveList is the metadata groups to keep. JSON takes an array or one
+// string, comma-separated ("copyright,creation"), as form-shaped platforms
+// send it.
+type PreserveList []string
+
+func (p *PreserveList) UnmarshalJSON(b []byte) error {
+	var list []string
+	if err := json.Unmarshal(b, &list); err == nil {
+		*p = list
+		return nil
+	}
+	var text string
+	if err := json.Unmarshal(b, &text); err != nil {
+		return fieldErr("preserve", "must be a list of copyright, creation, location")
+	}
+	*p = ParsePreserveText(text)
+	return nil
+}
+
+// ParsePreserveText splits a comma-separated list of groups.
+func ParsePreserveText(text string) PreserveList {
+	var list PreserveList
+	for _, g := range strings.Split(text, ",") {
+		if g = strings.TrimSpace(g); g != "" {
+			list = append(list, g)
+		}
+	}
+	return list
 }
 
 // Resize methods.
@@ -114,7 +145,7 @@ func (t *Transform) Normalize(prefix string) error {
 		}
 		c.Background = strings.ToLower(c.Background)
 	}
-	var groups []string
+	var groups PreserveList
 	for _, g := range t.Preserve {
 		g = strings.ToLower(strings.TrimSpace(g))
 		if g == "" {
@@ -213,4 +244,130 @@ func ParseResizeText(field, text, method string) (*Resize, error) {
 
 func fieldErr(field, msg string) *Error {
 	return &Error{Code: EINVALID, Message: field + ": " + msg, Details: []FieldError{{Field: field, Message: msg}}}
+}
+
+// UnmarshalJSON takes the object, or the short form as a string ("1600x",
+// "400x400"): see ParseResizeText.
+func (r *Resize) UnmarshalJSON(b []byte) error {
+	var text string
+	if json.Unmarshal(b, &text) == nil {
+		short, err := ParseResizeText("resize", text, "")
+		if err != nil {
+			return err
+		}
+		*r = *short
+		return nil
+	}
+	type plain Resize
+	var v plain
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fieldErr("resize", `must be an object such as {"method": "fit", "width": 1600, "height": 1600}, or "1600x"`)
+	}
+	*r = Resize(v)
+	return nil
+}
+
+// UnmarshalJSON takes the object, or the type alone as a string ("webp",
+// "image/webp").
+func (c *Convert) UnmarshalJSON(b []byte) error {
+	var text string
+	if json.Unmarshal(b, &text) == nil {
+		*c = Convert{Type: text}
+		return nil
+	}
+	type plain Convert
+	var v plain
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fieldErr("convert", `must be an object such as {"type": "image/webp"}, or "webp"`)
+	}
+	*c = Convert(v)
+	return nil
+}
+
+// Clone is a deep copy of t, so that a batch's defaults shared by its
+// items are never changed through one of them.
+func (t Transform) Clone() Transform {
+	out := Transform{Preserve: append(PreserveList(nil), t.Preserve...)}
+	if t.Preserve == nil {
+		out.Preserve = nil
+	}
+	if t.Resize != nil {
+		r := *t.Resize
+		out.Resize = &r
+	}
+	if t.Convert != nil {
+		c := *t.Convert
+		out.Convert = &c
+	}
+	return out
+}
+
+// ApplyText sets t's options from text fields (a multipart form, a query
+// string: see server/transforminput.go); a text field wins over the JSON
+// one of the same option.
+func (t *Transform) ApplyText(text map[string]string) error {
+	if len(text) == 0 {
+		return nil
+	}
+	if v, ok := text["resize"]; ok && v != "" {
+		if strings.HasPrefix(v, "{") {
+			var r Resize
+			if err := json.Unmarshal([]byte(v), &r); err != nil {
+				return err
+			}
+			t.Resize = &r
+		} else {
+			r, err := ParseResizeText("resize", v, text["resize_method"])
+			if err != nil {
+				return err
+			}
+			t.Resize = r
+		}
+	} else if text["resize_method"] != "" && t.Resize == nil {
+		return fieldErr("resize", "resize_method needs resize, such as 1600x or 400x400")
+	}
+	if v := text["resize_enlarge"]; v != "" {
+		if t.Resize == nil {
+			return fieldErr("resize", "resize_enlarge needs resize, such as 1600x")
+		}
+		switch strings.ToLower(v) {
+		case "true", "1":
+			t.Resize.Enlarge = true
+		case "false", "0":
+			t.Resize.Enlarge = false
+		default:
+			return fieldErr("resize_enlarge", "must be true or false")
+		}
+	}
+	if v := text["convert"]; v != "" {
+		var c Convert
+		if err := c.UnmarshalJSON(jsonText(v)); err != nil {
+			return err
+		}
+		t.Convert = &c
+	}
+	if v := text["background"]; v != "" {
+		if t.Convert == nil {
+			return fieldErr("background", "needs convert, such as jpeg")
+		}
+		t.Convert.Background = v
+	}
+	if v, ok := text["preserve"]; ok {
+		var p PreserveList
+		if err := p.UnmarshalJSON(jsonText(v)); err != nil {
+			return err
+		}
+		t.Preserve = p
+	}
+	return nil
+}
+
+// jsonText is v as JSON: itself when it is an object or array, else a
+// JSON string of it.
+func jsonText(v string) []byte {
+	if strings.HasPrefix(v, "{") || strings.HasPrefix(v, "[") {
+		return []byte(v)
+	}
+	b, _ := json.Marshal(v)
+	return b
 }

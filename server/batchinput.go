@@ -37,6 +37,9 @@ type batchRequest struct {
 	CallbackURL string `validate:"omitempty,http_url,max=4096"`
 	Metadata    json.RawMessage
 	Items       []*jobRequest
+	// Defaults is the batch's transform, for items that send none of
+	// their own (transforminput.go).
+	Defaults jobRequest
 }
 
 // batchJSON is the JSON form of a batch request.
@@ -45,13 +48,20 @@ type batchJSON struct {
 	Items       []batchItemJSON `json:"items"`
 	CallbackURL string          `json:"callback_url"`
 	Metadata    json.RawMessage `json:"metadata"`
+	// Resize, Convert and Preserve are the items' defaults.
+	Resize   *connector.Resize      `json:"resize"`
+	Convert  *connector.Convert     `json:"convert"`
+	Preserve connector.PreserveList `json:"preserve"`
 }
 
 type batchItemJSON struct {
-	ImageURL    string          `json:"image_url"`
-	ImageBase64 *string         `json:"image_base64"`
-	Filename    string          `json:"filename"`
-	Metadata    json.RawMessage `json:"metadata"`
+	ImageURL    string                 `json:"image_url"`
+	ImageBase64 *string                `json:"image_base64"`
+	Filename    string                 `json:"filename"`
+	Metadata    json.RawMessage        `json:"metadata"`
+	Resize      *connector.Resize      `json:"resize"`
+	Convert     *connector.Convert     `json:"convert"`
+	Preserve    connector.PreserveList `json:"preserve"`
 }
 
 // readBatchRequest binds and checks a create-batch request; an item that
@@ -88,8 +98,15 @@ func (s *Server) readBatchRequest(c echo.Context) (*batchRequest, error) {
 	if in.Metadata, err = checkMetadata("metadata", in.Metadata); err != nil {
 		return nil, err
 	}
+	defaults, err := in.transformDefaults()
+	if err != nil {
+		return nil, err
+	}
 	for i, item := range in.Items {
 		if err := s.checkItem(item); err != nil {
+			return nil, itemError(i, err)
+		}
+		if err := item.resolveTransform(defaults); err != nil {
 			return nil, itemError(i, err)
 		}
 	}
@@ -137,9 +154,10 @@ func readJSONBatch(c echo.Context) (*batchRequest, error) {
 		return nil, batchTooLarge(err)
 	}
 	in := &batchRequest{APIKey: body.APIKey, CallbackURL: strings.TrimSpace(body.CallbackURL), Metadata: body.Metadata,
-		Items: make([]*jobRequest, len(body.Items))}
+		Items: make([]*jobRequest, len(body.Items)), Defaults: jobRequest{Resize: body.Resize, Convert: body.Convert, Preserve: body.Preserve}}
 	for i, it := range body.Items {
-		item := &jobRequest{ImageURL: strings.TrimSpace(it.ImageURL), Filename: it.Filename, Metadata: it.Metadata}
+		item := &jobRequest{ImageURL: strings.TrimSpace(it.ImageURL), Filename: it.Filename, Metadata: it.Metadata,
+			Resize: it.Resize, Convert: it.Convert, Preserve: it.Preserve}
 		if it.ImageBase64 != nil {
 			res, err := b64json.DecodeText(strings.NewReader(*it.ImageBase64), base64Options(int64(len(*it.ImageBase64))))
 			if err != nil {
@@ -170,7 +188,7 @@ func readMultipartBatch(c echo.Context, boundary string) (*batchRequest, error) 
 			return nil, batchTooLarge(multipartError(err))
 		}
 		name := part.FormName()
-		if part.FileName() == "" && (name == "api_key" || name == "callback_url" || name == "metadata") {
+		if part.FileName() == "" && (name == "api_key" || name == "callback_url" || name == "metadata" || transformTextFields[name]) {
 			val, err := io.ReadAll(io.LimitReader(part, maxTextPart+1))
 			if err != nil {
 				return nil, batchTooLarge(multipartError(err))
@@ -185,6 +203,8 @@ func readMultipartBatch(c echo.Context, boundary string) (*batchRequest, error) 
 				in.CallbackURL = strings.TrimSpace(string(val))
 			case "metadata":
 				in.Metadata = val
+			default:
+				in.Defaults.setTransformText(name, string(val))
 			}
 			continue
 		}

@@ -31,6 +31,13 @@ type jobRequest struct {
 	// Dedupe false makes the job compress even an image its key had
 	// compressed already (dedupe.go); absent or true lets it reuse one.
 	Dedupe *bool `json:"dedupe"`
+	// Resize, Convert and Preserve are the job's transform
+	// (transforminput.go); transform is them put together and checked.
+	Resize        *connector.Resize      `json:"resize"`
+	Convert       *connector.Convert     `json:"convert"`
+	Preserve      connector.PreserveList `json:"preserve"`
+	transformText map[string]string
+	transform     connector.Transform
 
 	kind connector.InputKind
 	// image is the decoded base64 or the uploaded file, in chunks: read
@@ -89,6 +96,9 @@ func (s *Server) readJobRequest(c echo.Context) (*jobRequest, error) {
 		return nil, err
 	}
 	if err := in.parseDedupe(); err != nil {
+		return nil, err
+	}
+	if err := in.resolveTransform(connector.Transform{}); err != nil {
 		return nil, err
 	}
 	if in.Metadata, err = checkMetadata("metadata", in.Metadata); err != nil {
@@ -256,7 +266,7 @@ func readMultipartJob(c echo.Context, boundary string) (*jobRequest, error) {
 			in.base64 = res
 			continue
 		}
-		if textFields[name] && part.FileName() == "" {
+		if (textFields[name] || transformTextFields[name]) && part.FileName() == "" {
 			val, err := io.ReadAll(io.LimitReader(part, maxTextPart+1))
 			if err != nil {
 				return nil, multipartError(err)
@@ -314,6 +324,10 @@ func (in *jobRequest) setText(name, val string) {
 		in.Metadata = json.RawMessage(val)
 	case "dedupe":
 		in.dedupeText = strings.TrimSpace(val)
+	default:
+		if transformTextFields[name] {
+			in.setTransformText(name, val)
+		}
 	}
 }
 
@@ -409,6 +423,10 @@ func (in *jobRequest) fingerprint() string {
 	}
 	if in.Dedupe != nil { // absent adds nothing: keys recorded before dedupe still match
 		fmt.Fprintf(h, "dedupe=%t", *in.Dedupe)
+		h.Write([]byte{0})
+	}
+	if t := in.transform.Canonical(); t != "" { // absent adds nothing, as dedupe
+		h.Write([]byte(t))
 		h.Write([]byte{0})
 	}
 	in.image.WriteTo(h) // chunk by chunk; nothing when there is no image

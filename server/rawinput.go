@@ -48,6 +48,11 @@ func readRawJob(c echo.Context) (*jobRequest, error) {
 			in.setText(name, v)
 		}
 	}
+	for name := range transformTextFields {
+		if q.Has(name) {
+			in.setTransformText(name, q.Get(name))
+		}
+	}
 	if in.Filename == "" {
 		if _, params, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentDisposition)); err == nil {
 			in.Filename = params["filename"]

@@ -133,6 +133,9 @@ func (w *Worker) compress(ctx context.Context, a *attempt) error {
 		if done, err := w.completeFromRepeat(ctx, a, img); done { // dedupe.go
 			return err
 		}
+		if img, input, err = w.transform(ctx, a, img, input); err != nil { // transform.go
+			return err
+		}
 		call, err := w.recordCallAttempt(ctx, a)
 		if err != nil {
 			return err
@@ -141,6 +144,7 @@ func (w *Worker) compress(ctx context.Context, a *attempt) error {
 		if err != nil {
 			return err
 		}
+		restoreMetadata(a, img, input, c) // transform.go
 		if err := w.crashAt("answered", a.jobID); err != nil {
 			return err
 		}
@@ -402,6 +406,9 @@ func (w *Worker) keep(ctx context.Context, a *attempt, call int, in connector.Jo
 		Filename:         filenameFor(in.Filename, mime),
 		UpstreamJobID:    c.UpstreamJobID,
 	}}
+	if c.Width > 0 { // a transformed image (transform.go)
+		answer.Result.Type, answer.Result.Width, answer.Result.Height = mime, c.Width, c.Height
+	}
 	if answer.Result.CompressedSize == 0 {
 		answer.Result.CompressedSize = c.Data.Size()
 	}

@@ -49,7 +49,7 @@ func (w *Worker) completeFromRepeat(ctx context.Context, a *attempt, img *image)
 		a.input.SHA256 = img.sha256
 	}
 	idx := w.cfg.Dedupe
-	k, ok := connector.DedupeKeyOf(&connector.Job{Owner: a.job.Owner, Input: *a.input})
+	k, ok := connector.DedupeKeyOf(&connector.Job{Owner: a.job.Owner, Input: *a.input, Transform: a.job.Transform})
 	if idx == nil || !ok || !a.job.Deduplicates() {
 		return false, nil
 	}

@@ -44,7 +44,7 @@ func Probe(data []byte) (Info, error) {
 }
 
 func checkedInfo(p probeInfo, data []byte) (Info, error) {
-	info := Info{Type: connector.SniffImageType(data), Width: p.width, Height: p.height}
+	info := Info{Type: connector.SniffInputType(data), Width: p.width, Height: p.height}
 	if info.Type == "" {
 		return info, unreadable("not a PNG, JPEG, WebP, AVIF or HEIC image")
 	}
@@ -195,6 +195,10 @@ func unreadable(why string) error {
 	return &connector.Error{Code: connector.EFORMAT, Message: "the image could not be read: " + why,
 		Details: []connector.FieldError{{Field: "image", Message: "must be a whole PNG, JPEG, WebP, AVIF or HEIC image"}}}
 }
+
+// Unavailable is the error a job gets that needs libvips where it is
+// absent: 422 transform_unavailable, nothing charged.
+func Unavailable(err error) error { return unavailable(err) }
 
 func unavailable(err error) error {
 	return &connector.Error{Code: connector.ETRANSFORMOFF,

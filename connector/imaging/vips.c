@@ -31,6 +31,10 @@ static int (*p_get_blob)(const VipsImage *, const char *, const void **, size_t 
 static unsigned long (*p_get_typeof)(const VipsImage *, const char *);
 static const char *(*p_find_load_buffer)(const void *, size_t);
 static void (*p_object_unref)(void *);
+static int (*p_copy)(VipsImage *, VipsImage **, ...);
+static char **(*p_get_fields)(VipsImage *);
+static int (*p_remove)(VipsImage *, const char *);
+static void (*p_strfreev)(char **);
 static void (*p_g_free)(void *);
 
 #define SYM(p, name) if (!(*(void **)(&p) = dlsym(h, name))) { snprintf_missing(name); return missing; }
@@ -78,6 +82,10 @@ const char *shim_load(void) {
 	SYM(p_get_typeof, "vips_image_get_typeof");
 	SYM(p_find_load_buffer, "vips_foreign_find_load_buffer");
 	SYM(p_object_unref, "g_object_unref");
+	SYM(p_copy, "vips_copy");
+	SYM(p_get_fields, "vips_image_get_fields");
+	SYM(p_remove, "vips_image_remove");
+	SYM(p_strfreev, "g_strfreev");
 	SYM(p_g_free, "g_free");
 	if (p_init("imgflow")) {
 		return "vips_init failed";
@@ -160,10 +168,25 @@ static int save(VipsImage *img, const shim_params *p, void **out, size_t *outlen
 	return -1;
 }
 
+// strip drops every metadata field a saver could write back: the result
+// carries no metadata but what the job keeps (added after the upstream
+// call), and 8.14's webpsave writes EXIF even with strip set. Orientation
+// is gone too: thumbnail applied it to the pixels.
+static void strip(VipsImage *img) {
+	char **names = p_get_fields(img);
+	for (char **n = names; n && *n; n++) {
+		if (!strncmp(*n, "exif-", 5) || !strcmp(*n, "xmp-data") || !strcmp(*n, "iptc-data") ||
+				!strcmp(*n, "orientation")) {
+			p_remove(img, *n);
+		}
+	}
+	p_strfreev(names);
+}
+
 // shim_transform decodes, orients, resizes, flattens and encodes in one
 // call, so no libvips object outlives the caller's buffer.
 char *shim_transform(void *buf, size_t len, const shim_params *p, shim_result *r) {
-	VipsImage *img = NULL, *flat = NULL, *final = NULL;
+	VipsImage *img = NULL, *flat = NULL, *bare = NULL, *final = NULL;
 	char *err = NULL;
 	if (p_thumbnail_buffer(buf, len, &img, p->width, "height", p->height, "size", p->size,
 			"crop", p->crop, NULL)) {
@@ -177,6 +200,9 @@ char *shim_transform(void *buf, size_t len, const shim_params *p, shim_result *r
 		if (rc) goto fail;
 		final = flat;
 	}
+	if (p_copy(final, &bare, NULL)) goto fail;
+	strip(bare);
+	final = bare;
 	r->width = p_get_width(final);
 	r->height = p_get_height(final);
 	if (save(final, p, &r->data, &r->len)) goto fail;
@@ -185,6 +211,7 @@ fail:
 	err = errcopy();
 	p_error_clear();
 done:
+	if (bare) p_object_unref(bare);
 	if (flat) p_object_unref(flat);
 	if (img) p_object_unref(img);
 	return err;
