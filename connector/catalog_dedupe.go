@@ -20,6 +20,9 @@ type ImageCheck struct {
 	DeduplicatedFrom string          `json:"deduplicated_from,omitempty"`
 	CreditsRemaining int64           `json:"credits_remaining"`
 	Input            ImageCheckInput `json:"input"`
+	// Output is what the job would make of the image when it transforms
+	// it (resize, convert, HEIC input); nil otherwise.
+	Output *ImageCheckOutput `json:"output,omitempty"`
 }
 
 // ImageCheckInput is the image a dry run looked at.

@@ -15,8 +15,8 @@ import (
 // zero Transform changes nothing (a job without options). The image library
 // that applies it lives in connector/imaging.
 type Transform struct {
-	Resize   *Resize  `json:"resize,omitempty"`
-	Convert  *Convert `json:"convert,omitempty"`
+	Resize   *Resize      `json:"resize,omitempty"`
+	Convert  *Convert     `json:"convert,omitempty"`
 	Preserve PreserveList `json:"preserve,omitempty"`
 }
 
@@ -370,4 +370,12 @@ func jsonText(v string) []byte {
 	}
 	b, _ := json.Marshal(v)
 	return b
+}
+
+// ImageCheckOutput is what a dry run says a transforming job would make:
+// the result's type and dimensions.
+type ImageCheckOutput struct {
+	Type   string `json:"type"`
+	Width  int    `json:"width"`
+	Height int    `json:"height"`
 }

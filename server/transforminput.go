@@ -1,10 +1,12 @@
 package server
 
 import (
+	"io"
 	"strings"
 
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/connector/imaging"
+	"github.com/imgflow/imgflow/connector/inspect"
 )
 
 // A job's transform (connector.Transform: resize, convert, preserve) comes
@@ -72,4 +74,37 @@ func (in *batchRequest) transformDefaults() (connector.Transform, error) {
 	}
 	check := d.Clone()
 	return d, check.Normalize("")
+}
+
+// checkTransformed is the dry run's look at the image: inspect's checks for
+// an image the compression API takes as it is; for one the job transforms,
+// libvips reads the header (HEIC included, a bomb refused), and the output
+// is planned as the worker will make it.
+func checkTransformed(b connector.Bytes, t connector.Transform) (inspect.Info, *connector.ImageCheckOutput, error) {
+	sniffed := connector.SniffBytes(b)
+	if t.IsZero() && !imaging.IsHEIF(sniffed) {
+		info, err := inspect.Image(b)
+		return info, nil, err
+	}
+	if !imaging.IsHEIF(sniffed) {
+		if _, err := inspect.Image(b); err != nil { // truncated, or over the pixel limit
+			return inspect.Info{}, nil, err
+		}
+	}
+	data := make([]byte, b.Size())
+	if _, err := b.ReadAt(data, 0); err != nil && err != io.EOF {
+		return inspect.Info{}, nil, err
+	}
+	in, err := imaging.Probe(data)
+	if err != nil {
+		return inspect.Info{}, nil, err
+	}
+	out := imaging.Plan(in, t)
+	if len(t.Preserve) > 0 {
+		if _, err := imaging.PreservedMetadata(data, out.Type, t.Preserve); err != nil {
+			return inspect.Info{}, nil, err
+		}
+	}
+	return inspect.Info{Type: in.Type, Size: b.Size(), Width: in.Width, Height: in.Height},
+		&connector.ImageCheckOutput{Type: out.Type, Width: out.Width, Height: out.Height}, nil
 }
