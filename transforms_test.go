@@ -11,6 +11,8 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -304,5 +306,45 @@ func TestUnreadableHEICFailsAsAnyUnreadableImage(t *testing.T) {
 	}
 	if got := s.credits(); got != before {
 		t.Errorf("charged %d credits for an unreadable image", before-got)
+	}
+}
+
+// Without libvips (IMGFLOW_LIBVIPS=off stands in for a machine without
+// it, in a child process since the library loads once): a job asking for a
+// transform, or sending a HEIC image, is 422 transform_unavailable and
+// charged nothing; every other job works as before.
+func TestWithoutLibvipsTransformsAre422AndPlainJobsWork(t *testing.T) {
+	if os.Getenv(imaging.LibraryEnv) != "off" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestWithoutLibvipsTransformsAre422AndPlainJobsWork$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), imaging.LibraryEnv+"=off")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !bytes.Contains(out, []byte("--- PASS: TestWithoutLibvipsTransformsAre422AndPlainJobsWork")) {
+			t.Fatalf("without libvips: %v\n%s", err, out)
+		}
+		return
+	}
+	if !strings.HasPrefix(imaging.Status(), "transforms: off") {
+		t.Errorf("the banner line says %q, want transforms off", imaging.Status())
+	}
+	s := startSystem(t)
+	auth := map[string]string{"X-API-Key": s.key}
+	before := s.credits()
+	for _, c := range []struct {
+		contentType string
+		body        []byte
+	}{
+		{"application/json", []byte(`{"image_url":"` + s.samples + `/photo.jpg","resize":"100x"}`)},
+		{"application/json", []byte(`{"image_url":"` + s.samples + `/photo.jpg","preserve":["copyright"]}`)},
+		{"image/heic", images.Read(t, "photo.heic")},
+	} {
+		st, _, out := s.request("POST", "/v1/jobs?wait=20", c.contentType, bytes.NewReader(c.body), auth)
+		if st != http.StatusUnprocessableEntity || !bytes.Contains(out, []byte(`"code":"transform_unavailable"`)) {
+			t.Errorf("%s: %d %s; want 422 transform_unavailable", c.contentType, st, out)
+		}
+	}
+	st, _, out := s.request("POST", "/v1/jobs?wait=20", "application/json", strings.NewReader(`{"image_url":"`+s.samples+`/photo.jpg"}`), auth)
+	s.expectCompressed(st, out, "image/jpeg")
+	if got := before - s.credits(); got != 1 {
+		t.Errorf("charged %d credits, want 1 (the plain job only)", got)
 	}
 }

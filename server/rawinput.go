@@ -21,6 +21,8 @@ var rawImageTypes = map[string]bool{
 	"image/jpg":                true,
 	"image/webp":               true,
 	"image/avif":               true,
+	"image/heic":               true, // converted first (transforminput.go)
+	"image/heif":               true,
 }
 
 // isRawImage reports whether a Content-Type names an image body.

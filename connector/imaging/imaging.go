@@ -22,6 +22,15 @@ import (
 // not.
 func Available() error { return load() }
 
+// Status is one line for a start-up banner: transforms on, with the
+// libvips version, or off and why.
+func Status() string {
+	if err := load(); err != nil {
+		return "transforms: off (libvips not found: " + err.Error() + "); install libvips42 for resize, convert, preserve and HEIC input"
+	}
+	return fmt.Sprintf("transforms: on (libvips %d.%d.%d): resize, convert, preserve, HEIC input", version(0), version(1), version(2))
+}
+
 // Info is an image's type and dimensions as shown (orientation applied).
 type Info struct {
 	Type   string `json:"type"`

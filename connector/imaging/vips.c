@@ -52,8 +52,8 @@ static char *errcopy(void) {
 	return out;
 }
 
-const char *shim_load(void) {
-	void *h = dlopen("libvips.so.42", RTLD_NOW | RTLD_GLOBAL);
+const char *shim_load(const char *lib) {
+	void *h = dlopen(lib, RTLD_NOW | RTLD_GLOBAL);
 	if (!h) {
 		const char *e = dlerror();
 		strncpy(missing, e ? e : "libvips.so.42 not found", sizeof(missing) - 1);

@@ -9,6 +9,7 @@ import "C"
 
 import (
 	"errors"
+	"os"
 	"sync"
 	"unsafe"
 )
@@ -22,9 +23,23 @@ var (
 	loadErr  error
 )
 
+// LibraryEnv names the environment variable that overrides which libvips
+// is loaded (a path, or a soname); "off" turns transforms off.
+const LibraryEnv = "IMGFLOW_LIBVIPS"
+
 func load() error {
 	loadOnce.Do(func() {
-		if msg := C.shim_load(); msg != nil {
+		lib := os.Getenv(LibraryEnv)
+		if lib == "off" {
+			loadErr = errors.New(LibraryEnv + "=off")
+			return
+		}
+		if lib == "" {
+			lib = "libvips.so.42"
+		}
+		name := C.CString(lib)
+		defer C.free(unsafe.Pointer(name))
+		if msg := C.shim_load(name); msg != nil {
 			loadErr = errors.New(C.GoString(msg))
 			return
 		}
@@ -42,6 +57,8 @@ type probeInfo struct {
 	orientation   int
 	hasExif       bool
 }
+
+func version(part int) int { return int(C.shim_version(C.int(part))) }
 
 func vipsProbe(data []byte) (probeInfo, error) {
 	var info C.shim_info

@@ -22,7 +22,7 @@ typedef struct {
 	int width, height;
 } shim_result;
 
-const char *shim_load(void);
+const char *shim_load(const char *lib);
 int shim_version(int part);
 void shim_concurrency(int n);
 char *shim_probe(const void *buf, size_t len, shim_info *info);
