@@ -103,6 +103,7 @@ func TestTransformsComeOutAsAskedForOneCredit(t *testing.T) {
 		{"to jpeg", `{"image_url":"%s/alpha.png","convert":{"type":"image/jpeg","background":"#00ff00"}}`, "image/jpeg", 200, 200},
 		{"orientation applied", `{"image_url":"%s/exif-rotate-90.jpg","resize":{"method":"scale","height":120}}`, "image/jpeg", 80, 120},
 		{"heic in, jpeg out", `{"image_url":"%s/photo.heic"}`, "image/jpeg", 320, 240},
+		{"flat fields, as forms send them", `{"image_url":"%s/photo.png","resize":"90x90","resize_method":"cover","convert":"webp","background":"#ffffff","preserve":""}`, "image/webp", 90, 90},
 	}
 	for i, c := range cases {
 		before := s.credits()
@@ -122,8 +123,14 @@ func TestTransformsComeOutAsAskedForOneCredit(t *testing.T) {
 		}
 	}
 
+	// Unfilled form fields are no options: a plain job, as today.
+	j := s.transformJob(fmt.Sprintf(`{"image_url":"%s/screenshot.png","resize":"","resize_method":"","convert":"","background":"","preserve":""}`, s.samples))
+	if j.Result.Type != "" || j.Result.Width != 0 || j.Result.MIMEType != "image/png" {
+		t.Errorf("empty options: result %+v; want a plain PNG job", *j.Result)
+	}
+
 	// The transparent corner of alpha.png, flattened on the colour asked.
-	j := s.transformJob(fmt.Sprintf(`{"image_url":"%s/alpha.png","convert":{"type":"jpeg","background":"#00ff00"},"dedupe":false}`, s.samples))
+	j = s.transformJob(fmt.Sprintf(`{"image_url":"%s/alpha.png","convert":{"type":"jpeg","background":"#00ff00"},"dedupe":false}`, s.samples))
 	data, _, _, _ := s.download(j)
 	img, _, err := image.Decode(bytes.NewReader(data))
 	if err != nil {

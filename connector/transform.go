@@ -251,6 +251,10 @@ func fieldErr(field, msg string) *Error {
 func (r *Resize) UnmarshalJSON(b []byte) error {
 	var text string
 	if json.Unmarshal(b, &text) == nil {
+		if strings.TrimSpace(text) == "" {
+			*r = Resize{} // absent
+			return nil
+		}
 		short, err := ParseResizeText("resize", text, "")
 		if err != nil {
 			return err
@@ -303,28 +307,28 @@ func (t Transform) Clone() Transform {
 }
 
 // ApplyText sets t's options from text fields (a multipart form, a query
-// string: see server/transforminput.go); a text field wins over the JSON
-// one of the same option.
+// string, the flat fields of a JSON body: see server/transforminput.go); a
+// text field wins over the JSON object of the same option. Empty values are
+// absent, as form-shaped platforms send unfilled fields.
 func (t *Transform) ApplyText(text map[string]string) error {
-	if len(text) == 0 {
-		return nil
+	if t.Resize != nil && *t.Resize == (Resize{}) {
+		t.Resize = nil // "resize": "" or {}
 	}
-	if v, ok := text["resize"]; ok && v != "" {
-		if strings.HasPrefix(v, "{") {
-			var r Resize
-			if err := json.Unmarshal([]byte(v), &r); err != nil {
-				return err
-			}
-			t.Resize = &r
-		} else {
-			r, err := ParseResizeText("resize", v, text["resize_method"])
-			if err != nil {
-				return err
-			}
-			t.Resize = r
+	if t.Convert != nil && *t.Convert == (Convert{}) {
+		t.Convert = nil
+	}
+	if v := text["resize"]; v != "" {
+		var r Resize
+		if err := r.UnmarshalJSON(jsonText(v)); err != nil {
+			return err
 		}
-	} else if text["resize_method"] != "" && t.Resize == nil {
-		return fieldErr("resize", "resize_method needs resize, such as 1600x or 400x400")
+		t.Resize = &r
+	}
+	if v := text["resize_method"]; v != "" {
+		if t.Resize == nil {
+			return fieldErr("resize", "resize_method needs resize, such as 1600x or 400x400")
+		}
+		t.Resize.Method = v
 	}
 	if v := text["resize_enlarge"]; v != "" {
 		if t.Resize == nil {
@@ -348,7 +352,7 @@ func (t *Transform) ApplyText(text map[string]string) error {
 	}
 	if v := text["background"]; v != "" {
 		if t.Convert == nil {
-			return fieldErr("background", "needs convert, such as jpeg")
+			return fieldErr("background", "needs convert, such as jpeg: transparency is flattened when the new type has none")
 		}
 		t.Convert.Background = v
 	}

@@ -48,20 +48,16 @@ type batchJSON struct {
 	Items       []batchItemJSON `json:"items"`
 	CallbackURL string          `json:"callback_url"`
 	Metadata    json.RawMessage `json:"metadata"`
-	// Resize, Convert and Preserve are the items' defaults.
-	Resize   *connector.Resize      `json:"resize"`
-	Convert  *connector.Convert     `json:"convert"`
-	Preserve connector.PreserveList `json:"preserve"`
+	// transformJSON is the items' default transform.
+	transformJSON
 }
 
 type batchItemJSON struct {
-	ImageURL    string                 `json:"image_url"`
-	ImageBase64 *string                `json:"image_base64"`
-	Filename    string                 `json:"filename"`
-	Metadata    json.RawMessage        `json:"metadata"`
-	Resize      *connector.Resize      `json:"resize"`
-	Convert     *connector.Convert     `json:"convert"`
-	Preserve    connector.PreserveList `json:"preserve"`
+	ImageURL    string          `json:"image_url"`
+	ImageBase64 *string         `json:"image_base64"`
+	Filename    string          `json:"filename"`
+	Metadata    json.RawMessage `json:"metadata"`
+	transformJSON
 }
 
 // readBatchRequest binds and checks a create-batch request; an item that
@@ -154,10 +150,10 @@ func readJSONBatch(c echo.Context) (*batchRequest, error) {
 		return nil, batchTooLarge(err)
 	}
 	in := &batchRequest{APIKey: body.APIKey, CallbackURL: strings.TrimSpace(body.CallbackURL), Metadata: body.Metadata,
-		Items: make([]*jobRequest, len(body.Items)), Defaults: jobRequest{Resize: body.Resize, Convert: body.Convert, Preserve: body.Preserve}}
+		Items: make([]*jobRequest, len(body.Items)), Defaults: jobRequest{transformJSON: body.transformJSON}}
 	for i, it := range body.Items {
 		item := &jobRequest{ImageURL: strings.TrimSpace(it.ImageURL), Filename: it.Filename, Metadata: it.Metadata,
-			Resize: it.Resize, Convert: it.Convert, Preserve: it.Preserve}
+			transformJSON: it.transformJSON}
 		if it.ImageBase64 != nil {
 			res, err := b64json.DecodeText(strings.NewReader(*it.ImageBase64), base64Options(int64(len(*it.ImageBase64))))
 			if err != nil {

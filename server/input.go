@@ -31,11 +31,9 @@ type jobRequest struct {
 	// Dedupe false makes the job compress even an image its key had
 	// compressed already (dedupe.go); absent or true lets it reuse one.
 	Dedupe *bool `json:"dedupe"`
-	// Resize, Convert and Preserve are the job's transform
+	// transformJSON holds the job's resize, convert and preserve
 	// (transforminput.go); transform is them put together and checked.
-	Resize        *connector.Resize      `json:"resize"`
-	Convert       *connector.Convert     `json:"convert"`
-	Preserve      connector.PreserveList `json:"preserve"`
+	transformJSON
 	transformText map[string]string
 	transform     connector.Transform
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/imgflow/imgflow/connector"
@@ -22,6 +23,33 @@ import (
 var transformTextFields = map[string]bool{"resize": true, "resize_method": true, "resize_enlarge": true,
 	"convert": true, "background": true, "preserve": true}
 
+// transformJSON is the transform's fields in a JSON body: the objects
+// (resize, convert), or the flat fields platforms' forms send, named as
+// the text fields above.
+type transformJSON struct {
+	Resize        *connector.Resize      `json:"resize"`
+	ResizeMethod  string                 `json:"resize_method"`
+	ResizeEnlarge *bool                  `json:"resize_enlarge"`
+	Convert       *connector.Convert     `json:"convert"`
+	Background    string                 `json:"background"`
+	Preserve      connector.PreserveList `json:"preserve"`
+}
+
+// merged is the transform the JSON fields and the text fields say
+// together, not yet checked.
+func (j transformJSON) merged(text map[string]string) (connector.Transform, error) {
+	t := connector.Transform{Resize: j.Resize, Convert: j.Convert, Preserve: j.Preserve}
+	all := map[string]string{"resize_method": j.ResizeMethod, "background": j.Background}
+	if j.ResizeEnlarge != nil {
+		all["resize_enlarge"] = strconv.FormatBool(*j.ResizeEnlarge)
+	}
+	for k, v := range text {
+		all[k] = v
+	}
+	err := t.ApplyText(all)
+	return t, err
+}
+
 // setTransformText keeps a text field of the transform, read by
 // resolveTransform.
 func (in *jobRequest) setTransformText(name, val string) {
@@ -37,8 +65,8 @@ func (in *jobRequest) setTransformText(name, val string) {
 // needs libvips where it is absent (422 transform_unavailable), before
 // anything is stored or charged.
 func (in *jobRequest) resolveTransform(defaults connector.Transform) error {
-	t := connector.Transform{Resize: in.Resize, Convert: in.Convert, Preserve: in.Preserve}
-	if err := t.ApplyText(in.transformText); err != nil {
+	t, err := in.transformJSON.merged(in.transformText)
+	if err != nil {
 		return err
 	}
 	if t.Resize == nil {
@@ -68,8 +96,8 @@ func (in *jobRequest) resolveTransform(defaults connector.Transform) error {
 // transformDefaults checks a batch's own resize, convert and preserve, the
 // defaults of its items (errors name the batch-level field).
 func (in *batchRequest) transformDefaults() (connector.Transform, error) {
-	d := connector.Transform{Resize: in.Defaults.Resize, Convert: in.Defaults.Convert, Preserve: in.Defaults.Preserve}
-	if err := d.ApplyText(in.Defaults.transformText); err != nil {
+	d, err := in.Defaults.transformJSON.merged(in.Defaults.transformText)
+	if err != nil {
 		return d, err
 	}
 	check := d.Clone()
