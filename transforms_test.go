@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -20,6 +21,7 @@ import (
 
 	"github.com/imgflow/imgflow/connector/imaging"
 	"github.com/imgflow/imgflow/fixtures/images"
+	"github.com/imgflow/imgflow/internal/compresscli"
 )
 
 // Transforms (issue #33) through the live API: resize, convert, preserve
@@ -353,5 +355,37 @@ func TestWithoutLibvipsTransformsAre422AndPlainJobsWork(t *testing.T) {
 	s.expectCompressed(st, out, "image/jpeg")
 	if got := before - s.credits(); got != 1 {
 		t.Errorf("charged %d credits, want 1 (the plain job only)", got)
+	}
+}
+
+func TestCompressCommandResizesAndConvertsForOneCreditEach(t *testing.T) {
+	needVips(t)
+	s := startSystem(t)
+	dir := folder(t)
+	os.WriteFile(filepath.Join(dir, "sub", "phone.heic"), images.Read(t, "photo.heic"), 0o644)
+	out := filepath.Join(t.TempDir(), "web")
+	before := s.credits()
+	tr := compresscli.Transform{Resize: "100x", Convert: "webp", Preserve: "copyright"}
+	sum, stdout, stderr, err := s.compressFiles(compresscli.Options{Out: out, Paths: []string{dir}, Transform: tr})
+	if err != nil || sum.Compressed != 4 || sum.Failed != 1 {
+		t.Fatalf("summary %+v, err %v\nstdout:\n%s\nstderr:\n%s", sum, err, stdout, stderr)
+	}
+	for _, rel := range []string{"a.webp", "sub/b.webp", "sub/c.webp", "sub/phone.webp"} {
+		data, err := os.ReadFile(filepath.Join(out, rel))
+		if err != nil {
+			t.Fatalf("%s not written: %v", rel, err)
+		}
+		if info, err := imaging.Probe(data); err != nil || info.Type != "image/webp" || info.Width != 100 {
+			t.Errorf("%s: %+v (%v); want a 100-wide image/webp", rel, info, err)
+		}
+	}
+	if charged := before - s.credits(); charged != 4 {
+		t.Errorf("charged %d; want 4, one per image", charged)
+	}
+	if _, _, _, err := s.compressFiles(compresscli.Options{InPlace: true, Paths: []string{dir}, Transform: compresscli.Transform{Convert: "webp"}}); err == nil {
+		t.Error("--convert with --in-place was accepted")
+	}
+	if _, _, _, err := s.compressFiles(compresscli.Options{Out: out, Paths: []string{dir}, Transform: compresscli.Transform{Resize: "wide"}}); err == nil {
+		t.Error("--resize wide was accepted")
 	}
 }

@@ -35,6 +35,7 @@ type job struct {
 		OriginalSize   int64  `json:"original_size"`
 		CompressedSize int64  `json:"compressed_size"`
 		FileURL        string `json:"file_url"`
+		MIMEType       string `json:"mime_type"`
 	} `json:"result"`
 	Error *struct {
 		Code    string `json:"code"`
@@ -76,10 +77,14 @@ func (c *client) do(req *http.Request, want int, into any) error {
 // createBatch uploads files as one multipart batch, streamed (never all
 // in memory), under an Idempotency-Key: a retry, or a run resumed after
 // Ctrl-C, with the same files gets the same batch and pays nothing more.
-func (c *client) createBatch(ctx context.Context, files []*file, idemKey string) (*batch, error) {
+func (c *client) createBatch(ctx context.Context, files []*file, idemKey string, t Transform) (*batch, error) {
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
 	go func() {
+		if err := t.writeFields(mw); err != nil { // transform.go
+			pw.CloseWithError(err)
+			return
+		}
 		for _, f := range files {
 			part, err := mw.CreateFormFile("file", filepath.Base(f.Path))
 			if err == nil {

@@ -15,7 +15,7 @@ import (
 
 // imageExts are the files a folder contributes; a file named on the
 // command line is sent whatever its name.
-var imageExts = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".webp": true, ".avif": true}
+var imageExts = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".webp": true, ".avif": true, ".heic": true, ".heif": true}
 
 // maxImageSize is the API's limit per image (10 MiB).
 const maxImageSize = 10 << 20

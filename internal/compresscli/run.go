@@ -43,6 +43,8 @@ type Options struct {
 	Stdout, Stderr io.Writer
 	// PollEvery is how often unfinished batches are read. Default 300ms.
 	PollEvery time.Duration
+	// Transform resizes, converts and keeps metadata (transform.go).
+	Transform Transform
 }
 
 // Batch limits: the API takes 100 files and 64 MiB per multipart batch.
@@ -72,6 +74,9 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	started := time.Now()
 	if o.InPlace == (o.Out != "") {
 		return Summary{}, errors.New("give exactly one of --out DIR and --in-place")
+	}
+	if err := o.Transform.check(o.InPlace); err != nil {
+		return Summary{}, err
 	}
 	if len(o.Paths) == 0 {
 		return Summary{}, errors.New("name at least one file, folder or glob")
@@ -160,11 +165,11 @@ func chunks(files []*file) [][]*file {
 // batch fails its files; a refused key stops the run.
 func (r *run) send(ctx context.Context, files []*file) error {
 	h := sha256.New()
-	io.WriteString(h, "imgflow-compress/1\n")
+	io.WriteString(h, "imgflow-compress/1\n"+r.o.Transform.key())
 	for _, f := range files {
 		fmt.Fprintf(h, "%s %s\n", f.Hash, filepath.Base(f.Path))
 	}
-	b, err := r.c.createBatch(ctx, files, "compress-"+hex.EncodeToString(h.Sum(nil))[:40])
+	b, err := r.c.createBatch(ctx, files, "compress-"+hex.EncodeToString(h.Sum(nil))[:40], r.o.Transform)
 	var jobs []*job
 	if err == nil {
 		jobs, err = r.c.batchJobs(ctx, b.ID)
@@ -289,7 +294,7 @@ func (r *run) take(ctx context.Context, f *file, j *job) error {
 		r.report(res)
 		return nil
 	}
-	dest := r.outPath(f)
+	dest := destPath(r.outPath(f), j.Result.MIMEType) // a conversion changes the extension
 	tmp, err := r.c.download(ctx, j, dest)
 	if err != nil {
 		r.report(result{File: f.Path, Status: "failed", ErrorCode: "download_failed", Error: err.Error()})
@@ -302,7 +307,7 @@ func (r *run) take(ctx context.Context, f *file, j *job) error {
 	}
 	switch {
 	case err != nil:
-	case res.CompressedSize < f.Size:
+	case res.CompressedSize < f.Size || !r.o.Transform.IsZero(): // a transform is taken as asked
 		err = os.Rename(tmp, dest)
 	case r.o.InPlace: // not smaller: the file stays as it is
 		res.Status = "kept"

@@ -1,0 +1,111 @@
+package compresscli
+
+import (
+	"errors"
+	"fmt"
+	"mime/multipart"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// Transform is what a run does to every file besides compressing it
+// (issue #33): resize, convert, keep metadata. It goes as the batch's own
+// fields, the defaults of all its items, so each image is transformed in
+// its one job, for its one credit:
+//
+//	imgflow compress --out web/ --resize 1600x --convert webp --preserve copyright photos/
+type Transform struct {
+	Resize       string // --resize: 1600x, x900 or 400x400
+	ResizeMethod string // --resize-method: scale, fit or cover
+	Convert      string // --convert: webp, avif, jpeg or png
+	Preserve     string // --preserve: copyright,creation,location
+}
+
+// IsZero reports whether the run only compresses.
+func (t Transform) IsZero() bool { return t == Transform{} }
+
+var resizeText = regexp.MustCompile(`^([0-9]+x[0-9]*|x[0-9]+)$`)
+
+// check refuses what the API would refuse for every file, before sending
+// any; the API checks again.
+func (t Transform) check(inPlace bool) error {
+	if t.Resize != "" && !resizeText.MatchString(strings.ToLower(t.Resize)) {
+		return fmt.Errorf("--resize %q: give WIDTHx, xHEIGHT or WIDTHxHEIGHT in pixels, such as 1600x", t.Resize)
+	}
+	if t.ResizeMethod != "" && t.Resize == "" {
+		return errors.New("--resize-method needs --resize")
+	}
+	switch strings.ToLower(t.ResizeMethod) {
+	case "", "scale", "fit", "cover":
+	default:
+		return fmt.Errorf("--resize-method %q: use scale, fit or cover", t.ResizeMethod)
+	}
+	if t.Convert != "" && extOf(t.Convert) == "" {
+		return fmt.Errorf("--convert %q: use webp, avif, jpeg or png", t.Convert)
+	}
+	if t.Convert != "" && inPlace {
+		return errors.New("--convert changes each file's type: use --out DIR, not --in-place")
+	}
+	return nil
+}
+
+// fields are the batch's text fields.
+func (t Transform) fields() [][2]string {
+	var out [][2]string
+	for _, f := range [][2]string{{"resize", t.Resize}, {"resize_method", t.ResizeMethod}, {"convert", t.Convert}, {"preserve", t.Preserve}} {
+		if f[1] != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// writeFields writes the batch's transform fields.
+func (t Transform) writeFields(mw *multipart.Writer) error {
+	for _, f := range t.fields() {
+		if err := mw.WriteField(f[0], f[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// key is the transform's part of a batch's Idempotency-Key: other options,
+// another batch.
+func (t Transform) key() string {
+	if t.IsZero() {
+		return ""
+	}
+	return fmt.Sprintf("transform %q\n", t.fields())
+}
+
+// destPath is where a file's result goes: dest with the extension of the
+// result's type, which a conversion (or a HEIC input) changes.
+func destPath(dest, mimeType string) string {
+	ext := extOf(mimeType)
+	if ext == "" {
+		return dest
+	}
+	cur := strings.ToLower(filepath.Ext(dest))
+	if cur == ext || (ext == ".jpg" && cur == ".jpeg") {
+		return dest
+	}
+	return strings.TrimSuffix(dest, filepath.Ext(dest)) + ext
+}
+
+// extOf is the file extension of a type, given short (webp) or as a media
+// type (image/webp).
+func extOf(typ string) string {
+	switch strings.TrimPrefix(strings.ToLower(typ), "image/") {
+	case "webp":
+		return ".webp"
+	case "avif":
+		return ".avif"
+	case "jpeg", "jpg":
+		return ".jpg"
+	case "png":
+		return ".png"
+	}
+	return ""
+}
