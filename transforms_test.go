@@ -283,6 +283,7 @@ func TestBadTransformOptionsAre400sNamingTheFieldAndChargeNothing(t *testing.T) 
 		{`"convert":{"type":"image/gif"}`, "convert.type"},
 		{`"convert":{"type":"webp","background":"red"}`, "convert.background"},
 		{`"preserve":["copyright","camera"]`, "preserve"},
+		{`"preserve":["copyright"],"convert":"avif"`, "preserve"},
 	} {
 		for _, dry := range []string{"", "&dry_run=1"} {
 			st, _, out := s.request("POST", "/v1/jobs?wait=5"+dry, "application/json",

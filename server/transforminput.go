@@ -83,9 +83,17 @@ func (in *jobRequest) resolveTransform(defaults connector.Transform) error {
 		return err
 	}
 	in.transform = t
-	heic := in.image != nil && imaging.IsHEIF(connector.SniffBytes(in.image))
-	if t.IsZero() && !heic {
+	sniffed := ""
+	if in.image != nil {
+		sniffed = connector.SniffBytes(in.image)
+	}
+	if t.IsZero() && !imaging.IsHEIF(sniffed) {
 		return nil
+	}
+	if len(t.Preserve) > 0 && imaging.OutputType(sniffed, t) == "image/avif" {
+		// Known now for a conversion or an uploaded AVIF; an AVIF URL
+		// fails in the worker, before the call, the same way.
+		return fieldError("preserve", "metadata cannot be kept in an AVIF result; convert to webp, jpeg or png, or leave preserve out")
 	}
 	if err := imaging.Available(); err != nil {
 		return imaging.Unavailable(err)
