@@ -260,6 +260,23 @@ func TestPreserveKeepsOnlyTheGroupsAsked(t *testing.T) {
 	}
 }
 
+func TestPreserveAloneStillAppliesOrientation(t *testing.T) {
+	needVips(t)
+	s := startSystem(t)
+	// photo.png tagged with EXIF Orientation 6 (imaging's orientedPNG,
+	// rebuilt here): the API would not turn a PNG, so imgflow does.
+	exif := []byte("II*\x00\x08\x00\x00\x00\x01\x00\x12\x01\x03\x00\x01\x00\x00\x00\x06\x00\x00\x00\x00\x00\x00\x00")
+	png, err := imaging.WithMetadata(images.Read(t, "photo.png"), "image/png", exif)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _, out := s.request("POST", "/v1/jobs?wait=20&preserve=copyright", "image/png", bytes.NewReader(png), map[string]string{"X-API-Key": s.key})
+	j := s.finishedTransform(st, out)
+	if _, typ, w, h := s.download(j); typ != "image/png" || w != 240 || h != 320 {
+		t.Errorf("got %s %d×%d; want a 240×320 PNG, turned as its EXIF says", typ, w, h)
+	}
+}
+
 // gpsOf reports whether an image's EXIF has a GPS IFD with entries.
 func gpsOf(t *testing.T, data []byte) bool {
 	t.Helper()

@@ -45,7 +45,9 @@ func (w *Worker) transformed(a *attempt, img *image, in connector.JobInput, t co
 		return nil, in, storedImageError(err)
 	}
 	var res *imaging.Result
-	if imaging.Needed(img.mimeType, t) {
+	needed := imaging.Needed(img.mimeType, t) ||
+		(img.mimeType != "image/jpeg" && imaging.Orientation(data) != 1) // the API orients JPEG only
+	if needed {
 		res, err = imaging.Apply(data, t, connector.MaxImageSize)
 	} else { // preserve alone: the bytes go as they are
 		var info imaging.Info

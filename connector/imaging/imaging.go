@@ -213,3 +213,18 @@ func unavailable(err error) error {
 	return &connector.Error{Code: connector.ETRANSFORMOFF,
 		Message: "resize, convert, preserve and HEIC input need libvips, which this imgflow runs without (" + err.Error() + ")"}
 }
+
+// Orientation is the image's EXIF orientation (1 to 8; 1 when it has none
+// or cannot be read). The compression API applies it to JPEG pixels only:
+// any other type the job does not resize or convert goes through the pixel
+// step when it is not 1, so that orientation is never lost.
+func Orientation(data []byte) int {
+	if load() != nil {
+		return 1
+	}
+	p, err := vipsProbe(data)
+	if err != nil || p.orientation < 1 || p.orientation > 8 {
+		return 1
+	}
+	return p.orientation
+}
