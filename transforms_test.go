@@ -126,7 +126,7 @@ func TestTransformsComeOutAsAskedForOneCredit(t *testing.T) {
 	}
 
 	// Unfilled form fields are no options: a plain job, as today.
-	j := s.transformJob(fmt.Sprintf(`{"image_url":"%s/screenshot.png","resize":"","resize_method":"","convert":"","background":"","preserve":""}`, s.samples))
+	j := s.transformJob(fmt.Sprintf(`{"image_url":"%s/screenshot.png","resize":"","resize_method":"","resize_enlarge":false,"convert":"","background":"","preserve":""}`, s.samples))
 	if j.Result.Type != "" || j.Result.Width != 0 || j.Result.MIMEType != "image/png" {
 		t.Errorf("empty options: result %+v; want a plain PNG job", *j.Result)
 	}

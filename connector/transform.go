@@ -331,17 +331,21 @@ func (t *Transform) ApplyText(text map[string]string) error {
 		t.Resize.Method = v
 	}
 	if v := text["resize_enlarge"]; v != "" {
-		if t.Resize == nil {
-			return fieldErr("resize", "resize_enlarge needs resize, such as 1600x")
-		}
+		var enlarge bool
 		switch strings.ToLower(v) {
 		case "true", "1":
-			t.Resize.Enlarge = true
+			enlarge = true
 		case "false", "0":
-			t.Resize.Enlarge = false
 		default:
 			return fieldErr("resize_enlarge", "must be true or false")
 		}
+		switch {
+		case t.Resize != nil:
+			t.Resize.Enlarge = enlarge
+		case enlarge:
+			return fieldErr("resize", "resize_enlarge needs resize, such as 1600x")
+		}
+		// false without resize: a form's unticked box, nothing asked
 	}
 	if v := text["convert"]; v != "" {
 		var c Convert
