@@ -105,7 +105,7 @@ func TestTransformsComeOutAsAskedForOneCredit(t *testing.T) {
 		{"to jpeg", `{"image_url":"%s/alpha.png","convert":{"type":"image/jpeg","background":"#00ff00"}}`, "image/jpeg", 200, 200},
 		{"orientation applied", `{"image_url":"%s/exif-rotate-90.jpg","resize":{"method":"scale","height":120}}`, "image/jpeg", 80, 120},
 		{"heic in, jpeg out", `{"image_url":"%s/photo.heic"}`, "image/jpeg", 320, 240},
-		{"flat fields, as forms send them", `{"image_url":"%s/photo.png","resize":"90x90","resize_method":"cover","convert":"webp","background":"#ffffff","preserve":""}`, "image/webp", 90, 90},
+		{"flat fields, as forms send them", `{"image_url":"%s/photo.png","resize":"90x90","resize_method":"cover","resize_enlarge":"false","convert":"webp","background":"#ffffff","preserve":""}`, "image/webp", 90, 90},
 	}
 	for i, c := range cases {
 		before := s.credits()

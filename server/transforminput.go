@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"io"
 	"strconv"
 	"strings"
@@ -29,10 +30,28 @@ var transformTextFields = map[string]bool{"resize": true, "resize_method": true,
 type transformJSON struct {
 	Resize        *connector.Resize      `json:"resize"`
 	ResizeMethod  string                 `json:"resize_method"`
-	ResizeEnlarge *bool                  `json:"resize_enlarge"`
+	ResizeEnlarge *textBool              `json:"resize_enlarge"`
 	Convert       *connector.Convert     `json:"convert"`
 	Background    string                 `json:"background"`
 	Preserve      connector.PreserveList `json:"preserve"`
+}
+
+// textBool is a JSON boolean, or its text ("true", "false", ""), as
+// templated platform bodies send booleans; ApplyText judges the text.
+type textBool string
+
+func (b *textBool) UnmarshalJSON(data []byte) error {
+	var v bool
+	if err := json.Unmarshal(data, &v); err == nil {
+		*b = textBool(strconv.FormatBool(v))
+		return nil
+	}
+	var text string
+	if err := json.Unmarshal(data, &text); err != nil {
+		return fieldError("resize_enlarge", "must be true or false")
+	}
+	*b = textBool(text)
+	return nil
 }
 
 // merged is the transform the JSON fields and the text fields say
@@ -41,7 +60,7 @@ func (j transformJSON) merged(text map[string]string) (connector.Transform, erro
 	t := connector.Transform{Resize: j.Resize, Convert: j.Convert, Preserve: j.Preserve}
 	all := map[string]string{"resize_method": j.ResizeMethod, "background": j.Background}
 	if j.ResizeEnlarge != nil {
-		all["resize_enlarge"] = strconv.FormatBool(*j.ResizeEnlarge)
+		all["resize_enlarge"] = string(*j.ResizeEnlarge)
 	}
 	for k, v := range text {
 		all[k] = v
