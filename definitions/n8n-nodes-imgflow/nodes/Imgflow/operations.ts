@@ -252,7 +252,7 @@ async function validate(ctx: Ctx, i: number): Promise<INodeExecutionData[]> {
 	const mimeType = sniffImageType(data);
 	const problems: string[] = [];
 	if (data.length === 0) problems.push('the image is empty');
-	else if (!mimeType) problems.push('the image is not a PNG, JPEG, WebP or AVIF file');
+	else if (!mimeType) problems.push('the image is not a PNG, JPEG, WebP, AVIF or HEIC file');
 	if (data.length > max) problems.push(`the image is ${data.length} bytes, over the limit of ${max}`);
 	if (credits <= 0) problems.push('the account has no credits left');
 	return [
