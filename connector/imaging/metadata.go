@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"html"
+	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/imgflow/imgflow/connector"
 )
@@ -45,16 +48,16 @@ func PreservedMetadata(data []byte, outputType string, groups []string) ([]byte,
 		return nil, unreadable(err.Error())
 	}
 	raw = bytes.TrimPrefix(raw, []byte("Exif\x00\x00"))
-	if len(raw) < 8 {
-		return nil, nil
-	}
 	src, err := parseTIFF(raw)
-	if err != nil {
-		return nil, nil // unreadable EXIF keeps nothing, as an image without it
+	if err != nil { // no EXIF, or unreadable: keeps nothing of it
+		src = &tiff{order: binary.LittleEndian}
 	}
 	var ifd0, exif, gps []tiffEntry
 	if slices.Contains(groups, connector.PreserveCopyright) {
 		ifd0 = src.pick(src.ifd0, copyrightTags)
+		if xmp, err := vipsXMP(data); err == nil && len(xmp) > 0 {
+			ifd0 = withXMPCopyright(ifd0, xmp)
+		}
 	}
 	if slices.Contains(groups, connector.PreserveCreation) {
 		exif = src.pick(src.exif, creationTags)
@@ -101,6 +104,9 @@ var typeSizes = map[uint16]uint32{1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2
 var errTIFF = errors.New("malformed EXIF")
 
 func parseTIFF(b []byte) (*tiff, error) {
+	if len(b) < 8 {
+		return nil, errTIFF
+	}
 	t := &tiff{}
 	switch string(b[:2]) {
 	case "II":
@@ -352,4 +358,38 @@ func webpChunksWithout(body []byte, names ...string) ([]byte, error) {
 		return nil, errors.New("WebP without image data")
 	}
 	return out, nil
+}
+
+// XMP's copyright (dc:rights) and author (dc:creator), for images whose
+// copyright lives in XMP only (Lightroom, phone apps): each becomes its
+// EXIF tag when the EXIF block lacks it, so the kept metadata says it in
+// the one block the result carries.
+var (
+	xmpRights  = regexp.MustCompile(`(?s)<dc:rights>.*?<rdf:li[^>]*>([^<]+)</rdf:li>`)
+	xmpCreator = regexp.MustCompile(`(?s)<dc:creator>.*?<rdf:li[^>]*>([^<]+)</rdf:li>`)
+)
+
+func withXMPCopyright(ifd0 []tiffEntry, xmp []byte) []tiffEntry {
+	has := func(tag uint16) bool {
+		return slices.ContainsFunc(ifd0, func(e tiffEntry) bool { return e.tag == tag })
+	}
+	for _, x := range []struct {
+		tag uint16
+		re  *regexp.Regexp
+	}{{0x8298, xmpRights}, {0x013B, xmpCreator}} {
+		if has(x.tag) {
+			continue
+		}
+		m := x.re.FindSubmatch(xmp)
+		if m == nil {
+			continue
+		}
+		text := html.UnescapeString(strings.TrimSpace(string(m[1])))
+		if text == "" || len(text) > 4096 {
+			continue
+		}
+		value := append([]byte(text), 0) // ASCII, NUL-terminated
+		ifd0 = append(ifd0, tiffEntry{tag: x.tag, typ: 2, count: uint32(len(value)), value: value})
+	}
+	return ifd0
 }

@@ -81,3 +81,34 @@ func TestPreserveRefusesAVIFResultsBeforeAnyCall(t *testing.T) {
 		t.Fatalf("got %v, want %s naming preserve", err, connector.EINVALID)
 	}
 }
+
+func TestPreserveCopyrightTakesXMPWhenEXIFHasNone(t *testing.T) {
+	needVips(t)
+	packet := `<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">` +
+		`<rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/">` +
+		`<dc:rights><rdf:Alt><rdf:li xml:lang="x-default">(c) 2026 Lin &amp; Co</rdf:li></rdf:Alt></dc:rights>` +
+		`<dc:creator><rdf:Seq><rdf:li>Lin Photographer</rdf:li></rdf:Seq></dc:creator>` +
+		`</rdf:Description></rdf:RDF></x:xmpmeta><?xpacket end="w"?>`
+	seg := append([]byte("http://ns.adobe.com/xap/1.0/\x00"), packet...)
+	jpg := images.Read(t, "photo.jpg")
+	withXMP := append([]byte{0xFF, 0xD8, 0xFF, 0xE1, byte((len(seg) + 2) >> 8), byte(len(seg) + 2)}, seg...)
+	withXMP = append(withXMP, jpg[2:]...)
+
+	meta, err := PreservedMetadata(withXMP, "image/jpeg", []string{"copyright"})
+	if err != nil || meta == nil {
+		t.Fatalf("nothing kept (%v)", err)
+	}
+	out, err := WithMetadata(jpg, "image/jpeg", meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(out, []byte("(c) 2026 Lin & Co\x00")) || !bytes.Contains(out, []byte("Lin Photographer\x00")) {
+		t.Fatal("the XMP copyright and creator are not in the result's EXIF")
+	}
+	if ifd0, _, _ := tagsOf(t, out); !slices.Contains(ifd0, 0x8298) || !slices.Contains(ifd0, 0x013B) {
+		t.Fatalf("IFD0 tags %x, want Copyright and Artist", ifd0)
+	}
+	if meta, _ := PreservedMetadata(withXMP, "image/jpeg", []string{"location"}); meta != nil {
+		t.Fatal("location kept something from an image without GPS")
+	}
+}

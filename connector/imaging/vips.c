@@ -126,9 +126,10 @@ char *shim_probe(const void *buf, size_t len, shim_info *info) {
 	return NULL;
 }
 
-// shim_exif copies the EXIF block (a TIFF structure, "Exif\0\0" prefix
-// included when libvips keeps it) into malloc'd memory; *len 0 when none.
-char *shim_exif(const void *buf, size_t len, void **out, size_t *outlen) {
+// shim_blob copies a metadata blob of the image ("exif-data": a TIFF
+// structure, "Exif\0\0" prefix included when libvips keeps it;
+// "xmp-data": the XMP packet) into malloc'd memory; *len 0 when none.
+char *shim_blob(const void *buf, size_t len, const char *name, void **out, size_t *outlen) {
 	*out = NULL;
 	*outlen = 0;
 	VipsImage *img = p_new_from_buffer(buf, len, "", NULL);
@@ -137,10 +138,10 @@ char *shim_exif(const void *buf, size_t len, void **out, size_t *outlen) {
 		p_error_clear();
 		return e;
 	}
-	if (p_get_typeof(img, "exif-data")) {
+	if (p_get_typeof(img, name)) {
 		const void *data;
 		size_t n;
-		if (p_get_blob(img, "exif-data", &data, &n) == 0 && n > 0) {
+		if (p_get_blob(img, name, &data, &n) == 0 && n > 0) {
 			*out = malloc(n);
 			memcpy(*out, data, n);
 			*outlen = n;

@@ -69,10 +69,16 @@ func vipsProbe(data []byte) (probeInfo, error) {
 		orientation: int(info.orientation), hasExif: info.has_exif != 0}, nil
 }
 
-func vipsExif(data []byte) ([]byte, error) {
+func vipsExif(data []byte) ([]byte, error) { return vipsBlob(data, "exif-data") }
+
+func vipsXMP(data []byte) ([]byte, error) { return vipsBlob(data, "xmp-data") }
+
+func vipsBlob(data []byte, name string) ([]byte, error) {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
 	var out unsafe.Pointer
 	var n C.size_t
-	if err := cError(C.shim_exif(unsafe.Pointer(unsafe.SliceData(data)), C.size_t(len(data)), &out, &n)); err != nil {
+	if err := cError(C.shim_blob(unsafe.Pointer(unsafe.SliceData(data)), C.size_t(len(data)), cname, &out, &n)); err != nil {
 		return nil, err
 	}
 	if out == nil {
