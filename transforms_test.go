@@ -400,6 +400,22 @@ func TestCompressCommandResizesAndConvertsForOneCreditEach(t *testing.T) {
 	if charged := before - s.credits(); charged != 4 {
 		t.Errorf("charged %d; want 4, one per image", charged)
 	}
+	// The same files at another size: not skipped as done, each made again.
+	tr.Resize = "50x"
+	sum, stdout, _, err = s.compressFiles(compresscli.Options{Out: out, Paths: []string{dir}, Transform: tr})
+	if err != nil || sum.Compressed != 4 || sum.Skipped != 0 {
+		t.Fatalf("another size: summary %+v, err %v\n%s", sum, err, stdout)
+	}
+	if data, _ := os.ReadFile(filepath.Join(out, "a.webp")); len(data) == 0 {
+		t.Fatal("a.webp missing after the second run")
+	} else if info, _ := imaging.Probe(data); info.Width != 50 {
+		t.Errorf("a.webp is %d wide after the run at 50x, want 50", info.Width)
+	}
+	// And the same again: all skipped, nothing charged.
+	before = s.credits()
+	if sum, _, _, _ = s.compressFiles(compresscli.Options{Out: out, Paths: []string{dir}, Transform: tr}); sum.Skipped != 4 || s.credits() != before {
+		t.Errorf("the same run again: %+v, charged %d; want 4 skipped, nothing charged", sum, before-s.credits())
+	}
 	if _, _, _, err := s.compressFiles(compresscli.Options{InPlace: true, Paths: []string{dir}, Transform: compresscli.Transform{Convert: "webp"}}); err == nil {
 		t.Error("--convert with --in-place was accepted")
 	}

@@ -97,6 +97,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	path = o.Transform.statePath(path) // other options: another run's record
 	st, err := loadState(path)
 	if err != nil {
 		return Summary{}, err
@@ -121,7 +122,7 @@ func (r *run) all(ctx context.Context, files []*file) error {
 	for _, f := range files {
 		fs := r.st.of(f)
 		switch {
-		case r.st.done(f) && (r.o.InPlace || exists(r.outPath(f))):
+		case r.st.done(f) && (r.o.InPlace || exists(r.o.Transform.outputPath(r.outPath(f)))):
 			r.report(result{File: f.Path, Status: "skipped"})
 		case f.Size > maxImageSize:
 			r.report(result{File: f.Path, Status: "failed", ErrorCode: "too_large", Error: "over the 10 MiB limit"})

@@ -1,6 +1,8 @@
 package compresscli
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"mime/multipart"
@@ -108,4 +110,28 @@ func extOf(typ string) string {
 		return ".png"
 	}
 	return ""
+}
+
+// statePath is the run's state file for these options: the plain one
+// without options, else one of its own per set of options, so that files
+// done with other options (another size, another type) are not skipped.
+func (t Transform) statePath(path string) string {
+	if t.IsZero() {
+		return path
+	}
+	sum := sha256.Sum256([]byte(t.key()))
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + "-" + hex.EncodeToString(sum[:6]) + ext
+}
+
+// outputPath is where a file's result is expected before the API tells its
+// type: the converted type's extension, JPEG's for a HEIC file, else path.
+func (t Transform) outputPath(path string) string {
+	switch ext := strings.ToLower(filepath.Ext(path)); {
+	case t.Convert != "":
+		return destPath(path, t.Convert)
+	case ext == ".heic" || ext == ".heif":
+		return destPath(path, "jpeg")
+	}
+	return path
 }
