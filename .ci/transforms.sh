@@ -6,7 +6,7 @@
 # Installs nothing. About 15 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! ldconfig -p 2>/dev/null | grep -q 'libvips\.so\.42'; then
+if ! ldconfig -p 2>/dev/null | grep 'libvips\.so\.42' >/dev/null; then  # no -q: an early exit would SIGPIPE ldconfig under pipefail
   echo "FAIL: libvips (libvips.so.42) is not installed: apt-get install libvips42"
   exit 1
 fi
