@@ -55,6 +55,10 @@ func runCompress(ctx context.Context, args []string) error {
 	for _, register := range compressFlags {
 		applies = append(applies, register(fs))
 	}
+	fs.String(&o.Transform.Resize, "resize", "", "", "resize each image: 1600x (width), x900 (height) or 400x400 (a box); never enlarges")
+	fs.String(&o.Transform.ResizeMethod, "resize-method", "", "", "scale, fit or cover (fills the box, cropped around the most interesting part)")
+	fs.String(&o.Transform.Convert, "convert", "", "", "convert each image to webp, avif, jpeg or png (HEIC photos become jpeg anyway)")
+	fs.String(&o.Transform.Preserve, "preserve", "", "", "metadata to keep: copyright, creation, location (comma-separated); none by default")
 	paths, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/imgflow/imgflow/connector/guard"
+	"github.com/imgflow/imgflow/connector/imaging"
 	"github.com/imgflow/imgflow/fixtures/images"
 	refupstream "github.com/imgflow/imgflow/fixtures/upstream"
 	"github.com/imgflow/imgflow/server"
@@ -183,6 +184,7 @@ metrics: %[1]s/metrics
 mcp: %[1]s/mcp (AI agents; the key as Authorization: Bearer, README "Use imgflow from an AI agent")
 queues: %[1]s/admin/queues?token=%[4]s
 URLs allowed: public addresses and %[5]s (every other private address is refused; add hosts with --allow-host)
+%[7]s
 
 Try it in another shell, from the repository root:
   KEY=%[3]s
@@ -192,7 +194,7 @@ Try it in another shell, from the repository root:
   curl -s -X POST '%[1]s/v1/jobs?wait=20' -H "X-API-Key: $KEY" -H 'Content-Type: application/json' \
     -d "{\"image_base64\": \"$(base64 < fixtures/images/photo.webp | tr -d '\n')\"}"
 
-`, o.PublicURL, o.UpstreamURL, key, o.AdminToken, allow, redactedURL(o.RedisURL))
+`, o.PublicURL, o.UpstreamURL, key, o.AdminToken, allow, redactedURL(o.RedisURL), imaging.Status())
 }
 
 // redactedURL hides a password in a URL the banner prints (a --redis

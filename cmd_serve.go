@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"log/slog"
+
+	"github.com/imgflow/imgflow/connector/imaging"
 )
 
 // serveOptions configure `imgflow serve`.
@@ -38,6 +40,6 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	defer closeApp()
 	a.adminToken = o.AdminToken
-	slog.Info("imgflow API listening", "addr", o.Addr, "public_url", o.PublicURL)
+	slog.Info("imgflow API listening", "addr", o.Addr, "public_url", o.PublicURL, "transforms", imaging.Status())
 	return a.apiServer(slog.Default(), nil).Run(ctx, o.Addr)
 }

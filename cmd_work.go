@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/imgflow/imgflow/connector/imaging"
 	"github.com/imgflow/imgflow/server"
 )
 
@@ -78,7 +79,7 @@ func runWork(ctx context.Context, args []string) error {
 		}()
 	}
 	a.startBlobSweeper(ctx, slog.Default())
-	slog.Info("imgflow worker started", "concurrency", o.Concurrency, "shutdown_timeout", o.ShutdownTimeout, "queue", o.Queue, "metrics_addr", o.MetricsAddr)
+	slog.Info("imgflow worker started", "concurrency", o.Concurrency, "shutdown_timeout", o.ShutdownTimeout, "queue", o.Queue, "metrics_addr", o.MetricsAddr, "transforms", imaging.Status())
 	return w.Run(ctx)
 }
 

@@ -27,10 +27,11 @@ var sniffBuffers = sync.Pool{New: func() any { return new([SniffLen]byte) }}
 // an AVIF ftyp box with a long list of compatible brands.
 const SniffLen = 4 << 10
 
-// SniffBytes is SniffImageType for an image held as Bytes.
+// SniffBytes is SniffInputType for an image held as Bytes: the accepted
+// types and HEIC/HEIF, which a job converts before compressing.
 func SniffBytes(b Bytes) string {
 	head := sniffBuffers.Get().(*[SniffLen]byte) // called on every result
 	defer sniffBuffers.Put(head)
 	n, _ := b.ReadAt(head[:min(b.Size(), SniffLen)], 0)
-	return SniffImageType(head[:n])
+	return SniffInputType(head[:n])
 }

@@ -244,7 +244,7 @@ const DefaultWait = 25
 
 // jobRequestFields are the body fields of POST /v1/jobs that a user fills in.
 func jobRequestFields() []Field {
-	return []Field{
+	return append([]Field{
 		{Key: "image_url", Label: "Image URL", Type: FieldFile,
 			Help:    "Public URL of the PNG, JPEG, WebP or AVIF image to compress (up to 10 MiB). Give this or Image (Base64), not both. A file from an earlier step works: platforms pass files as URLs.",
 			Example: "https://images.example.com/photos/team-offsite.jpg"},
@@ -258,13 +258,13 @@ func jobRequestFields() []Field {
 			Help:    "Your own key/value pairs (such as a record id), echoed back unchanged on the job so later steps can match it.",
 			Example: `{"record_id":"rec_8812"}`},
 		dedupeField(),
-	}
+	}, transformFields()...)
 }
 
 // jobOutputs are the fields of a job as every job-returning operation
 // answers them.
 func jobOutputs() []OutputField {
-	return []OutputField{
+	return append([]OutputField{
 		{Key: "id", Label: "Job ID", Type: FieldString, Help: "Identifier of the job; use it with Get Job."},
 		{Key: "status", Label: "Status", Type: FieldString, Help: "queued, processing, completed or failed."},
 		{Key: "created_at", Label: "Created At", Type: FieldDateTime, Help: "When the job was created (RFC 3339, UTC)."},
@@ -295,7 +295,7 @@ func jobOutputs() []OutputField {
 		{Key: "attempts", Label: "Attempts", Type: FieldInteger, Help: "Worker attempts at compressing the image."},
 		{Key: "upstream_calls", Label: "Upstream Calls", Type: FieldInteger, Help: "Calls of the compression API made for this job; usually 1, more after upstream errors (which cost nothing)."},
 		{Key: "charge_uncertain", Label: "Charge Uncertain", Type: FieldBoolean, Help: "True when an earlier call for this job got no answer (a worker died or the call timed out) and the image was compressed again: that call may also have cost a credit."},
-	}
+	}, transformOutputs()...)
 }
 
 // accountOutputs are the fields of GET /v1/account.
@@ -326,14 +326,17 @@ func SampleJob() *Job {
 		FinishedAt: timep(sampleTime.Add(1800 * time.Millisecond)),
 		Input: JobInput{Kind: InputURL, URL: "https://images.example.com/photos/team-offsite.jpg",
 			Filename: "team-offsite.jpg", Size: 2483114, MIMEType: "image/jpeg",
-			SHA256: "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d"},
+			SHA256: "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
+			Type:   "image/jpeg", Width: 4032, Height: 3024},
 		Result: &JobResult{OriginalSize: 2483114, CompressedSize: 612880, CompressionRatio: 75.32,
 			CreditsRemaining: int64p(498), MIMEType: "image/jpeg", Filename: "team-offsite.jpg",
+			Type: "image/jpeg", Width: 1600, Height: 1200,
 			FileURL: "https://imgflow.example.com/v1/jobs/01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f/file?token=eyJleHAiOjE3OTM4NzQ2MDB9.Qm9fZ3Vlc3M"},
 		Callback:      &DeliveryState{Status: DeliveryDelivered, Attempts: 1, LastStatus: 200},
 		Metadata:      json.RawMessage(`{"record_id":"rec_8812"}`),
 		Attempts:      1,
 		UpstreamCalls: 1,
+		Transform:     Transform{Resize: &Resize{Method: ResizeScale, Width: 1600}},
 	}
 }
 

@@ -35,6 +35,9 @@ func batchItemFields() []Field {
 		case "dedupe":
 			continue
 		}
+		if isTransformField(f.Key) { // the batch's, for every item
+			continue
+		}
 		out = append(out, f)
 	}
 	return out
@@ -122,13 +125,13 @@ func compressManyOperation() Operation {
 			"A batch still running after the wait comes back with status running and its jobs as they stand: follow it with the Batch Finished trigger, or Get Job per image.",
 		Kind: KindAction, Method: "POST", Path: "/v1/batches",
 		Query: map[string]string{"wait": "25", "include": IncludeJobs},
-		Inputs: []Field{
+		Inputs: append([]Field{
 			{Key: "items", Label: "Images", Type: FieldList, Required: true, Fields: batchItemFields(),
 				Help: "The images to compress, one item each (1 to 1,000): an Image URL or Image (Base64), and optionally a file name and metadata."},
 			{Key: "metadata", Label: "Batch Metadata", Type: FieldObject,
 				Help:    "Your own key/value pairs for the whole batch (such as an import id), echoed back on the batch and its batch.finished event.",
 				Example: `{"catalog":"spring-2027"}`},
-		},
+		}, transformFields()...),
 		Outputs: batchOutputs(), Sample: SampleBatchAnswer(),
 	}
 }

@@ -20,6 +20,9 @@ type ImageCheck struct {
 	DeduplicatedFrom string          `json:"deduplicated_from,omitempty"`
 	CreditsRemaining int64           `json:"credits_remaining"`
 	Input            ImageCheckInput `json:"input"`
+	// Output is what the job would make of the image when it transforms
+	// it (resize, convert, HEIC input); nil otherwise.
+	Output *ImageCheckOutput `json:"output,omitempty"`
 }
 
 // ImageCheckInput is the image a dry run looked at.
@@ -35,7 +38,8 @@ type ImageCheckInput struct {
 func SampleImageCheck() *ImageCheck {
 	return &ImageCheck{WouldCharge: 0, DeduplicatedFrom: SampleJob().ID, CreditsRemaining: 498,
 		Input: ImageCheckInput{Type: "image/jpeg", Size: 2483114, Width: 4032, Height: 3024,
-			SHA256: "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d"}}
+			SHA256: "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d"},
+		Output: &ImageCheckOutput{Type: "image/jpeg", Width: 1600, Height: 1200}}
 }
 
 // SampleDeduplicatedJob is a realistic job completed from an earlier
@@ -61,7 +65,7 @@ const DryRunPath = "/v1/jobs/dry-run"
 func checkImageOperation() Operation {
 	var inputs []Field
 	for _, f := range jobRequestFields() {
-		if f.Key == "image_url" || f.Key == "image_base64" || f.Key == "dedupe" {
+		if f.Key == "image_url" || f.Key == "image_base64" || f.Key == "dedupe" || isTransformField(f.Key) {
 			inputs = append(inputs, f)
 		}
 	}
@@ -81,6 +85,9 @@ func checkImageOperation() Operation {
 			{Key: "input.width", Label: "Width (pixels)", Type: FieldInteger, Help: "Width of the image in pixels, as stored."},
 			{Key: "input.height", Label: "Height (pixels)", Type: FieldInteger, Help: "Height of the image in pixels, as stored."},
 			{Key: "input.sha256", Label: "Image SHA-256", Type: FieldString, Help: "SHA-256 of the bytes (hex)."},
+			{Key: "output.type", Label: "Result Type", Type: FieldString, Help: "The type the result would have, when the job would resize or convert the image."},
+			{Key: "output.width", Label: "Result Width", Type: FieldInteger, Help: "The result's width in pixels, when the job would resize or convert the image."},
+			{Key: "output.height", Label: "Result Height", Type: FieldInteger, Help: "The result's height in pixels, when the job would resize or convert the image."},
 		},
 		Sample: SampleImageCheck()}
 }

@@ -26,11 +26,16 @@ type DedupeKey struct {
 }
 
 // DedupeOptions is the canonical form of what, besides the bytes, decides
-// a job's output. The compression API takes no options today: the file
-// name and metadata change only what the job shows, which a deduplicated
-// job takes from its own request. An option that changes the compressed
-// bytes (a quality, a format) must join this string.
-func DedupeOptions(*Job) string { return "v1" }
+// a job's output: its transform (resize, convert, preserve). The file name
+// and metadata change only what the job shows, which a deduplicated job
+// takes from its own request. A job without options keeps the key it
+// always had ("v1"). j may be nil (no options).
+func DedupeOptions(j *Job) string {
+	if j == nil || j.Transform.IsZero() {
+		return "v1"
+	}
+	return "v1;" + j.Transform.Canonical()
+}
 
 // DedupeKeyOf is the job's key in the dedupe index, once its digest is
 // known (ok false before).

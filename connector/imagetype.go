@@ -20,6 +20,42 @@ func SniffImageType(data []byte) string {
 	return ""
 }
 
+// SniffInputType is SniffImageType plus the types imgflow takes as input
+// and converts before the compression API sees them: image/heic and
+// image/heif (phone photos).
+func SniffInputType(data []byte) string {
+	if t := SniffImageType(data); t != "" {
+		return t
+	}
+	if len(data) >= 16 && bytes.Equal(data[4:8], []byte("ftyp")) {
+		return heifBrand(data)
+	}
+	return ""
+}
+
+// heifBrand is image/heic for an ftyp box naming an HEVC-coded HEIF brand,
+// image/heif for the generic mif1/msf1, "" otherwise. The compression API
+// takes neither: imgflow converts them first (connector/imaging).
+func heifBrand(data []byte) string {
+	size := int(data[0])<<24 | int(data[1])<<16 | int(data[2])<<8 | int(data[3])
+	if size < 16 || size > len(data) {
+		return ""
+	}
+	found := ""
+	for i := 8; i+4 <= size; i += 4 {
+		if i == 12 {
+			continue
+		}
+		switch string(data[i : i+4]) {
+		case "heic", "heix", "heim", "heis", "hevc", "hevx":
+			return "image/heic"
+		case "mif1", "msf1":
+			found = "image/heif"
+		}
+	}
+	return found
+}
+
 // isAVIFBrand looks for avif/avis among the ftyp box's major and compatible
 // brands. A box whose size is under 16 bytes or past the end of data is no
 // AVIF header: the compression API refuses it too (a truncated file).
@@ -50,6 +86,10 @@ func ExtensionOf(mimeType string) string {
 		return ".webp"
 	case "image/avif":
 		return ".avif"
+	case "image/heic":
+		return ".heic"
+	case "image/heif":
+		return ".heif"
 	}
 	return ""
 }

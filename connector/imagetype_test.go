@@ -24,3 +24,16 @@ func TestSniffImageTypeJudgesByBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestSniffInputTypeTakesPhonePhotos(t *testing.T) {
+	for _, c := range []struct{ data, want string }{
+		{"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic", "image/heic"},
+		{"\x00\x00\x00\x14ftypmif1\x00\x00\x00\x00mif1", "image/heif"},
+		{"\x00\x00\x00\x1cftypavif\x00\x00\x00\x00avifmif1miaf", "image/avif"},
+		{"\x00\x00\x00\x18ftypisom\x00\x00\x00\x00isommp41", ""},
+	} {
+		if got := SniffInputType([]byte(c.data)); got != c.want {
+			t.Errorf("SniffInputType(%q) = %q, want %q", c.data, got, c.want)
+		}
+	}
+}

@@ -47,6 +47,11 @@ type JobInput struct {
 	// SHA256 is the hex SHA-256 of the input's bytes, taken while they
 	// streamed in (dedupe.go); "" until they came.
 	SHA256 string `json:"sha256,omitempty"`
+	// Type, Width and Height are what the image is (orientation applied),
+	// told when the job transforms it (Job.Transform).
+	Type   string `json:"type,omitempty"`
+	Width  int    `json:"width,omitempty"`
+	Height int    `json:"height,omitempty"`
 }
 
 // JobResult is what a completed job produced. The compressed bytes live in
@@ -61,6 +66,11 @@ type JobResult struct {
 	MIMEType         string `json:"mime_type"`
 	Filename         string `json:"filename"`
 	UpstreamJobID    string `json:"upstream_job_id,omitempty"`
+	// Type, Width and Height are what came out, told when the job
+	// transformed the image (Job.Transform): Type is MIMEType again.
+	Type   string `json:"type,omitempty"`
+	Width  int    `json:"width,omitempty"`
+	Height int    `json:"height,omitempty"`
 	// FileURL and CompressedData are filled when the job is rendered for a
 	// caller, never stored.
 	FileURL        string `json:"file_url,omitempty"`
@@ -143,6 +153,9 @@ type Job struct {
 	// item's position in the request (batch.go).
 	BatchID    string `json:"batch_id,omitempty"`
 	BatchIndex *int   `json:"index,omitempty"`
+	// Transform is the request's resize, convert and preserve, shown at
+	// the job's top level as they were sent (transform.go).
+	Transform
 
 	// Owner is the hash of the key that made the job (KeyHash); jobs of
 	// another key are not found.

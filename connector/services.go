@@ -175,6 +175,9 @@ type Compressed struct {
 	IdempotencyHonoured bool
 	// Replayed: the upstream answered from an earlier call with the key.
 	Replayed bool
+	// Width and Height of the result, when the job transformed the image
+	// (worker/transform.go); 0 otherwise.
+	Width, Height int
 }
 
 // Compressor is the compression API (connector/upstream implements it).

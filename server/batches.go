@@ -255,7 +255,7 @@ func (s *Server) batchJobRecord(batchID, id, owner string, sealed []byte, index 
 	idx := index
 	job := &connector.Job{ID: id, Status: connector.StatusQueued, CreatedAt: now, UpdatedAt: now,
 		Input:    connector.JobInput{Kind: item.kind, URL: item.ImageURL, Filename: item.Filename},
-		Metadata: item.Metadata, Owner: owner, SealedKey: sealed, BatchID: batchID, BatchIndex: &idx}
+		Metadata: item.Metadata, Owner: owner, SealedKey: sealed, BatchID: batchID, BatchIndex: &idx, Transform: item.transform}
 	if item.image != nil {
 		job.Input.Size = item.image.Size()
 		job.Input.MIMEType = connector.SniffBytes(item.image)

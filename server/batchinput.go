@@ -42,16 +42,19 @@ type batchRequest struct {
 	// takes it.
 	Dedupe *bool
 	Items  []*jobRequest
+	// Defaults is the batch's transform, for items that send none of
+	// their own (transforminput.go).
+	Defaults jobRequest
 }
 
 // batchFields are the fields of a JSON batch; itemFields those of an item,
 // which are a create-job request's but for the key and the callback (the
 // batch's own).
-var batchFields = []string{"api_key", "items", "callback_url", "metadata", "dedupe"}
+var batchFields = append([]string{"api_key", "items", "callback_url", "metadata", "dedupe"}, transformFieldNames()...)
 
 // multipartBatchFields are the text parts of a multipart batch; every
 // other part is a file.
-var multipartBatchFields = []string{"api_key", "callback_url", "metadata", "dedupe"}
+var multipartBatchFields = append([]string{"api_key", "callback_url", "metadata", "dedupe"}, transformFieldNames()...)
 
 func itemFields() []string {
 	var out []string
@@ -97,8 +100,15 @@ func (s *Server) readBatchRequest(c echo.Context) (*batchRequest, error) {
 	if in.Metadata, err = checkMetadata("metadata", in.Metadata); err != nil {
 		return nil, err
 	}
+	defaults, err := in.transformDefaults()
+	if err != nil {
+		return nil, err
+	}
 	for i, item := range in.Items {
 		if err := s.checkItem(item); err != nil {
+			return nil, itemError(i, err)
+		}
+		if err := item.resolveTransform(defaults); err != nil {
 			return nil, itemError(i, err)
 		}
 	}
@@ -151,6 +161,7 @@ func readJSONBatch(c echo.Context) (*batchRequest, error) {
 		return nil, batchTooLarge(err)
 	}
 	seen := map[string]bool{}
+	defaults := map[string]json.RawMessage{} // the items' default transform
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -174,7 +185,14 @@ func readJSONBatch(c echo.Context) (*batchRequest, error) {
 		case "dedupe":
 			err = decodeField(dec, key, &in.Dedupe)
 		default:
-			err = unknownField(key, batchFields)
+			if !transformTextFields[key] {
+				err = unknownField(key, batchFields)
+				break
+			}
+			var raw json.RawMessage
+			if err = decodeField(dec, key, &raw); err == nil {
+				defaults[key] = raw
+			}
 		}
 		if err != nil {
 			return nil, batchTooLarge(err)
@@ -188,6 +206,9 @@ func readJSONBatch(c echo.Context) (*batchRequest, error) {
 			return nil, batchTooLarge(bodyError(err))
 		}
 		return nil, errTrailing
+	}
+	if err := in.Defaults.setTransformJSON(defaults); err != nil {
+		return nil, err
 	}
 	for _, item := range in.Items {
 		if item.Dedupe == nil {
@@ -318,6 +339,8 @@ func readMultipartBatch(c echo.Context, boundary string) (*batchRequest, error) 
 					return nil, fieldError("dedupe", "must be true or false")
 				}
 				in.Dedupe = &b
+			default:
+				in.Defaults.setTransformText(name, string(val))
 			}
 			continue
 		}

@@ -7,7 +7,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/imgflow/imgflow/connector"
-	"github.com/imgflow/imgflow/connector/inspect"
 )
 
 // The dry run, POST /v1/jobs?dry_run=1 (or POST /v1/jobs/dry-run, the same
@@ -75,7 +74,7 @@ func (s *Server) dryRun(c echo.Context) error {
 		}
 		bytes, digest = img.Data, img.SHA256
 	}
-	info, err := inspect.Image(bytes)
+	info, output, err := checkTransformed(bytes, in.transform) // transforminput.go
 	if err != nil {
 		return err
 	}
@@ -86,9 +85,10 @@ func (s *Server) dryRun(c echo.Context) error {
 		return err
 	}
 	answer := connector.ImageCheck{WouldCharge: 1, CreditsRemaining: acct.CreditsRemaining,
-		Input: connector.ImageCheckInput{Type: info.Type, Size: info.Size, Width: info.Width, Height: info.Height, SHA256: digest}}
+		Input:  connector.ImageCheckInput{Type: info.Type, Size: info.Size, Width: info.Width, Height: info.Height, SHA256: digest},
+		Output: output}
 	if in.Dedupe == nil || *in.Dedupe {
-		answer.DeduplicatedFrom, err = s.dedupeSource(c, s.owner(key), digest)
+		answer.DeduplicatedFrom, err = s.dedupeSource(c, s.owner(key), digest, in.transform)
 		if err != nil {
 			return err
 		}
@@ -104,12 +104,12 @@ func (s *Server) dryRun(c echo.Context) error {
 // complete from ("" when none, or dedupe is off): the index's entry, or
 // the claimant's, if that job is still there and completed (the worker also
 // checks its file). A claimant still compressing does not count: it may fail.
-func (s *Server) dedupeSource(c echo.Context, owner, digest string) (string, error) {
+func (s *Server) dedupeSource(c echo.Context, owner, digest string, t connector.Transform) (string, error) {
 	if s.cfg.Dedupe == nil || digest == "" {
 		return "", nil
 	}
 	ctx := c.Request().Context()
-	k := connector.DedupeKey{Owner: owner, SHA256: digest, Options: connector.DedupeOptions(nil)}
+	k := connector.DedupeKey{Owner: owner, SHA256: digest, Options: connector.DedupeOptions(&connector.Job{Transform: t})}
 	id, err := s.cfg.Dedupe.DedupeSource(ctx, k)
 	if err != nil || id == "" {
 		return "", err

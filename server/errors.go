@@ -26,6 +26,7 @@ var statusOf = map[connector.ErrorCode]int{
 	connector.ETOOLARGE:     http.StatusRequestEntityTooLarge,
 	connector.EMEDIATYPE:    http.StatusUnsupportedMediaType,
 	connector.EMISMATCH:     http.StatusUnprocessableEntity,
+	connector.ETRANSFORMOFF: http.StatusUnprocessableEntity,
 	connector.EDISABLED:     http.StatusConflict,
 	connector.ETOOMANYHOOKS: http.StatusConflict,
 	connector.ENOCREDITS:    http.StatusTooManyRequests,

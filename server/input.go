@@ -32,6 +32,11 @@ type jobRequest struct {
 	// Dedupe false makes the job compress even an image its key had
 	// compressed already (dedupe.go); absent or true lets it reuse one.
 	Dedupe *bool `json:"dedupe"`
+	// transformJSON holds the job's resize, convert and preserve
+	// (transforminput.go); transform is them put together and checked.
+	transformJSON
+	transformText map[string]string
+	transform     connector.Transform
 
 	kind connector.InputKind
 	// image is the decoded base64 or the uploaded file, in chunks: read
@@ -90,6 +95,9 @@ func (s *Server) readJobRequest(c echo.Context) (*jobRequest, error) {
 		return nil, err
 	}
 	if err := in.parseDedupe(); err != nil {
+		return nil, err
+	}
+	if err := in.resolveTransform(connector.Transform{}); err != nil {
 		return nil, err
 	}
 	if in.Metadata, err = checkMetadata("metadata", in.Metadata); err != nil {
@@ -296,11 +304,12 @@ func readMultipartJob(c echo.Context, boundary string, checkKey func(string) err
 			in.base64 = res
 			continue
 		}
-		file, ok := fileOrField(part, !textFields[name])
+		text := textFields[name] || transformTextFields[name]
+		file, ok := fileOrField(part, !text)
 		if !ok {
 			return nil, unknownField(name, jobFields())
 		}
-		if textFields[name] && part.FileName() == "" {
+		if text && part.FileName() == "" {
 			val, err := io.ReadAll(io.LimitReader(part, maxTextPart+1))
 			if err != nil {
 				return nil, multipartError(err)
@@ -379,6 +388,10 @@ func (in *jobRequest) setText(name, val string) {
 		in.Metadata = json.RawMessage(val)
 	case "dedupe":
 		in.dedupeText = strings.TrimSpace(val)
+	default:
+		if transformTextFields[name] {
+			in.setTransformText(name, val)
+		}
 	}
 }
 
@@ -474,6 +487,10 @@ func (in *jobRequest) fingerprint() string {
 	}
 	if in.Dedupe != nil { // absent adds nothing: keys recorded before dedupe still match
 		fmt.Fprintf(h, "dedupe=%t", *in.Dedupe)
+		h.Write([]byte{0})
+	}
+	if t := in.transform.Canonical(); t != "" { // absent adds nothing, as dedupe
+		h.Write([]byte(t))
 		h.Write([]byte{0})
 	}
 	in.image.WriteTo(h) // chunk by chunk; nothing when there is no image

@@ -338,6 +338,7 @@ func (s *Server) jobRecord(id, owner, key string, in *jobRequest) *connector.Job
 		SealedKey:   s.cfg.Keyring.Seal(key),
 		CallbackURL: in.CallbackURL,
 		Dedupe:      in.Dedupe,
+		Transform:   in.transform,
 	}
 	if in.CallbackURL != "" {
 		job.Callback = &connector.DeliveryState{Status: connector.DeliveryPending}

@@ -21,6 +21,8 @@ var rawImageTypes = map[string]bool{
 	"image/jpg":                true,
 	"image/webp":               true,
 	"image/avif":               true,
+	"image/heic":               true, // converted first (transforminput.go)
+	"image/heif":               true,
 }
 
 // isRawImage reports whether a Content-Type names an image body.
@@ -46,6 +48,11 @@ func readRawJob(c echo.Context) (*jobRequest, error) {
 	for _, name := range []string{"filename", "callback_url", "metadata", "dedupe"} {
 		if v := q.Get(name); v != "" {
 			in.setText(name, v)
+		}
+	}
+	for name := range transformTextFields {
+		if q.Has(name) {
+			in.setTransformText(name, q.Get(name))
 		}
 	}
 	if in.Filename == "" {

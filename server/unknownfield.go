@@ -59,7 +59,7 @@ func jsonFields(v any) []string {
 	var out []string
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !f.IsExported() {
+		if !f.IsExported() && !f.Anonymous { // an embedded struct's fields are promoted, exported or not
 			continue
 		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")

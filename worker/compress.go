@@ -173,8 +173,9 @@ func (w *Worker) live(ctx context.Context, r *run) outcome {
 		w.callNotMade(ctx, r)
 		return outcome{kind: completed, answer: answer, repeat: true, waited: waited}
 	}
-	// Transforms (resize, convert) go here, as one step on img before the
-	// call: the upstream compresses what they made.
+	if img, input, err = w.transform(ctx, r, img, input); err != nil { // transform.go
+		return erredWith(err)
+	}
 	call, err := w.beginCall(ctx, r)
 	if err != nil {
 		return erredWith(err)
@@ -183,6 +184,7 @@ func (w *Worker) live(ctx context.Context, r *run) outcome {
 	if err != nil {
 		return erredWith(err)
 	}
+	restoreMetadata(r, img, input, c) // transform.go
 	if err := w.crashAt("answered", r.jobID); err != nil {
 		return erredWith(err)
 	}
@@ -430,6 +432,9 @@ func (w *Worker) keep(ctx context.Context, r *run, call int, in connector.JobInp
 		Filename:         filenameFor(in.Filename, mime),
 		UpstreamJobID:    c.UpstreamJobID,
 	}}
+	if c.Width > 0 { // a transformed image (transform.go)
+		answer.Result.Type, answer.Result.Width, answer.Result.Height = mime, c.Width, c.Height
+	}
 	if answer.Result.CompressedSize == 0 {
 		answer.Result.CompressedSize = c.Data.Size()
 	}

@@ -51,7 +51,7 @@ func (w *Worker) repeatOf(ctx context.Context, r *run, img *image) (answer *conn
 		r.input.SHA256 = img.sha256
 	}
 	idx := w.cfg.Dedupe
-	k, ok := connector.DedupeKeyOf(&connector.Job{Owner: r.job.Owner, Input: *r.input})
+	k, ok := connector.DedupeKeyOf(&connector.Job{Owner: r.job.Owner, Input: *r.input, Transform: r.job.Transform})
 	if idx == nil || !ok || !r.job.Deduplicates() {
 		return nil, false
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/connector/imaging"
 )
 
 // image is a job's input as the call sends it, read once front to back:
@@ -19,6 +20,11 @@ type image struct {
 	sha256   string // hex SHA-256 of a fetched image, hashed as it came ("" for a stored one)
 	body     io.Reader
 	closer   io.Closer // the blob; nil for a fetched image
+	// shape is what a transformed image is (transform.go); nil when the
+	// input goes as it came. metadata is the EXIF block to write into the
+	// compressed result (preserve).
+	shape    *imaging.Info
+	metadata []byte
 	// readErr is the first error reading body. Compress reads the image in
 	// a goroutine of its own but returns only after it stopped, so the
 	// caller reads this after Compress without a race.
@@ -47,7 +53,7 @@ func openStoredImage(ctx context.Context, blobs connector.BlobStore, jobID strin
 		return nil, storedImageError(err)
 	}
 	return &image{
-		mimeType: connector.SniffImageType(head),
+		mimeType: connector.SniffInputType(head),
 		size:     blob.Size,
 		body:     io.MultiReader(bytes.NewReader(head), blob),
 		closer:   blob,

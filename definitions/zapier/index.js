@@ -152,6 +152,63 @@ module.exports = {
             "required": false,
             "type": "boolean",
           },
+          {
+            "helpText": "New size, in pixels: 1600x (1600 wide), x900 (900 high) or 400x400 (a box; see Resize Method). Never enlarges unless Enlarge is set. At most 16384 a side. Free: the job still costs one credit.",
+            "key": "resize",
+            "label": "Resize",
+            "placeholder": "1600x",
+            "required": false,
+            "type": "string",
+          },
+          {
+            "choices": [
+              "scale",
+              "fit",
+              "cover",
+            ],
+            "helpText": "scale: one side given, proportions kept; fit: inside the box, proportions kept; cover: fills the box exactly, cropped around the most interesting part of the image. Defaults to scale for one side, fit for a box.",
+            "key": "resize_method",
+            "label": "Resize Method",
+            "required": false,
+            "type": "string",
+          },
+          {
+            "default": "false",
+            "helpText": "Allow the image to get bigger than it is. Off by default: a smaller image keeps its size.",
+            "key": "resize_enlarge",
+            "label": "Enlarge",
+            "required": false,
+            "type": "boolean",
+          },
+          {
+            "choices": [
+              "webp",
+              "avif",
+              "jpeg",
+              "png",
+            ],
+            "helpText": "The result's format: webp or avif for the web, jpeg for email. Leave empty to keep the image's own format (HEIC photos become JPEG).",
+            "key": "convert",
+            "label": "Convert To",
+            "required": false,
+            "type": "string",
+          },
+          {
+            "helpText": "Colour (#rrggbb) that fills transparency when the new format has none (JPEG). Defaults to white.",
+            "key": "background",
+            "label": "Background",
+            "placeholder": "#ffffff",
+            "required": false,
+            "type": "string",
+          },
+          {
+            "helpText": "Metadata to keep, comma-separated: copyright (copyright and artist), creation (date taken), location (GPS). By default the result carries none. Orientation is always applied to the pixels.",
+            "key": "preserve",
+            "label": "Keep Metadata",
+            "placeholder": "copyright,creation",
+            "required": false,
+            "type": "string",
+          },
         ],
         "outputFields": [
           {
@@ -202,12 +259,36 @@ module.exports = {
             "sample": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
             "type": "string",
           },
+          {
+            "key": "output__type",
+            "label": "Result Type",
+            "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "output__width",
+            "label": "Result Width",
+            "sample": 1600,
+            "type": "integer",
+          },
+          {
+            "key": "output__height",
+            "label": "Result Height",
+            "sample": 1200,
+            "type": "integer",
+          },
         ],
         "perform": {
           "body": {
+            "background": "{{bundle.inputData.background}}",
+            "convert": "{{bundle.inputData.convert}}",
             "dedupe": "{{bundle.inputData.dedupe}}",
             "image_base64": "{{bundle.inputData.image_base64}}",
             "image_url": "{{bundle.inputData.image_url}}",
+            "preserve": "{{bundle.inputData.preserve}}",
+            "resize": "{{bundle.inputData.resize}}",
+            "resize_enlarge": "{{bundle.inputData.resize_enlarge}}",
+            "resize_method": "{{bundle.inputData.resize_method}}",
           },
           "method": "POST",
           "removeMissingValuesFrom": {
@@ -225,6 +306,11 @@ module.exports = {
             "size": 2483114,
             "type": "image/jpeg",
             "width": 4032,
+          },
+          "output": {
+            "height": 1200,
+            "type": "image/jpeg",
+            "width": 1600,
           },
           "would_charge": 0,
         },
@@ -278,6 +364,63 @@ module.exports = {
             "label": "Reuse Earlier Result",
             "required": false,
             "type": "boolean",
+          },
+          {
+            "helpText": "New size, in pixels: 1600x (1600 wide), x900 (900 high) or 400x400 (a box; see Resize Method). Never enlarges unless Enlarge is set. At most 16384 a side. Free: the job still costs one credit.",
+            "key": "resize",
+            "label": "Resize",
+            "placeholder": "1600x",
+            "required": false,
+            "type": "string",
+          },
+          {
+            "choices": [
+              "scale",
+              "fit",
+              "cover",
+            ],
+            "helpText": "scale: one side given, proportions kept; fit: inside the box, proportions kept; cover: fills the box exactly, cropped around the most interesting part of the image. Defaults to scale for one side, fit for a box.",
+            "key": "resize_method",
+            "label": "Resize Method",
+            "required": false,
+            "type": "string",
+          },
+          {
+            "default": "false",
+            "helpText": "Allow the image to get bigger than it is. Off by default: a smaller image keeps its size.",
+            "key": "resize_enlarge",
+            "label": "Enlarge",
+            "required": false,
+            "type": "boolean",
+          },
+          {
+            "choices": [
+              "webp",
+              "avif",
+              "jpeg",
+              "png",
+            ],
+            "helpText": "The result's format: webp or avif for the web, jpeg for email. Leave empty to keep the image's own format (HEIC photos become JPEG).",
+            "key": "convert",
+            "label": "Convert To",
+            "required": false,
+            "type": "string",
+          },
+          {
+            "helpText": "Colour (#rrggbb) that fills transparency when the new format has none (JPEG). Defaults to white.",
+            "key": "background",
+            "label": "Background",
+            "placeholder": "#ffffff",
+            "required": false,
+            "type": "string",
+          },
+          {
+            "helpText": "Metadata to keep, comma-separated: copyright (copyright and artist), creation (date taken), location (GPS). By default the result carries none. Orientation is always applied to the pixels.",
+            "key": "preserve",
+            "label": "Keep Metadata",
+            "placeholder": "copyright,creation",
+            "required": false,
+            "type": "string",
           },
         ],
         "outputFields": [
@@ -464,6 +607,42 @@ module.exports = {
             "type": "boolean",
           },
           {
+            "key": "input__type",
+            "label": "Input Type",
+            "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "input__width",
+            "label": "Input Width",
+            "sample": 4032,
+            "type": "integer",
+          },
+          {
+            "key": "input__height",
+            "label": "Input Height",
+            "sample": 3024,
+            "type": "integer",
+          },
+          {
+            "key": "result__type",
+            "label": "Result Type",
+            "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "result__width",
+            "label": "Result Width",
+            "sample": 1600,
+            "type": "integer",
+          },
+          {
+            "key": "result__height",
+            "label": "Result Height",
+            "sample": 1200,
+            "type": "integer",
+          },
+          {
             "key": "file",
             "label": "Compressed File",
             "type": "file",
@@ -472,7 +651,7 @@ module.exports = {
         "perform": async function (z, bundle) {
           const request = { method: "POST", url: "https://imgflow.example.com/v1/jobs?wait=25" };
           request.body = {};
-          for (const key of ["image_url", "image_base64", "filename", "metadata", "dedupe"]) {
+          for (const key of ["image_url", "image_base64", "filename", "metadata", "dedupe", "resize", "resize_method", "resize_enlarge", "convert", "background", "preserve"]) {
             const value = bundle.inputData[key];
             if (value !== undefined && value !== null && value !== '') request.body[key] = value;
           }
@@ -492,14 +671,21 @@ module.exports = {
           "id": "01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f",
           "input": {
             "filename": "team-offsite.jpg",
+            "height": 3024,
             "kind": "url",
             "mime_type": "image/jpeg",
             "sha256": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
             "size": 2483114,
+            "type": "image/jpeg",
             "url": "https://images.example.com/photos/team-offsite.jpg",
+            "width": 4032,
           },
           "metadata": {
             "record_id": "rec_8812",
+          },
+          "resize": {
+            "method": "scale",
+            "width": 1600,
           },
           "result": {
             "compressed_size": 612880,
@@ -507,8 +693,11 @@ module.exports = {
             "credits_remaining": 498,
             "file_url": "https://imgflow.example.com/v1/jobs/01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f/file?token=eyJleHAiOjE3OTM4NzQ2MDB9.Qm9fZ3Vlc3M",
             "filename": "team-offsite.jpg",
+            "height": 1200,
             "mime_type": "image/jpeg",
             "original_size": 2483114,
+            "type": "image/jpeg",
+            "width": 1600,
           },
           "started_at": "2026-11-21T09:30:00.12Z",
           "status": "completed",
@@ -566,6 +755,63 @@ module.exports = {
             "required": false,
             "type": "boolean",
           },
+          {
+            "helpText": "New size, in pixels: 1600x (1600 wide), x900 (900 high) or 400x400 (a box; see Resize Method). Never enlarges unless Enlarge is set. At most 16384 a side. Free: the job still costs one credit.",
+            "key": "resize",
+            "label": "Resize",
+            "placeholder": "1600x",
+            "required": false,
+            "type": "string",
+          },
+          {
+            "choices": [
+              "scale",
+              "fit",
+              "cover",
+            ],
+            "helpText": "scale: one side given, proportions kept; fit: inside the box, proportions kept; cover: fills the box exactly, cropped around the most interesting part of the image. Defaults to scale for one side, fit for a box.",
+            "key": "resize_method",
+            "label": "Resize Method",
+            "required": false,
+            "type": "string",
+          },
+          {
+            "default": "false",
+            "helpText": "Allow the image to get bigger than it is. Off by default: a smaller image keeps its size.",
+            "key": "resize_enlarge",
+            "label": "Enlarge",
+            "required": false,
+            "type": "boolean",
+          },
+          {
+            "choices": [
+              "webp",
+              "avif",
+              "jpeg",
+              "png",
+            ],
+            "helpText": "The result's format: webp or avif for the web, jpeg for email. Leave empty to keep the image's own format (HEIC photos become JPEG).",
+            "key": "convert",
+            "label": "Convert To",
+            "required": false,
+            "type": "string",
+          },
+          {
+            "helpText": "Colour (#rrggbb) that fills transparency when the new format has none (JPEG). Defaults to white.",
+            "key": "background",
+            "label": "Background",
+            "placeholder": "#ffffff",
+            "required": false,
+            "type": "string",
+          },
+          {
+            "helpText": "Metadata to keep, comma-separated: copyright (copyright and artist), creation (date taken), location (GPS). By default the result carries none. Orientation is always applied to the pixels.",
+            "key": "preserve",
+            "label": "Keep Metadata",
+            "placeholder": "copyright,creation",
+            "required": false,
+            "type": "string",
+          },
         ],
         "outputFields": [
           {
@@ -751,6 +997,42 @@ module.exports = {
             "type": "boolean",
           },
           {
+            "key": "input__type",
+            "label": "Input Type",
+            "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "input__width",
+            "label": "Input Width",
+            "sample": 4032,
+            "type": "integer",
+          },
+          {
+            "key": "input__height",
+            "label": "Input Height",
+            "sample": 3024,
+            "type": "integer",
+          },
+          {
+            "key": "result__type",
+            "label": "Result Type",
+            "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "result__width",
+            "label": "Result Width",
+            "sample": 1600,
+            "type": "integer",
+          },
+          {
+            "key": "result__height",
+            "label": "Result Height",
+            "sample": 1200,
+            "type": "integer",
+          },
+          {
             "key": "file",
             "label": "Compressed File",
             "type": "file",
@@ -758,7 +1040,7 @@ module.exports = {
         ],
         "perform": async function (z, bundle) {
           const body = { callback_url: z.generateCallbackUrl() };
-          for (const key of ["image_url", "image_base64", "filename", "metadata", "dedupe"]) {
+          for (const key of ["image_url", "image_base64", "filename", "metadata", "dedupe", "resize", "resize_method", "resize_enlarge", "convert", "background", "preserve"]) {
             const value = bundle.inputData[key];
             if (value !== undefined && value !== null && value !== '') body[key] = value;
           }
@@ -783,14 +1065,21 @@ module.exports = {
           "id": "01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f",
           "input": {
             "filename": "team-offsite.jpg",
+            "height": 3024,
             "kind": "url",
             "mime_type": "image/jpeg",
             "sha256": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
             "size": 2483114,
+            "type": "image/jpeg",
             "url": "https://images.example.com/photos/team-offsite.jpg",
+            "width": 4032,
           },
           "metadata": {
             "record_id": "rec_8812",
+          },
+          "resize": {
+            "method": "scale",
+            "width": 1600,
           },
           "result": {
             "compressed_size": 612880,
@@ -798,8 +1087,11 @@ module.exports = {
             "credits_remaining": 498,
             "file_url": "https://imgflow.example.com/v1/jobs/01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f/file?token=eyJleHAiOjE3OTM4NzQ2MDB9.Qm9fZ3Vlc3M",
             "filename": "team-offsite.jpg",
+            "height": 1200,
             "mime_type": "image/jpeg",
             "original_size": 2483114,
+            "type": "image/jpeg",
+            "width": 1600,
           },
           "started_at": "2026-11-21T09:30:00.12Z",
           "status": "completed",
@@ -860,6 +1152,63 @@ module.exports = {
             "helpText": "Your own key/value pairs for the whole batch (such as an import id), echoed back on the batch and its batch.finished event.",
             "key": "metadata",
             "label": "Batch Metadata",
+            "required": false,
+            "type": "string",
+          },
+          {
+            "helpText": "New size, in pixels: 1600x (1600 wide), x900 (900 high) or 400x400 (a box; see Resize Method). Never enlarges unless Enlarge is set. At most 16384 a side. Free: the job still costs one credit.",
+            "key": "resize",
+            "label": "Resize",
+            "placeholder": "1600x",
+            "required": false,
+            "type": "string",
+          },
+          {
+            "choices": [
+              "scale",
+              "fit",
+              "cover",
+            ],
+            "helpText": "scale: one side given, proportions kept; fit: inside the box, proportions kept; cover: fills the box exactly, cropped around the most interesting part of the image. Defaults to scale for one side, fit for a box.",
+            "key": "resize_method",
+            "label": "Resize Method",
+            "required": false,
+            "type": "string",
+          },
+          {
+            "default": "false",
+            "helpText": "Allow the image to get bigger than it is. Off by default: a smaller image keeps its size.",
+            "key": "resize_enlarge",
+            "label": "Enlarge",
+            "required": false,
+            "type": "boolean",
+          },
+          {
+            "choices": [
+              "webp",
+              "avif",
+              "jpeg",
+              "png",
+            ],
+            "helpText": "The result's format: webp or avif for the web, jpeg for email. Leave empty to keep the image's own format (HEIC photos become JPEG).",
+            "key": "convert",
+            "label": "Convert To",
+            "required": false,
+            "type": "string",
+          },
+          {
+            "helpText": "Colour (#rrggbb) that fills transparency when the new format has none (JPEG). Defaults to white.",
+            "key": "background",
+            "label": "Background",
+            "placeholder": "#ffffff",
+            "required": false,
+            "type": "string",
+          },
+          {
+            "helpText": "Metadata to keep, comma-separated: copyright (copyright and artist), creation (date taken), location (GPS). By default the result carries none. Orientation is always applied to the pixels.",
+            "key": "preserve",
+            "label": "Keep Metadata",
+            "placeholder": "copyright,creation",
             "required": false,
             "type": "string",
           },
@@ -1104,6 +1453,36 @@ module.exports = {
                 "label": "Charge Uncertain",
                 "type": "boolean",
               },
+              {
+                "key": "input__type",
+                "label": "Input Type",
+                "type": "string",
+              },
+              {
+                "key": "input__width",
+                "label": "Input Width",
+                "type": "integer",
+              },
+              {
+                "key": "input__height",
+                "label": "Input Height",
+                "type": "integer",
+              },
+              {
+                "key": "result__type",
+                "label": "Result Type",
+                "type": "string",
+              },
+              {
+                "key": "result__width",
+                "label": "Result Width",
+                "type": "integer",
+              },
+              {
+                "key": "result__height",
+                "label": "Result Height",
+                "type": "integer",
+              },
             ],
             "key": "jobs",
             "label": "Jobs",
@@ -1129,7 +1508,7 @@ module.exports = {
             return out;
           }).filter((record) => Object.keys(record).length > 0);
           request.body = {};
-          for (const key of ["items", "metadata"]) {
+          for (const key of ["items", "metadata", "resize", "resize_method", "resize_enlarge", "convert", "background", "preserve"]) {
             const value = bundle.inputData[key];
             if (value !== undefined && value !== null && value !== '') request.body[key] = value;
           }
@@ -1158,14 +1537,21 @@ module.exports = {
               "index": 0,
               "input": {
                 "filename": "team-offsite.jpg",
+                "height": 3024,
                 "kind": "url",
                 "mime_type": "image/jpeg",
                 "sha256": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
                 "size": 2483114,
+                "type": "image/jpeg",
                 "url": "https://images.example.com/photos/team-offsite.jpg",
+                "width": 4032,
               },
               "metadata": {
                 "record_id": "rec_8812",
+              },
+              "resize": {
+                "method": "scale",
+                "width": 1600,
               },
               "result": {
                 "compressed_size": 612880,
@@ -1173,8 +1559,11 @@ module.exports = {
                 "credits_remaining": 498,
                 "file_url": "https://imgflow.example.com/v1/jobs/01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f/file?token=eyJleHAiOjE3OTM4NzQ2MDB9.Qm9fZ3Vlc3M",
                 "filename": "team-offsite.jpg",
+                "height": 1200,
                 "mime_type": "image/jpeg",
                 "original_size": 2483114,
+                "type": "image/jpeg",
+                "width": 1600,
               },
               "started_at": "2026-11-21T09:30:00.12Z",
               "status": "completed",
@@ -1192,14 +1581,21 @@ module.exports = {
               "index": 1,
               "input": {
                 "filename": "team-offsite.jpg",
+                "height": 3024,
                 "kind": "url",
                 "mime_type": "image/jpeg",
                 "sha256": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
                 "size": 2483114,
+                "type": "image/jpeg",
                 "url": "https://images.example.com/photos/team-offsite.jpg",
+                "width": 4032,
               },
               "metadata": {
                 "record_id": "rec_8812",
+              },
+              "resize": {
+                "method": "scale",
+                "width": 1600,
               },
               "result": {
                 "compressed_size": 612880,
@@ -1207,8 +1603,11 @@ module.exports = {
                 "credits_remaining": 498,
                 "file_url": "https://imgflow.example.com/v1/jobs/01937a61-2b3c-7d4e-8f50-6a7b8c9d0e1f/file?token=eyJleHAiOjE3OTM4NzgyMDB9.TmV3X3Rva2Vu",
                 "filename": "team-offsite.jpg",
+                "height": 1200,
                 "mime_type": "image/jpeg",
                 "original_size": 2483114,
+                "type": "image/jpeg",
+                "width": 1600,
               },
               "started_at": "2026-11-21T10:30:00.04Z",
               "status": "completed",
@@ -1232,14 +1631,21 @@ module.exports = {
               "index": 2,
               "input": {
                 "filename": "banner.png",
+                "height": 3024,
                 "kind": "url",
                 "mime_type": "image/png",
                 "sha256": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
                 "size": 2483114,
+                "type": "image/jpeg",
                 "url": "https://images.example.com/photos/banner.png",
+                "width": 4032,
               },
               "metadata": {
                 "record_id": "rec_8812",
+              },
+              "resize": {
+                "method": "scale",
+                "width": 1600,
               },
               "started_at": "2026-11-21T09:30:00.12Z",
               "status": "failed",
@@ -1472,6 +1878,42 @@ module.exports = {
             "type": "boolean",
           },
           {
+            "key": "input__type",
+            "label": "Input Type",
+            "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "input__width",
+            "label": "Input Width",
+            "sample": 4032,
+            "type": "integer",
+          },
+          {
+            "key": "input__height",
+            "label": "Input Height",
+            "sample": 3024,
+            "type": "integer",
+          },
+          {
+            "key": "result__type",
+            "label": "Result Type",
+            "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "result__width",
+            "label": "Result Width",
+            "sample": 1600,
+            "type": "integer",
+          },
+          {
+            "key": "result__height",
+            "label": "Result Height",
+            "sample": 1200,
+            "type": "integer",
+          },
+          {
             "key": "file",
             "label": "Compressed File",
             "type": "file",
@@ -1500,14 +1942,21 @@ module.exports = {
           "id": "01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f",
           "input": {
             "filename": "team-offsite.jpg",
+            "height": 3024,
             "kind": "url",
             "mime_type": "image/jpeg",
             "sha256": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
             "size": 2483114,
+            "type": "image/jpeg",
             "url": "https://images.example.com/photos/team-offsite.jpg",
+            "width": 4032,
           },
           "metadata": {
             "record_id": "rec_8812",
+          },
+          "resize": {
+            "method": "scale",
+            "width": 1600,
           },
           "result": {
             "compressed_size": 612880,
@@ -1515,8 +1964,11 @@ module.exports = {
             "credits_remaining": 498,
             "file_url": "https://imgflow.example.com/v1/jobs/01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f/file?token=eyJleHAiOjE3OTM4NzQ2MDB9.Qm9fZ3Vlc3M",
             "filename": "team-offsite.jpg",
+            "height": 1200,
             "mime_type": "image/jpeg",
             "original_size": 2483114,
+            "type": "image/jpeg",
+            "width": 1600,
           },
           "started_at": "2026-11-21T09:30:00.12Z",
           "status": "completed",
@@ -1962,6 +2414,42 @@ module.exports = {
             "type": "boolean",
           },
           {
+            "key": "input__type",
+            "label": "Input Type",
+            "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "input__width",
+            "label": "Input Width",
+            "sample": 4032,
+            "type": "integer",
+          },
+          {
+            "key": "input__height",
+            "label": "Input Height",
+            "sample": 3024,
+            "type": "integer",
+          },
+          {
+            "key": "result__type",
+            "label": "Result Type",
+            "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "result__width",
+            "label": "Result Width",
+            "sample": 1600,
+            "type": "integer",
+          },
+          {
+            "key": "result__height",
+            "label": "Result Height",
+            "sample": 1200,
+            "type": "integer",
+          },
+          {
             "key": "file",
             "label": "Compressed File",
             "type": "file",
@@ -2006,14 +2494,21 @@ module.exports = {
           "id": "01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f",
           "input": {
             "filename": "team-offsite.jpg",
+            "height": 3024,
             "kind": "url",
             "mime_type": "image/jpeg",
             "sha256": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
             "size": 2483114,
+            "type": "image/jpeg",
             "url": "https://images.example.com/photos/team-offsite.jpg",
+            "width": 4032,
           },
           "metadata": {
             "record_id": "rec_8812",
+          },
+          "resize": {
+            "method": "scale",
+            "width": 1600,
           },
           "result": {
             "compressed_size": 612880,
@@ -2021,8 +2516,11 @@ module.exports = {
             "credits_remaining": 498,
             "file_url": "https://imgflow.example.com/v1/jobs/01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f/file?token=eyJleHAiOjE3OTM4NzQ2MDB9.Qm9fZ3Vlc3M",
             "filename": "team-offsite.jpg",
+            "height": 1200,
             "mime_type": "image/jpeg",
             "original_size": 2483114,
+            "type": "image/jpeg",
+            "width": 1600,
           },
           "started_at": "2026-11-21T09:30:00.12Z",
           "status": "completed",
@@ -2237,6 +2735,42 @@ module.exports = {
             "type": "boolean",
           },
           {
+            "key": "input__type",
+            "label": "Input Type",
+            "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "input__width",
+            "label": "Input Width",
+            "sample": 4032,
+            "type": "integer",
+          },
+          {
+            "key": "input__height",
+            "label": "Input Height",
+            "sample": 3024,
+            "type": "integer",
+          },
+          {
+            "key": "result__type",
+            "label": "Result Type",
+            "sample": "image/jpeg",
+            "type": "string",
+          },
+          {
+            "key": "result__width",
+            "label": "Result Width",
+            "sample": 1600,
+            "type": "integer",
+          },
+          {
+            "key": "result__height",
+            "label": "Result Height",
+            "sample": 1200,
+            "type": "integer",
+          },
+          {
             "key": "file",
             "label": "Compressed File",
             "type": "file",
@@ -2263,14 +2797,21 @@ module.exports = {
           "id": "01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f",
           "input": {
             "filename": "team-offsite.jpg",
+            "height": 3024,
             "kind": "url",
             "mime_type": "image/jpeg",
             "sha256": "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d",
             "size": 2483114,
+            "type": "image/jpeg",
             "url": "https://images.example.com/photos/team-offsite.jpg",
+            "width": 4032,
           },
           "metadata": {
             "record_id": "rec_8812",
+          },
+          "resize": {
+            "method": "scale",
+            "width": 1600,
           },
           "result": {
             "compressed_size": 612880,
@@ -2278,8 +2819,11 @@ module.exports = {
             "credits_remaining": 498,
             "file_url": "https://imgflow.example.com/v1/jobs/01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f/file?token=eyJleHAiOjE3OTM4NzQ2MDB9.Qm9fZ3Vlc3M",
             "filename": "team-offsite.jpg",
+            "height": 1200,
             "mime_type": "image/jpeg",
             "original_size": 2483114,
+            "type": "image/jpeg",
+            "width": 1600,
           },
           "started_at": "2026-11-21T09:30:00.12Z",
           "status": "completed",

@@ -39,6 +39,7 @@ type job struct {
 		OriginalSize   int64  `json:"original_size"`
 		CompressedSize int64  `json:"compressed_size"`
 		FileURL        string `json:"file_url"`
+		MIMEType       string `json:"mime_type"`
 	} `json:"result"`
 	Error *struct {
 		Code    string `json:"code"`

@@ -59,6 +59,8 @@ type Options struct {
 	Stdout, Stderr io.Writer
 	// PollEvery is how often unfinished batches are read. Default 300ms.
 	PollEvery time.Duration
+	// Transform resizes, converts and keeps metadata (transform.go).
+	Transform Transform
 }
 
 // Batch limits: the API takes 100 files and 64 MiB per multipart batch.
@@ -93,6 +95,10 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if o.InPlace == (o.Out != "") {
 		return Summary{}, errors.New("give exactly one of --out DIR and --in-place")
 	}
+	if err := o.Transform.check(o.InPlace); err != nil {
+		return Summary{}, err
+	}
+	o.Fields = o.Transform.addFields(o.Fields)
 	if len(o.Paths) == 0 {
 		return Summary{}, errors.New("name at least one file, folder or glob")
 	}
@@ -119,6 +125,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	path = o.Transform.statePath(path) // other options: another run's record
 	st, err := loadState(path)
 	if err != nil {
 		return Summary{}, err
@@ -188,7 +195,7 @@ func (r *run) all(ctx context.Context, files []*file) error {
 		}
 		fs := r.st.of(f)
 		switch {
-		case r.st.done(f) && (r.o.InPlace || exists(r.outPath(f))):
+		case r.st.done(f) && (r.o.InPlace || exists(r.o.Transform.outputPath(r.outPath(f)))):
 			r.report(result{File: f.Path, Status: "skipped"})
 		case f.Size > maxImageSize:
 			r.report(result{File: f.Path, Status: "failed", ErrorCode: "too_large", Error: "over the 10 MiB limit"})
@@ -309,7 +316,7 @@ func (r *run) take(ctx context.Context, f *file, j *job) error {
 		r.report(res)
 		return nil
 	}
-	dest := r.outPath(f)
+	dest := destPath(r.outPath(f), j.Result.MIMEType) // a conversion changes the extension
 	tmp, err := r.c.download(ctx, j, dest)
 	if err != nil {
 		var ue *UnreachableError
@@ -328,7 +335,7 @@ func (r *run) take(ctx context.Context, f *file, j *job) error {
 	switch {
 	case err != nil:
 		os.Remove(tmp)
-	case res.CompressedSize < f.Size:
+	case res.CompressedSize < f.Size || !r.o.Transform.IsZero(): // a transform is taken as asked
 		err = install(tmp, dest, f.Info, r.o.KeepMtime)
 	case r.o.InPlace: // not smaller: the file stays as it is
 		res.Status = "kept"

@@ -127,3 +127,26 @@ test('the package is a community node package with the names flows rely on', () 
 	assert.equal(node.usableAsTool, true);
 	for (const f of [...pkg.n8n.nodes, ...pkg.n8n.credentials]) require(`../${f}`);
 });
+
+test('resize, convert and keep metadata are an Image Options collection of Compress, Check and Compress Many', () => {
+	const { transformFields, transformCollection } = require('../dist/nodes/Imgflow/catalog');
+	for (const operation of ['compress', 'check', 'compressMany']) {
+		const coll = node.properties.find(
+			(p) => p.name === transformCollection && p.displayOptions.show.operation.includes(operation),
+		);
+		assert.ok(coll, `no Image Options collection for image:${operation}`);
+		assert.equal(coll.type, 'collection');
+		assert.deepEqual(
+			coll.options.map((o) => o.name).sort(),
+			transformFields.map((k) => paramName('compress_image', { key: k })).sort(),
+			`image:${operation} Image Options`,
+		);
+		const extra = node.properties.find(
+			(p) => p.name === 'additionalFields' && p.displayOptions.show.operation.includes(operation),
+		);
+		const names = transformFields.map((k) => paramName('compress_image', { key: k }));
+		for (const o of extra?.options ?? []) {
+			assert.ok(!names.includes(o.name), `${o.name} is also in Additional Fields`);
+		}
+	}
+});

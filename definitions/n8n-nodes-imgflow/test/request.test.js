@@ -111,6 +111,9 @@ test('image types are told by their bytes, as the API does', () => {
 	]) {
 		assert.equal(sniffImageType(fs.readFileSync(path.join(images, file))), type, file);
 	}
+	// A phone's HEIC photo (imgflow converts it before compressing): its ftyp box.
+	const heic = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypheic\0\0\0\0mif1heic', 'latin1')]);
+	assert.equal(sniffImageType(heic), 'image/heic');
 });
 
 test('a multipart body without extra fields holds only the file part', () => {

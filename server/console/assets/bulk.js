@@ -4,7 +4,7 @@
 // all" fetches the batch's ZIP with the key in a header, never in a URL.
 import { api, ApiError } from './api.js';
 import { bytes, saving, el } from './format.js';
-import { onSeveralFiles } from './try.js';
+import { onSeveralFiles, transform } from './try.js';
 
 const $ = (id) => document.getElementById(id);
 const perBatch = 100;
@@ -24,8 +24,8 @@ async function start(files) {
   const body = $('bulk-rows');
   body.replaceChildren();
   const rows = files.map((f) => {
-    const cells = { status: el('td', {}, 'uploading'), size: el('td', {}, bytes(f.size)), after: el('td', {}, '–'), saved: el('td', {}, '–') };
-    body.append(el('tr', {}, el('td', {}, f.name), cells.status, cells.size, cells.after, cells.saved));
+    const cells = { status: el('td', {}, 'uploading'), size: el('td', {}, bytes(f.size)), after: el('td', {}, '–'), dims: el('td', {}, '–'), saved: el('td', {}, '–') };
+    body.append(el('tr', {}, el('td', {}, f.name), cells.status, cells.size, cells.after, cells.dims, cells.saved));
     return { file: f, cells, job: null };
   });
   $('bulk').hidden = false;
@@ -35,6 +35,7 @@ async function start(files) {
   for (let i = 0; i < rows.length; i += perBatch) {
     const part = rows.slice(i, i + perBatch);
     const form = new FormData();
+    for (const [k, v] of Object.entries(transform())) form.append(k, v); // the batch's, for every file
     for (const r of part) form.append('file', r.file, r.file.name);
     try {
       const { data } = await api('POST', '/v1/batches', { body: form });
@@ -64,6 +65,7 @@ async function follow(mine, batches, rows) {
           r.cells.status.textContent = job.status === 'failed' && job.error ? `failed: ${job.error.code}` : job.status;
           if (job.result) {
             r.cells.after.textContent = bytes(job.result.compressed_size);
+            if (job.result.width) r.cells.dims.textContent = `${job.result.width} × ${job.result.height}`;
             r.cells.saved.textContent = saving(job.result.original_size, job.result.compressed_size);
           }
           if (job.status === 'completed' || job.status === 'failed') ended++;

@@ -85,10 +85,22 @@ function options() {
   return { callbackURL, metadata };
 }
 
+// transform is the width and format pickers' choice, as the API's flat
+// fields (resize, convert); empty when both are left as they are.
+export function transform() {
+  const out = {};
+  const width = $('try-width').value.trim();
+  if (width) out.resize = `${width}x`;
+  const format = $('try-format').value;
+  if (format) out.convert = format;
+  return out;
+}
+
 // fileRequest is the multipart request of one file.
 export function fileRequest(file) {
   const { callbackURL, metadata } = options();
   const form = new FormData();
+  for (const [k, v] of Object.entries(transform())) form.append(k, v);
   form.append('file', file, file.name);
   if (callbackURL) form.append('callback_url', callbackURL);
   if (metadata) form.append('metadata', JSON.stringify(metadata));
@@ -97,7 +109,7 @@ export function fileRequest(file) {
 
 function urlRequest(imageURL) {
   const { callbackURL, metadata } = options();
-  const body = { image_url: imageURL };
+  const body = { image_url: imageURL, ...transform() };
   if (callbackURL) body.callback_url = callbackURL;
   if (metadata) body.metadata = metadata;
   return { body, imageURL, name: inputName({ url: imageURL }) };
@@ -216,7 +228,7 @@ async function show(job, req) {
   $('before-size').textContent = bytes(r.original_size);
   $('before-dims').textContent = req.file ? dims(before) : '(the image at the URL, not loaded here)';
   $('after-size').textContent = bytes(r.compressed_size);
-  $('after-dims').textContent = dims($('after-img'));
+  $('after-dims').textContent = r.width ? `${r.width} × ${r.height} px` : dims($('after-img'));
   $('try-saving').textContent = saving(r.original_size, r.compressed_size);
   const link = $('try-download');
   link.href = after;

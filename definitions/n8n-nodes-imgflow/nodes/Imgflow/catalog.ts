@@ -121,6 +121,21 @@ export const notOffered: Record<string, string> = {
 	batch_finished: 'offered by the imgflow Trigger node (events: batch.finished)',
 };
 
+/**
+ * The catalog fields of a job's transform (resize, convert, keep metadata:
+ * free on top of the job's one credit): they go to an Image Options
+ * collection of their own, apart from the Additional Fields.
+ */
+export const transformFields = ['resize', 'resize_method', 'resize_enlarge', 'convert', 'background', 'preserve'];
+
+/** The parameter name of the Image Options collection. */
+export const transformCollection = 'imageOptions';
+
+/** The collection an optional catalog field of an operation goes to. */
+export function collectionOf(offer: Offer, field: CatalogField): string {
+	return transformFields.includes(field.key) ? transformCollection : offer.collection;
+}
+
 /** The compress fields that carry the image; the Input Type picks one. */
 export const sourceFields: Record<string, string> = { image_url: 'url', image_base64: 'base64' };
 
@@ -214,6 +229,7 @@ export function catalogProperties(): INodeProperties[] {
 		const op = catalogOperation(key);
 		const show = { resource: [offer.resource], operation: [offer.operation] };
 		const optional: INodeProperties[] = [];
+		const transform: INodeProperties[] = [];
 		for (const field of op.inputs) {
 			if (field.type === 'list') {
 				// One record per input item: the image by the Input Type (the
@@ -241,9 +257,23 @@ export function catalogProperties(): INodeProperties[] {
 				});
 			} else if (field.required) {
 				props.push({ ...prop, required: true, displayOptions: { show } });
+			} else if (collectionOf(offer, field) === transformCollection) {
+				transform.push(prop);
 			} else {
 				optional.push(prop);
 			}
+		}
+		if (transform.length > 0) {
+			props.push({
+				displayName: 'Image Options',
+				name: transformCollection,
+				type: 'collection',
+				placeholder: 'Add Option',
+				description: 'Resize, convert and keep metadata before compressing: free, the job still costs one credit',
+				default: {},
+				displayOptions: { show },
+				options: transform.sort((a, b) => a.displayName.localeCompare(b.displayName)),
+			});
 		}
 		if (optional.length > 0) {
 			props.push({

@@ -4,7 +4,16 @@ import { NodeOperationError, sleep } from 'n8n-workflow';
 import { baseUrl, nodeError, send } from './api';
 import type { BatchRecord } from './batch';
 import { BatchPacker, batchIdempotencyKey, batchRecord, buildBatchRequest, listField } from './batch';
-import { camelCase, catalog, catalogOperation, paramName, recordParamName, sourceFields } from './catalog';
+import {
+	camelCase,
+	catalog,
+	catalogOperation,
+	collectionOf,
+	offers,
+	paramName,
+	recordParamName,
+	sourceFields,
+} from './catalog';
 import { failedJob, withFile } from './operations';
 import { inlineWait } from './request';
 
@@ -89,9 +98,12 @@ export async function compressMany(ctx: Ctx): Promise<INodeExecutionData[]> {
 	const timeout = Number(options.timeout ?? 600);
 	const deadline = Date.now() + timeout * 1000;
 	const batchValues: IDataObject = {};
-	const first = ctx.getNodeParameter('additionalFields', 0, {}) as IDataObject;
+	const collections: Record<string, IDataObject> = {};
 	for (const f of op.inputs) {
-		if (f.type !== 'list') batchValues[f.key] = first[paramName(op.key, f)];
+		if (f.type === 'list') continue;
+		const c = collectionOf(offers[op.key], f); // Additional Fields, or Image Options
+		collections[c] ??= ctx.getNodeParameter(c, 0, {}) as IDataObject;
+		batchValues[f.key] = collections[c][paramName(op.key, f)];
 	}
 
 	const out: INodeExecutionData[] = [];

@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
 import { NodeOperationError, sleep } from 'n8n-workflow';
 
 import { apiError, baseUrl, download, send } from './api';
-import { catalog, offeredOperation, offers, paramName, sourceFields } from './catalog';
+import { catalog, collectionOf, offeredOperation, offers, paramName, sourceFields } from './catalog';
 import type { CatalogOperation } from './catalog';
 import type { Upload } from './request';
 import { buildRequest, idempotencyKey, inlineWait, sniffImageType } from './request';
@@ -45,14 +45,18 @@ function opKey(op: CatalogOperation): string {
 /** The catalog field values of an item, by the API's field names. */
 function fieldValues(ctx: Ctx, op: CatalogOperation, i: number, skip: string[] = []): IDataObject {
 	const offer = offers[opKey(op)];
-	const collection = ctx.getNodeParameter(offer.collection, i, {}) as IDataObject;
+	const collections: Record<string, IDataObject> = {};
 	const values: IDataObject = {};
 	for (const field of op.inputs) {
 		if (skip.includes(field.key)) continue;
 		const name = paramName(op.key, field);
-		values[field.key] = field.required
-			? ctx.getNodeParameter(name, i)
-			: collection[name];
+		if (field.required) {
+			values[field.key] = ctx.getNodeParameter(name, i);
+			continue;
+		}
+		const c = collectionOf(offer, field);
+		collections[c] ??= ctx.getNodeParameter(c, i, {}) as IDataObject;
+		values[field.key] = collections[c][name];
 	}
 	return values;
 }
@@ -248,7 +252,7 @@ async function validate(ctx: Ctx, i: number): Promise<INodeExecutionData[]> {
 	const mimeType = sniffImageType(data);
 	const problems: string[] = [];
 	if (data.length === 0) problems.push('the image is empty');
-	else if (!mimeType) problems.push('the image is not a PNG, JPEG, WebP or AVIF file');
+	else if (!mimeType) problems.push('the image is not a PNG, JPEG, WebP, AVIF or HEIC file');
 	if (data.length > max) problems.push(`the image is ${data.length} bytes, over the limit of ${max}`);
 	if (credits <= 0) problems.push('the account has no credits left');
 	return [

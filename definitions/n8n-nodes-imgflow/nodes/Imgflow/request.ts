@@ -152,7 +152,7 @@ export function inlineWait(timeoutSeconds: number, maxWait: number): number {
 	return Math.max(0, Math.min(maxWait, Math.floor(timeoutSeconds)));
 }
 
-/** The image types the API takes, by their first bytes. */
+/** The image types the API takes, by their first bytes (HEIC/HEIF: imgflow converts them first). */
 export function sniffImageType(data: Buffer): string | undefined {
 	if (data.length >= 8 && data.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) {
 		return 'image/png';
@@ -164,6 +164,8 @@ export function sniffImageType(data: Buffer): string | undefined {
 	if (data.length >= 12 && data.toString('latin1', 4, 8) === 'ftyp') {
 		const brand = data.toString('latin1', 8, 12);
 		if (brand === 'avif' || brand === 'avis') return 'image/avif';
+		if (['heic', 'heix', 'heim', 'heis', 'hevc', 'hevx'].includes(brand)) return 'image/heic';
+		if (brand === 'mif1' || brand === 'msf1') return 'image/heif';
 	}
 	return undefined;
 }

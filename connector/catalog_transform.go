@@ -1,0 +1,49 @@
+package connector
+
+// The transform's fields (transform.go) as every platform shows them: flat
+// text, number and choice fields that forms fill in, the same names the API
+// takes in JSON, multipart fields and the raw-body query.
+
+// transformFields are the inputs of a job's resize, convert and preserve.
+func transformFields() []Field {
+	return []Field{
+		{Key: "resize", Label: "Resize", Type: FieldString,
+			Help:    "New size, in pixels: 1600x (1600 wide), x900 (900 high) or 400x400 (a box; see Resize Method). Never enlarges unless Enlarge is set. At most 16384 a side. Free: the job still costs one credit.",
+			Example: "1600x"},
+		{Key: "resize_method", Label: "Resize Method", Type: FieldString, Choices: []string{ResizeScale, ResizeFit, ResizeCover},
+			Help: "scale: one side given, proportions kept; fit: inside the box, proportions kept; cover: fills the box exactly, cropped around the most interesting part of the image. Defaults to scale for one side, fit for a box."},
+		{Key: "resize_enlarge", Label: "Enlarge", Type: FieldBoolean, Default: "false",
+			Help: "Allow the image to get bigger than it is. Off by default: a smaller image keeps its size."},
+		{Key: "convert", Label: "Convert To", Type: FieldString, Choices: []string{"webp", "avif", "jpeg", "png"},
+			Help: "The result's format: webp or avif for the web, jpeg for email. Leave empty to keep the image's own format (HEIC photos become JPEG)."},
+		{Key: "background", Label: "Background", Type: FieldString,
+			Help:    "Colour (#rrggbb) that fills transparency when the new format has none (JPEG). Defaults to white.",
+			Example: "#ffffff"},
+		{Key: "preserve", Label: "Keep Metadata", Type: FieldString,
+			Help:    "Metadata to keep, comma-separated: copyright (copyright and artist), creation (date taken), location (GPS). By default the result carries none. Orientation is always applied to the pixels.",
+			Example: "copyright,creation"},
+	}
+}
+
+// isTransformField reports whether key is one of transformFields.
+func isTransformField(key string) bool {
+	for _, f := range transformFields() {
+		if f.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// transformOutputs describe what a transformed job tells of its input and
+// result.
+func transformOutputs() []OutputField {
+	return []OutputField{
+		{Key: "input.type", Label: "Input Type", Type: FieldString, Help: "The original's type, such as image/heic, when the job resized or converted it."},
+		{Key: "input.width", Label: "Input Width", Type: FieldInteger, Help: "The original's width in pixels (orientation applied), when the job resized or converted it."},
+		{Key: "input.height", Label: "Input Height", Type: FieldInteger, Help: "The original's height in pixels (orientation applied), when the job resized or converted it."},
+		{Key: "result.type", Label: "Result Type", Type: FieldString, Help: "The result's type, such as image/webp, when the job resized or converted the image."},
+		{Key: "result.width", Label: "Result Width", Type: FieldInteger, Help: "The result's width in pixels, when the job resized or converted the image."},
+		{Key: "result.height", Label: "Result Height", Type: FieldInteger, Help: "The result's height in pixels, when the job resized or converted the image."},
+	}
+}

@@ -1,0 +1,221 @@
+// libvips bound at run time (dlopen), so that imgflow builds and runs on a
+// machine without it: see vips.go. Prototypes are those of libvips 8.x
+// (stable C API); images and arrays stay opaque here.
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include "vips_shim.h"
+
+typedef void VipsImage;
+
+static int (*p_init)(const char *);
+static char *(*p_error_buffer_copy)(void);
+static void (*p_error_clear)(void);
+static void (*p_cache_set_max)(int);
+static void (*p_concurrency_set)(int);
+static int (*p_version)(int);
+static VipsImage *(*p_new_from_buffer)(const void *, size_t, const char *, ...);
+static int (*p_thumbnail_buffer)(void *, size_t, VipsImage **, int, ...);
+static int (*p_flatten)(VipsImage *, VipsImage **, ...);
+static int (*p_jpegsave_buffer)(VipsImage *, void **, size_t *, ...);
+static int (*p_pngsave_buffer)(VipsImage *, void **, size_t *, ...);
+static int (*p_webpsave_buffer)(VipsImage *, void **, size_t *, ...);
+static int (*p_heifsave_buffer)(VipsImage *, void **, size_t *, ...);
+static void *(*p_array_double_new)(const double *, int);
+static void (*p_area_unref)(void *);
+static int (*p_get_width)(const VipsImage *);
+static int (*p_get_height)(const VipsImage *);
+static int (*p_hasalpha)(VipsImage *);
+static int (*p_get_int)(const VipsImage *, const char *, int *);
+static int (*p_get_blob)(const VipsImage *, const char *, const void **, size_t *);
+static unsigned long (*p_get_typeof)(const VipsImage *, const char *);
+static const char *(*p_find_load_buffer)(const void *, size_t);
+static void (*p_object_unref)(void *);
+static int (*p_copy)(VipsImage *, VipsImage **, ...);
+static char **(*p_get_fields)(VipsImage *);
+static int (*p_remove)(VipsImage *, const char *);
+static void (*p_strfreev)(char **);
+static void (*p_g_free)(void *);
+
+#define SYM(p, name) if (!(*(void **)(&p) = dlsym(h, name))) { snprintf_missing(name); return missing; }
+
+static char missing[160];
+static void snprintf_missing(const char *name) {
+	strcpy(missing, "libvips lacks ");
+	strncat(missing, name, sizeof(missing) - strlen(missing) - 1);
+}
+
+static char *errcopy(void) {
+	char *e = p_error_buffer_copy();
+	char *out = strdup(e ? e : "libvips failed");
+	if (e) p_g_free(e);
+	return out;
+}
+
+const char *shim_load(const char *lib) {
+	void *h = dlopen(lib, RTLD_NOW | RTLD_GLOBAL);
+	if (!h) {
+		const char *e = dlerror();
+		strncpy(missing, e ? e : "libvips.so.42 not found", sizeof(missing) - 1);
+		return missing;
+	}
+	SYM(p_init, "vips_init");
+	SYM(p_error_buffer_copy, "vips_error_buffer_copy");
+	SYM(p_error_clear, "vips_error_clear");
+	SYM(p_cache_set_max, "vips_cache_set_max");
+	SYM(p_concurrency_set, "vips_concurrency_set");
+	SYM(p_version, "vips_version");
+	SYM(p_new_from_buffer, "vips_image_new_from_buffer");
+	SYM(p_thumbnail_buffer, "vips_thumbnail_buffer");
+	SYM(p_flatten, "vips_flatten");
+	SYM(p_jpegsave_buffer, "vips_jpegsave_buffer");
+	SYM(p_pngsave_buffer, "vips_pngsave_buffer");
+	SYM(p_webpsave_buffer, "vips_webpsave_buffer");
+	SYM(p_heifsave_buffer, "vips_heifsave_buffer");
+	SYM(p_array_double_new, "vips_array_double_new");
+	SYM(p_area_unref, "vips_area_unref");
+	SYM(p_get_width, "vips_image_get_width");
+	SYM(p_get_height, "vips_image_get_height");
+	SYM(p_hasalpha, "vips_image_hasalpha");
+	SYM(p_get_int, "vips_image_get_int");
+	SYM(p_get_blob, "vips_image_get_blob");
+	SYM(p_get_typeof, "vips_image_get_typeof");
+	SYM(p_find_load_buffer, "vips_foreign_find_load_buffer");
+	SYM(p_object_unref, "g_object_unref");
+	SYM(p_copy, "vips_copy");
+	SYM(p_get_fields, "vips_image_get_fields");
+	SYM(p_remove, "vips_image_remove");
+	SYM(p_strfreev, "g_strfreev");
+	SYM(p_g_free, "g_free");
+	if (p_init("imgflow")) {
+		return "vips_init failed";
+	}
+	// No operation cache: every job is new bytes, and a cached operation
+	// would keep a reference to a caller's buffer after the call returns.
+	p_cache_set_max(0);
+	return NULL;
+}
+
+int shim_version(int part) { return p_version(part); }
+
+void shim_concurrency(int n) { p_concurrency_set(n); }
+
+// shim_probe reads the header only (no pixels): the loader, the stored
+// dimensions and the EXIF orientation (1 when none).
+char *shim_probe(const void *buf, size_t len, shim_info *info) {
+	const char *loader = p_find_load_buffer(buf, len);
+	if (!loader) {
+		p_error_clear();
+		return strdup("not an image libvips can read");
+	}
+	strncpy(info->loader, loader, sizeof(info->loader) - 1);
+	VipsImage *img = p_new_from_buffer(buf, len, "", NULL);
+	if (!img) {
+		char *e = errcopy();
+		p_error_clear();
+		return e;
+	}
+	info->width = p_get_width(img);
+	info->height = p_get_height(img);
+	info->orientation = 1;
+	if (p_get_typeof(img, "orientation")) {
+		p_get_int(img, "orientation", &info->orientation);
+	}
+	info->has_exif = p_get_typeof(img, "exif-data") != 0;
+	p_object_unref(img);
+	return NULL;
+}
+
+// shim_blob copies a metadata blob of the image ("exif-data": a TIFF
+// structure, "Exif\0\0" prefix included when libvips keeps it;
+// "xmp-data": the XMP packet) into malloc'd memory; *len 0 when none.
+char *shim_blob(const void *buf, size_t len, const char *name, void **out, size_t *outlen) {
+	*out = NULL;
+	*outlen = 0;
+	VipsImage *img = p_new_from_buffer(buf, len, "", NULL);
+	if (!img) {
+		char *e = errcopy();
+		p_error_clear();
+		return e;
+	}
+	if (p_get_typeof(img, name)) {
+		const void *data;
+		size_t n;
+		if (p_get_blob(img, name, &data, &n) == 0 && n > 0) {
+			*out = malloc(n);
+			memcpy(*out, data, n);
+			*outlen = n;
+		}
+	}
+	p_object_unref(img);
+	return NULL;
+}
+
+static int save(VipsImage *img, const shim_params *p, void **out, size_t *outlen) {
+	switch (p->format) {
+	case SHIM_JPEG:
+		return p_jpegsave_buffer(img, out, outlen, "Q", p->quality, "strip", 1, "optimize_coding", 1, NULL);
+	case SHIM_PNG:
+		return p_pngsave_buffer(img, out, outlen, "compression", 6, "strip", 1, NULL);
+	case SHIM_WEBP:
+		if (p->lossless) {
+			return p_webpsave_buffer(img, out, outlen, "lossless", 1, "strip", 1, "effort", 2, NULL);
+		}
+		return p_webpsave_buffer(img, out, outlen, "Q", p->quality, "strip", 1, "effort", 2, NULL);
+	case SHIM_AVIF:
+		return p_heifsave_buffer(img, out, outlen, "Q", p->quality, "compression", 4, "effort", 2,
+			"strip", 1, NULL);
+	}
+	return -1;
+}
+
+// strip drops every metadata field a saver could write back: the result
+// carries no metadata but what the job keeps (added after the upstream
+// call), and 8.14's webpsave writes EXIF even with strip set. Orientation
+// is gone too: thumbnail applied it to the pixels.
+static void strip(VipsImage *img) {
+	char **names = p_get_fields(img);
+	for (char **n = names; n && *n; n++) {
+		if (!strncmp(*n, "exif-", 5) || !strcmp(*n, "xmp-data") || !strcmp(*n, "iptc-data") ||
+				!strcmp(*n, "orientation")) {
+			p_remove(img, *n);
+		}
+	}
+	p_strfreev(names);
+}
+
+// shim_transform decodes, orients, resizes, flattens and encodes in one
+// call, so no libvips object outlives the caller's buffer.
+char *shim_transform(void *buf, size_t len, const shim_params *p, shim_result *r) {
+	VipsImage *img = NULL, *flat = NULL, *bare = NULL, *final = NULL;
+	char *err = NULL;
+	if (p_thumbnail_buffer(buf, len, &img, p->width, "height", p->height, "size", p->size,
+			"crop", p->crop, NULL)) {
+		goto fail;
+	}
+	final = img;
+	if (p->flatten && p_hasalpha(img)) {
+		void *bg = p_array_double_new(p->background, 3);
+		int rc = p_flatten(img, &flat, "background", bg, NULL);
+		p_area_unref(bg);
+		if (rc) goto fail;
+		final = flat;
+	}
+	if (p_copy(final, &bare, NULL)) goto fail;
+	strip(bare);
+	final = bare;
+	r->width = p_get_width(final);
+	r->height = p_get_height(final);
+	if (save(final, p, &r->data, &r->len)) goto fail;
+	goto done;
+fail:
+	err = errcopy();
+	p_error_clear();
+done:
+	if (bare) p_object_unref(bare);
+	if (flat) p_object_unref(flat);
+	if (img) p_object_unref(img);
+	return err;
+}
+
+void shim_free(void *p) { p_g_free(p); }

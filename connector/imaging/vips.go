@@ -1,0 +1,145 @@
+package imaging
+
+/*
+#cgo LDFLAGS: -ldl
+#include <stdlib.h>
+#include "vips_shim.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"os"
+	"sync"
+	"unsafe"
+)
+
+// libvips is loaded with dlopen on first use rather than linked: a build
+// needs only gcc, and a machine without libvips (libvips42) runs imgflow
+// with transforms off instead of failing to start.
+
+var (
+	loadOnce sync.Once
+	loadErr  error
+)
+
+// LibraryEnv names the environment variable that overrides which libvips
+// is loaded (a path, or a soname); "off" turns transforms off.
+const LibraryEnv = "IMGFLOW_LIBVIPS"
+
+func load() error {
+	loadOnce.Do(func() {
+		lib := os.Getenv(LibraryEnv)
+		if lib == "off" {
+			loadErr = errors.New(LibraryEnv + "=off")
+			return
+		}
+		if lib == "" {
+			lib = "libvips.so.42"
+		}
+		name := C.CString(lib)
+		defer C.free(unsafe.Pointer(name))
+		if msg := C.shim_load(name); msg != nil {
+			loadErr = errors.New(C.GoString(msg))
+			return
+		}
+		if C.shim_version(0) != 8 || C.shim_version(1) < 10 {
+			loadErr = errors.New("libvips 8.10 or later is needed")
+		}
+	})
+	return loadErr
+}
+
+// probeInfo is what the header says, before any pixel is decoded.
+type probeInfo struct {
+	loader        string
+	width, height int
+	orientation   int
+	hasExif       bool
+}
+
+func version(part int) int { return int(C.shim_version(C.int(part))) }
+
+func vipsProbe(data []byte) (probeInfo, error) {
+	var info C.shim_info
+	if err := cError(C.shim_probe(unsafe.Pointer(unsafe.SliceData(data)), C.size_t(len(data)), &info)); err != nil {
+		return probeInfo{}, err
+	}
+	return probeInfo{loader: C.GoString(&info.loader[0]), width: int(info.width), height: int(info.height),
+		orientation: int(info.orientation), hasExif: info.has_exif != 0}, nil
+}
+
+func vipsExif(data []byte) ([]byte, error) { return vipsBlob(data, "exif-data") }
+
+func vipsXMP(data []byte) ([]byte, error) { return vipsBlob(data, "xmp-data") }
+
+func vipsBlob(data []byte, name string) ([]byte, error) {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var out unsafe.Pointer
+	var n C.size_t
+	if err := cError(C.shim_blob(unsafe.Pointer(unsafe.SliceData(data)), C.size_t(len(data)), cname, &out, &n)); err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, nil
+	}
+	defer C.free(out)
+	return C.GoBytes(out, C.int(n)), nil
+}
+
+// shimParams is one run of the pipeline: thumbnail (decode with
+// shrink-on-load, orient, resize, crop), flatten, encode.
+type shimParams struct {
+	width, height int
+	downOnly      bool
+	attention     bool
+	flatten       bool
+	background    [3]float64
+	format        int
+	quality       int
+	lossless      bool
+}
+
+const (
+	fmtJPEG = C.SHIM_JPEG
+	fmtPNG  = C.SHIM_PNG
+	fmtWebP = C.SHIM_WEBP
+	fmtAVIF = C.SHIM_AVIF
+)
+
+// maxCoord is libvips' VIPS_MAX_COORD: a side that does not bound.
+const maxCoord = 10_000_000
+
+func vipsTransform(data []byte, p shimParams) (out []byte, width, height int, err error) {
+	cp := C.shim_params{width: C.int(p.width), height: C.int(p.height), format: C.int(p.format), quality: C.int(p.quality)}
+	if p.downOnly {
+		cp.size = 2 // VIPS_SIZE_DOWN
+	}
+	if p.attention {
+		cp.crop = 3 // VIPS_INTERESTING_ATTENTION
+	}
+	if p.flatten {
+		cp.flatten = 1
+	}
+	if p.lossless {
+		cp.lossless = 1
+	}
+	for i, v := range p.background {
+		cp.background[i] = C.double(v)
+	}
+	var r C.shim_result
+	if err := cError(C.shim_transform(unsafe.Pointer(unsafe.SliceData(data)), C.size_t(len(data)), &cp, &r)); err != nil {
+		return nil, 0, 0, err
+	}
+	defer C.shim_free(r.data)
+	return C.GoBytes(r.data, C.int(r.len)), int(r.width), int(r.height), nil
+}
+
+func cError(msg *C.char) error {
+	if msg == nil {
+		return nil
+	}
+	defer C.free(unsafe.Pointer(msg))
+	return errors.New(C.GoString(msg))
+}

@@ -1,0 +1,191 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/connector/imaging"
+	"github.com/imgflow/imgflow/connector/inspect"
+)
+
+// A job's transform (connector.Transform: resize, convert, preserve) comes
+// as JSON objects in a JSON body, and as text in multipart parts and in the
+// raw-body upload's query string, under these names:
+//
+//	resize          "1600x", "x900", "400x400", or the JSON object
+//	resize_method   scale | fit | cover (with the short form of resize)
+//	resize_enlarge  true | false
+//	convert         webp | avif | jpeg | png, a media type, or the JSON object
+//	background      #rrggbb, the colour transparency is flattened on
+//	preserve        copyright,creation,location (comma-separated), or a JSON array
+var transformTextFields = map[string]bool{"resize": true, "resize_method": true, "resize_enlarge": true,
+	"convert": true, "background": true, "preserve": true}
+
+// transformJSON is the transform's fields in a JSON body: the objects
+// (resize, convert), or the flat fields platforms' forms send, named as
+// the text fields above.
+type transformJSON struct {
+	Resize        *connector.Resize      `json:"resize"`
+	ResizeMethod  string                 `json:"resize_method"`
+	ResizeEnlarge *textBool              `json:"resize_enlarge"`
+	Convert       *connector.Convert     `json:"convert"`
+	Background    string                 `json:"background"`
+	Preserve      connector.PreserveList `json:"preserve"`
+}
+
+// textBool is a JSON boolean, or its text ("true", "false", ""), as
+// templated platform bodies send booleans; ApplyText judges the text.
+type textBool string
+
+func (b *textBool) UnmarshalJSON(data []byte) error {
+	var v bool
+	if err := json.Unmarshal(data, &v); err == nil {
+		*b = textBool(strconv.FormatBool(v))
+		return nil
+	}
+	var text string
+	if err := json.Unmarshal(data, &text); err != nil {
+		return fieldError("resize_enlarge", "must be true or false")
+	}
+	*b = textBool(text)
+	return nil
+}
+
+// merged is the transform the JSON fields and the text fields say
+// together, not yet checked.
+func (j transformJSON) merged(text map[string]string) (connector.Transform, error) {
+	t := connector.Transform{Resize: j.Resize, Convert: j.Convert, Preserve: j.Preserve}
+	all := map[string]string{"resize_method": j.ResizeMethod, "background": j.Background}
+	if j.ResizeEnlarge != nil {
+		all["resize_enlarge"] = string(*j.ResizeEnlarge)
+	}
+	for k, v := range text {
+		all[k] = v
+	}
+	err := t.ApplyText(all)
+	return t, err
+}
+
+// setTransformText keeps a text field of the transform, read by
+// resolveTransform.
+func (in *jobRequest) setTransformText(name, val string) {
+	if in.transformText == nil {
+		in.transformText = map[string]string{}
+	}
+	in.transformText[name] = strings.TrimSpace(val)
+}
+
+// resolveTransform puts the request's transform together (JSON fields,
+// then text fields; a batch item's missing options from the batch's
+// defaults), checks it (400 naming the field), and refuses a job that
+// needs libvips where it is absent (422 transform_unavailable), before
+// anything is stored or charged.
+func (in *jobRequest) resolveTransform(defaults connector.Transform) error {
+	t, err := in.transformJSON.merged(in.transformText)
+	if err != nil {
+		return err
+	}
+	if t.Resize == nil {
+		t.Resize = defaults.Resize
+	}
+	if t.Convert == nil {
+		t.Convert = defaults.Convert
+	}
+	if t.Preserve == nil {
+		t.Preserve = defaults.Preserve
+	}
+	t = t.Clone()
+	if err := t.Normalize(""); err != nil {
+		return err
+	}
+	in.transform = t
+	sniffed := ""
+	if in.image != nil {
+		sniffed = connector.SniffBytes(in.image)
+	}
+	if t.IsZero() && !imaging.IsHEIF(sniffed) {
+		return nil
+	}
+	if len(t.Preserve) > 0 && imaging.OutputType(sniffed, t) == "image/avif" {
+		// Known now for a conversion or an uploaded AVIF; an AVIF URL
+		// fails in the worker, before the call, the same way.
+		return fieldError("preserve", "metadata cannot be kept in an AVIF result; convert to webp, jpeg or png, or leave preserve out")
+	}
+	if err := imaging.Available(); err != nil {
+		return imaging.Unavailable(err)
+	}
+	return nil
+}
+
+// transformDefaults checks a batch's own resize, convert and preserve, the
+// defaults of its items (errors name the batch-level field).
+func (in *batchRequest) transformDefaults() (connector.Transform, error) {
+	d, err := in.Defaults.transformJSON.merged(in.Defaults.transformText)
+	if err != nil {
+		return d, err
+	}
+	check := d.Clone()
+	return d, check.Normalize("")
+}
+
+// checkTransformed is the dry run's look at the image: inspect's checks for
+// an image the compression API takes as it is; for one the job transforms,
+// libvips reads the header (HEIC included, a bomb refused), and the output
+// is planned as the worker will make it.
+func checkTransformed(b connector.Bytes, t connector.Transform) (inspect.Info, *connector.ImageCheckOutput, error) {
+	sniffed := connector.SniffBytes(b)
+	if t.IsZero() && !imaging.IsHEIF(sniffed) {
+		info, err := inspect.Image(b)
+		return info, nil, err
+	}
+	if !imaging.IsHEIF(sniffed) {
+		if _, err := inspect.Image(b); err != nil { // truncated, or over the pixel limit
+			return inspect.Info{}, nil, err
+		}
+	}
+	data := make([]byte, b.Size())
+	if _, err := b.ReadAt(data, 0); err != nil && err != io.EOF {
+		return inspect.Info{}, nil, err
+	}
+	in, err := imaging.Probe(data)
+	if err != nil {
+		return inspect.Info{}, nil, err
+	}
+	out := imaging.Plan(in, t)
+	if len(t.Preserve) > 0 {
+		if _, err := imaging.PreservedMetadata(data, out.Type, t.Preserve); err != nil {
+			return inspect.Info{}, nil, err
+		}
+	}
+	return inspect.Info{Type: in.Type, Size: b.Size(), Width: in.Width, Height: in.Height},
+		&connector.ImageCheckOutput{Type: out.Type, Width: out.Width, Height: out.Height}, nil
+}
+
+// transformFieldNames are the transform's field names, sorted, for the
+// lists of known fields that unknown-field errors suggest from.
+func transformFieldNames() []string {
+	names := make([]string, 0, len(transformTextFields))
+	for name := range transformTextFields {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// setTransformJSON sets the transform from the JSON values of its fields
+// (a batch's defaults, read field by field).
+func (in *jobRequest) setTransformJSON(fields map[string]json.RawMessage) error {
+	if len(fields) == 0 {
+		return nil
+	}
+	obj, err := json.Marshal(fields)
+	if err != nil {
+		return err
+	}
+	return decodeJSON(bytes.NewReader(obj), &in.transformJSON)
+}
