@@ -302,9 +302,14 @@ func (a *app) apiServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 	inspector := asynq.NewInspector(a.redisOpt)
 	a.closers = append(a.closers, inspector.Close)
 	a.metrics.WatchQueues(inspector, a.opts.Queue)
-	return server.New(server.Config{
+	var inputs connector.BlobStore // nil: inputs go in the job's own round trip to Redis
+	if a.s3 != nil {
+		inputs = a.blobs
+	}
+	api := server.New(server.Config{
 		Jobs:           a.store,
 		Blobs:          a.blobs,
+		InputBlobs:     inputs,
 		FileURL:        a.fileURL,
 		Idempotency:    a.store,
 		Accounts:       a.store,
@@ -339,6 +344,8 @@ func (a *app) apiServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 		},
 		Logger: logger,
 	})
+	a.closers = append(a.closers, func() error { api.Close(); return nil })
+	return api
 }
 
 func (a *app) worker(logger *slog.Logger, concurrency int) (*worker.Worker, error) {

@@ -36,7 +36,10 @@ type batchRequest struct {
 	APIKey      string
 	CallbackURL string `validate:"omitempty,http_url,max=4096"`
 	Metadata    json.RawMessage
-	Items       []*jobRequest
+	// Dedupe is the items' default ("dedupe" of the batch); an item's own
+	// "dedupe" wins.
+	Dedupe *bool
+	Items  []*jobRequest
 }
 
 // batchJSON is the JSON form of a batch request.
@@ -45,6 +48,7 @@ type batchJSON struct {
 	Items       []batchItemJSON `json:"items"`
 	CallbackURL string          `json:"callback_url"`
 	Metadata    json.RawMessage `json:"metadata"`
+	Dedupe      *bool           `json:"dedupe"`
 }
 
 type batchItemJSON struct {
@@ -52,6 +56,7 @@ type batchItemJSON struct {
 	ImageBase64 *string         `json:"image_base64"`
 	Filename    string          `json:"filename"`
 	Metadata    json.RawMessage `json:"metadata"`
+	Dedupe      *bool           `json:"dedupe"`
 }
 
 // readBatchRequest binds and checks a create-batch request; an item that
@@ -137,9 +142,9 @@ func readJSONBatch(c echo.Context) (*batchRequest, error) {
 		return nil, batchTooLarge(err)
 	}
 	in := &batchRequest{APIKey: body.APIKey, CallbackURL: strings.TrimSpace(body.CallbackURL), Metadata: body.Metadata,
-		Items: make([]*jobRequest, len(body.Items))}
+		Dedupe: body.Dedupe, Items: make([]*jobRequest, len(body.Items))}
 	for i, it := range body.Items {
-		item := &jobRequest{ImageURL: strings.TrimSpace(it.ImageURL), Filename: it.Filename, Metadata: it.Metadata}
+		item := &jobRequest{ImageURL: strings.TrimSpace(it.ImageURL), Filename: it.Filename, Metadata: it.Metadata, Dedupe: it.Dedupe}
 		if it.ImageBase64 != nil {
 			res, err := b64json.DecodeText(strings.NewReader(*it.ImageBase64), base64Options(int64(len(*it.ImageBase64))))
 			if err != nil {
@@ -170,7 +175,7 @@ func readMultipartBatch(c echo.Context, boundary string) (*batchRequest, error) 
 			return nil, batchTooLarge(multipartError(err))
 		}
 		name := part.FormName()
-		if part.FileName() == "" && (name == "api_key" || name == "callback_url" || name == "metadata") {
+		if part.FileName() == "" && (name == "api_key" || name == "callback_url" || name == "metadata" || name == "dedupe") {
 			val, err := io.ReadAll(io.LimitReader(part, maxTextPart+1))
 			if err != nil {
 				return nil, batchTooLarge(multipartError(err))
@@ -185,6 +190,12 @@ func readMultipartBatch(c echo.Context, boundary string) (*batchRequest, error) 
 				in.CallbackURL = strings.TrimSpace(string(val))
 			case "metadata":
 				in.Metadata = val
+			case "dedupe":
+				d := &jobRequest{dedupeText: strings.TrimSpace(string(val))}
+				if err := d.parseDedupe(); err != nil {
+					return nil, err
+				}
+				in.Dedupe = d.Dedupe
 			}
 			continue
 		}
@@ -224,6 +235,10 @@ func (in *batchRequest) fingerprint() string {
 	h := sha256.New()
 	for _, part := range []string{"batch", in.CallbackURL, string(in.Metadata)} {
 		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	if in.Dedupe != nil { // absent adds nothing: keys recorded before dedupe still match
+		fmt.Fprintf(h, "dedupe=%t", *in.Dedupe)
 		h.Write([]byte{0})
 	}
 	for _, item := range in.Items {

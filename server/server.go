@@ -19,14 +19,19 @@ import (
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/connector/keyring"
 	"github.com/imgflow/imgflow/connector/webhook"
+	"github.com/imgflow/imgflow/internal/app"
 	"github.com/imgflow/imgflow/server/console"
 )
 
 // Config is everything the API needs. Stores, queue and compressor are
 // interfaces from connector; main wires the real ones.
 type Config struct {
-	Jobs        connector.JobStore
-	Blobs       connector.BlobStore
+	Jobs  connector.JobStore
+	Blobs connector.BlobStore
+	// InputBlobs is where new jobs' inputs are written when blobs live
+	// apart from the job store (S3); nil: the job store keeps them, in the
+	// round trip that makes the job.
+	InputBlobs  connector.BlobStore
 	Idempotency connector.IdempotencyStore
 	Accounts    connector.AccountCache
 	Hooks       connector.HookStore
@@ -153,6 +158,7 @@ type Server struct {
 	defs     renderedDefinitions
 	bodies   *bodySlots
 	accounts *accountMemo // key checks read lately (accountmemo.go)
+	jobs     *app.JobService
 }
 
 // New builds the API with defaults filled in.
@@ -196,6 +202,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, validate: newValidator(), log: cfg.Logger, bodies: newBodySlots(cfg.MaxLargeBodies, cfg.LargeBodyWait),
 		accounts: newAccountMemo()}
+	s.jobs = newJobService(&s.cfg, s)
 	s.echo = s.routes()
 	return s
 }

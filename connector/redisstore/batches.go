@@ -57,7 +57,9 @@ func decodeBatch(data []byte) (*connector.Batch, error) {
 	return sb.Batch, nil
 }
 
-// CreateBatch stores the record and its counters and lists the batch.
+// CreateBatch publishes a batch whose items exist: its record, its
+// counters and its listing entry. Publishing again is a no-op: whoever
+// finishes a batch's making (connector.MakingState) may meet another.
 func (s *Store) CreateBatch(ctx context.Context, b *connector.Batch) error {
 	if b.ID == "" || len(b.JobIDs) == 0 {
 		return internalErr(errors.New("create batch: no id or no items"))
@@ -70,10 +72,9 @@ func (s *Store) CreateBatch(ctx context.Context, b *connector.Batch) error {
 		return internalErr(err)
 	}
 	idx := s.batchIndexKey(b.Owner)
-	var created *redis.BoolCmd
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		created = p.SetNX(ctx, s.batchKey(b.ID), data, s.jobTTL)
-		p.HSet(ctx, s.batchCountKey(b.ID), "total", len(b.JobIDs))
+		p.SetNX(ctx, s.batchKey(b.ID), data, s.jobTTL)
+		p.HSetNX(ctx, s.batchCountKey(b.ID), "total", len(b.JobIDs))
 		p.Expire(ctx, s.batchCountKey(b.ID), s.jobTTL)
 		p.ZAdd(ctx, idx, redis.Z{Member: b.ID})
 		p.ZRemRangeByLex(ctx, idx, "-", "("+idFloor(s.now().Add(-s.jobTTL)))
@@ -82,9 +83,6 @@ func (s *Store) CreateBatch(ctx context.Context, b *connector.Batch) error {
 	})
 	if err != nil {
 		return storageErr(err)
-	}
-	if !created.Val() {
-		return internalErr(fmt.Errorf("create batch: id %s already exists", b.ID))
 	}
 	return nil
 }
