@@ -9,6 +9,8 @@ import (
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/imgflow/imgflow/internal/app"
 )
 
 // Worker serves imgflow's asynq queue: compress tasks and deliveries.
@@ -34,7 +36,7 @@ type Worker struct {
 	recoverEvery time.Duration
 	// sweepEvery and unqueuedAfter pace the unqueued-job sweeper
 	// (unqueued.go); tests shorten them.
-	sweepEvery, unqueuedAfter time.Duration
+	sweepEvery, unqueuedAfter, makingAfter time.Duration
 }
 
 // New checks cfg, fills its defaults and returns a Worker. Close it when
@@ -59,6 +61,7 @@ func New(cfg Config) (*Worker, error) {
 		recoverEvery:  recoverEvery,
 		sweepEvery:    sweepEvery,
 		unqueuedAfter: unqueuedAfter,
+		makingAfter:   makingAfter,
 	}
 	w.queue = NewQueue(w.client, cfg.Queue,
 		WithMaxCompressRetries(cfg.MaxCompressRetries),
@@ -124,7 +127,12 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer func() { stopRecovering(); <-recDone }()
 	if notes, ok := w.cfg.Jobs.(unqueuedLister); ok {
 		sw := &unqueuedSweeper{notes: notes, jobs: w.cfg.Jobs, queue: w.queue, rdb: w.rdb,
-			inspector: asynq.NewInspectorFromRedisClient(w.rdb), qname: w.cfg.Queue, log: w.log}
+			inspector: asynq.NewInspectorFromRedisClient(w.rdb), qname: w.cfg.Queue, log: w.log, makingAfter: w.makingAfter}
+		if st, ok := w.cfg.Jobs.(app.Store); ok {
+			maker := app.New(app.Config{Store: st, Queue: w.queue, Logger: w.log})
+			defer maker.Close()
+			sw.batches = maker
+		}
 		sweepCtx, stopSweeping := context.WithCancel(ctx)
 		sweepDone := make(chan struct{})
 		go func() { defer close(sweepDone); sw.run(sweepCtx, w.sweepEvery, w.unqueuedAfter) }()
