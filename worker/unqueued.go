@@ -88,6 +88,10 @@ type unqueuedSweeper struct {
 	// batches settles batches left half made; nil: none are.
 	batches     batchSettler
 	makingAfter time.Duration
+	// countMissed counts batch items whose end was missed (batchsweep.go);
+	// nil: none are.
+	countMissed  func(ctx context.Context, before time.Time)
+	runningAfter time.Duration
 }
 
 func (s *unqueuedSweeper) run(ctx context.Context, every time.Duration, after time.Duration) {
@@ -111,6 +115,9 @@ func (s *unqueuedSweeper) run(ctx context.Context, every time.Duration, after ti
 				}
 			}
 			for s.pass(ctx, time.Now().Add(-after)) == sweepBatch && ctx.Err() == nil {
+			}
+			if s.countMissed != nil {
+				s.countMissed(ctx, time.Now().Add(-s.runningAfter))
 			}
 		}
 	}

@@ -110,3 +110,55 @@ func TestJobBehindAFinishedTaskIsQueuedAgain(t *testing.T) {
 		t.Fatalf("job %s after %d calls, want completed after 1", got.Status, h.comp.Calls())
 	}
 }
+
+// A batch item whose end was never counted (the count met a Redis outage
+// and its task was lost with it) is counted by the sweeper: the batch
+// finishes and its batch.finished event is queued, once.
+func TestSweeperCountsABatchItemsMissedEnd(t *testing.T) {
+	h := newHarness(t)
+	h.tweak = func(w *Worker) {
+		w.sweepEvery, w.unqueuedAfter, w.makingAfter, w.runningAfter = 50*time.Millisecond, time.Hour, time.Hour, 100*time.Millisecond
+	}
+	h.cfg.Batches = h.store
+	ctx := context.Background()
+	maker := app.New(app.Config{Store: h.store, Queue: failingQueue{}, Keyring: h.keyring})
+	defer maker.Close()
+	b, _, err := maker.CreateBatch(ctx, &app.BatchRequest{Owner: h.owner, Key: h.apiKey, CallbackURL: "https://hooks.example/batch",
+		Items: []app.Input{{Kind: connector.InputURL, URL: "https://images.test/a.png"}, {Kind: connector.InputURL, URL: "https://images.test/b.png"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range b.JobIDs {
+		if _, err := h.store.UpdateJob(ctx, id, func(j *connector.Job) error {
+			j.Status = connector.StatusFailed
+			j.Error = &connector.JobError{Code: "fetch_failed", Message: "test"}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 { // the other's count is lost
+			if _, err := h.store.BatchItemEnded(ctx, b.ID, id, false, 0, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	h.start()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := h.store.GetBatch(ctx, b.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, queued, err := h.store.BatchEndsCounted(ctx, b.ID, b.JobIDs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status == connector.BatchFinished && queued {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("batch %s %+v, event queued %v: want finished with its event queued", got.Status, got.Counts, queued)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

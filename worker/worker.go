@@ -36,7 +36,7 @@ type Worker struct {
 	recoverEvery time.Duration
 	// sweepEvery and unqueuedAfter pace the unqueued-job sweeper
 	// (unqueued.go); tests shorten them.
-	sweepEvery, unqueuedAfter, makingAfter time.Duration
+	sweepEvery, unqueuedAfter, makingAfter, runningAfter time.Duration
 }
 
 // New checks cfg, fills its defaults and returns a Worker. Close it when
@@ -62,6 +62,7 @@ func New(cfg Config) (*Worker, error) {
 		sweepEvery:    sweepEvery,
 		unqueuedAfter: unqueuedAfter,
 		makingAfter:   makingAfter,
+		runningAfter:  runningAfter,
 	}
 	w.queue = NewQueue(w.client, cfg.Queue,
 		WithMaxCompressRetries(cfg.MaxCompressRetries),
@@ -132,6 +133,10 @@ func (w *Worker) Run(ctx context.Context) error {
 			maker := app.New(app.Config{Store: st, Queue: w.queue, Logger: w.log})
 			defer maker.Close()
 			sw.batches = maker
+		}
+		if running, ok := w.cfg.Batches.(runningBatches); ok {
+			sw.countMissed = func(ctx context.Context, before time.Time) { w.countMissedEnds(ctx, running, before) }
+			sw.runningAfter = w.runningAfter
 		}
 		sweepCtx, stopSweeping := context.WithCancel(ctx)
 		sweepDone := make(chan struct{})

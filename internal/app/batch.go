@@ -78,6 +78,13 @@ func (s *JobService) CreateBatch(ctx context.Context, r *BatchRequest) (b *conne
 			return nil, false, connector.Errorf(connector.EMISMATCH, "Idempotency-Key %q was already used with a different batch", r.IdempotencyKey)
 		}
 		b, err = s.cfg.Store.GetBatch(ctx, l.rec.JobID)
+		if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
+			// Made, and answered, but its finish met a Redis hiccup: the
+			// sweeper would finish it; this request does it now.
+			if b, err = s.settleBatch(ctx, l.rec.JobID); b == nil && err == nil {
+				err = connector.Errorf(connector.ENOTFOUND, "batch %s not found", l.rec.JobID)
+			}
+		}
 		return b, true, err
 	}
 	defer s.hold(ctx, r.Owner, scoped, l.token)()
