@@ -51,7 +51,7 @@ func (s *Server) createJob(c echo.Context) error {
 		return err
 	}
 	if wait > 0 {
-		c.Set(ctxWatch, (*jobWatch)(nil)) // makeJob watches the job it queues
+		c.Set(ctxWatch, (*jobWatch)(nil)) // watched before it is queued (jobRequestFor)
 		defer stopWatch(c)
 	}
 	ctx := withLogger(c.Request().Context(), s.logger(c))

@@ -104,7 +104,9 @@ type Config struct {
 	MaxLargeBodies int
 	// Inflight and MaxJobsPerKey cap each key's unfinished jobs: beyond
 	// the cap a new job gets 429 too_many_jobs with Retry-After, so one
-	// tenant cannot starve the others. Nil or 0: no cap. Flag
+	// tenant cannot starve the others. Batch items count: a batch is
+	// admitted while its key is under the cap, and its items then hold
+	// places until they end. Nil or 0: no cap. Flag
 	// --max-jobs-per-key, env IMGFLOW_MAX_JOBS_PER_KEY.
 	Inflight      connector.InflightLimiter
 	MaxJobsPerKey int

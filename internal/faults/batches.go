@@ -268,3 +268,21 @@ func (s *system) checkBatches(outcomes []*batchOutcome, r *eventReceiver, fail f
 	r.mu.Unlock()
 	fmt.Printf("faults: batches: %d accepted, %d finished, %d batch.finished event(s), %d listed\n", len(ids), finished, events, len(listed))
 }
+
+// waitBatchMaking waits until some batch is being made (its decision
+// still creating, internal/app), polling Redis, and reports whether one
+// was seen within wait.
+func (s *system) waitBatchMaking(ctx context.Context, wait time.Duration) bool {
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(time.Millisecond) {
+		keys, err := s.rdb.Keys(ctx, "imgflow:batchmaking:*").Result()
+		if err != nil {
+			continue
+		}
+		for _, k := range keys {
+			if s.rdb.HGet(ctx, k, "state").Val() == "creating" {
+				return true
+			}
+		}
+	}
+	return false
+}
