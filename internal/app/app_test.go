@@ -407,3 +407,32 @@ func (b bytesOf) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 func (b bytesOf) Size() int64 { return int64(len(b)) }
+
+// A request that takes a key over and finds the dead request's batch
+// removed makes its own, and names it in the key's record first: should
+// it die too, the next retry finds that batch, not a second one.
+func TestBatchTakeoverNamesItsOwnBatchInTheKey(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	req := &app.BatchRequest{Owner: "o1", Key: "k", IdempotencyKey: "abc", Fingerprint: "fp", Items: urlItems(3)}
+	if _, reserved, err := f.store.ReserveIdempotencyKey(ctx, "o1", "batch:abc", "fp", "dead-request-batch"); err != nil || !reserved {
+		t.Fatalf("reserve: %v", err)
+	}
+	f.r.Client.Del(ctx, f.r.Prefix+"idemlease:{o1}:batch:abc") // the dead request's lease lapsed
+	seen := make(chan string, 1)
+	store := &failingStage{Store: f.store, onStage: func(n int) {
+		if n == 1 {
+			rec, _, err := f.store.ReserveIdempotencyKey(ctx, "o1", "batch:abc", "fp", "probe")
+			if err == nil {
+				seen <- rec.PlannedJobID
+			}
+		}
+	}}
+	b, _, err := f.service(store, nil).CreateBatch(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if planned := <-seen; planned != b.ID {
+		t.Errorf("while the taker made batch %s its key named %s", b.ID, planned)
+	}
+}

@@ -99,7 +99,17 @@ func (s *JobService) CreateBatch(ctx context.Context, r *BatchRequest) (b *conne
 		}
 	}
 	// This request's own id: a dead request's planned one may be decided
-	// removed already.
+	// removed already. The key's record names it, so that a request taking
+	// the key over from this one in turn finds it.
+	if l.tookOver() {
+		if held, err := s.cfg.Store.ReplanIdempotencyKey(ctx, r.Owner, scoped, l.token, l.token); err != nil || !held {
+			if err == nil {
+				err = &connector.Error{Code: connector.ECONFLICT, RetryAfter: time.Second,
+					Message: "a request with this Idempotency-Key is still in flight; retry shortly"}
+			}
+			return nil, false, err
+		}
+	}
 	if b, err = s.makeBatch(ctx, l.token, r); err != nil {
 		s.release(ctx, r.Owner, scoped)
 		return nil, false, err

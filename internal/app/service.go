@@ -42,6 +42,9 @@ import (
 // redisstore.Store, whose making writes are one round trip each.
 type Store interface {
 	connector.IdempotencyStore
+	// ReplanIdempotencyKey names planned as what the request holding key
+	// (its lease token) makes now; held false when it lost the lease.
+	ReplanIdempotencyKey(ctx context.Context, owner, key, token, planned string) (held bool, err error)
 	GetJob(ctx context.Context, id string) (*connector.Job, error)
 	// CreateJobWithInput takes one of owner's limit places (0: no cap),
 	// stores the input (nil: none) and the record, listed, in one round trip.
