@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"image"
 	_ "image/jpeg"
 	_ "image/png"
@@ -123,5 +124,27 @@ func TestCompressDrawsAProgressBarOnATerminal(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "4/4") || !strings.Contains(stderr, "saved") || !strings.Contains(stderr, "files/s") {
 		t.Errorf("no progress bar (count, saving, rate) on stderr:\n%q", stderr)
+	}
+}
+
+// A folder larger than one batch on a server whose cap of unfinished jobs
+// is smaller than a batch: the batches after the first wait for the key's
+// places (429 too_many_jobs) and go when the first drains, so every file
+// is written; none fails for the cap.
+func TestCompressWaitsForTheKeysCapBetweenBatches(t *testing.T) {
+	s := startSystem(t, func(o *appOptions) { o.MaxJobsPerKey = 20 })
+	dir := t.TempDir()
+	png := images.Read(t, "screenshot.png")
+	for i := range 101 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("shot-%03d.png", i)), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum, stdout, stderr, err := s.compressFiles(compresscli.Options{Out: filepath.Join(t.TempDir(), "small"), Paths: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Total != 101 || sum.Failed != 0 || sum.Compressed+sum.Kept+sum.Skipped != 101 {
+		t.Fatalf("summary %+v, want 101 files and none failed\nstdout (end):\n%.2000s\nstderr:\n%s", sum, stdout[max(0, len(stdout)-2000):], stderr)
 	}
 }

@@ -164,7 +164,20 @@ func (r *run) send(ctx context.Context, files []*file) error {
 	for _, f := range files {
 		fmt.Fprintf(h, "%s %s\n", f.Hash, filepath.Base(f.Path))
 	}
-	b, err := r.c.createBatch(ctx, files, "compress-"+hex.EncodeToString(h.Sum(nil))[:40])
+	key := "compress-" + hex.EncodeToString(h.Sum(nil))[:40]
+	b, err := r.c.createBatch(ctx, files, key)
+	for busyKey(err) && ctx.Err() == nil {
+		// The key's earlier batches still hold its places under the
+		// server's cap of unfinished jobs (IMGFLOW_MAX_JOBS_PER_KEY): this
+		// batch waits for them to drain, then goes (same key: made once).
+		select {
+		case <-ctx.Done():
+		case <-time.After(busyWait):
+		}
+		if ctx.Err() == nil {
+			b, err = r.c.createBatch(ctx, files, key)
+		}
+	}
 	var jobs []*job
 	if err == nil {
 		jobs, err = r.c.batchJobs(ctx, b.ID)
@@ -366,4 +379,15 @@ func hashOf(path string) (string, error) {
 	f := &file{Path: path}
 	err := hashFile(f)
 	return f.Hash, err
+}
+
+// busyWait is how long a batch refused for the key's unfinished jobs waits
+// before it is sent again.
+const busyWait = 2 * time.Second
+
+// busyKey reports a refusal because the key has its limit of unfinished
+// jobs (429 too_many_jobs): its earlier batches are still running.
+func busyKey(err error) bool {
+	var ae *apiError
+	return errors.As(err, &ae) && ae.Status == http.StatusTooManyRequests && ae.Code == "too_many_jobs"
 }
