@@ -345,9 +345,14 @@ func (a *app) apiServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 	inspector := asynq.NewInspector(a.redisOpt)
 	a.closers = append(a.closers, inspector.Close)
 	a.metrics.WatchQueues(inspector, a.opts.Queue, worker.DeliveryQueue(a.opts.Queue))
-	return server.New(server.Config{
+	var inputs connector.BlobStore // nil: inputs go in the job's own round trip to Redis
+	if a.s3 != nil {
+		inputs = a.blobs
+	}
+	api := server.New(server.Config{
 		Jobs:                a.store,
 		Blobs:               a.blobs,
+		InputBlobs:          inputs,
 		FileURL:             a.fileURL,
 		Idempotency:         a.store,
 		Accounts:            a.store,
@@ -385,6 +390,8 @@ func (a *app) apiServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 		MCP:    a.mcpServer(logger),
 		Logger: logger,
 	})
+	a.closers = append(a.closers, func() error { api.Close(); return nil })
+	return api
 }
 
 // mcpServer is the MCP server at /mcp, its tools calling this API's own

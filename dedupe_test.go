@@ -287,3 +287,48 @@ func TestConcurrentIdenticalJobsWhoseImageFailsAllFail(t *testing.T) {
 		t.Errorf("credits = %d, want 500: failures cost nothing", got)
 	}
 }
+
+// Twenty copies of one inline image in a batch are charged once: every
+// item carries its content hash, so dedupe applies as for single jobs. An
+// item that turns dedupe off is charged on its own, and a batch whose
+// "dedupe" is false charges each item.
+func TestIdenticalInlineBatchItemsAreChargedOnce(t *testing.T) {
+	s := startSystem(t)
+	auth := map[string]string{"X-API-Key": s.key}
+	b64 := base64.StdEncoding.EncodeToString(images.Read(t, "photo.png"))
+	batch := func(body string) batchView {
+		t.Helper()
+		st, _, data := s.request("POST", "/v1/batches", "application/json", strings.NewReader(body), auth)
+		var b batchView
+		if err := json.Unmarshal(data, &b); err != nil || st != http.StatusAccepted {
+			t.Fatalf("POST batch: %d %.300s", st, data)
+		}
+		return s.waitBatch(b.ID)
+	}
+	items := make([]string, 20)
+	for i := range items {
+		items[i] = `{"image_base64":"` + b64 + `"}`
+	}
+	before := s.credits()
+	if b := batch(`{"items":[` + strings.Join(items, ",") + `]}`); b.Counts.Completed != 20 {
+		t.Fatalf("batch: %+v, want 20 completed", b.Counts)
+	}
+	if spent := before - s.credits(); spent != 1 {
+		t.Errorf("20 identical base64 items cost %d credits, want 1", spent)
+	}
+	before = s.credits()
+	one := `{"items":[{"image_base64":"` + b64 + `"},{"image_base64":"` + b64 + `","dedupe":false}]}`
+	if b := batch(one); b.Counts.Completed != 2 {
+		t.Fatalf("batch: %+v, want 2 completed", b.Counts)
+	}
+	if spent := before - s.credits(); spent != 1 {
+		t.Errorf("a repeat and an item with dedupe false cost %d credits, want 1 (the item that turned it off)", spent)
+	}
+	before = s.credits()
+	if b := batch(`{"dedupe":false,"items":[` + strings.Join(items[:3], ",") + `]}`); b.Counts.Completed != 3 {
+		t.Fatalf("batch: %+v, want 3 completed", b.Counts)
+	}
+	if spent := before - s.credits(); spent != 3 {
+		t.Errorf("a batch with dedupe false cost %d credits for 3 items, want 3", spent)
+	}
+}

@@ -2,10 +2,11 @@
 # The fault suite's short profile (internal/faults), twice: against the
 # reference upstream honouring Idempotency-Key (any extra credit fails the
 # run) and ignoring it (extra credits only on jobs marked charge_uncertain).
-# Each: 200 jobs through real redis-server, upstream (20 % failures, 300 ms
-# latency), serve and two workers, with a worker SIGKILL mid-call, a Redis
-# restart and a Redis crash (appendfsync always: a crash may lose nothing
-# acknowledged) and a serve SIGKILL. About 2 min each.
+# Each: 200 jobs and four 200-item batches through real redis-server,
+# upstream (20 % failures, 300 ms latency), serve and two workers, with a
+# worker SIGKILL mid-call, a Redis restart and a Redis crash (appendfsync
+# always: a crash may lose nothing acknowledged) and a serve SIGKILL while a
+# batch is being made. About 1-2 min each.
 # The long profile: go run ./internal/faults -profile long
 set -euo pipefail
 command -v redis-server >/dev/null || { echo "redis-server is required"; exit 1; }

@@ -106,8 +106,10 @@ type BatchPage struct {
 // per job: a job started or ended twice (a task retried, a duplicate) is
 // counted once.
 type BatchStore interface {
-	// CreateBatch stores a new batch (Counts.Total = len(JobIDs)) before
-	// its jobs are made, and lists it under its owner.
+	// CreateBatch publishes a batch whose items exist (Counts.Total =
+	// len(JobIDs)) and lists it under its owner; again is a no-op. The
+	// creation service (internal/app) calls it once the batch is decided
+	// made, before any item is queued.
 	CreateBatch(ctx context.Context, b *Batch) error
 	// GetBatch returns the batch with its counts and status; ENOTFOUND
 	// when unknown or expired.

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -117,7 +118,12 @@ func (s *Server) owner(key string) string { return s.cfg.Keyring.KeyHash(key) }
 // job is queued, from the upstream /validate answer cached per key. If the
 // upstream cannot be asked, withinGrace decides.
 func (s *Server) preflight(c echo.Context, key string) error {
-	ctx := c.Request().Context()
+	return s.checkKey(c.Request().Context(), s.logger(c), key)
+}
+
+// checkKey is preflight outside a request's echo.Context (the creation
+// service calls it), logging to log.
+func (s *Server) checkKey(ctx context.Context, log *slog.Logger, key string) error {
 	owner := s.owner(key)
 	acct, ok := s.accounts.get(owner, s.cfg.Now())
 	if !ok {
@@ -137,7 +143,7 @@ func (s *Server) preflight(c echo.Context, key string) error {
 		case connector.EUNAUTHORIZED:
 			acct = &connector.Account{Valid: false}
 		default:
-			return s.withinGrace(c, owner, err)
+			return s.withinGrace(ctx, log, owner, err)
 		}
 		if err := s.remember(ctx, owner, acct); err != nil {
 			return err
@@ -171,17 +177,17 @@ const keyCheckRetryAfter = 30 * time.Second
 // an outage and the worker retries the upstream; any other key gets 503
 // upstream_unavailable before anything is read or stored, so made-up keys
 // cannot queue work, create hooks or read while the upstream is down.
-func (s *Server) withinGrace(c echo.Context, owner string, cause error) error {
-	at, ok, err := s.cfg.Accounts.KeyConfirmedAt(c.Request().Context(), owner)
+func (s *Server) withinGrace(ctx context.Context, log *slog.Logger, owner string, cause error) error {
+	at, ok, err := s.cfg.Accounts.KeyConfirmedAt(ctx, owner)
 	if err != nil {
 		return err
 	}
 	code := connector.ErrorCodeOf(cause)
 	if ok && s.cfg.Now().Sub(at) < s.cfg.KeyGrace {
-		s.logger(c).Warn("preflight: key check unavailable; the key was confirmed lately, accepting", "code", code, "confirmed_at", at)
+		log.Warn("preflight: key check unavailable; the key was confirmed lately, accepting", "code", code, "confirmed_at", at)
 		return nil
 	}
-	s.logger(c).Info("preflight: key check unavailable; the key was not confirmed lately, refusing", "code", code)
+	log.Info("preflight: key check unavailable; the key was not confirmed lately, refusing", "code", code)
 	return upstreamUnavailable(cause)
 }
 

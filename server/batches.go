@@ -12,17 +12,14 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/internal/app"
 )
 
 // Batches (connector/batch.go): POST /v1/batches makes one ordinary job per
 // item, each marked with the batch and its index, and answers with the
-// batch. The batch is recorded before its jobs, so that no item can end
-// uncounted; its counts come from the worker as items start and end.
-
-// batchMakers is how many items of one batch are stored and queued at
-// once: the store's autopipeliner sends what they write together, so a
-// 1,000-item batch costs tens of round trips, not thousands.
-const batchMakers = 64
+// batch. The creation service (internal/app) makes it whole or not at all:
+// its items are queued only once it is made; its counts come from the
+// worker as items start and end.
 
 // createBatch is POST /v1/batches.
 func (s *Server) createBatch(c echo.Context) error {
@@ -56,9 +53,17 @@ func (s *Server) createBatch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	b, replay, err := s.createBatchOnce(c, s.owner(key), key, in)
+	r := &app.BatchRequest{Owner: s.owner(key), Key: key, IdempotencyKey: c.Request().Header.Get("Idempotency-Key"),
+		Items: make([]app.Input, len(in.Items)), CallbackURL: in.CallbackURL, Metadata: in.Metadata, Dedupe: in.Dedupe}
+	for i, item := range in.Items {
+		r.Items[i] = item.appInput()
+	}
+	if r.IdempotencyKey != "" {
+		r.Fingerprint = in.fingerprint()
+	}
+	b, replay, err := s.jobs.CreateBatch(withLogger(c.Request().Context(), s.logger(c)), r)
 	if err != nil {
-		return err
+		return serviceError(err)
 	}
 	release()
 	log := s.logger(c).With("batch_id", b.ID)
@@ -134,174 +139,6 @@ func (s *Server) batchJobs(ctx context.Context, b *connector.Batch) ([]*connecto
 		}
 	}
 	return out, nil
-}
-
-// createBatchOnce admits and makes the batch, or, for a repeated
-// Idempotency-Key with the same request, returns the batch made the first
-// time. Idempotency-Keys of batches and of jobs are apart.
-func (s *Server) createBatchOnce(c echo.Context, owner, key string, in *batchRequest) (*connector.Batch, bool, error) {
-	ctx := c.Request().Context()
-	idemKey := c.Request().Header.Get("Idempotency-Key")
-	fresh, err := uuid.NewV7()
-	if err != nil {
-		return nil, false, err
-	}
-	if idemKey == "" {
-		b, err := s.makeBatch(c, fresh.String(), owner, key, in)
-		return b, false, err
-	}
-	if len(idemKey) > 255 {
-		return nil, false, connector.Errorf(connector.EINVALID, "Idempotency-Key must be at most 255 characters")
-	}
-	scoped := "batch:" + idemKey
-	rec, reserved, err := s.cfg.Idempotency.ReserveIdempotencyKey(ctx, owner, scoped, in.fingerprint(), fresh.String())
-	if err != nil {
-		return nil, false, err
-	}
-	if !reserved {
-		switch {
-		case rec.Fingerprint != in.fingerprint():
-			return nil, false, connector.Errorf(connector.EMISMATCH, "Idempotency-Key %q was already used with a different batch", idemKey)
-		case rec.JobID == "":
-			return nil, false, &connector.Error{Code: connector.ECONFLICT, RetryAfter: time.Second,
-				Message: "a request with this Idempotency-Key is still in flight; retry shortly"}
-		}
-		b, err := s.cfg.Batches.GetBatch(ctx, rec.JobID)
-		return b, true, err
-	}
-	stop := s.holdIdempotencyKey(c, owner, scoped, fresh.String())
-	defer stop()
-	if rec.PlannedJobID != fresh.String() {
-		// The request that reserved the key died; a batch it recorded is
-		// deleted with its jobs by nothing, so it is the answer now.
-		if b, err := s.cfg.Batches.GetBatch(ctx, rec.PlannedJobID); err == nil {
-			s.completeIdempotencyKey(c, owner, scoped, b.ID)
-			return b, true, nil
-		}
-	}
-	b, err := s.makeBatch(c, rec.PlannedJobID, owner, key, in)
-	if err != nil {
-		if rerr := s.cfg.Idempotency.ReleaseIdempotencyKey(context.WithoutCancel(ctx), owner, scoped); rerr != nil {
-			s.logger(c).Warn("idempotency key not released", "err", rerr)
-		}
-		return nil, false, err
-	}
-	s.completeIdempotencyKey(c, owner, scoped, b.ID)
-	return b, false, nil
-}
-
-// makeBatch admits the batch (URLs outside private networks, the key's
-// preflight: a zero balance is 429 and makes nothing), records it, then
-// stores and queues its items. Should an item fail to be made (Redis
-// down), what was made is deleted and the caller hears 503: nothing runs.
-func (s *Server) makeBatch(c echo.Context, id, owner, key string, in *batchRequest) (*connector.Batch, error) {
-	ctx := c.Request().Context()
-	for i, item := range in.Items {
-		if item.ImageURL != "" {
-			if err := s.cfg.CheckURL(ctx, "image_url", item.ImageURL); err != nil {
-				return nil, itemError(i, err)
-			}
-		}
-	}
-	if in.CallbackURL != "" {
-		if err := s.cfg.CheckURL(ctx, "callback_url", in.CallbackURL); err != nil {
-			return nil, err
-		}
-	}
-	if err := s.preflight(c, key); err != nil {
-		return nil, err
-	}
-	b := &connector.Batch{ID: id, Status: connector.BatchRunning, CreatedAt: s.cfg.Now().UTC(), Metadata: in.Metadata,
-		Owner: owner, CallbackURL: in.CallbackURL, JobIDs: make([]string, len(in.Items))}
-	for i := range b.JobIDs {
-		jid, err := uuid.NewV7()
-		if err != nil {
-			return nil, err
-		}
-		b.JobIDs[i] = jid.String()
-	}
-	b.Counts = connector.BatchCounts{Total: len(b.JobIDs), Queued: len(b.JobIDs)}
-	if in.CallbackURL != "" {
-		b.Callback = &connector.DeliveryState{Status: connector.DeliveryPending}
-	}
-	if err := s.cfg.Batches.CreateBatch(ctx, b); err != nil {
-		return nil, err
-	}
-	sealed := s.cfg.Keyring.Seal(key)
-	errs := make([]error, len(in.Items))
-	sem := make(chan struct{}, batchMakers)
-	var wg sync.WaitGroup
-	for i, item := range in.Items {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			job := s.batchJobRecord(b.ID, b.JobIDs[i], owner, sealed, i, item, b.CreatedAt)
-			errs[i] = s.makeItem(ctx, job, item)
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			s.unmakeBatch(context.WithoutCancel(ctx), b, in)
-			return nil, err
-		}
-	}
-	return b, nil
-}
-
-// batchJobRecord is a batch item's job: a job as POST /v1/jobs makes it, with
-// the batch's id and the item's index and without a callback of its own.
-func (s *Server) batchJobRecord(batchID, id, owner string, sealed []byte, index int, item *jobRequest, now time.Time) *connector.Job {
-	idx := index
-	job := &connector.Job{ID: id, Status: connector.StatusQueued, CreatedAt: now, UpdatedAt: now,
-		Input:    connector.JobInput{Kind: item.kind, URL: item.ImageURL, Filename: item.Filename},
-		Metadata: item.Metadata, Owner: owner, SealedKey: sealed, BatchID: batchID, BatchIndex: &idx, Transform: item.transform}
-	if item.image != nil {
-		job.Input.Size = item.image.Size()
-		job.Input.MIMEType = connector.SniffBytes(item.image)
-	}
-	return job
-}
-
-// makeItem stores an item's input and record and queues it. Items are not
-// held to the key's cap of unfinished jobs (MaxJobsPerKey): a batch is
-// admitted whole or not at all, and its size is capped instead.
-func (s *Server) makeItem(ctx context.Context, job *connector.Job, item *jobRequest) error {
-	var input connector.Bytes
-	if item.image != nil {
-		input = item.image
-	}
-	if mk, ok := s.cfg.Jobs.(jobMaker); ok && (input == nil || sameStore(s.cfg.Jobs, s.cfg.Blobs)) {
-		if err := mk.CreateJobWithInput(ctx, job, input, s.cfg.ResultTTL, 0); err != nil {
-			return err
-		}
-	} else {
-		if input != nil {
-			if err := s.cfg.Blobs.PutBlob(ctx, connector.InputBlobKey(job.ID), item.image.Reader(), item.image.Size(), s.cfg.ResultTTL); err != nil {
-				return err
-			}
-		}
-		if err := s.cfg.Jobs.CreateJob(ctx, job); err != nil {
-			return err
-		}
-	}
-	return s.cfg.Queue.EnqueueCompress(ctx, job.ID)
-}
-
-// unmakeBatch deletes a batch whose making failed, its jobs and inputs.
-// A job queued already finds its record gone and is dropped.
-func (s *Server) unmakeBatch(ctx context.Context, b *connector.Batch, in *batchRequest) {
-	for i, id := range b.JobIDs {
-		if err := s.cfg.Jobs.DeleteJob(ctx, id); err != nil && !isCode(err, connector.ENOTFOUND) {
-			s.log.Warn("batch item not deleted after a failed batch; it expires", "batch_id", b.ID, "job_id", id, "err", err)
-		}
-		if in.Items[i].image != nil {
-			s.cfg.Blobs.DeleteBlob(ctx, connector.InputBlobKey(id))
-		}
-	}
-	if err := s.cfg.Batches.DeleteBatch(ctx, b.ID); err != nil {
-		s.log.Warn("batch not deleted after its items failed; it expires", "batch_id", b.ID, "err", err)
-	}
 }
 
 // waitBatch polls the batch until it finishes or wait passes: one read

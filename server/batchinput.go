@@ -385,6 +385,10 @@ func (in *batchRequest) fingerprint() string {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}
+	if in.Dedupe != nil { // absent adds nothing: keys recorded before dedupe still match
+		fmt.Fprintf(h, "dedupe=%t", *in.Dedupe)
+		h.Write([]byte{0})
+	}
 	for _, item := range in.Items {
 		h.Write([]byte(item.fingerprint()))
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/internal/app"
 )
 
 // The dry run, POST /v1/jobs?dry_run=1 (or POST /v1/jobs/dry-run, the same
@@ -59,7 +60,8 @@ func (s *Server) dryRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.admit(c, key, in); err != nil {
+	if err := s.jobs.Admit(withLogger(ctx, s.logger(c)), key,
+		app.FieldURL{Field: "image_url", URL: in.ImageURL}, app.FieldURL{Field: "callback_url", URL: in.CallbackURL}); err != nil {
 		return err
 	}
 	var bytes connector.Bytes = in.image

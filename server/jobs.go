@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/internal/app"
 )
 
 // createJob is POST /v1/jobs.
@@ -50,10 +51,11 @@ func (s *Server) createJob(c echo.Context) error {
 		return err
 	}
 	if wait > 0 {
-		c.Set(ctxWatch, (*jobWatch)(nil)) // makeJob watches the job it queues
+		c.Set(ctxWatch, (*jobWatch)(nil)) // watched before it is queued (jobRequestFor)
 		defer stopWatch(c)
 	}
-	job, replay, err := s.createOnce(c, s.owner(key), key, in)
+	ctx := withLogger(c.Request().Context(), s.logger(c))
+	job, replay, err := s.jobs.CreateJob(ctx, s.jobRequestFor(c, key, in))
 	if err != nil {
 		return err
 	}
@@ -65,291 +67,23 @@ func (s *Server) createJob(c echo.Context) error {
 	return s.respondJob(c, job, wait)
 }
 
-// admit runs the checks a new job must pass: URLs outside private networks,
-// and the key's preflight (valid, credits left). A replayed Idempotency-Key
-// skips them: its job exists, whatever the balance is now.
-func (s *Server) admit(c echo.Context, key string, in *jobRequest) error {
-	ctx := c.Request().Context()
-	if in.ImageURL != "" {
-		if err := s.cfg.CheckURL(ctx, "image_url", in.ImageURL); err != nil {
-			return err
-		}
+// jobRequestFor is the creation service's request for a bound job
+// request of key.
+func (s *Server) jobRequestFor(c echo.Context, key string, in *jobRequest) *app.JobRequest {
+	r := &app.JobRequest{Owner: s.owner(key), Key: key, IdempotencyKey: c.Request().Header.Get("Idempotency-Key"),
+		Input: in.appInput(), CallbackURL: in.CallbackURL}
+	if r.IdempotencyKey != "" {
+		r.Fingerprint = in.fingerprint()
 	}
-	if in.CallbackURL != "" {
-		if err := s.cfg.CheckURL(ctx, "callback_url", in.CallbackURL); err != nil {
-			return err
-		}
+	if _, asked := c.Get(ctxWatch).(*jobWatch); asked {
+		r.BeforeQueue = func(id string) { s.watchBeforeQueueing(c, id) }
 	}
-	return s.preflight(c, key)
-}
-
-// createOnce admits, creates and enqueues the job, or, for a repeated
-// Idempotency-Key with the same request, returns the job made the first time.
-func (s *Server) createOnce(c echo.Context, owner, key string, in *jobRequest) (job *connector.Job, replay bool, err error) {
-	ctx := c.Request().Context()
-	idemKey := c.Request().Header.Get("Idempotency-Key")
-	if idemKey == "" {
-		if err := s.admit(c, key, in); err != nil {
-			return nil, false, err
-		}
-		id, err := uuid.NewV7() // time-ordered: the list index and cursors rely on it
-		if err != nil {
-			return nil, false, err
-		}
-		job, err = s.newJob(c, id.String(), owner, key, in)
-		return job, false, err
-	}
-	if len(idemKey) > 255 {
-		return nil, false, connector.Errorf(connector.EINVALID, "Idempotency-Key must be at most 255 characters")
-	}
-	fresh, err := uuid.NewV7() // time-ordered: the list index and cursors rely on it
-	if err != nil {
-		return nil, false, err
-	}
-	// A first request with the key still in flight is waited for: it
-	// finishes (its job is the answer) or, if it died, its lease runs out
-	// and this request takes the key over. 409 only if neither comes.
-	var rec *connector.IdempotencyRecord
-	var reserved bool
-	for waitUntil := time.Now().Add(s.cfg.IdempotencyInFlightWait); ; {
-		rec, reserved, err = s.cfg.Idempotency.ReserveIdempotencyKey(ctx, owner, idemKey, in.fingerprint(), fresh.String())
-		if err != nil || reserved || rec.Fingerprint != in.fingerprint() || rec.JobID != "" {
-			break
-		}
-		if time.Now().After(waitUntil) {
-			return nil, false, &connector.Error{Code: connector.ECONFLICT, RetryAfter: time.Second,
-				Message: "a request with this Idempotency-Key is still in flight; retry shortly"}
-		}
-		select {
-		case <-ctx.Done():
-			return nil, false, ctx.Err()
-		case <-time.After(idempotencyInFlightPoll):
-		}
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	if !reserved {
-		if rec.Fingerprint != in.fingerprint() {
-			return nil, false, connector.Errorf(connector.EMISMATCH, "Idempotency-Key %q was already used with a different request", idemKey)
-		}
-		job, err = s.cfg.Jobs.GetJob(ctx, rec.JobID)
-		return job, true, err
-	}
-	release := s.holdIdempotencyKey(c, owner, idemKey, fresh.String())
-	defer release()
-	bg := context.WithoutCancel(ctx)
-	if rec.PlannedJobID != fresh.String() {
-		// The request that reserved the key died: its job may exist.
-		if job, err = s.adoptJob(ctx, rec.PlannedJobID); job != nil || err != nil {
-			if err == nil {
-				s.completeIdempotencyKey(c, owner, idemKey, job.ID)
-			}
-			return job, job != nil, err
-		}
-	}
-	if err = s.admit(c, key, in); err == nil {
-		job, err = s.newJob(c, rec.PlannedJobID, owner, key, in)
-	}
-	if err != nil {
-		// A refused or failed request must not hold the key.
-		if rerr := s.cfg.Idempotency.ReleaseIdempotencyKey(bg, owner, idemKey); rerr != nil {
-			s.logger(c).Warn("idempotency key not released", "err", rerr)
-		}
-		return nil, false, err
-	}
-	s.completeIdempotencyKey(c, owner, idemKey, job.ID)
-	return job, false, nil
+	return r
 }
 
 // defaultIdempotencyInFlightWait is Config.IdempotencyInFlightWait's
 // default.
-const defaultIdempotencyInFlightWait = 12 * time.Second
-
-// idempotencyInFlightPoll is how often a waiting request looks again.
-const idempotencyInFlightPoll = 100 * time.Millisecond
-
-// idempotencyRenewEvery is how often a request renews its Idempotency-Key
-// lease: well inside the store's lease (10 s by default), so that a
-// request stalled by a slow Redis round trip keeps its key.
-const idempotencyRenewEvery = 2 * time.Second
-
-// holdIdempotencyKey renews the request's lease on its Idempotency-Key until
-// the returned function is called.
-func (s *Server) holdIdempotencyKey(c echo.Context, owner, idemKey, token string) (stop func()) {
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(idempotencyRenewEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				held, err := s.cfg.Idempotency.RenewIdempotencyKey(context.WithoutCancel(c.Request().Context()), owner, idemKey, token)
-				if err == nil && !held {
-					s.logger(c).Warn("idempotency key lease lost to a retry; both make the same job id, so it is still made once")
-					return
-				}
-			}
-		}
-	}()
-	return func() { close(done) }
-}
-
-// adoptJob returns the job a dead request made under an Idempotency-Key,
-// queued again in case it died before queueing it (a no-op otherwise: the
-// task id is the job id); nil when it never made it.
-func (s *Server) adoptJob(ctx context.Context, id string) (*connector.Job, error) {
-	job, err := s.cfg.Jobs.GetJob(ctx, id)
-	if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if l, ok := s.cfg.Jobs.(jobLister); ok {
-		if err := l.EnsureListed(ctx, job.Owner, job.ID); err != nil {
-			return nil, err
-		}
-	}
-	if !job.Status.Finished() {
-		if err := s.cfg.Queue.EnqueueCompress(ctx, job.ID); err != nil {
-			return nil, err
-		}
-	}
-	return job, nil
-}
-
-// jobLister is a job store that can put a job back in its owner's listing
-// (redisstore.Store): the dead request may have written the record only.
-type jobLister interface {
-	EnsureListed(ctx context.Context, owner, id string) error
-}
-
-// completeIdempotencyKey records the job made under the key. The job is
-// queued: without this record a retry would make it again (with the same
-// id, so it would only be found again) or, until the key's lease runs out,
-// hear 409. A Redis hiccup gets a few quick tries inline, then tries in the
-// background for as long as the lease would have held the key.
-func (s *Server) completeIdempotencyKey(c echo.Context, owner, idemKey, jobID string) {
-	ctx := context.WithoutCancel(c.Request().Context())
-	complete := func() error { return s.cfg.Idempotency.CompleteIdempotencyKey(ctx, owner, idemKey, jobID) }
-	for attempt := range 3 {
-		if complete() == nil {
-			return
-		}
-		time.Sleep(time.Duration(100<<attempt) * time.Millisecond)
-	}
-	log := s.logger(c)
-	go func() {
-		deadline := time.Now().Add(completeIdempotencyFor)
-		for wait := 250 * time.Millisecond; time.Now().Before(deadline); wait = min(2*wait, 2*time.Second) {
-			time.Sleep(wait)
-			if complete() == nil {
-				return
-			}
-		}
-		log.Error("idempotency key not completed: a retry takes it over after its lease and finds the job", "job_id", jobID)
-	}()
-}
-
-// completeIdempotencyFor is how long serve keeps trying to record the job
-// made under an Idempotency-Key.
-const completeIdempotencyFor = 30 * time.Second
-
-// newJob counts the job against its key's in-flight cap, stores the input,
-// records the job and queues it. A job whose enqueue fails is deleted, so it
-// never sits queued forever; one not made gives its place back.
-func (s *Server) newJob(c echo.Context, id, owner, key string, in *jobRequest) (job *connector.Job, err error) {
-	ctx := c.Request().Context()
-	job = s.jobRecord(id, owner, key, in)
-	if err := s.storeJob(ctx, job, in); err != nil {
-		// Part of it may have been written (its pipeline met a Redis
-		// restart: the record went in, a script met NOSCRIPT): the caller
-		// hears 503 and retries, so nothing of this job may run.
-		if connector.ErrorCodeOf(err) == connector.EUNAVAILABLE {
-			s.deleteUnqueued(context.WithoutCancel(ctx), job.ID, in.image != nil)
-		}
-		return nil, err
-	}
-	s.watchBeforeQueueing(c, job.ID)
-	if err := s.cfg.Queue.EnqueueCompress(ctx, job.ID); err != nil {
-		// The caller hears 503 and will retry: this job must not linger,
-		// in listings or polling triggers, as one that was made, nor run.
-		// Deleting it gives its in-flight place back too.
-		s.deleteUnqueued(context.WithoutCancel(ctx), job.ID, in.image != nil)
-		return nil, err
-	}
-	return job, nil
-}
-
-// deleteUnqueuedFor is how long serve keeps trying to delete a job whose
-// enqueue failed (Redis is often down for both): less than the worker's
-// unqueuedAfter (15 s), after which the worker's sweeper would queue the
-// job it still finds.
-const deleteUnqueuedFor = 10 * time.Second
-
-// deleteUnqueued deletes a job whose task could not be queued, and its
-// input: at once when Redis answers, else retried in the background for
-// deleteUnqueuedFor.
-func (s *Server) deleteUnqueued(ctx context.Context, id string, hasInput bool) {
-	del := func() error {
-		if err := s.cfg.Jobs.DeleteJob(ctx, id); err != nil && connector.ErrorCodeOf(err) != connector.ENOTFOUND {
-			return err
-		}
-		if hasInput {
-			s.cfg.Blobs.DeleteBlob(ctx, connector.InputBlobKey(id))
-		}
-		return nil
-	}
-	// Tried in place for a moment first: the caller's Idempotency-Key is
-	// released right after, and a retry that found the key still reserved
-	// (its release failed too) would adopt this job.
-	for wait := 100 * time.Millisecond; wait <= 800*time.Millisecond; wait *= 2 {
-		if del() == nil {
-			return
-		}
-		time.Sleep(wait)
-	}
-	go func() {
-		deadline := time.Now().Add(deleteUnqueuedFor)
-		for wait := 100 * time.Millisecond; time.Now().Before(deadline); wait = min(2*wait, 2*time.Second) {
-			time.Sleep(wait)
-			if del() == nil {
-				return
-			}
-		}
-		s.log.Warn("job not deleted after enqueue failure; the worker's sweeper will queue it", "job_id", id)
-	}()
-}
-
-// jobRecord is the new job's record, queued.
-func (s *Server) jobRecord(id, owner, key string, in *jobRequest) *connector.Job {
-	now := s.cfg.Now().UTC()
-	job := &connector.Job{
-		ID:          id,
-		Status:      connector.StatusQueued,
-		CreatedAt:   now,
-		UpdatedAt:   now,
-		Input:       connector.JobInput{Kind: in.kind, URL: in.ImageURL, Filename: in.Filename},
-		Metadata:    in.Metadata,
-		Owner:       owner,
-		SealedKey:   s.cfg.Keyring.Seal(key),
-		CallbackURL: in.CallbackURL,
-		Dedupe:      in.Dedupe,
-		Transform:   in.transform,
-	}
-	if in.CallbackURL != "" {
-		job.Callback = &connector.DeliveryState{Status: connector.DeliveryPending}
-	}
-	if in.image != nil {
-		job.Input.Size = in.image.Size()
-		job.Input.MIMEType = connector.SniffBytes(in.image)
-		job.Input.SHA256 = in.imageSHA256()
-	}
-	return job
-}
+const defaultIdempotencyInFlightWait = app.DefaultIdempotencyWait
 
 // parseWait reads ?wait=N: whole seconds in decimal digits, 0 to MaxWait.
 // Fractions, signs, exponents, hex and NaN are refused, not rounded.

@@ -443,3 +443,29 @@ func TestReplayReturnsTheJobEvenWhenTheBalanceIsNowZero(t *testing.T) {
 		t.Errorf("replay gave job %s, want %s", again.str("id"), first.str("id"))
 	}
 }
+
+// A batch retry that meets its first request still in flight waits for it,
+// as a job's does, and answers with its batch rather than 409 at once.
+func TestBatchIdempotencyKeyInFlightIsWaitedFor(t *testing.T) {
+	h := newHarness(t)
+	body := map[string]any{"items": []map[string]any{{"image_url": "https://images.example.com/cat.png"}}}
+	first := h.postJSON("/v1/batches", body, map[string]string{"Idempotency-Key": "probe"})
+	expectStatus(t, first, http.StatusAccepted)
+	owner := h.keys.KeyHash(h.key)
+	rec, _, err := h.store.ReserveIdempotencyKey(context.Background(), owner, "batch:probe", "", "probe-batch")
+	if err != nil || rec == nil {
+		t.Fatalf("reading the probe record: %v", err)
+	}
+	if _, ok, err := h.store.ReserveIdempotencyKey(context.Background(), owner, "batch:busy", rec.Fingerprint, "held"); err != nil || !ok {
+		t.Fatalf("reserve: %v %v", ok, err)
+	}
+	go func() { // the first request finishes 300 ms later, with the probe's batch
+		time.Sleep(300 * time.Millisecond)
+		h.store.CompleteIdempotencyKey(context.Background(), owner, "batch:busy", first.str("id"))
+	}()
+	r := h.postJSON("/v1/batches", body, map[string]string{"Idempotency-Key": "busy"})
+	expectStatus(t, r, http.StatusAccepted)
+	if r.str("id") != first.str("id") {
+		t.Fatalf("waiting retry got batch %s, want the first request's %s", r.str("id"), first.str("id"))
+	}
+}

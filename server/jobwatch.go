@@ -9,8 +9,8 @@ import (
 // A POST with ?wait watches its job from before the job is queued
 // (JobStore.WatchJob), so that waiting for it needs no read of the record:
 // the finish is heard from the store's publication alone. createJob marks
-// the request with ctxWatch, makeJob starts the watch, respondJob waits on
-// it, and createJob stops it.
+// the request with ctxWatch, the creation service's BeforeQueue starts the
+// watch, respondJob waits on it, and createJob stops it.
 const ctxWatch = "job_watch"
 
 // jobWatch is a started watch and the job it is on.

@@ -19,14 +19,19 @@ import (
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/connector/keyring"
 	"github.com/imgflow/imgflow/connector/webhook"
+	"github.com/imgflow/imgflow/internal/app"
 	"github.com/imgflow/imgflow/server/console"
 )
 
 // Config is everything the API needs. Stores, queue and compressor are
 // interfaces from connector; main wires the real ones.
 type Config struct {
-	Jobs        connector.JobStore
-	Blobs       connector.BlobStore
+	Jobs  connector.JobStore
+	Blobs connector.BlobStore
+	// InputBlobs is where new jobs' inputs are written when blobs live
+	// apart from the job store (S3); nil: the job store keeps them, in the
+	// round trip that makes the job.
+	InputBlobs  connector.BlobStore
 	Idempotency connector.IdempotencyStore
 	Accounts    connector.AccountCache
 	Hooks       connector.HookStore
@@ -109,7 +114,9 @@ type Config struct {
 	MaxLargeBodies int
 	// Inflight and MaxJobsPerKey cap each key's unfinished jobs: beyond
 	// the cap a new job gets 429 too_many_jobs with Retry-After, so one
-	// tenant cannot starve the others. Nil or 0: no cap. Flag
+	// tenant cannot starve the others. Batch items count: a batch is
+	// admitted while its key is under the cap, and its items then hold
+	// places until they end. Nil or 0: no cap. Flag
 	// --max-jobs-per-key, env IMGFLOW_MAX_JOBS_PER_KEY.
 	Inflight      connector.InflightLimiter
 	MaxJobsPerKey int
@@ -168,6 +175,7 @@ type Server struct {
 	defs     renderedDefinitions
 	bodies   *bodySlots
 	accounts *accountMemo // key checks read lately (accountmemo.go)
+	jobs     *app.JobService
 }
 
 // New builds the API with defaults filled in.
@@ -220,6 +228,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, validate: newValidator(), log: cfg.Logger, bodies: newBodySlots(cfg.MaxLargeBodies, cfg.LargeBodyWait),
 		accounts: newAccountMemo()}
+	s.jobs = newJobService(&s.cfg, s)
 	s.echo = s.routes()
 	return s
 }

@@ -12,12 +12,24 @@ import (
 	"github.com/imgflow/imgflow/connector"
 )
 
-// The unqueued-job sweeper: a job whose record was written but whose task
-// never reached the queue (serve killed between the two writes, or an
-// enqueue that failed while deleting the job failed too) is queued here,
-// within unqueuedAfter plus sweepEvery of its creation, instead of staying
-// "queued" until it expires (issue #21). The job store notes every new job
-// in the round trip that creates it (redisstore/unqueued.go); the sweeper
+// The sweeper settles what requests left behind, each by a decision that
+// is a compare-and-set in the store, so that it never races the request
+// it cleans up after on a timer:
+//
+//   - a batch whose making a request did not end (serve killed, Redis lost
+//     mid-request) is finished when it was decided made, and removed when
+//     it was left creating (internal/app, SweepBatches); a request slower
+//     than makingAfter loses its batch whole, never half of it;
+//   - a single job whose record was written but whose task never reached
+//     the queue (serve killed between the two writes, or an enqueue that
+//     failed) was never answered 2xx (the API answers only once its task is
+//     queued): it is taken back (UndoJob: only while no run started it), so
+//     that a client that heard nothing is charged nothing; a retry with its
+//     Idempotency-Key takes the key over and finds or makes it;
+//   - a batch item without a task belongs to a batch that was made (items
+//     are noted as they are made visible): it is queued.
+//
+// The job store notes every new job (redisstore/unqueued.go); the sweeper
 // forgets each note once the job's task exists, or the job is gone or
 // finished. Queueing is safe from any number of sweepers at once: the task
 // id is the job id, and a second enqueue is a no-op.
@@ -32,10 +44,15 @@ import (
 // queued again.
 
 // unqueuedAfter is how old a job must be before the sweeper looks at it:
-// well past the create-then-enqueue of a live request (milliseconds), and
-// past serve's retries at deleting a job whose enqueue failed
-// (server.deleteUnqueued), so that such a job is deleted, not run.
+// well past the create-then-enqueue of a live request (milliseconds). It
+// only bounds how soon a stray job is settled: the decisions are the
+// store's.
 const unqueuedAfter = 15 * time.Second
+
+// makingAfter is how old a batch's making must be before the sweeper
+// settles it: past the making of 1,000 items by a live request, which,
+// slower still, loses its batch whole (503) rather than half of it.
+const makingAfter = time.Minute
 
 // sweepEvery is how often each worker process sweeps: with unqueuedAfter, a
 // job without a task is queued within 25 s of its creation, for one
@@ -45,10 +62,18 @@ const sweepEvery = 10 * time.Second
 // sweepBatch bounds the notes one pass looks at.
 const sweepBatch = 500
 
-// unqueuedLister is a job store that notes new jobs (redisstore.Store).
+// unqueuedLister is a job store that notes new jobs and takes back those
+// never queued (redisstore.Store).
 type unqueuedLister interface {
 	UnqueuedJobs(ctx context.Context, before time.Time, limit int) ([]string, error)
 	ForgetUnqueued(ctx context.Context, ids ...string) error
+	UndoJob(ctx context.Context, owner, id string) (removed bool, err error)
+}
+
+// batchSettler finishes or removes batches whose making a request left
+// unended (app.JobService).
+type batchSettler interface {
+	SweepBatches(ctx context.Context, before time.Time) (int, error)
 }
 
 // unqueuedSweeper queues jobs that have a record and no task.
@@ -60,6 +85,13 @@ type unqueuedSweeper struct {
 	inspector *asynq.Inspector
 	qname     string
 	log       *slog.Logger
+	// batches settles batches left half made; nil: none are.
+	batches     batchSettler
+	makingAfter time.Duration
+	// countMissed counts batch items whose end was missed (batchsweep.go);
+	// nil: none are.
+	countMissed  func(ctx context.Context, before time.Time)
+	runningAfter time.Duration
 }
 
 func (s *unqueuedSweeper) run(ctx context.Context, every time.Duration, after time.Duration) {
@@ -70,11 +102,30 @@ func (s *unqueuedSweeper) run(ctx context.Context, every time.Duration, after ti
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			if s.batches != nil {
+				// Batches first: a finished one notes its items for the pass below.
+				for ctx.Err() == nil {
+					n, err := s.batches.SweepBatches(ctx, time.Now().Add(-s.makingAfter))
+					if err != nil {
+						s.log.Warn("batches left half made not settled; trying again next sweep", "err", err)
+					}
+					if err != nil || n < sweepBatchesAt {
+						break
+					}
+				}
+			}
 			for s.pass(ctx, time.Now().Add(-after)) == sweepBatch && ctx.Err() == nil {
+			}
+			if s.countMissed != nil {
+				s.countMissed(ctx, time.Now().Add(-s.runningAfter))
 			}
 		}
 	}
 }
+
+// sweepBatchesAt is how many batches SweepBatches looks at in one call at
+// most (app's sweepBatchesAt): fewer means none are left.
+const sweepBatchesAt = 100
 
 // pass looks at the notes of jobs created before before and returns how
 // many it looked at.
@@ -110,18 +161,32 @@ func (s *unqueuedSweeper) pass(ctx context.Context, before time.Time) int {
 	return len(ids)
 }
 
-// queueIfUnfinished queues the job's task when the job is not finished,
-// deleting first its finished task (state) if it has one; false when that
-// could not be decided or done (the note stays).
+// queueIfUnfinished settles an unfinished job without a live task: a
+// single job that never had one is taken back (nobody was answered it);
+// a batch item, or a job behind a finished task (state), is queued,
+// deleting first that task. False when that could not be decided or done
+// (the note stays).
 func (s *unqueuedSweeper) queueIfUnfinished(ctx context.Context, id, state string) bool {
 	job, err := s.jobs.GetJob(ctx, id)
 	switch {
 	case connector.ErrorCodeOf(err) == connector.ENOTFOUND:
-		return true // deleted after a failed enqueue, refused, or expired
+		return true // taken back after a failed request, refused, or expired
 	case err != nil:
 		return false
 	case job.Status.Finished():
 		return true
+	}
+	if state == "" && job.BatchID == "" {
+		removed, err := s.notes.UndoJob(ctx, job.Owner, id)
+		if err != nil {
+			return false
+		}
+		if removed {
+			s.log.Warn("took back a job whose task never reached the queue (its request died or failed, unanswered)",
+				"job_id", id, "age", time.Since(job.CreatedAt).Round(time.Second))
+			return true
+		}
+		return true // a run started it meanwhile: it has a task
 	}
 	if state != "" {
 		if err := s.inspector.DeleteTask(s.qname, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {

@@ -8,35 +8,55 @@ import (
 
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/fixtures/images"
+	"github.com/imgflow/imgflow/internal/app"
 )
 
-// A job recorded whose task never reached the queue (serve killed between
-// the two writes) is queued by the sweeper and completes, charged once;
-// notes of jobs that were queued, or are gone, are forgotten.
-func TestJobWithoutATaskIsQueuedBySweeper(t *testing.T) {
+// failingQueue is a queue whose Redis is down.
+type failingQueue struct{}
+
+func (failingQueue) EnqueueCompress(context.Context, string) error {
+	return &connector.Error{Code: connector.EUNAVAILABLE, Message: "queue down"}
+}
+func (failingQueue) EnqueueDelivery(context.Context, connector.Delivery) error {
+	return &connector.Error{Code: connector.EUNAVAILABLE, Message: "queue down"}
+}
+
+// A single job recorded whose task never reached the queue (serve killed
+// between the two writes) was never answered 2xx: the sweeper takes it
+// back, uncharged. The items of a batch that was made but whose enqueues
+// failed are queued by the sweeper and complete, each charged once. Notes
+// of jobs that were queued, or are gone, are forgotten.
+func TestSweeperTakesBackAnUnansweredJobAndQueuesAMadeBatchsItems(t *testing.T) {
 	h := newHarness(t)
-	h.tweak = func(w *Worker) { w.sweepEvery, w.unqueuedAfter = 50*time.Millisecond, 200*time.Millisecond }
+	h.tweak = func(w *Worker) {
+		w.sweepEvery, w.unqueuedAfter, w.makingAfter = 50*time.Millisecond, 200*time.Millisecond, 200*time.Millisecond
+	}
+	ctx := context.Background()
 	url := "https://images.test/photo.png"
 	h.fetcher.set(url, &connector.Image{Data: bytes.NewReader(images.Read(t, "photo.png")), MIMEType: "image/png"})
 	orphan := h.newJob(connector.JobInput{Kind: connector.InputURL, URL: url}, "") // never enqueued
 	queued := h.submitURLJob("")
 	deleted := h.newJob(connector.JobInput{Kind: connector.InputURL, URL: url}, "")
-	if err := h.store.DeleteJob(context.Background(), deleted.ID); err != nil {
+	if err := h.store.DeleteJob(ctx, deleted.ID); err != nil {
 		t.Fatal(err)
+	}
+	maker := app.New(app.Config{Store: h.store, Queue: failingQueue{}, Keyring: h.keyring})
+	defer maker.Close()
+	b, _, err := maker.CreateBatch(ctx, &app.BatchRequest{Owner: h.owner, Key: h.apiKey,
+		Items: []app.Input{{Kind: connector.InputURL, URL: url}, {Kind: connector.InputURL, URL: url, Dedupe: new(bool)}}})
+	if err != nil {
+		t.Fatalf("the batch is made though its queue is down (it is decided made): %v", err)
 	}
 	h.start()
 
-	for _, id := range []string{orphan.ID, queued.ID} {
+	for _, id := range append([]string{queued.ID}, b.JobIDs...) {
 		if got := h.waitJob(id, "completed", finished); got.Status != connector.StatusCompleted {
 			t.Fatalf("job %s: %s %+v, want completed", id, got.Status, got.Error)
 		}
 	}
-	if calls := h.comp.Calls(); calls != 2 {
-		t.Errorf("upstream calls: %d, want 2 (one per job)", calls)
-	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		left, err := h.store.UnqueuedJobs(context.Background(), time.Now(), 10)
+		left, err := h.store.UnqueuedJobs(ctx, time.Now(), 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,6 +67,14 @@ func TestJobWithoutATaskIsQueuedBySweeper(t *testing.T) {
 			t.Fatalf("notes left after the sweeps: %v", left)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := h.store.GetJob(ctx, orphan.ID); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+		t.Errorf("the unanswered job without a task: %v, want it taken back (not found)", err)
+	}
+	// The first batch item may complete from the queued job's result
+	// (same image, dedupe on); the second turned dedupe off.
+	if calls := h.comp.Calls(); calls < 2 || calls > 3 {
+		t.Errorf("upstream calls: %d, want the queued job and the batch's items only (2 or 3), none for the unanswered job", calls)
 	}
 }
 
@@ -80,5 +108,57 @@ func TestJobBehindAFinishedTaskIsQueuedAgain(t *testing.T) {
 	h.enqueue(job.ID)
 	if got := h.waitJob(job.ID, "completed", finished); got.Status != connector.StatusCompleted || h.comp.Calls() != 1 {
 		t.Fatalf("job %s after %d calls, want completed after 1", got.Status, h.comp.Calls())
+	}
+}
+
+// A batch item whose end was never counted (the count met a Redis outage
+// and its task was lost with it) is counted by the sweeper: the batch
+// finishes and its batch.finished event is queued, once.
+func TestSweeperCountsABatchItemsMissedEnd(t *testing.T) {
+	h := newHarness(t)
+	h.tweak = func(w *Worker) {
+		w.sweepEvery, w.unqueuedAfter, w.makingAfter, w.runningAfter = 50*time.Millisecond, time.Hour, time.Hour, 100*time.Millisecond
+	}
+	h.cfg.Batches = h.store
+	ctx := context.Background()
+	maker := app.New(app.Config{Store: h.store, Queue: failingQueue{}, Keyring: h.keyring})
+	defer maker.Close()
+	b, _, err := maker.CreateBatch(ctx, &app.BatchRequest{Owner: h.owner, Key: h.apiKey, CallbackURL: "https://hooks.example/batch",
+		Items: []app.Input{{Kind: connector.InputURL, URL: "https://images.test/a.png"}, {Kind: connector.InputURL, URL: "https://images.test/b.png"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range b.JobIDs {
+		if _, err := h.store.UpdateJob(ctx, id, func(j *connector.Job) error {
+			j.Status = connector.StatusFailed
+			j.Error = &connector.JobError{Code: "fetch_failed", Message: "test"}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 { // the other's count is lost
+			if _, err := h.store.BatchItemEnded(ctx, b.ID, id, false, 0, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	h.start()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := h.store.GetBatch(ctx, b.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, queued, err := h.store.BatchEndsCounted(ctx, b.ID, b.JobIDs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status == connector.BatchFinished && queued {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("batch %s %+v, event queued %v: want finished with its event queued", got.Status, got.Counts, queued)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

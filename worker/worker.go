@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/internal/app"
 )
 
 // Worker serves imgflow's asynq queue: compress tasks and deliveries.
@@ -41,7 +42,7 @@ type Worker struct {
 	recoverEvery time.Duration
 	// sweepEvery and unqueuedAfter pace the unqueued-job sweeper
 	// (unqueued.go); tests shorten them.
-	sweepEvery, unqueuedAfter time.Duration
+	sweepEvery, unqueuedAfter, makingAfter, runningAfter time.Duration
 }
 
 // New checks cfg, fills its defaults and returns a Worker. Close it when
@@ -67,6 +68,8 @@ func New(cfg Config) (*Worker, error) {
 		recoverEvery:  recoverEvery,
 		sweepEvery:    sweepEvery,
 		unqueuedAfter: unqueuedAfter,
+		makingAfter:   makingAfter,
+		runningAfter:  runningAfter,
 	}
 	w.queue = NewQueue(w.client, cfg.Queue,
 		WithMaxCompressRetries(cfg.MaxCompressRetries),
@@ -153,7 +156,16 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer func() { stopRecovering(); recovering.Wait() }()
 	if notes, ok := w.cfg.Jobs.(unqueuedLister); ok {
 		sw := &unqueuedSweeper{notes: notes, jobs: w.cfg.Jobs, queue: w.queue, rdb: w.rdb,
-			inspector: asynq.NewInspectorFromRedisClient(w.rdb), qname: w.cfg.Queue, log: w.log}
+			inspector: asynq.NewInspectorFromRedisClient(w.rdb), qname: w.cfg.Queue, log: w.log, makingAfter: w.makingAfter}
+		if st, ok := w.cfg.Jobs.(app.Store); ok {
+			maker := app.New(app.Config{Store: st, Queue: w.queue, Logger: w.log})
+			defer maker.Close()
+			sw.batches = maker
+		}
+		if running, ok := w.cfg.Batches.(runningBatches); ok {
+			sw.countMissed = func(ctx context.Context, before time.Time) { w.countMissedEnds(ctx, running, before) }
+			sw.runningAfter = w.runningAfter
+		}
 		sweepCtx, stopSweeping := context.WithCancel(ctx)
 		sweepDone := make(chan struct{})
 		go func() { defer close(sweepDone); sw.run(sweepCtx, w.sweepEvery, w.unqueuedAfter) }()

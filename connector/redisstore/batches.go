@@ -57,7 +57,9 @@ func decodeBatch(data []byte) (*connector.Batch, error) {
 	return sb.Batch, nil
 }
 
-// CreateBatch stores the record and its counters and lists the batch.
+// CreateBatch publishes a batch whose items exist: its record, its
+// counters and its listing entry. Publishing again is a no-op: whoever
+// finishes a batch's making (connector.MakingState) may meet another.
 func (s *Store) CreateBatch(ctx context.Context, b *connector.Batch) error {
 	if b.ID == "" || len(b.JobIDs) == 0 {
 		return internalErr(errors.New("create batch: no id or no items"))
@@ -70,23 +72,68 @@ func (s *Store) CreateBatch(ctx context.Context, b *connector.Batch) error {
 		return internalErr(err)
 	}
 	idx := s.batchIndexKey(b.Owner)
-	var created *redis.BoolCmd
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		created = p.SetNX(ctx, s.batchKey(b.ID), data, s.jobTTL)
-		p.HSet(ctx, s.batchCountKey(b.ID), "total", len(b.JobIDs))
+		p.SetNX(ctx, s.batchKey(b.ID), data, s.jobTTL)
+		p.HSetNX(ctx, s.batchCountKey(b.ID), "total", len(b.JobIDs))
 		p.Expire(ctx, s.batchCountKey(b.ID), s.jobTTL)
 		p.ZAdd(ctx, idx, redis.Z{Member: b.ID})
 		p.ZRemRangeByLex(ctx, idx, "-", "("+idFloor(s.now().Add(-s.jobTTL)))
 		p.Expire(ctx, idx, s.jobTTL)
+		p.ZAddNX(ctx, s.runningBatchesKey(), redis.Z{Score: float64(s.now().UnixMilli()), Member: b.ID})
 		return nil
 	})
 	if err != nil {
 		return storageErr(err)
 	}
-	if !created.Val() {
-		return internalErr(fmt.Errorf("create batch: id %s already exists", b.ID))
-	}
 	return nil
+}
+
+// Running batches, for the worker's sweeper: every published batch is
+// noted (running, by when it was last looked at) until its batch.finished
+// event is queued, so that an item's end that was never counted (the
+// worker's count met a Redis outage and its task was lost) is counted
+// late rather than never, and the batch still finishes.
+
+func (s *Store) runningBatchesKey() string { return s.prefix + "batches:running" }
+
+// RunningBatches returns up to limit batches last looked at before before,
+// oldest first, and marks them looked at now.
+func (s *Store) RunningBatches(ctx context.Context, before time.Time, limit int) ([]string, error) {
+	ids, err := s.rdb.ZRangeByScore(ctx, s.runningBatchesKey(), &redis.ZRangeBy{
+		Min: "-inf", Max: "(" + strconv.FormatInt(before.UnixMilli(), 10), Count: int64(limit),
+	}).Result()
+	if err != nil || len(ids) == 0 {
+		return nil, storageErr(err)
+	}
+	now := make([]redis.Z, len(ids))
+	for i, id := range ids {
+		now[i] = redis.Z{Score: float64(s.now().UnixMilli()), Member: id}
+	}
+	return ids, storageErr(s.rdb.ZAddXX(ctx, s.runningBatchesKey(), now...).Err())
+}
+
+// BatchDone forgets a running batch: its event is queued, or it is gone.
+func (s *Store) BatchDone(ctx context.Context, id string) error {
+	return storageErr(s.rdb.ZRem(ctx, s.runningBatchesKey(), id).Err())
+}
+
+// BatchEndsCounted reports, for each of a batch's jobs ids, whether its
+// end was counted, and whether the batch.finished event is queued.
+func (s *Store) BatchEndsCounted(ctx context.Context, batchID string, ids []string) (counted []bool, eventQueued bool, err error) {
+	fields := make([]string, 0, len(ids)+1)
+	fields = append(fields, "event_queued")
+	for _, id := range ids {
+		fields = append(fields, "e:"+id)
+	}
+	vals, err := s.rdb.HMGet(ctx, s.batchCountKey(batchID), fields...).Result()
+	if err != nil {
+		return nil, false, storageErr(err)
+	}
+	counted = make([]bool, len(ids))
+	for i := range ids {
+		counted[i] = vals[i+1] != nil
+	}
+	return counted, vals[0] != nil, nil
 }
 
 // batchCountFields are the hash fields a read of a batch needs.
@@ -266,7 +313,12 @@ func (s *Store) BatchItemEnded(ctx context.Context, batchID, jobID string, compl
 
 // BatchEventQueued marks the batch.finished deliveries as queued.
 func (s *Store) BatchEventQueued(ctx context.Context, batchID string) error {
-	return storageErr(s.rdb.HSet(ctx, s.batchCountKey(batchID), "event_queued", 1).Err())
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, s.batchCountKey(batchID), "event_queued", 1)
+		p.ZRem(ctx, s.runningBatchesKey(), batchID)
+		return nil
+	})
+	return storageErr(err)
 }
 
 // UpdateBatchCallback changes the record's callback state, keeping its

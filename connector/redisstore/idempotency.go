@@ -213,3 +213,46 @@ func (s *Store) ReleaseIdempotencyKey(ctx context.Context, owner, key string) er
 		return err
 	})
 }
+
+// ReplanIdempotencyKey records planned as what the request holding owner's
+// key (its lease holds token) makes now: a request that took the key over
+// and found the dead request's work removed makes its own, and a request
+// taking the key over from it in turn must find that one. held is false
+// when the lease is no longer this request's.
+func (s *Store) ReplanIdempotencyKey(ctx context.Context, owner, key, token, planned string) (held bool, err error) {
+	rkey, lkey := s.idemKey(owner, key), s.idemLeaseKey(owner, key)
+	err = s.watch(ctx, rkey, func(tx *redis.Tx) error {
+		held = false
+		if lease, err := tx.Get(ctx, lkey).Result(); err != nil || lease != token {
+			if errors.Is(err, redis.Nil) {
+				return nil
+			}
+			return err
+		}
+		data, err := tx.Get(ctx, rkey).Bytes()
+		if errors.Is(err, redis.Nil) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		r, err := decodeIdem(data)
+		if err != nil {
+			return err
+		}
+		if r.JobID != "" {
+			return nil
+		}
+		r.PlannedJobID = planned
+		if data, err = json.Marshal(r); err != nil {
+			return internalErr(err)
+		}
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.SetArgs(ctx, rkey, data, redis.SetArgs{KeepTTL: true})
+			return nil
+		})
+		held = err == nil
+		return err
+	})
+	return held, err
+}

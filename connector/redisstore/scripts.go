@@ -114,4 +114,4 @@ func (s *Store) pipelinedScriptsOn(ctx context.Context, c redis.UniversalClient,
 }
 
 // allScripts are the scripts pipelinedScripts may have to load.
-var allScripts = []*redis.Script{casScript, endJobScript, answerCallScript, admitAndListScript, recordAttemptScript}
+var allScripts = []*redis.Script{casScript, endJobScript, answerCallScript, admitAndListScript, recordAttemptScript, commitStagedScript}

@@ -382,3 +382,14 @@ func hashOf(path string) (string, error) {
 	err := hashFile(f)
 	return f.Hash, err
 }
+
+// busyWait is how long a batch refused for the key's unfinished jobs waits
+// before it is sent again.
+const busyWait = 2 * time.Second
+
+// busyKey reports a refusal because the key has its limit of unfinished
+// jobs (429 too_many_jobs): its earlier batches are still running.
+func busyKey(err error) bool {
+	var ae *apiError
+	return errors.As(err, &ae) && ae.Status == http.StatusTooManyRequests && ae.Code == "too_many_jobs"
+}

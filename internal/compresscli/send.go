@@ -176,6 +176,15 @@ func (r *run) send(ctx context.Context, files []*file) (err error) {
 			delete(r.st.Pending, key)
 			files = without(files, []*file{bad})
 			continue
+		case busyKey(err) && errors.As(err, &ae):
+			// The key's earlier batches still hold its places under the
+			// server's cap of unfinished jobs (IMGFLOW_MAX_JOBS_PER_KEY): this
+			// batch waits for them to drain, then goes (same key: made once).
+			if err := pause(interrupted, max(ae.RetryAfter, busyWait)); err != nil {
+				return err
+			}
+			try--
+			continue
 		case errors.As(err, &ae) && (ae.Status == http.StatusConflict || ae.Status == http.StatusServiceUnavailable) && try < busyTries:
 			if err := pause(interrupted, max(ae.RetryAfter, time.Second)); err != nil {
 				return err

@@ -26,6 +26,7 @@ type outcome struct {
 type client struct {
 	s        *system
 	image    []byte // a PNG; each key sends it made distinct (distinctPNG)
+	small    []byte // a smaller PNG, for batch items
 	mu       sync.Mutex
 	statuses map[int]int // every answer's status (0: no answer)
 	bad      []string    // answers no user may see
@@ -129,7 +130,29 @@ func (s *system) exercise(ctx context.Context, p profile) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	c := &client{s: s, image: img, statuses: map[int]int{}}
+	small, err := os.ReadFile("fixtures/images/screenshot.png")
+	if err != nil {
+		return false, err
+	}
+	c := &client{s: s, image: img, small: small, statuses: map[int]int{}}
+	recv, err := startReceiver()
+	if err != nil {
+		return false, err
+	}
+	defer recv.close()
+	var batchMu sync.Mutex
+	var batches []*batchOutcome
+	var batchClients sync.WaitGroup
+	sendBatch := func(ctx context.Context, key string) {
+		batchClients.Add(1)
+		go func() {
+			defer batchClients.Done()
+			o := c.submitBatch(ctx, key, recv.url)
+			batchMu.Lock()
+			batches = append(batches, o)
+			batchMu.Unlock()
+		}()
+	}
 
 	// Faults, spread over the sending time.
 	sendFor := time.Duration(float64(p.jobs) / p.rate * float64(time.Second))
@@ -162,7 +185,15 @@ func (s *system) exercise(ctx context.Context, p profile) (bool, error) {
 			}})
 		}
 		if i < p.serveKills {
-			faults = append(faults, fault{"SIGKILL serve", func() error {
+			faults = append(faults, fault{"SIGKILL serve mid-batch", func() error {
+				// A 200-item batch is being stored when serve dies; its
+				// client retries with the same Idempotency-Key.
+				sendBatch(ctx, fmt.Sprintf("faults-batch-killed-%d", i))
+				if s.waitBatchMaking(ctx, 5*time.Second) {
+					fmt.Println("faults: serve killed while a batch was being made (its items stored, hidden)")
+				} else {
+					fmt.Println("faults: no batch was seen being made within 5 s; serve killed anyway")
+				}
 				s.serve.kill()
 				return s.serve.start()
 			}})
@@ -181,7 +212,7 @@ func (s *system) exercise(ctx context.Context, p profile) (bool, error) {
 				faultsDone <- fmt.Errorf("%s: %w", f.name, err)
 				return
 			}
-			if f.name != "SIGKILL serve" { // serve runs no tasks
+			if f.name != "SIGKILL serve mid-batch" { // serve runs no tasks
 				s.watchRecovery(ctx, f.name, active, &watchers, recoveries)
 			}
 		}
@@ -194,8 +225,12 @@ func (s *system) exercise(ctx context.Context, p profile) (bool, error) {
 	outcomes := make([]*outcome, p.jobs)
 	var clients sync.WaitGroup
 	tick := time.NewTicker(time.Duration(float64(time.Second) / p.rate))
+	batchEvery := p.jobs / (p.batches + 1)
 	for i := range p.jobs {
 		<-tick.C
+		if n := i / max(batchEvery, 1); i%max(batchEvery, 1) == 0 && i > 0 && n <= p.batches {
+			sendBatch(sendCtx, fmt.Sprintf("faults-batch-%d", n))
+		}
 		clients.Add(1)
 		go func() {
 			defer clients.Done()
@@ -204,10 +239,11 @@ func (s *system) exercise(ctx context.Context, p profile) (bool, error) {
 	}
 	tick.Stop()
 	clients.Wait()
-	sent := time.Now()
 	if err := <-faultsDone; err != nil {
 		return false, err
 	}
+	batchClients.Wait()
+	sent := time.Now()
 
 	ok := true
 	fail := func(format string, args ...any) {
@@ -254,6 +290,7 @@ func (s *system) exercise(ctx context.Context, p profile) (bool, error) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
+	s.checkBatches(batches, recv, fail)
 	drained := time.Since(sent)
 	watchers.Wait()
 	close(recoveries)

@@ -4,8 +4,10 @@
 // serve and workers, all from one imgflow binary built once), sends jobs at
 // a rate with Idempotency-Keys (retrying with the same key), and meanwhile
 // kills workers with SIGKILL while an upstream call is in flight, restarts
-// Redis gracefully (SIGTERM) and as a crash (SIGKILL), and kills serve. At
-// the end it checks what a user relies on and exits 1 if any of it broke:
+// Redis gracefully (SIGTERM) and as a crash (SIGKILL), and kills serve
+// while a 200-item batch is being made; 200-item batches run through all of
+// it (batches.go). At the end it checks what a user relies on and exits 1 if
+// any of it broke:
 //
 //   - every accepted job reached completed or failed (none lost, none
 //     stuck), and no job of the key is left unfinished (no orphan record);
@@ -15,7 +17,9 @@
 //     credit is allowed only on a job marked charge_uncertain. Extra
 //     charges are printed by cause: double run, killed mid-call, other;
 //   - no client saw a 5xx other than 503, nor more than 40 answers 409;
-//   - every retry with an Idempotency-Key got the same job id.
+//   - every retry with an Idempotency-Key got the same job id;
+//   - every batch answered 2xx finishes whole with exactly one signed
+//     batch.finished event, and no batch exists that no client was given.
 //
 // Run it from the repository root:
 //
@@ -54,7 +58,8 @@ type profile struct {
 	workerKills int           // SIGKILL while an upstream call is in flight
 	redisRests  int           // graceful restarts (SIGTERM)
 	redisCrash  int           // kill -9 restarts
-	serveKills  int
+	serveKills  int           // each while a 200-item batch is being made
+	batches     int           // 200-item batches sent during the load, besides those
 	// set by flags
 	idempotency bool   // the upstream honours Idempotency-Key
 	appendfsync string // Redis's everysec or always
@@ -62,9 +67,9 @@ type profile struct {
 
 var profiles = map[string]profile{
 	"short": {jobs: 200, rate: 20, workers: 2, failRate: "0.2", latency: 300 * time.Millisecond,
-		workerKills: 1, redisRests: 1, redisCrash: 1, serveKills: 1},
+		workerKills: 1, redisRests: 1, redisCrash: 1, serveKills: 1, batches: 3},
 	"long": {jobs: 1000, rate: 20, workers: 3, failRate: "0.2", latency: 300 * time.Millisecond,
-		workerKills: 4, redisRests: 2, redisCrash: 2, serveKills: 2},
+		workerKills: 4, redisRests: 2, redisCrash: 2, serveKills: 2, batches: 6},
 }
 
 func main() {

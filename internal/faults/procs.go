@@ -120,7 +120,7 @@ func startSystem(ctx context.Context, bin, dir string, p profile) (*system, erro
 		return nil, fmt.Errorf("redis-server did not answer: %w", err)
 	}
 	s.ledger = refupstream.NewLedger(s.rdb, refupstream.DefaultPrefix, nil)
-	key, acct, err := s.ledger.CreateAccount(ctx, int64(p.jobs)*3)
+	key, acct, err := s.ledger.CreateAccount(ctx, int64(p.jobs+(p.batches+p.serveKills)*batchItems)*3)
 	if err != nil {
 		s.stop()
 		return nil, err
@@ -135,7 +135,9 @@ func startSystem(ctx context.Context, bin, dir string, p profile) (*system, erro
 		"IMGFLOW_SECRET=faults-suite-secret-0123456789", "IMGFLOW_ADDR=" + fmt.Sprintf("127.0.0.1:%d", ports[2]),
 		// One key sends every job, and a backlog builds while workers are
 		// down: the per-key cap would refuse jobs the suite means to count.
-		"IMGFLOW_MAX_JOBS_PER_KEY=0"}
+		"IMGFLOW_MAX_JOBS_PER_KEY=0",
+		// The batches' callback receiver listens on loopback.
+		"IMGFLOW_ALLOW_HOSTS=127.0.0.1"}
 	s.serve = &proc{name: "serve", log: logf("serve"), path: logPath("serve"), env: env, args: []string{bin, "serve"}}
 	for i := range p.workers {
 		// worker0, the first one killed, runs 32 slots: two asynq servers

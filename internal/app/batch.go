@@ -1,0 +1,366 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/imgflow/imgflow/connector"
+)
+
+// A batch is atomic to its callers. It is made in three steps:
+//
+//  1. begin: its decision is recorded as creating (with the batch record),
+//     its items take their places under the key's cap, and each item's
+//     input and record are stored hidden (nothing lists, reads or runs
+//     them);
+//  2. decide: one compare-and-set turns creating into made, or, when the
+//     request failed or its client went away first, into removed;
+//  3. finish (made): the items' records are made visible and listed, the
+//     batch is published, the items are queued, the making ends.
+//
+// Only a made batch is ever answered 2xx, and only a made batch's items
+// run, so a request that ends before its answer leaves nothing charged, or
+// a made batch that a retry with its Idempotency-Key finds whole. Whoever
+// meets a made batch unfinished finishes it (each step is a no-op when
+// done); whoever meets one left creating by a dead request removes it: a
+// retry taking the key over, or the worker's sweeper (SweepBatches).
+
+// BatchRequest asks for a batch.
+type BatchRequest struct {
+	Owner          string
+	Key            string
+	IdempotencyKey string
+	Fingerprint    string
+	Items          []Input
+	CallbackURL    string
+	Metadata       json.RawMessage
+	// Dedupe is the items' default: an item's own Dedupe wins.
+	Dedupe *bool
+}
+
+// ItemError is an error of one item of a batch request, by its index.
+type ItemError struct {
+	Index int
+	Err   error
+}
+
+func (e *ItemError) Error() string { return fmt.Sprintf("items[%d]: %v", e.Index, e.Err) }
+func (e *ItemError) Unwrap() error { return e.Err }
+
+// batchMakers is how many items of one batch are stored or queued at once:
+// the store's autopipeliner sends what they write together, so a
+// 1,000-item batch costs tens of round trips, not thousands.
+const batchMakers = 64
+
+// CreateBatch admits and makes a batch, or, for a repeated Idempotency-Key
+// with the same request, returns the batch made the first time (replay
+// true). Idempotency-Keys of batches and of jobs are apart.
+func (s *JobService) CreateBatch(ctx context.Context, r *BatchRequest) (b *connector.Batch, replay bool, err error) {
+	if r.IdempotencyKey == "" {
+		id, err := newID()
+		if err != nil {
+			return nil, false, err
+		}
+		b, err = s.makeBatch(ctx, id, r)
+		return b, false, err
+	}
+	scoped := "batch:" + r.IdempotencyKey
+	l, err := s.reserve(ctx, r.Owner, scoped, r.Fingerprint)
+	if err != nil {
+		return nil, false, err
+	}
+	if !l.reserved {
+		if l.rec.Fingerprint != r.Fingerprint {
+			return nil, false, connector.Errorf(connector.EMISMATCH, "Idempotency-Key %q was already used with a different batch", r.IdempotencyKey)
+		}
+		b, err = s.cfg.Store.GetBatch(ctx, l.rec.JobID)
+		if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
+			// Made, and answered, but its finish met a Redis hiccup: the
+			// sweeper would finish it; this request does it now.
+			if b, err = s.settleBatch(ctx, l.rec.JobID); b == nil && err == nil {
+				err = connector.Errorf(connector.ENOTFOUND, "batch %s not found", l.rec.JobID)
+			}
+		}
+		return b, true, err
+	}
+	defer s.hold(ctx, r.Owner, scoped, l.token)()
+	if l.tookOver() {
+		// The request that reserved the key died: what it made is finished
+		// (made), removed (left creating), or is the answer (published).
+		if b, err = s.settleBatch(ctx, l.rec.PlannedJobID); b != nil || err != nil {
+			if err == nil {
+				s.complete(ctx, r.Owner, scoped, b.ID)
+			}
+			return b, b != nil, err
+		}
+	}
+	// This request's own id: a dead request's planned one may be decided
+	// removed already. The key's record names it, so that a request taking
+	// the key over from this one in turn finds it.
+	if l.tookOver() {
+		if held, err := s.cfg.Store.ReplanIdempotencyKey(ctx, r.Owner, scoped, l.token, l.token); err != nil || !held {
+			if err == nil {
+				err = &connector.Error{Code: connector.ECONFLICT, RetryAfter: time.Second,
+					Message: "a request with this Idempotency-Key is still in flight; retry shortly"}
+			}
+			return nil, false, err
+		}
+	}
+	if b, err = s.makeBatch(ctx, l.token, r); err != nil {
+		s.release(ctx, r.Owner, scoped)
+		return nil, false, err
+	}
+	s.complete(ctx, r.Owner, scoped, b.ID)
+	return b, false, nil
+}
+
+// makeBatch admits the batch (every URL, the key's preflight: a zero
+// balance is 429 and makes nothing; the key's cap) and makes it (see the
+// comment at the top).
+func (s *JobService) makeBatch(ctx context.Context, id string, r *BatchRequest) (*connector.Batch, error) {
+	for i, item := range r.Items {
+		if item.URL != "" {
+			if err := s.cfg.CheckURL(ctx, "image_url", item.URL); err != nil {
+				return nil, &ItemError{Index: i, Err: err}
+			}
+		}
+	}
+	if err := s.Admit(ctx, r.Key, FieldURL{"callback_url", r.CallbackURL}); err != nil {
+		return nil, err
+	}
+	now := s.cfg.Now().UTC()
+	b := &connector.Batch{ID: id, Status: connector.BatchRunning, CreatedAt: now, Metadata: r.Metadata,
+		Owner: r.Owner, CallbackURL: r.CallbackURL, JobIDs: make([]string, len(r.Items))}
+	for i := range b.JobIDs {
+		jid, err := newID()
+		if err != nil {
+			return nil, err
+		}
+		b.JobIDs[i] = jid
+	}
+	b.Counts = connector.BatchCounts{Total: len(b.JobIDs), Queued: len(b.JobIDs)}
+	if r.CallbackURL != "" {
+		b.Callback = &connector.DeliveryState{Status: connector.DeliveryPending}
+	}
+
+	// 1. Begin: nothing of it is seen or runs until it is decided made.
+	if err := s.cfg.Store.BeginBatch(ctx, b); err != nil {
+		return nil, err // a decision left creating is removed by the sweeper
+	}
+	err := s.cfg.Store.AdmitJobs(ctx, r.Owner, b.JobIDs, s.cfg.MaxJobsPerKey)
+	if err == nil {
+		err = s.stageItems(ctx, b, r)
+	}
+	if err == nil {
+		err = ctx.Err() // the client went away: nothing is made
+	}
+	if err != nil {
+		s.removeBatch(context.WithoutCancel(ctx), b)
+		return nil, err
+	}
+
+	// 2. Decide. From here the request's end no longer matters.
+	ctx = context.WithoutCancel(ctx)
+	state, err := s.cfg.Store.DecideBatch(ctx, b.ID, connector.MakingMade)
+	if err != nil {
+		// Unknown whether it went through: ask for the other outcome,
+		// which tells the one that holds.
+		if state, err = s.cfg.Store.DecideBatch(ctx, b.ID, connector.MakingRemoved); err != nil {
+			return nil, err // left creating: the sweeper removes it
+		}
+	}
+	switch state {
+	case connector.MakingMade, connector.MakingDone:
+	case connector.MakingRemoved:
+		s.removeBatch(ctx, b) // by us just now, or by the sweeper (a stalled request)
+		return nil, &connector.Error{Code: connector.EUNAVAILABLE, RetryAfter: time.Second, Retryable: true,
+			Message: "the batch could not be made in time; retry"}
+	default:
+		return nil, &connector.Error{Code: connector.EUNAVAILABLE, RetryAfter: time.Second, Retryable: true,
+			Message: "the batch could not be made; retry", Err: fmt.Errorf("batch %s: decision %q", b.ID, state)}
+	}
+
+	// 3. Finish. Should it fail here the batch is made all the same: the
+	// sweeper or a retry with the key finishes it, and the answer is it.
+	if err := s.finishBatch(ctx, b); err != nil {
+		s.log.Warn("batch made but not finished; the sweeper finishes it", "batch_id", b.ID, "err", err)
+	}
+	return b, nil
+}
+
+// stageItems stores every item's input and hidden record, batchMakers at
+// a time; the first error (or the request's end) stops it.
+func (s *JobService) stageItems(ctx context.Context, b *connector.Batch, r *BatchRequest) error {
+	sealed := s.cfg.Keyring.Seal(r.Key)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sem := make(chan struct{}, batchMakers)
+	var wg sync.WaitGroup
+	for i := range r.Items {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			item := r.Items[i]
+			if item.Dedupe == nil {
+				item.Dedupe = r.Dedupe
+			}
+			idx := i
+			job := s.jobRecord(b.JobIDs[i], r.Owner, sealed, &item, b.CreatedAt)
+			job.BatchID, job.BatchIndex = b.ID, &idx
+			input, err := s.putInput(ctx, job.ID, item.Image)
+			if err == nil {
+				err = s.cfg.Store.StageJob(ctx, job, input, s.cfg.InputTTL)
+			}
+			if err != nil {
+				cancel(err)
+			}
+		})
+	}
+	wg.Wait()
+	return context.Cause(ctx)
+}
+
+// finishBatch makes a made batch's items visible, publishes the batch and
+// queues its items, then ends its making. Each step is a no-op when done
+// before, so any number of finishers may meet. An item whose enqueue
+// fails is queued by the sweeper (its commit noted it).
+func (s *JobService) finishBatch(ctx context.Context, b *connector.Batch) error {
+	const chunk = 500
+	for from := 0; from < len(b.JobIDs); from += chunk {
+		if err := s.cfg.Store.CommitStagedJobs(ctx, b.Owner, b.JobIDs[from:min(from+chunk, len(b.JobIDs))]); err != nil {
+			return err
+		}
+	}
+	if err := s.cfg.Store.CreateBatch(ctx, b); err != nil {
+		return err
+	}
+	sem := make(chan struct{}, batchMakers)
+	var wg sync.WaitGroup
+	var failed sync.Once
+	for _, id := range b.JobIDs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := s.enqueue(ctx, &connector.Job{ID: id, Owner: b.Owner, BatchID: b.ID}); err != nil {
+				failed.Do(func() {
+					s.log.Warn("batch items not queued; the sweeper queues them", "batch_id", b.ID, "err", err)
+				})
+			}
+		})
+	}
+	wg.Wait()
+	return s.cfg.Store.EndBatchMaking(ctx, b.ID, connector.MakingDone)
+}
+
+// removeBatch decides a batch removed unless it is made (then it is
+// finished instead, and stays), and deletes its hidden items.
+func (s *JobService) removeBatch(ctx context.Context, b *connector.Batch) {
+	state, err := s.cfg.Store.DecideBatch(ctx, b.ID, connector.MakingRemoved)
+	if err != nil {
+		s.log.Warn("batch of a failed request not removed yet; the sweeper removes it", "batch_id", b.ID, "err", err)
+		return
+	}
+	switch state {
+	case connector.MakingRemoved, "":
+		if err := s.cfg.Store.RemoveStagedJobs(ctx, b.Owner, b.JobIDs); err != nil {
+			s.log.Warn("hidden items of a removed batch not deleted; they expire", "batch_id", b.ID, "err", err)
+			return
+		}
+		if state != "" {
+			if err := s.cfg.Store.EndBatchMaking(ctx, b.ID, connector.MakingRemoved); err != nil {
+				s.log.Warn("removed batch left noted; the sweeper forgets it", "batch_id", b.ID, "err", err)
+			}
+		}
+	case connector.MakingMade:
+		if err := s.finishBatch(ctx, b); err != nil {
+			s.log.Warn("batch made but not finished; the sweeper finishes it", "batch_id", b.ID, "err", err)
+		}
+	}
+}
+
+// settleBatch brings a batch left by a dead request to its end: finished
+// when made (the answer), removed when left creating (nil: make anew). A
+// batch already published is the answer as it is.
+func (s *JobService) settleBatch(ctx context.Context, id string) (*connector.Batch, error) {
+	b, state, err := s.cfg.Store.MakingBatch(ctx, id)
+	switch {
+	case connector.ErrorCodeOf(err) == connector.ENOTFOUND:
+		// Never begun, or its decision expired: published or not made.
+		return s.publishedBatch(ctx, id)
+	case err != nil:
+		return nil, err
+	}
+	switch state {
+	case connector.MakingDone:
+		return s.publishedBatch(ctx, id)
+	case connector.MakingRemoved:
+		if b != nil {
+			s.removeBatch(ctx, b)
+		}
+		return nil, nil
+	}
+	if b == nil {
+		return nil, fmt.Errorf("batch %s: %s without its record", id, state)
+	}
+	bg := context.WithoutCancel(ctx)
+	s.removeBatch(bg, b) // creating: removed; made: finished
+	if _, now, err := s.cfg.Store.MakingBatch(bg, id); err == nil && now == connector.MakingRemoved {
+		return nil, nil
+	}
+	return s.publishedBatch(bg, id)
+}
+
+// publishedBatch is batch id as published; nil when there is none.
+func (s *JobService) publishedBatch(ctx context.Context, id string) (*connector.Batch, error) {
+	b, err := s.cfg.Store.GetBatch(ctx, id)
+	if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
+		return nil, nil
+	}
+	return b, err
+}
+
+// sweepBatchesAt bounds the batches one sweep looks at.
+const sweepBatchesAt = 100
+
+// SweepBatches settles batches begun before before whose making has not
+// ended: those a dead request left creating are removed, those made are
+// finished. It returns how many it looked at. The worker's sweeper calls
+// it; a live request that is slower than before loses its batch to it
+// (removed: the request answers 503), never half of it.
+func (s *JobService) SweepBatches(ctx context.Context, before time.Time) (int, error) {
+	ids, err := s.cfg.Store.MakingBatches(ctx, before, sweepBatchesAt)
+	if err != nil {
+		return 0, err
+	}
+	for _, id := range ids {
+		b, state, err := s.cfg.Store.MakingBatch(ctx, id)
+		switch {
+		case connector.ErrorCodeOf(err) == connector.ENOTFOUND:
+			err = s.cfg.Store.EndBatchMaking(ctx, id, connector.MakingRemoved) // expired: forget the note
+		case err != nil:
+		case b == nil: // done or removed, its note left
+			err = s.cfg.Store.EndBatchMaking(ctx, id, state)
+		default:
+			s.removeBatch(ctx, b)
+			if state == connector.MakingCreating {
+				s.log.Warn("removed a batch a request left half made (serve killed, or Redis lost mid-request)", "batch_id", id)
+			} else {
+				s.log.Warn("finished a batch a request left made but unfinished", "batch_id", id)
+			}
+		}
+		if err != nil {
+			return len(ids), errors.Join(fmt.Errorf("batch %s", id), err)
+		}
+	}
+	return len(ids), nil
+}

@@ -1,0 +1,120 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/imgflow/imgflow/connector"
+)
+
+// The Idempotency-Key lease, one for jobs and batches (whose keys are
+// apart: a batch's is scoped "batch:"). A request reserves the key with
+// the id it would make; while it lives it renews a short lease; at its end
+// it records what it made (complete) or lets the key go (release). A
+// second request with the key waits while the lease is held, and takes the
+// key over when it lapses: the first request died, and what it left is the
+// second one's to find, finish or make.
+
+// idempotencyPoll is how often a waiting request looks again.
+const idempotencyPoll = 100 * time.Millisecond
+
+// idempotencyRenewEvery is how often a request renews its lease: well
+// inside the store's lease (10 s by default).
+const idempotencyRenewEvery = 2 * time.Second
+
+// completeKeyFor is how long a request's end keeps trying to record what
+// it made under its key, in the background.
+const completeKeyFor = 30 * time.Second
+
+// leased is a request's reservation of an Idempotency-Key.
+type leased struct {
+	rec      *connector.IdempotencyRecord
+	reserved bool
+	token    string // the fresh id the request reserved with
+}
+
+// tookOver reports whether the key was taken over from a dead request:
+// its planned id is not this request's.
+func (l *leased) tookOver() bool { return l.rec.PlannedJobID != l.token }
+
+// reserve claims owner's key for a request with fingerprint, waiting
+// while another request holds it in flight; not reserved means the key is
+// done: the earlier record tells what it made (or, by its fingerprint,
+// that it was another request: the caller answers 422).
+func (s *JobService) reserve(ctx context.Context, owner, key, fingerprint string) (*leased, error) {
+	if len(key) > 255 {
+		return nil, connector.Errorf(connector.EINVALID, "Idempotency-Key must be at most 255 characters")
+	}
+	token, err := newID()
+	if err != nil {
+		return nil, err
+	}
+	waitUntil := time.Now().Add(s.cfg.IdempotencyWait)
+	t := time.NewTicker(idempotencyPoll)
+	defer t.Stop()
+	for {
+		rec, reserved, err := s.cfg.Store.ReserveIdempotencyKey(ctx, owner, key, fingerprint, token)
+		if err != nil {
+			return nil, err
+		}
+		if reserved || rec.Fingerprint != fingerprint || rec.JobID != "" {
+			return &leased{rec: rec, reserved: reserved, token: token}, nil
+		}
+		if time.Now().After(waitUntil) {
+			return nil, &connector.Error{Code: connector.ECONFLICT, RetryAfter: time.Second,
+				Message: "a request with this Idempotency-Key is still in flight; retry shortly"}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// hold renews the lease until the returned function is called (at the end
+// of the request, which the renewing goroutine does not outlive).
+func (s *JobService) hold(ctx context.Context, owner, key, token string) (stop func()) {
+	done := make(chan struct{})
+	ended := make(chan struct{})
+	ctx = context.WithoutCancel(ctx)
+	go func() {
+		defer close(ended)
+		t := time.NewTicker(idempotencyRenewEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				held, err := s.cfg.Store.RenewIdempotencyKey(ctx, owner, key, token)
+				if err == nil && !held {
+					s.log.Warn("idempotency key lease lost to a retry; the store's decisions keep what is made once")
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-ended }
+}
+
+// complete records id as what the request made under key. On a Redis
+// hiccup it is tried again in the background: until then a retry waits
+// (409 at worst), and after the lease lapses it takes the key over and
+// finds id.
+func (s *JobService) complete(ctx context.Context, owner, key, id string) {
+	ctx = context.WithoutCancel(ctx)
+	do := func(ctx context.Context) error { return s.cfg.Store.CompleteIdempotencyKey(ctx, owner, key, id) }
+	if do(ctx) == nil {
+		return
+	}
+	s.retryLater(completeKeyFor, "idempotency key not completed; a retry takes it over after its lease and finds what was made", do, "id", id)
+}
+
+// release lets the key go after a request that made nothing, so that a
+// retry goes through at once (else it waits for the lease).
+func (s *JobService) release(ctx context.Context, owner, key string) {
+	if err := s.cfg.Store.ReleaseIdempotencyKey(context.WithoutCancel(ctx), owner, key); err != nil {
+		s.log.Warn("idempotency key not released; a retry takes it over when its lease lapses", "err", err)
+	}
+}

@@ -1,0 +1,211 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/imgflow/imgflow/connector"
+)
+
+// Input is one image to compress and how: a job's, or a batch item's.
+type Input struct {
+	Kind     connector.InputKind
+	URL      string
+	Filename string
+	Metadata json.RawMessage
+	// Dedupe false compresses even an image its key compressed already;
+	// nil or true lets the job reuse that result, uncharged.
+	Dedupe *bool
+	// Image is the bytes of a base64 or upload input (nil for a URL), and
+	// SHA256 their hex digest: the dedupe index's key.
+	Image  connector.Bytes
+	SHA256 string
+	// Transform is what the worker does to the image before its one call
+	// (resize, convert, keep metadata); it is part of the dedupe key.
+	Transform connector.Transform
+}
+
+// JobRequest asks for one job.
+type JobRequest struct {
+	Owner string // the key's owner id (keyring.Owner)
+	Key   string // the caller's API key, checked and sealed into the job
+	// IdempotencyKey, when set, makes the request safe to repeat: the same
+	// Fingerprint gets the job made the first time.
+	IdempotencyKey string
+	Fingerprint    string
+	Input          Input
+	CallbackURL    string
+	// BeforeQueue, when set, is told the job's id before it is queued:
+	// a request that waits for the job starts watching it there.
+	BeforeQueue func(id string)
+}
+
+// CreateJob admits, makes and queues a job, or, for a repeated
+// Idempotency-Key with the same request, returns the job made the first
+// time (replay true). Errors are connector.Errors: refusals (invalid URL,
+// key, balance, too many jobs, 409 in flight, 422 key reused) and
+// EUNAVAILABLE when Redis or the queue is down (nothing was made then).
+func (s *JobService) CreateJob(ctx context.Context, r *JobRequest) (job *connector.Job, replay bool, err error) {
+	if r.IdempotencyKey == "" {
+		id, err := newID()
+		if err != nil {
+			return nil, false, err
+		}
+		if err := s.admitJob(ctx, r); err != nil {
+			return nil, false, err
+		}
+		job, err = s.makeJob(ctx, id, r)
+		return job, false, err
+	}
+	l, err := s.reserve(ctx, r.Owner, r.IdempotencyKey, r.Fingerprint)
+	if err != nil {
+		return nil, false, err
+	}
+	if !l.reserved {
+		if l.rec.Fingerprint != r.Fingerprint {
+			return nil, false, connector.Errorf(connector.EMISMATCH, "Idempotency-Key %q was already used with a different request", r.IdempotencyKey)
+		}
+		job, err = s.cfg.Store.GetJob(ctx, l.rec.JobID)
+		return job, true, err
+	}
+	defer s.hold(ctx, r.Owner, r.IdempotencyKey, l.token)()
+	if l.tookOver() {
+		// The request that reserved the key died: its job may exist.
+		if job, err = s.adoptJob(ctx, l.rec.PlannedJobID); job != nil || err != nil {
+			if err == nil {
+				s.complete(ctx, r.Owner, r.IdempotencyKey, job.ID)
+			}
+			return job, job != nil, err
+		}
+	}
+	if err = s.admitJob(ctx, r); err == nil {
+		job, err = s.makeJob(ctx, l.rec.PlannedJobID, r)
+	}
+	if err != nil {
+		s.release(ctx, r.Owner, r.IdempotencyKey) // a refused or failed request does not hold the key
+		return nil, false, err
+	}
+	s.complete(ctx, r.Owner, r.IdempotencyKey, job.ID)
+	return job, false, nil
+}
+
+func (s *JobService) admitJob(ctx context.Context, r *JobRequest) error {
+	return s.Admit(ctx, r.Key, FieldURL{"image_url", r.Input.URL}, FieldURL{"callback_url", r.CallbackURL})
+}
+
+// makeJob stores the job (its place under the key's cap, its input, its
+// record: one round trip) and queues it. A job whose making failed is
+// taken back (UndoJob) unless a run started it already, in which case it is
+// made and is the answer; one that cannot be taken back now is tried again
+// in the background, and the worker's sweeper removes it too if it never
+// got a task.
+func (s *JobService) makeJob(ctx context.Context, id string, r *JobRequest) (*connector.Job, error) {
+	job := s.jobRecord(id, r.Owner, s.cfg.Keyring.Seal(r.Key), &r.Input, s.cfg.Now().UTC())
+	job.CallbackURL = r.CallbackURL
+	if r.CallbackURL != "" {
+		job.Callback = &connector.DeliveryState{Status: connector.DeliveryPending}
+	}
+	input, err := s.putInput(ctx, job.ID, r.Input.Image)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.cfg.Store.CreateJobWithInput(ctx, job, input, s.cfg.InputTTL, s.cfg.MaxJobsPerKey); err != nil {
+		// A refusal (ETOOMANY) left nothing; a failed round trip may have
+		// written part of the job: it must not run.
+		if connector.ErrorCodeOf(err) != connector.ETOOMANY {
+			s.undo(ctx, job)
+		}
+		return nil, err
+	}
+	if r.BeforeQueue != nil {
+		r.BeforeQueue(job.ID)
+	}
+	if err := s.enqueue(ctx, job); err != nil {
+		if !s.undo(ctx, job) {
+			return job, nil // its task was queued after all, and a run started it
+		}
+		return nil, err
+	}
+	return job, nil
+}
+
+// putInput stores an input in Inputs when they live apart from the store
+// (S3) and returns what the store's own round trip is to keep (nil then).
+func (s *JobService) putInput(ctx context.Context, id string, image connector.Bytes) (connector.Bytes, error) {
+	if image == nil || s.cfg.Inputs == nil {
+		return image, nil
+	}
+	err := s.cfg.Inputs.PutBlob(ctx, connector.InputBlobKey(id), connector.BytesReader(image), image.Size(), s.cfg.InputTTL)
+	return nil, err
+}
+
+// undo takes back a job whose request is answered with an error; false
+// when a run started it (it stays, made). When the store cannot be reached
+// it is tried again in the background.
+func (s *JobService) undo(ctx context.Context, job *connector.Job) (removed bool) {
+	do := func(ctx context.Context) error {
+		removed, err := s.cfg.Store.UndoJob(ctx, job.Owner, job.ID)
+		if err == nil && removed && s.cfg.Inputs != nil && job.Input.Size > 0 {
+			s.cfg.Inputs.DeleteBlob(ctx, connector.InputBlobKey(job.ID))
+		}
+		if err == nil && !removed {
+			s.log.Warn("a job whose request failed had started already; it runs", "job_id", job.ID)
+		}
+		return err
+	}
+	removed, err := s.cfg.Store.UndoJob(context.WithoutCancel(ctx), job.Owner, job.ID)
+	if err != nil {
+		s.retryLater(time.Minute, "job of a failed request not taken back; the sweeper removes it if it has no task", do, "job_id", job.ID)
+		return true
+	}
+	if removed && s.cfg.Inputs != nil && job.Input.Size > 0 {
+		s.cfg.Inputs.DeleteBlob(context.WithoutCancel(ctx), connector.InputBlobKey(job.ID))
+	}
+	return removed
+}
+
+// adoptJob returns the job a dead request made under an Idempotency-Key,
+// listed and queued (both no-ops when done before: the task id is the job
+// id); nil when it never made it.
+func (s *JobService) adoptJob(ctx context.Context, id string) (*connector.Job, error) {
+	job, err := s.cfg.Store.GetJob(ctx, id)
+	if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.cfg.Store.EnsureListed(ctx, job.Owner, job.ID); err != nil {
+		return nil, err
+	}
+	if !job.Status.Finished() {
+		if err := s.enqueue(ctx, job); err != nil {
+			return nil, err
+		}
+	}
+	return job, nil
+}
+
+// jobRecord is a new job's record, queued: a single job's, or (with
+// BatchID and BatchIndex set by the caller) a batch item's.
+func (s *JobService) jobRecord(id, owner string, sealed []byte, in *Input, now time.Time) *connector.Job {
+	job := &connector.Job{
+		ID:        id,
+		Status:    connector.StatusQueued,
+		CreatedAt: now,
+		UpdatedAt: now,
+		Input:     connector.JobInput{Kind: in.Kind, URL: in.URL, Filename: in.Filename},
+		Metadata:  in.Metadata,
+		Owner:     owner,
+		SealedKey: sealed,
+		Dedupe:    in.Dedupe,
+		Transform: in.Transform,
+	}
+	if in.Image != nil {
+		job.Input.Size = in.Image.Size()
+		job.Input.MIMEType = connector.SniffBytes(in.Image)
+		job.Input.SHA256 = in.SHA256
+	}
+	return job
+}

@@ -1,0 +1,204 @@
+// Package app is imgflow's creation service: the one place where jobs and
+// batches are made, whoever asks (POST /v1/jobs, POST /v1/batches, the dry
+// run's admission, and next the MCP server and the CLI's routes). HTTP
+// handlers only bind a request, call JobService and render its answer.
+//
+// What it does, in the order a request meets it (job.go and batch.go
+// read as those stories):
+//
+//   - admission: URLs outside private networks, the key's preflight (valid,
+//     credits left), the key's cap of unfinished jobs (batch items count);
+//   - the Idempotency-Key lease, the same for jobs and batches: a key in
+//     flight is waited for (its request finishes, or dies and its lease
+//     lapses and this request takes it over); 409 only when neither comes;
+//   - storing and queueing, and taking back what a failed request made.
+//
+// Every decision between processes is a compare-and-set in the store, never
+// a timer held by one of them: a single job is one record, queued, and taken
+// back (JobStore.UndoJob) only while no run started it; a batch is decided
+// made or removed once (connector.MakingState), its items stored hidden
+// until then and queued only after, so a client gone mid-request leaves
+// nothing charged or the whole batch for its retry. What is left behind by
+// a dead request is finished or removed by the retry that takes its key
+// over, or by the worker's sweeper (SweepBatches).
+//
+// Tests: go test ./internal/app ./server -run 'Batch|Idempot|Job' (miniredis;
+// REDIS_URL for a real Redis).
+package app
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/connector/keyring"
+)
+
+// Store is what the service keeps jobs, batches and Idempotency-Keys in:
+// redisstore.Store, whose making writes are one round trip each.
+type Store interface {
+	connector.IdempotencyStore
+	// ReplanIdempotencyKey names planned as what the request holding key
+	// (its lease token) makes now; held false when it lost the lease.
+	ReplanIdempotencyKey(ctx context.Context, owner, key, token, planned string) (held bool, err error)
+	GetJob(ctx context.Context, id string) (*connector.Job, error)
+	// CreateJobWithInput takes one of owner's limit places (0: no cap),
+	// stores the input (nil: none) and the record, listed, in one round trip.
+	CreateJobWithInput(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration, limit int) error
+	// UndoJob deletes a job no run started; removed false when one did.
+	UndoJob(ctx context.Context, owner, id string) (removed bool, err error)
+	// EnsureListed lists a job a dead request may have left unlisted.
+	EnsureListed(ctx context.Context, owner, id string) error
+
+	BeginBatch(ctx context.Context, b *connector.Batch) error
+	AdmitJobs(ctx context.Context, owner string, ids []string, limit int) error
+	StageJob(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration) error
+	DecideBatch(ctx context.Context, id string, to connector.MakingState) (connector.MakingState, error)
+	MakingBatch(ctx context.Context, id string) (*connector.Batch, connector.MakingState, error)
+	CommitStagedJobs(ctx context.Context, owner string, ids []string) error
+	RemoveStagedJobs(ctx context.Context, owner string, ids []string) error
+	EndBatchMaking(ctx context.Context, id string, state connector.MakingState) error
+	MakingBatches(ctx context.Context, before time.Time, limit int) ([]string, error)
+	CreateBatch(ctx context.Context, b *connector.Batch) error
+	GetBatch(ctx context.Context, id string) (*connector.Batch, error)
+}
+
+// Config is what the service needs; Store and Queue are required.
+type Config struct {
+	Store Store
+	// Inputs is where inputs live when not in Store (S3); nil: Store keeps
+	// them, in the round trip that makes the job.
+	Inputs connector.BlobStore
+	Queue  connector.Queue
+	// Keyring seals the caller's key into each job (the worker calls the
+	// compression API with it). Required to make jobs.
+	Keyring *keyring.Keyring
+	// CheckURL refuses image and callback URLs into private networks,
+	// naming the field; nil accepts every URL.
+	CheckURL func(ctx context.Context, field, rawURL string) error
+	// Preflight checks the key (valid, credits left); nil skips it.
+	Preflight func(ctx context.Context, key string) error
+	// MaxJobsPerKey caps a key's unfinished jobs; 0: no cap. A batch is
+	// admitted while its key is under the cap, and its items count.
+	MaxJobsPerKey int
+	// InputTTL bounds the life of an input whose job never runs. Default 24h.
+	InputTTL time.Duration
+	// IdempotencyWait is how long a request whose Idempotency-Key is in
+	// flight waits (for it to finish, or to die and lose its lease) before
+	// 409. Default 12 s: past the store's 10 s lease.
+	IdempotencyWait time.Duration
+	Now             func() time.Time
+	Logger          *slog.Logger
+}
+
+// JobService makes jobs and batches (see the package comment).
+type JobService struct {
+	cfg Config
+	log *slog.Logger
+
+	// Background retries (a Redis hiccup at the end of a request) live as
+	// long as the service: Close ends them.
+	bg     context.Context
+	stopBg context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// DefaultIdempotencyWait is Config.IdempotencyWait's default.
+const DefaultIdempotencyWait = 12 * time.Second
+
+// New returns the service with defaults filled in.
+func New(cfg Config) *JobService {
+	if cfg.InputTTL <= 0 {
+		cfg.InputTTL = 24 * time.Hour
+	}
+	if cfg.IdempotencyWait <= 0 {
+		cfg.IdempotencyWait = DefaultIdempotencyWait
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.CheckURL == nil {
+		cfg.CheckURL = func(context.Context, string, string) error { return nil }
+	}
+	if cfg.Preflight == nil {
+		cfg.Preflight = func(context.Context, string) error { return nil }
+	}
+	bg, stop := context.WithCancel(context.Background())
+	return &JobService{cfg: cfg, log: cfg.Logger, bg: bg, stopBg: stop}
+}
+
+// Close ends the service's background retries and waits for them.
+func (s *JobService) Close() {
+	s.stopBg()
+	s.wg.Wait()
+}
+
+// retryLater tries fn again in the background, with backoff, for up to
+// within or until the service closes.
+func (s *JobService) retryLater(within time.Duration, what string, fn func(ctx context.Context) error, attrs ...any) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		deadline := time.NewTimer(within)
+		defer deadline.Stop()
+		for wait := 250 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
+			t := time.NewTimer(wait)
+			select {
+			case <-s.bg.Done():
+				t.Stop()
+				s.log.Warn(what+": given up at shutdown", attrs...)
+				return
+			case <-deadline.C:
+				t.Stop()
+				s.log.Error(what+": given up", attrs...)
+				return
+			case <-t.C:
+			}
+			if fn(s.bg) == nil {
+				return
+			}
+		}
+	}()
+}
+
+// newID is a fresh job or batch id: UUIDv7, time-ordered, which listings
+// and their cursors rely on.
+func newID() (string, error) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return "", err
+	}
+	return id.String(), nil
+}
+
+// Admit runs the checks new work must pass: each URL outside private
+// networks (field names the input, as "image_url" or "callback_url"; an
+// empty URL is skipped) and the key's preflight. The dry run calls it
+// alone.
+func (s *JobService) Admit(ctx context.Context, key string, urls ...FieldURL) error {
+	for _, u := range urls {
+		if u.URL == "" {
+			continue
+		}
+		if err := s.cfg.CheckURL(ctx, u.Field, u.URL); err != nil {
+			return err
+		}
+	}
+	return s.cfg.Preflight(ctx, key)
+}
+
+// FieldURL is a URL of a request and the field it came in.
+type FieldURL struct{ Field, URL string }
+
+// enqueue queues a made job's compression: the one place the service
+// queues work.
+func (s *JobService) enqueue(ctx context.Context, job *connector.Job) error {
+	return s.cfg.Queue.EnqueueCompress(ctx, job.ID)
+}

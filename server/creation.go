@@ -1,0 +1,90 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/imgflow/imgflow/internal/app"
+)
+
+// The API makes jobs and batches through the creation service
+// (internal/app): the handlers bind, call it and render. This file is the
+// glue: the service built from the server's Config, and requests turned
+// into its inputs.
+
+// newJobService builds the creation service on the server's stores. The
+// job store must be the Redis store (it implements app.Store).
+func newJobService(cfg *Config, s *Server) *app.JobService {
+	store, ok := cfg.Jobs.(app.Store)
+	if !ok {
+		panic("server: Config.Jobs must implement app.Store (redisstore.Store)")
+	}
+	return app.New(app.Config{
+		Store:           store,
+		Inputs:          cfg.InputBlobs,
+		Queue:           cfg.Queue,
+		Keyring:         cfg.Keyring,
+		CheckURL:        cfg.CheckURL,
+		Preflight:       func(ctx context.Context, key string) error { return s.checkKey(ctx, loggerOf(ctx, s.log), key) },
+		MaxJobsPerKey:   cfg.maxJobsPerKey(),
+		InputTTL:        cfg.ResultTTL,
+		IdempotencyWait: cfg.IdempotencyInFlightWait,
+		Now:             cfg.Now,
+		Logger:          cfg.Logger,
+	})
+}
+
+// maxJobsPerKey is the cap the service holds keys to: none without an
+// in-flight limiter.
+func (cfg *Config) maxJobsPerKey() int {
+	if cfg.Inflight == nil {
+		return 0
+	}
+	return cfg.MaxJobsPerKey
+}
+
+// JobService is the creation service the routes call, for other front
+// doors mounted beside them (the MCP server): the same admission,
+// idempotency and making as POST /v1/jobs and /v1/batches.
+func (s *Server) JobService() *app.JobService { return s.jobs }
+
+// Close ends the server's background work (the creation service's
+// retries after a Redis hiccup); call it after the HTTP server stopped.
+func (s *Server) Close() { s.jobs.Close() }
+
+// ctxLogKey carries a request's logger into the service's calls back
+// (the preflight's log lines keep the request id).
+type ctxLogKey struct{}
+
+func withLogger(ctx context.Context, log *slog.Logger) context.Context {
+	return context.WithValue(ctx, ctxLogKey{}, log)
+}
+
+func loggerOf(ctx context.Context, fallback *slog.Logger) *slog.Logger {
+	if l, ok := ctx.Value(ctxLogKey{}).(*slog.Logger); ok {
+		return l
+	}
+	return fallback
+}
+
+// appInput is a bound job request (or batch item) as the service takes it.
+func (in *jobRequest) appInput() app.Input {
+	out := app.Input{Kind: in.kind, URL: in.ImageURL, Filename: in.Filename, Metadata: in.Metadata, Dedupe: in.Dedupe,
+		Transform: in.transform}
+	if in.image != nil {
+		out.Image = in.image
+		out.SHA256 = in.imageSHA256()
+	}
+	return out
+}
+
+// serviceError names the item of a batch an error is about, as the
+// request's own checks do.
+func serviceError(err error) error {
+	var ie *app.ItemError
+	if errors.As(err, &ie) {
+		return itemError(ie.Index, ie.Err)
+	}
+	return err
+}

@@ -1,0 +1,83 @@
+package worker
+
+import (
+	"context"
+	"time"
+
+	"github.com/imgflow/imgflow/connector"
+)
+
+// Batches that stopped counting. An item's end is counted by the run that
+// ends it (batch.go); should that count meet a Redis outage and the run's
+// task be lost with it, the batch would never finish and its
+// batch.finished never fire. So the sweeper looks at each running batch
+// once every runningAfter: every ended item whose end is not counted is
+// counted now (counting is idempotent per job), which queues the event when
+// it was the last. A batch whose event is queued is forgotten.
+
+// runningAfter is how often a running batch is looked at.
+const runningAfter = time.Minute
+
+// runningBatches is a batch store that notes running batches
+// (redisstore.Store).
+type runningBatches interface {
+	RunningBatches(ctx context.Context, before time.Time, limit int) ([]string, error)
+	BatchDone(ctx context.Context, id string) error
+	BatchEndsCounted(ctx context.Context, batchID string, ids []string) (counted []bool, eventQueued bool, err error)
+}
+
+// countMissedEnds looks at running batches last looked at before before.
+func (w *Worker) countMissedEnds(ctx context.Context, running runningBatches, before time.Time) {
+	ids, err := running.RunningBatches(ctx, before, 100)
+	if err != nil {
+		return // Redis down: next time
+	}
+	for _, id := range ids {
+		if err := w.countBatchEnds(ctx, running, id); err != nil {
+			w.log.Warn("a running batch could not be looked at; next time", "batch_id", id, "err", err)
+		}
+	}
+}
+
+// countBatchEnds counts the ended items of batch id whose end was missed.
+func (w *Worker) countBatchEnds(ctx context.Context, running runningBatches, id string) error {
+	b, err := w.cfg.Batches.GetBatch(ctx, id)
+	if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
+		return running.BatchDone(ctx, id)
+	}
+	if err != nil {
+		return err
+	}
+	counted, queued, err := running.BatchEndsCounted(ctx, id, b.JobIDs)
+	if err != nil {
+		return err
+	}
+	if queued {
+		return running.BatchDone(ctx, id)
+	}
+	jobs, err := w.cfg.Batches.GetJobs(ctx, b.JobIDs)
+	if err != nil {
+		return err
+	}
+	var last *connector.Job // an ended item: counting it again asks whether the event is due
+	for i, job := range jobs {
+		if job == nil || !job.Status.Finished() {
+			continue
+		}
+		last = job
+		if counted[i] {
+			continue
+		}
+		log := w.log.With("job_id", job.ID, "batch_id", id)
+		log.Warn("counting a batch item whose end was never counted")
+		if err := w.batchItemEnded(ctx, log, job); err != nil {
+			return err
+		}
+	}
+	if b.Status == connector.BatchFinished && last != nil {
+		// Every end counted, the event not queued (its fan-out failed):
+		// one more count of an ended item queues it.
+		return w.batchItemEnded(ctx, w.log.With("batch_id", id), last)
+	}
+	return nil
+}
