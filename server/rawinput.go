@@ -3,6 +3,7 @@ package server
 import (
 	"io"
 	"mime"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -25,6 +26,14 @@ var rawImageTypes = map[string]bool{
 	"image/heif":               true,
 }
 
+// rawTextFields are the job's fields a raw-body upload takes from the
+// query string; rawQueryFields add the route's own parameters. Any other
+// name is refused, as an unknown JSON field is.
+var (
+	rawTextFields  = []string{"filename", "callback_url", "metadata", "dedupe"}
+	rawQueryFields = append([]string{"wait", "dry_run"}, rawTextFields...)
+)
+
 // isRawImage reports whether a Content-Type names an image body.
 func isRawImage(contentType string) bool {
 	mediaType, _, _ := mime.ParseMediaType(contentType)
@@ -45,7 +54,12 @@ func readRawJob(c echo.Context) (*jobRequest, error) {
 	if q.Has("api_key") {
 		return nil, fieldError("api_key", "must not be in the URL: send the key as the X-API-Key header")
 	}
-	for _, name := range []string{"filename", "callback_url", "metadata", "dedupe"} {
+	for name := range q {
+		if !slices.Contains(rawQueryFields, name) && !transformTextFields[name] {
+			return nil, unknownField(name, append(slices.Clone(rawQueryFields), transformFieldNames()...))
+		}
+	}
+	for _, name := range rawTextFields {
 		if v := q.Get(name); v != "" {
 			in.setText(name, v)
 		}

@@ -242,9 +242,15 @@ func TestUnknownFieldsAreRefusedNamingThem(t *testing.T) {
 	body, ct = multipartBody(t, map[string]string{"metdata": "{}"}, "file", "a.png", images.Read(t, "photo.png"))
 	r = h.do("POST", "/v1/batches", body, map[string]string{"Content-Type": ct, "X-API-Key": h.key})
 	expectError(t, r, http.StatusBadRequest, connector.EINVALID, "did you mean metadata?")
+	// A raw-body upload: its fields come from the query string.
+	r = h.do("POST", "/v1/jobs?file_name=a.png", bytes.NewReader(images.Read(t, "photo.png")), map[string]string{"Content-Type": "image/png", "X-API-Key": h.key})
+	expectError(t, r, http.StatusBadRequest, connector.EINVALID, "did you mean filename?")
 	if n := len(h.queue.enqueued()); n != 0 {
 		t.Errorf("%d jobs were queued from refused requests", n)
 	}
+	// The route's own parameters and the fields it knows still pass.
+	r = h.do("POST", "/v1/jobs?filename=a.png&dedupe=false&wait=0", bytes.NewReader(images.Read(t, "photo.png")), map[string]string{"Content-Type": "image/png", "X-API-Key": h.key})
+	expectStatus(t, r, http.StatusAccepted)
 }
 
 // TestControlCharactersInFilenamesAreRefused: NUL, 0x01, DEL and bidi
