@@ -31,7 +31,7 @@ var rawImageTypes = map[string]bool{
 // name is refused, as an unknown JSON field is.
 var (
 	rawTextFields  = []string{"filename", "callback_url", "metadata", "dedupe"}
-	rawQueryFields = append([]string{"wait", "dry_run"}, rawTextFields...)
+	rawQueryFields = append([]string{"wait", "dry_run", "include"}, rawTextFields...)
 )
 
 // isRawImage reports whether a Content-Type names an image body.
