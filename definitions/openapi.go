@@ -379,6 +379,12 @@ func rawBodyParams() []any {
 		oasParam("callback_url", "query", "With the image as the body: the callback URL.", false, obj{"type": "string", "format": "uri"}),
 		oasParam("metadata", "query", "With the image as the body: metadata as a JSON object in text.", false, obj{"type": "string"}),
 		oasParam("dedupe", "query", "With the image as the body: false compresses even an image this key compressed before.", false, obj{"type": "string", "enum": []string{"true", "false"}}),
+		oasParam("resize", "query", "With the image as the body: 1600x (width), x900 (height) or 400x400 (a box).", false, obj{"type": "string"}),
+		oasParam("resize_method", "query", "With the image as the body: scale, fit or cover.", false, obj{"type": "string", "enum": []string{"scale", "fit", "cover"}}),
+		oasParam("resize_enlarge", "query", "With the image as the body: true lets resize enlarge.", false, obj{"type": "string", "enum": []string{"true", "false"}}),
+		oasParam("convert", "query", "With the image as the body: webp, avif, jpeg or png.", false, obj{"type": "string"}),
+		oasParam("background", "query", "With the image as the body: #rrggbb, the colour transparency is flattened on.", false, obj{"type": "string"}),
+		oasParam("preserve", "query", "With the image as the body: copyright, creation, location (comma-separated).", false, obj{"type": "string"}),
 	}
 }
 

@@ -68,10 +68,32 @@ func jobSchema(c *connector.Catalog) obj {
 		"description": "The compressed image, base64; only with ?include=data."}
 	s["properties"].(obj)["dedupe"] = obj{"type": "boolean",
 		"description": "The request's dedupe field, when it sent one (false: compressed even if an identical result was stored)."}
+	for name, t := range transformSchemas() {
+		s["properties"].(obj)[name] = t
+	}
 	errProps := s["properties"].(obj)["error"].(obj)["properties"].(obj)
 	errProps["credits_remaining"] = obj{"type": "integer", "format": "int64",
 		"description": "Credits left, with insufficient_credits."}
 	return s
+}
+
+// transformSchemas describe the transform a job echoes when its request
+// asked for one (connector.Transform): resize, convert, preserve.
+func transformSchemas() obj {
+	return obj{
+		"resize": obj{"type": "object", "required": []string{"method"}, "description": "The request's resize.",
+			"properties": obj{
+				"method":  obj{"type": "string", "enum": []string{connector.ResizeScale, connector.ResizeFit, connector.ResizeCover}},
+				"width":   obj{"type": "integer"},
+				"height":  obj{"type": "integer"},
+				"enlarge": obj{"type": "boolean"}}},
+		"convert": obj{"type": "object", "required": []string{"type"}, "description": "The request's convert.",
+			"properties": obj{
+				"type":       obj{"type": "string"},
+				"background": obj{"type": "string", "pattern": "^#[0-9a-fA-F]{6}$"}}},
+		"preserve": obj{"type": "array", "description": "The metadata groups the request kept.",
+			"items": obj{"type": "string", "enum": []string{connector.PreserveCopyright, connector.PreserveCreation, connector.PreserveLocation}}},
+	}
 }
 
 // jobRequestSchema describes the JSON body of POST /v1/jobs.
