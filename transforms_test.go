@@ -199,7 +199,7 @@ func TestTransformOptionsOnEveryWayAJobIsMade(t *testing.T) {
 		t.Errorf("charged %d credits for two distinct jobs and one repeat, want 2", got)
 	}
 	st, _, out = s.request("POST", "/v1/jobs?dry_run=1", "application/json", strings.NewReader(body), auth)
-	if json.Unmarshal(out, &dry); dry.WouldCharge != 0 {
+	if json.Unmarshal(out, &dry); st != http.StatusOK || dry.WouldCharge != 0 {
 		t.Errorf("dry run of a repeat: %s; want would_charge 0", out)
 	}
 
@@ -218,7 +218,9 @@ func TestTransformOptionsOnEveryWayAJobIsMade(t *testing.T) {
 	s.waitBatch(created.ID)
 	st, _, out = s.request("GET", "/v1/batches/"+created.ID+"/jobs", "", nil, auth)
 	var page struct{ Jobs []transformedJob }
-	json.Unmarshal(out, &page)
+	if json.Unmarshal(out, &page); st != http.StatusOK {
+		t.Fatalf("batch jobs: %d %s", st, out)
+	}
 	want := map[string][3]any{"image/webp": {"image/webp", 64, 48}, "image/png": {"image/png", 40, 30}}
 	if len(page.Jobs) != 2 {
 		t.Fatalf("batch jobs: %s", out)
