@@ -35,7 +35,7 @@ func batchItemFields() []Field {
 		case "dedupe":
 			continue
 		}
-		if isTransformField(f.Key) { // the batch's, for every item
+		if IsTransformField(f.Key) { // the batch's, for every item
 			continue
 		}
 		out = append(out, f)

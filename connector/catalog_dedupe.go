@@ -65,7 +65,7 @@ const DryRunPath = "/v1/jobs/dry-run"
 func checkImageOperation() Operation {
 	var inputs []Field
 	for _, f := range jobRequestFields() {
-		if f.Key == "image_url" || f.Key == "image_base64" || f.Key == "dedupe" || isTransformField(f.Key) {
+		if f.Key == "image_url" || f.Key == "image_base64" || f.Key == "dedupe" || IsTransformField(f.Key) {
 			inputs = append(inputs, f)
 		}
 	}

@@ -25,8 +25,9 @@ func transformFields() []Field {
 	}
 }
 
-// isTransformField reports whether key is one of transformFields.
-func isTransformField(key string) bool {
+// IsTransformField reports whether key is one of the transform's fields
+// (resize, convert, preserve and their details).
+func IsTransformField(key string) bool {
 	for _, f := range transformFields() {
 		if f.Key == key {
 			return true

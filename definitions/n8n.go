@@ -76,11 +76,11 @@ func renderN8n(c *connector.Catalog, base string) ([]File, error) {
 
 	// 1. Compress a file, waiting inline.
 	inline := newN8nFlow("imgflow: " + compress.Label + " (file in, file out)")
-	inline.note(fmt.Sprintf("## %s\n%s\n\n1. %s\n2. **Read Image** reads the file to compress (any node that outputs a binary field `data` works: Google Drive, an email attachment, a form upload).\n3. Run it: **%s** uploads the file (multipart) and waits up to %d s; **Download** returns the compressed file as binary `data`. A failed job stops the workflow with its error code (such as insufficient_credits); a job still running after the wait stops with its id, to fetch later with GET %s/v1/jobs/{id}.\n\nCan install community nodes? The **n8n-nodes-imgflow** node does all this in one node.",
-		compress.Label, compress.Description, setupCred, compress.Label, connector.DefaultWait, base), 0)
+	inline.note(fmt.Sprintf("## %s\n%s\n\n1. %s\n2. **Read Image** reads the file to compress (any node that outputs a binary field `data` works: Google Drive, an email attachment, a form upload).\n3. Run it: **%s** uploads the file (multipart) and waits up to %d s; **Download** returns the compressed file as binary `data`. To resize, convert or keep metadata in the same job (still one credit), fill the upload node's %s body fields (empty ones do nothing). A failed job stops the workflow with its error code (such as insufficient_credits); a job still running after the wait stops with its id, to fetch later with GET %s/v1/jobs/{id}.\n\nCan install community nodes? The **n8n-nodes-imgflow** node does all this in one node.",
+		compress.Label, compress.Description, setupCred, compress.Label, connector.DefaultWait, n8nTransformFieldNames(compress), base), 0)
 	inline.add(n8nNode("Start", "n8n-nodes-base.manualTrigger", n8nManualVersion, 0, 0, obj{}))
 	inline.add(n8nReadFile("Read Image", 1))
-	inline.add(n8nUpload(compress.Label, 2, base+withQuery(compress.Path, compress.Query), nil))
+	inline.add(n8nUpload(compress.Label, 2, base+withQuery(compress.Path, compress.Query), n8nTransformFields(compress)))
 	inline.add(n8nIfEquals("Completed?", 3, "={{ $json.status }}", string(connector.StatusCompleted)))
 	inline.add(n8nDownload("Download", 4, -1, "={{ $json.result.file_url }}"))
 	inline.add(n8nStop("Stop: job not completed", 4, 1,
@@ -93,13 +93,13 @@ func renderN8n(c *connector.Catalog, base string) ([]File, error) {
 
 	// 2. Compress a file; imgflow calls the Wait node's resume URL back.
 	async := newN8nFlow("imgflow: " + callback.Label + " (file in, file out)")
-	async.note(fmt.Sprintf("## %s\n%s\n\n1. %s\n2. **Read Image** reads the file to compress.\n3. **%s** uploads it with `callback_url` = this execution's resume URL; **Wait for imgflow callback** resumes when imgflow POSTs the finished job (at most 15 minutes: then the workflow stops as timed out).\n4. n8n must be reachable from imgflow at its webhook URL (set WEBHOOK_URL when n8n runs behind a proxy).",
-		callback.Label, callback.Description, setupCred, callback.Label), 0)
+	async.note(fmt.Sprintf("## %s\n%s\n\n1. %s\n2. **Read Image** reads the file to compress.\n3. **%s** uploads it with `callback_url` = this execution's resume URL; **Wait for imgflow callback** resumes when imgflow POSTs the finished job (at most 15 minutes: then the workflow stops as timed out). To resize, convert or keep metadata in the same job, fill the upload node's %s body fields.\n4. n8n must be reachable from imgflow at its webhook URL (set WEBHOOK_URL when n8n runs behind a proxy).",
+		callback.Label, callback.Description, setupCred, callback.Label, n8nTransformFieldNames(callback)), 0)
 	async.add(n8nNode("Start", "n8n-nodes-base.manualTrigger", n8nManualVersion, 0, 0, obj{}))
 	async.add(n8nReadFile("Read Image", 1))
-	async.add(n8nUpload(callback.Label, 2, base+callback.Path, []any{
+	async.add(n8nUpload(callback.Label, 2, base+callback.Path, append([]any{
 		obj{"name": "callback_url", "value": "={{ $execution.resumeUrl }}"},
-	}))
+	}, n8nTransformFields(callback)...)))
 	wait := n8nNode("Wait for imgflow callback", "n8n-nodes-base.wait", n8nWaitVersion, 3, 0, obj{
 		"resume":        "webhook",
 		"httpMethod":    "POST",
@@ -167,6 +167,30 @@ func renderN8n(c *connector.Catalog, base string) ([]File, error) {
 		files = append(files, f)
 	}
 	return files, nil
+}
+
+// n8nTransformFields are the upload's body fields for op's transform
+// (catalog fields: resize, convert, preserve...), empty: a user fills in
+// what they want, and an empty field asks for nothing.
+func n8nTransformFields(op *connector.Operation) []any {
+	var fields []any
+	for _, f := range op.Inputs {
+		if connector.IsTransformField(f.Key) {
+			fields = append(fields, obj{"name": f.Key, "value": ""})
+		}
+	}
+	return fields
+}
+
+// n8nTransformFieldNames lists them for a template's note: `resize`, ...
+func n8nTransformFieldNames(op *connector.Operation) string {
+	var names []string
+	for _, f := range op.Inputs {
+		if connector.IsTransformField(f.Key) {
+			names = append(names, "`"+f.Key+"`")
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // n8nVerifyCode checks a delivery's Standard Webhooks signature in a Code
