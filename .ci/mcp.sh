@@ -14,7 +14,7 @@ api_port=$(free_port)
 up_port=$(free_port)
 key="mcp-ci-$(date +%s)-$RANDOM"
 log="$(mktemp)"
-IMGFLOW_DEMO_KEY="$key" go run . dev --addr "127.0.0.1:$api_port" --upstream-addr "127.0.0.1:$up_port" >"$log" 2>&1 &
+REDIS_URL= IMGFLOW_DEMO_KEY="$key" go run . dev --addr "127.0.0.1:$api_port" --upstream-addr "127.0.0.1:$up_port" >"$log" 2>&1 &
 dev=$!
 stop() {
   kill "$dev" 2>/dev/null || true

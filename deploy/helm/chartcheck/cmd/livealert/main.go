@@ -126,7 +126,8 @@ scrape_configs:
 		return fmt.Errorf("prometheus: %w", err)
 	}
 	if err := stack.WaitFor(ctx, "both targets up and the queue gauge scraped", func() (bool, error) {
-		return query(prom, `count(up == 1) + count(imgflow_queue_latency_seconds)`) == 3, nil
+		// One latency series a queue (compress and deliveries): at least one.
+		return query(prom, `count(up == 1) + clamp_max(count(imgflow_queue_latency_seconds), 1)`) == 3, nil
 	}); err != nil {
 		return err
 	}
