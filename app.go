@@ -170,7 +170,7 @@ func addAPIFlags(fs *flagSet, o *appOptions) {
 
 // addWorkerFlags adds the settings only the worker reads (work, dev).
 func addWorkerFlags(fs *flagSet, o *appOptions) {
-	fs.Int(&o.KeyShare, "key-share", "IMGFLOW_KEY_SHARE", 0, "compress tasks one API key runs at once across the workers, batch items included; its others wait while other keys' run (0: half of --concurrency; negative: no share)")
+	fs.Int(&o.KeyShare, "key-share", "IMGFLOW_KEY_SHARE", 0, "compress tasks one API key runs at once in each worker process, batch items included; its others wait while other keys' run (0: all but one of --concurrency, so one worker is always free for other keys; negative: no share)")
 	fs.Int(&o.DeliveryKeyShare, "delivery-key-share", "IMGFLOW_DELIVERY_KEY_SHARE", 0, "deliveries of one API key's jobs and batches run at once across the workers; its others wait while other keys' run (0: half of --delivery-concurrency; negative: no share)")
 	fs.Int(&o.DeliveryConcurrency, "delivery-concurrency", "IMGFLOW_DELIVERY_CONCURRENCY", 0, "deliveries (callbacks, hook events) run at once by this process, apart from compress tasks (0: as --concurrency)")
 }

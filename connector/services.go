@@ -316,7 +316,7 @@ func SigningVersions(current int, previousUntil *time.Time, now time.Time) []int
 type Queue interface {
 	// EnqueueCompress queues the job's compression; the task id is the job
 	// id, so a second enqueue of the same job is a no-op.
-	EnqueueCompress(ctx context.Context, jobID string) error
+	EnqueueCompress(ctx context.Context, jobID, owner string) error
 	// EnqueueDelivery queues one delivery; its id makes it unique. A
 	// redelivery (d.Redeliver) is one attempt, at most one queued at a time
 	// per delivery.

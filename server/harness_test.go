@@ -35,7 +35,7 @@ type recordingQueue struct {
 	fail       error
 }
 
-func (q *recordingQueue) EnqueueCompress(ctx context.Context, id string) error {
+func (q *recordingQueue) EnqueueCompress(ctx context.Context, id, _ string) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.fail != nil {

@@ -29,13 +29,14 @@ type Config struct {
 	// so this may well exceed the number of CPUs.
 	Concurrency int
 
-	// KeyShare is how many compress tasks of one API key run at once,
-	// counted across every worker process on the queue (IMGFLOW_KEY_SHARE):
-	// a key's further tasks (its jobs and batch items alike) wait, parked
-	// in Redis, while other keys' tasks run (fairshare.go), so that one
-	// key's flood cannot hold every worker. Default: half of Concurrency,
-	// at least 1; with several worker processes, set it to about half of
-	// their total. Negative: no share (one FIFO for all keys).
+	// KeyShare is how many compress tasks of one API key run at once in
+	// this worker process (IMGFLOW_KEY_SHARE): a key's further tasks (its
+	// jobs and batch items alike) are parked, asynq retries that do not
+	// count, while other keys' tasks run (fairshare.go), so that one key's
+	// flood cannot hold every worker. Decided in-process: the admission
+	// costs a job no Redis command. Default: all but one of Concurrency (at
+	// least 1), so one worker of every process is always free for other
+	// keys and a lone key loses one worker at most. Negative: no share.
 	KeyShare int
 
 	// DeliveryConcurrency is how many deliveries (callbacks, hook events)
@@ -274,7 +275,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	cfg.Fetchers = min(cfg.Fetchers, cfg.Concurrency)
 	if cfg.KeyShare == 0 {
-		cfg.KeyShare = max(1, cfg.Concurrency/2)
+		cfg.KeyShare = max(1, cfg.Concurrency-1)
 	}
 	if cfg.DeliveryConcurrency <= 0 {
 		cfg.DeliveryConcurrency = cfg.Concurrency

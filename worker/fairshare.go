@@ -25,7 +25,10 @@ import (
 // and comes back after a short delay, while the workers go on to the next
 // task in the queue, another key's. So another key's job waits at most for
 // the tasks ahead of it that are under their keys' shares, never for a
-// flood: with KeyShare at half the workers, two flooding keys cannot hold
+// flood. Compress tasks are counted in each process (localShare: no Redis
+// on a job's path; the default leaves one worker of every process free for
+// other keys); deliveries across the deployment, in Redis. With KeyShare at
+// half the workers, two flooding keys cannot hold
 // more than every worker, and a third key's job starts as soon as any of
 // their tasks ends.
 //
@@ -110,8 +113,14 @@ func (o *owners) forget(jobID string) {
 	delete(o.m, jobID)
 }
 
-// fairShare admits compress tasks within each key's share.
+// fairShare admits tasks within each key's share: in Redis across the
+// deployment (deliveries), or in this process alone (compress tasks: local).
 type fairShare struct {
+	// local, when set, decides in this process, without Redis: a compress
+	// task's admission must cost its job nothing (BENCHMARK.md: a Redis
+	// round trip is the unit of a job's cost), and the bound it gives holds
+	// per process, so across every process of the deployment.
+	local  *localShare
 	rdb    redis.UniversalClient
 	prefix string        // "imgflow:share:{queue}:"
 	share  int           // <= 0: no share (every task admitted)
@@ -145,6 +154,9 @@ func (f *fairShare) wrap(next asynq.HandlerFunc, identify func(ctx context.Conte
 		if owner == "" {
 			return next(ctx, t)
 		}
+		if f.local != nil {
+			return f.runLocal(ctx, t, next, member, owner)
+		}
 		keys := f.keys(owner)
 		r, err := admitScript.Run(ctx, f.rdb, keys, member, f.share, f.lease.Milliseconds()).Int64Slice()
 		if err != nil {
@@ -166,12 +178,73 @@ func (f *fairShare) wrap(next asynq.HandlerFunc, identify func(ctx context.Conte
 	}
 }
 
-// placeCompress places a compress task by its job id.
+// runLocal runs next for a task if its key runs fewer than share tasks in
+// this process, else parks it (unless on its last retry).
+func (f *fairShare) runLocal(ctx context.Context, t *asynq.Task, next asynq.HandlerFunc, member, owner string) error {
+	running, ok := f.local.take(owner, f.share)
+	if !ok {
+		retried, _ := asynq.GetRetryCount(ctx)
+		maxRetry, _ := asynq.GetMaxRetry(ctx)
+		if retried < maxRetry {
+			f.parked.put(member, owner)
+			return &waitingError{waiting: running, delay: f.parkDelay(running)}
+		}
+		f.local.takeOver(owner)
+	}
+	f.parked.forget(member)
+	defer f.local.release(owner)
+	return next(ctx, t)
+}
+
+// localShare counts each key's running tasks in this process.
+type localShare struct {
+	mu      sync.Mutex
+	running map[string]int
+}
+
+// take counts a task of owner in if owner runs fewer than share; it says
+// how many owner runs.
+func (l *localShare) take(owner string, share int) (running int, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.running == nil {
+		l.running = make(map[string]int)
+	}
+	n := l.running[owner]
+	if n >= share {
+		return n, false
+	}
+	l.running[owner] = n + 1
+	return n + 1, true
+}
+
+// takeOver counts in a task that runs over the share (its last retry).
+func (l *localShare) takeOver(owner string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.running[owner]++
+}
+
+func (l *localShare) release(owner string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.running[owner] <= 1 {
+		delete(l.running, owner)
+		return
+	}
+	l.running[owner]--
+}
+
+// placeCompress places a compress task by its job id, under the owner its
+// payload names (read from the job for a task queued without it).
 func placeCompress(jobOwner func(ctx context.Context, jobID string) string) func(context.Context, *asynq.Task) (string, func() string) {
 	return func(ctx context.Context, t *asynq.Task) (string, func() string) {
 		var p compressPayload
 		if json.Unmarshal(t.Payload(), &p) != nil || p.JobID == "" {
 			return "", nil // its handler drops it
+		}
+		if p.Owner != "" {
+			return p.JobID, func() string { return p.Owner }
 		}
 		return p.JobID, func() string { return jobOwner(ctx, p.JobID) }
 	}

@@ -160,7 +160,7 @@ func (h *harness) submitURLJob(callbackURL string) *connector.Job {
 
 func (h *harness) enqueue(jobID string) {
 	h.t.Helper()
-	if err := h.queue.EnqueueCompress(context.Background(), jobID); err != nil {
+	if err := h.queue.EnqueueCompress(context.Background(), jobID, ""); err != nil {
 		h.t.Fatalf("EnqueueCompress: %v", err)
 	}
 }

@@ -57,6 +57,7 @@ func DeliveryQueue(queue string) string {
 // compressPayload is the whole payload of a compress task.
 type compressPayload struct {
 	JobID string `json:"job_id"`
+	Owner string `json:"owner,omitempty"` // the key's owner id (never the key)
 }
 
 // Queue enqueues imgflow's tasks with asynq. It implements connector.Queue.
@@ -131,11 +132,13 @@ func NewQueue(client *asynq.Client, queue string, opts ...QueueOption) *Queue {
 	return q
 }
 
-// EnqueueCompress queues the compression of a job. The task id is the job
-// id, so enqueuing the same job again (while the task is queued, running,
-// retrying or retained) is a no-op.
-func (q *Queue) EnqueueCompress(ctx context.Context, jobID string) error {
-	payload, err := json.Marshal(compressPayload{JobID: jobID})
+// EnqueueCompress queues the compression of a job of owner. The task id is
+// the job id, so enqueuing the same job again (while the task is queued,
+// running, retrying or retained) is a no-op. The owner rides in the
+// payload so that the worker places the task in its key's share without
+// reading the job ("" when unknown: it reads it then).
+func (q *Queue) EnqueueCompress(ctx context.Context, jobID, owner string) error {
+	payload, err := json.Marshal(compressPayload{JobID: jobID, Owner: owner})
 	if err != nil {
 		return err
 	}

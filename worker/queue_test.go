@@ -16,7 +16,7 @@ func TestEnqueueCompressTwiceQueuesOneTaskCarryingOnlyTheJobID(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	for range 2 {
-		if err := h.queue.EnqueueCompress(ctx, "job-1"); err != nil {
+		if err := h.queue.EnqueueCompress(ctx, "job-1", ""); err != nil {
 			t.Fatalf("EnqueueCompress: expected nil (a duplicate is a no-op), got %v", err)
 		}
 	}
@@ -61,7 +61,7 @@ func TestEnqueueWithRedisDownIsUnavailableWithRetryAfter(t *testing.T) {
 	client := asynq.NewClient(asynq.RedisClientOpt{Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond})
 	defer client.Close()
 	q := NewQueue(client, "")
-	err := q.EnqueueCompress(context.Background(), "job-1")
+	err := q.EnqueueCompress(context.Background(), "job-1", "")
 	var e *connector.Error
 	if !errors.As(err, &e) || e.Code != connector.EUNAVAILABLE || e.RetryAfter <= 0 {
 		t.Fatalf("expected unavailable with a Retry-After, got %v", err)

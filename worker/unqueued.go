@@ -194,7 +194,7 @@ func (s *unqueuedSweeper) queueIfUnfinished(ctx context.Context, id, state strin
 			return false
 		}
 	}
-	if err := s.queue.EnqueueCompress(ctx, id); err != nil {
+	if err := s.queue.EnqueueCompress(ctx, id, ""); err != nil {
 		s.log.Warn("a job without a task could not be queued; trying again next sweep", "job_id", id, "err", err)
 		return false
 	}

@@ -14,7 +14,7 @@ import (
 // failingQueue is a queue whose Redis is down.
 type failingQueue struct{}
 
-func (failingQueue) EnqueueCompress(context.Context, string) error {
+func (failingQueue) EnqueueCompress(context.Context, string, string) error {
 	return &connector.Error{Code: connector.EUNAVAILABLE, Message: "queue down"}
 }
 func (failingQueue) EnqueueDelivery(context.Context, connector.Delivery) error {

@@ -68,7 +68,7 @@ func TestEnqueueCarriesItsWakeUpInTheSameRoundTrip(t *testing.T) {
 	if _, err := ps.Receive(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.EnqueueCompress(ctx, "job-1"); err != nil {
+	if err := q.EnqueueCompress(ctx, "job-1", ""); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -124,7 +124,7 @@ func TestEnqueueOnAnAutopipelinerRunsOnceAndWakes(t *testing.T) {
 	}
 	for _, id := range []string{"job-1", "job-2"} {
 		scripts.n.Store(0) // job-1 may load the script first (NOSCRIPT, then EVAL)
-		if err := q.EnqueueCompress(ctx, id); err != nil {
+		if err := q.EnqueueCompress(ctx, id, ""); err != nil {
 			t.Fatal(err)
 		}
 		select {

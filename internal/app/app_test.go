@@ -23,7 +23,7 @@ type queue struct {
 	down   bool
 }
 
-func (q *queue) EnqueueCompress(_ context.Context, id string) error {
+func (q *queue) EnqueueCompress(_ context.Context, id, _ string) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.down {

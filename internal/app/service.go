@@ -200,5 +200,5 @@ type FieldURL struct{ Field, URL string }
 // enqueue queues a made job's compression: the one place the service
 // queues work.
 func (s *JobService) enqueue(ctx context.Context, job *connector.Job) error {
-	return s.cfg.Queue.EnqueueCompress(ctx, job.ID)
+	return s.cfg.Queue.EnqueueCompress(ctx, job.ID, job.Owner)
 }
