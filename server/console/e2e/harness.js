@@ -55,7 +55,13 @@ export async function startImgflow() {
   if (!bin) throw new Error('IMGFLOW_BIN must name a built imgflow binary (see run.sh)');
   const [api, up] = [await freePort(), await freePort()];
   const key = 'e2e-' + randomBytes(12).toString('hex');
-  const env = { PATH: process.env.PATH, HOME: process.env.HOME || tmpdir() }; // no REDIS_URL: embedded Redis
+  // No REDIS_URL: embedded Redis. The Deliveries pages need more test
+  // deliveries in a row than a key may send by default (10 a minute); the
+  // limits themselves are tested in server/ratelimit_test.go.
+  const env = {
+    PATH: process.env.PATH, HOME: process.env.HOME || tmpdir(),
+    IMGFLOW_HOOK_TESTS_PER_MINUTE: '100', IMGFLOW_HOOK_RECOVERS_PER_HOUR: '100',
+  };
   const proc = spawn(bin, ['dev', '--addr', `127.0.0.1:${api}`, '--upstream-addr', `127.0.0.1:${up}`, '--demo-key', key],
     { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
