@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -46,30 +45,7 @@ func (c *client) postBatch(key, callback string) (string, int) {
 		items[i] = map[string]string{"image_base64": base64.StdEncoding.EncodeToString(distinctPNG(c.small, key+"-"+strconv.Itoa(i)))}
 	}
 	body, _ := json.Marshal(map[string]any{"items": items, "callback_url": callback})
-	req, _ := http.NewRequest(http.MethodPost, c.s.api+"/v1/batches", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-API-Key", c.s.key)
-	req.Header.Set("Idempotency-Key", key)
-	resp, err := http.DefaultClient.Do(req)
-	status := 0
-	var b struct {
-		ID string `json:"id"`
-	}
-	if err == nil {
-		status = resp.StatusCode
-		data, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		json.Unmarshal(data, &b)
-		if status >= 500 && status != http.StatusServiceUnavailable || status >= 400 && status < 500 && status != http.StatusConflict {
-			c.mu.Lock()
-			c.bad = append(c.bad, fmt.Sprintf("batch key %s: %d %.300s", key, status, bytes.TrimSpace(data)))
-			c.mu.Unlock()
-		}
-	}
-	c.mu.Lock()
-	c.statuses[status]++
-	c.mu.Unlock()
-	return b.ID, status
+	return c.postKeyed("/v1/batches", "batch key", key, body)
 }
 
 // submitBatch sends a batch until it is accepted, retrying with the same

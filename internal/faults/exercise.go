@@ -34,30 +34,37 @@ type client struct {
 
 func (c *client) post(key string) (string, int) {
 	body, _ := json.Marshal(map[string]string{"image_base64": base64.StdEncoding.EncodeToString(distinctPNG(c.image, key))})
-	req, _ := http.NewRequest(http.MethodPost, c.s.api+"/v1/jobs", bytes.NewReader(body))
+	return c.postKeyed("/v1/jobs", "key", key, body)
+}
+
+// postKeyed POSTs a JSON body under an Idempotency-Key and returns the id
+// the answer names and its status (0: no answer); an answer no user may see
+// (a 5xx but 503, a 4xx but 409) is recorded as bad, named by what and key.
+func (c *client) postKeyed(path, what, key string, body []byte) (string, int) {
+	req, _ := http.NewRequest(http.MethodPost, c.s.api+path, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-API-Key", c.s.key)
 	req.Header.Set("Idempotency-Key", key)
 	resp, err := http.DefaultClient.Do(req)
 	status := 0
-	var job struct {
+	var answer struct {
 		ID string `json:"id"`
 	}
 	if err == nil {
 		status = resp.StatusCode
 		data, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		json.Unmarshal(data, &job)
+		json.Unmarshal(data, &answer)
 		if status >= 500 && status != http.StatusServiceUnavailable || status >= 400 && status < 500 && status != http.StatusConflict {
 			c.mu.Lock()
-			c.bad = append(c.bad, fmt.Sprintf("key %s: %d %s", key, status, bytes.TrimSpace(data)))
+			c.bad = append(c.bad, fmt.Sprintf("%s %s: %d %.300s", what, key, status, bytes.TrimSpace(data)))
 			c.mu.Unlock()
 		}
 	}
 	c.mu.Lock()
 	c.statuses[status]++
 	c.mu.Unlock()
-	return job.ID, status
+	return answer.ID, status
 }
 
 // submit sends one job with its Idempotency-Key, retrying with the same
