@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/catalog"
 )
 
 // fileJSON decodes the rendered file at path (platform/name).
@@ -47,7 +47,7 @@ func names(list []any, key string) []string {
 // name the API reads, and its list output as a list of records.
 func TestListFieldsRenderAsEachPlatformsList(t *testing.T) {
 	files := render(t)
-	op := connector.DefaultCatalog().Operation("compress_many")
+	op := catalog.Default().Operation("compress_many")
 	if op == nil {
 		t.Fatal("no compress_many in the catalog")
 	}

@@ -1,4 +1,4 @@
-// Package definitions renders imgflow's action catalog (connector.Catalog)
+// Package definitions renders imgflow's action catalog (catalog.Catalog)
 // as connector definitions for the automation platforms: a Zapier app, n8n
 // workflows, Make custom-app IML files, a Power Automate custom connector and
 // an OpenAPI 3 document. Rendering is deterministic (sorted keys, two-space

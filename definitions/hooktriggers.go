@@ -3,7 +3,7 @@ package definitions
 import (
 	"encoding/json"
 
-	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/catalog"
 )
 
 // What every platform's hook triggers share: the body that subscribes one
@@ -12,12 +12,12 @@ import (
 // typedDefault is a field's default as its type says: a number for
 // integer and number fields (the catalog keeps defaults as text), nil
 // when it has none.
-func typedDefault(f connector.Field) any {
+func typedDefault(f catalog.Field) any {
 	if f.Default == "" {
 		return nil
 	}
 	switch f.Type {
-	case connector.FieldInteger, connector.FieldNumber:
+	case catalog.FieldInteger, catalog.FieldNumber:
 		return json.Number(f.Default)
 	}
 	return f.Default
@@ -27,13 +27,13 @@ func typedDefault(f connector.Field) any {
 // trigger op, with each input's value as value(f) renders it (a platform's
 // template expression): the fixed event when the trigger has one, else its
 // event input.
-func hookSubscribeBody(op *connector.Operation, target any, value func(connector.Field) any) obj {
+func hookSubscribeBody(op *catalog.Operation, target any, value func(catalog.Field) any) obj {
 	body := obj{"target_url": target}
 	if ev := op.FixedHookEvent(); ev != "" {
 		body["event"] = ev
 	}
 	for _, f := range op.Inputs {
-		if f.In == "" || f.In == connector.InBody {
+		if f.In == "" || f.In == catalog.InBody {
 			body[f.Key] = value(f)
 		}
 	}

@@ -3,7 +3,7 @@ package definitions
 import (
 	"strings"
 
-	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/catalog"
 )
 
 // renderMake renders the catalog as the IML files of a Make custom app: the
@@ -11,7 +11,7 @@ import (
 // instant trigger per hook trigger with a webhook that attaches and
 // detaches itself on /v1/hooks. Names follow the schema mapping of the Make apps SDK
 // (component.kind.iml.json).
-func renderMake(c *connector.Catalog, base string) ([]File, error) {
+func renderMake(c *catalog.Catalog, base string) ([]File, error) {
 	var files []File
 	add := func(name string, v any) {
 		files = append(files, File{Platform: "make", Name: name, Data: must(encodeJSON(v))})
@@ -64,10 +64,10 @@ func renderMake(c *connector.Catalog, base string) ([]File, error) {
 		}
 		add(webhook+".params.iml.json", params)
 		add(webhook+".attach.iml.json", obj{
-			"url":    connector.HooksPath,
+			"url":    catalog.HooksPath,
 			"method": hook.Method,
 			// Empty optional inputs become undefined, which Make leaves out.
-			"body": hookSubscribeBody(&hook, "{{webhook.url}}", func(f connector.Field) any {
+			"body": hookSubscribeBody(&hook, "{{webhook.url}}", func(f catalog.Field) any {
 				if f.Required {
 					return "{{parameters." + f.Key + "}}"
 				}
@@ -79,7 +79,7 @@ func renderMake(c *connector.Catalog, base string) ([]File, error) {
 			},
 		})
 		add(webhook+".detach.iml.json", obj{
-			"url":    strings.Replace(connector.HookPath, "{id}", "{{webhook.externalHookId}}", 1),
+			"url":    strings.Replace(catalog.HookPath, "{id}", "{{webhook.externalHookId}}", 1),
 			"method": "DELETE",
 		})
 		trigger := "module-watch" + upperFirst(camel(hook.Key))
@@ -100,7 +100,7 @@ func must(b []byte, err error) []byte {
 	return b
 }
 
-func firstOfKind(c *connector.Catalog, k connector.OperationKind) *connector.Operation {
+func firstOfKind(c *catalog.Catalog, k catalog.OperationKind) *catalog.Operation {
 	for _, op := range c.Operations() {
 		if op.Kind == k {
 			return &op
@@ -125,13 +125,13 @@ func makeCurlies(tmpl, prefix string) string {
 
 // makeBody maps body inputs; empty optional ones become undefined, which
 // Make leaves out of the request.
-func makeBody(inputs []connector.Field, extra obj) obj {
+func makeBody(inputs []catalog.Field, extra obj) obj {
 	body := obj{}
 	for k, v := range extra {
 		body[k] = v
 	}
 	for _, f := range inputs {
-		if f.In == "" || f.In == connector.InBody {
+		if f.In == "" || f.In == catalog.InBody {
 			if f.Required {
 				body[f.Key] = "{{parameters." + f.Key + "}}"
 			} else {
@@ -145,10 +145,10 @@ func makeBody(inputs []connector.Field, extra obj) obj {
 // makeCommunication is the module's request; an operation that takes an
 // upload gets two, the JSON one and the multipart one, each sent only when
 // its condition holds.
-func makeCommunication(op *connector.Operation) any {
+func makeCommunication(op *catalog.Operation) any {
 	path := op.Path
 	for _, f := range op.Inputs {
-		if f.In == connector.InPath {
+		if f.In == catalog.InPath {
 			path = strings.ReplaceAll(path, "{"+f.Key+"}", "{{encodeURL(parameters."+f.Key+")}}")
 		}
 	}
@@ -171,29 +171,29 @@ func makeCommunication(op *connector.Operation) any {
 	return []any{comm, makeUploadRequest(op, path)}
 }
 
-func makeType(t connector.FieldType) string {
+func makeType(t catalog.FieldType) string {
 	switch t {
-	case connector.FieldString:
+	case catalog.FieldString:
 		return "text"
-	case connector.FieldFile:
+	case catalog.FieldFile:
 		return "url"
-	case connector.FieldInteger:
+	case catalog.FieldInteger:
 		return "uinteger"
-	case connector.FieldDateTime:
+	case catalog.FieldDateTime:
 		return "date"
-	case connector.FieldObject:
+	case catalog.FieldObject:
 		return "any"
-	case connector.FieldList:
+	case catalog.FieldList:
 		return "array"
 	}
 	return string(t) // text, number, boolean
 }
 
-func makeParams(inputs []connector.Field) []any {
+func makeParams(inputs []catalog.Field) []any {
 	out := []any{}
 	for _, f := range inputs {
 		p := obj{"name": f.Key, "label": f.Label, "help": f.Help, "type": makeType(f.Type), "required": f.Required}
-		if f.Type == connector.FieldText {
+		if f.Type == catalog.FieldText {
 			p["multiline"] = true
 		}
 		if len(f.Choices) > 0 {
@@ -207,10 +207,10 @@ func makeParams(inputs []connector.Field) []any {
 		if f.Default != "" {
 			p["default"] = f.Default
 		}
-		if f.Type == connector.FieldList {
+		if f.Type == catalog.FieldList {
 			// An array of collections, one per record: each record names
 			// its own image source, so no field of it is required alone.
-			var fields []connector.Field
+			var fields []catalog.Field
 			for _, child := range f.Fields {
 				child.Required = false
 				fields = append(fields, child)
@@ -223,15 +223,15 @@ func makeParams(inputs []connector.Field) []any {
 }
 
 // makeInterface nests dotted output keys into collections.
-func makeInterface(outputs []connector.OutputField) []any {
+func makeInterface(outputs []catalog.OutputField) []any {
 	out := []any{}
 	groups := map[string]obj{}
 	for _, o := range outputs {
 		item := obj{"name": o.Key, "label": o.Label, "type": makeType(o.Type)}
-		if o.Type == connector.FieldFile {
+		if o.Type == catalog.FieldFile {
 			item["type"] = "url"
 		}
-		if o.Type == connector.FieldList {
+		if o.Type == catalog.FieldList {
 			// An array of collections: Make's Iterator splits it into
 			// one bundle per record.
 			item["spec"] = makeInterface(o.Fields)

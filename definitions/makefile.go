@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/catalog"
 )
 
 // Make moves files as a pair: fileName (semantic file:name) and data (a
@@ -31,10 +31,10 @@ func makeFilePair(label, help string) []any {
 // makeModuleParams are the module's inputs, plus the file pair when the
 // operation takes an upload; inputs the file output fixes (include=data)
 // are left out.
-func makeModuleParams(op *connector.Operation) []any {
-	var inputs []connector.Field
+func makeModuleParams(op *catalog.Operation) []any {
+	var inputs []catalog.Field
 	for _, f := range op.Inputs {
-		if op.File != nil && f.In == connector.InQuery && op.File.DataQuery[f.Key] != "" {
+		if op.File != nil && f.In == catalog.InQuery && op.File.DataQuery[f.Key] != "" {
 			continue
 		}
 		inputs = append(inputs, f)
@@ -49,7 +49,7 @@ func makeModuleParams(op *connector.Operation) []any {
 }
 
 // makeModuleInterface is the output's interface, plus the file pair.
-func makeModuleInterface(op *connector.Operation) []any {
+func makeModuleInterface(op *catalog.Operation) []any {
 	out := makeInterface(op.Outputs)
 	if op.File != nil {
 		out = append(out, makeFilePair(op.File.Label, op.File.Help)...)
@@ -58,7 +58,7 @@ func makeModuleInterface(op *connector.Operation) []any {
 }
 
 // makeSample is the operation's sample, with the file pair as Make shows it.
-func makeSample(op *connector.Operation) any {
+func makeSample(op *catalog.Operation) any {
 	sample := generic(op.Sample)
 	if m, ok := sample.(obj); ok && op.File != nil {
 		name, _ := lookup(sample, op.File.NameKey)
@@ -74,7 +74,7 @@ func makeSample(op *connector.Operation) any {
 // makeOutput maps an answer (the job, with the file's base64 when asked
 // for) to the module's output: the job without the base64, and the file
 // pair decoded from it.
-func makeOutput(op *connector.Operation) any {
+func makeOutput(op *catalog.Operation) any {
 	if op.File == nil {
 		return "{{body}}"
 	}
@@ -96,13 +96,13 @@ func makeOutput(op *connector.Operation) any {
 
 // makeQuery is the operation's fixed query plus its input query fields,
 // and what its file output needs.
-func makeQuery(op *connector.Operation) obj {
+func makeQuery(op *catalog.Operation) obj {
 	qs := obj{}
 	for k, v := range op.Query {
 		qs[k] = v
 	}
 	for _, f := range op.Inputs {
-		if f.In == connector.InQuery {
+		if f.In == catalog.InQuery {
 			qs[f.Key] = "{{ifempty(parameters." + f.Key + "; undefined)}}"
 		}
 	}
@@ -117,14 +117,14 @@ func makeQuery(op *connector.Operation) obj {
 // makeUploadRequest is the multipart request of an operation that takes
 // the file pair: the file as its part, the other body inputs as text parts.
 // Make sends it only when data is mapped; otherwise the JSON request goes.
-func makeUploadRequest(op *connector.Operation, path string) obj {
+func makeUploadRequest(op *catalog.Operation, path string) obj {
 	u := op.Upload
 	body := obj{u.Key: obj{
 		"value":   "{{parameters." + makeFileData + "}}",
 		"options": obj{"filename": "{{ifempty(parameters." + makeFileName + "; \"image\")}}"},
 	}}
 	for _, f := range op.Inputs {
-		if f.In != "" && f.In != connector.InBody {
+		if f.In != "" && f.In != catalog.InBody {
 			continue
 		}
 		switch f.Key {
@@ -148,7 +148,7 @@ func makeUploadRequest(op *connector.Operation, path string) obj {
 // makeTriggerCommunication turns a delivery into the module's bundle: the
 // job itself, or, with a file output, the job fetched with its file.
 // getJob is the operation that reads one job by its id.
-func makeTriggerCommunication(hook, getJob *connector.Operation) obj {
+func makeTriggerCommunication(hook, getJob *catalog.Operation) obj {
 	if hook.File == nil {
 		return obj{"output": "{{body.data}}"}
 	}

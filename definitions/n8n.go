@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/imgflow/imgflow/catalog"
 	"github.com/imgflow/imgflow/connector"
 )
 
@@ -68,7 +69,7 @@ const n8nDefaultImagePath = "/home/node/.n8n-files/photo.jpg"
 // inline, compress a file with a callback that resumes a Wait node, and a
 // Webhook trigger for hook subscriptions that verifies each signature; and
 // a Webhook workflow per other hook trigger (n8n_hooks.go).
-func renderN8n(c *connector.Catalog, base string) ([]File, error) {
+func renderN8n(c *catalog.Catalog, base string) ([]File, error) {
 	compress := c.Operation("compress_image")
 	callback := c.Operation("compress_image_callback")
 	hook, others := n8nHookTriggers(c)
@@ -77,7 +78,7 @@ func renderN8n(c *connector.Catalog, base string) ([]File, error) {
 	// 1. Compress a file, waiting inline.
 	inline := newN8nFlow("imgflow: " + compress.Label + " (file in, file out)")
 	inline.note(fmt.Sprintf("## %s\n%s\n\n1. %s\n2. **Read Image** reads the file to compress (any node that outputs a binary field `data` works: Google Drive, an email attachment, a form upload).\n3. Run it: **%s** uploads the file (multipart) and waits up to %d s; **Download** returns the compressed file as binary `data`. To resize, convert or keep metadata in the same job (still one credit), fill the upload node's %s body fields (empty ones do nothing). A failed job stops the workflow with its error code (such as insufficient_credits); a job still running after the wait stops with its id, to fetch later with GET %s/v1/jobs/{id}.\n\nCan install community nodes? The **n8n-nodes-imgflow** node does all this in one node.",
-		compress.Label, compress.Description, setupCred, compress.Label, connector.DefaultWait, n8nTransformFieldNames(compress), base), 0)
+		compress.Label, compress.Description, setupCred, compress.Label, catalog.DefaultWait, n8nTransformFieldNames(compress), base), 0)
 	inline.add(n8nNode("Start", "n8n-nodes-base.manualTrigger", n8nManualVersion, 0, 0, obj{}))
 	inline.add(n8nReadFile("Read Image", 1))
 	inline.add(n8nUpload(compress.Label, 2, base+withQuery(compress.Path, compress.Query), n8nTransformFields(compress)))
@@ -125,7 +126,7 @@ func renderN8n(c *connector.Catalog, base string) ([]File, error) {
 	// 3. A Webhook for hook deliveries, verifying each signature.
 	hookFlow := newN8nFlow("imgflow: " + hook.Label + " (webhook)")
 	hookFlow.note(fmt.Sprintf("## %s\n%s\n\n1. Activate this workflow and copy the Webhook node's production URL.\n2. Subscribe it: `POST %s%s` with `{\"target_url\": \"<webhook URL>\", \"event\": \"job.finished\"}` and the %s header.\n3. Paste the `secret` of that answer into **Verify Signature** (SECRET).\n\nEach delivery's Standard Webhooks signature is checked: a bad or stale one is answered 401 and stops here; a good one is answered 204 and `job` is the finished job.",
-		hook.Label, hook.Description, base, connector.HooksPath, c.Auth.Header), 0)
+		hook.Label, hook.Description, base, catalog.HooksPath, c.Auth.Header), 0)
 	webhook := n8nNode("imgflow "+hook.Label, "n8n-nodes-base.webhook", n8nWebhookVersion, 0, 0, obj{
 		"httpMethod":   "POST",
 		"path":         "imgflow-job-finished",
@@ -172,10 +173,10 @@ func renderN8n(c *connector.Catalog, base string) ([]File, error) {
 // n8nTransformFields are the upload's body fields for op's transform
 // (catalog fields: resize, convert, preserve...), empty: a user fills in
 // what they want, and an empty field asks for nothing.
-func n8nTransformFields(op *connector.Operation) []any {
+func n8nTransformFields(op *catalog.Operation) []any {
 	var fields []any
 	for _, f := range op.Inputs {
-		if connector.IsTransformField(f.Key) {
+		if catalog.IsTransformField(f.Key) {
 			fields = append(fields, obj{"name": f.Key, "value": ""})
 		}
 	}
@@ -183,10 +184,10 @@ func n8nTransformFields(op *connector.Operation) []any {
 }
 
 // n8nTransformFieldNames lists them for a template's note: `resize`, ...
-func n8nTransformFieldNames(op *connector.Operation) string {
+func n8nTransformFieldNames(op *catalog.Operation) string {
 	var names []string
 	for _, f := range op.Inputs {
-		if connector.IsTransformField(f.Key) {
+		if catalog.IsTransformField(f.Key) {
 			names = append(names, "`"+f.Key+"`")
 		}
 	}

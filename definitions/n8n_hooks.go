@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/imgflow/imgflow/catalog"
 	"github.com/imgflow/imgflow/connector"
 )
 
@@ -16,7 +17,7 @@ import (
 
 // n8nHookTriggers splits the catalog's hook triggers into the job trigger
 // (whose template downloads the compressed file) and the others.
-func n8nHookTriggers(c *connector.Catalog) (job *connector.Operation, others []connector.Operation) {
+func n8nHookTriggers(c *catalog.Catalog) (job *catalog.Operation, others []catalog.Operation) {
 	for _, op := range c.HookTriggers() {
 		if op.File != nil && job == nil {
 			op := op
@@ -29,7 +30,7 @@ func n8nHookTriggers(c *connector.Catalog) (job *connector.Operation, others []c
 }
 
 // n8nEventFileName is the template's file name: credits-low-webhook.json.
-func n8nEventFileName(op *connector.Operation) string {
+func n8nEventFileName(op *catalog.Operation) string {
 	return strings.ReplaceAll(op.Key, "_", "-") + "-webhook.json"
 }
 
@@ -37,7 +38,7 @@ func n8nEventFileName(op *connector.Operation) string {
 // is not a job. After the verified delivery is accepted, a batch's ZIP is
 // downloaded (when an item completed), and a low balance is read again
 // from the account (a top-up may have come since).
-func n8nEventFlow(c *connector.Catalog, op *connector.Operation, base string) (*n8nFlow, error) {
+func n8nEventFlow(c *catalog.Catalog, op *catalog.Operation, base string) (*n8nFlow, error) {
 	ev := op.FixedHookEvent()
 	if ev == "" {
 		return nil, fmt.Errorf("%s: an n8n event template needs a trigger with one event", op.Key)
@@ -45,7 +46,7 @@ func n8nEventFlow(c *connector.Catalog, op *connector.Operation, base string) (*
 	var sub bytes.Buffer
 	enc := json.NewEncoder(&sub)
 	enc.SetEscapeHTML(false) // <webhook URL> as written
-	if err := enc.Encode(hookSubscribeBody(op, "<webhook URL>", func(f connector.Field) any {
+	if err := enc.Encode(hookSubscribeBody(op, "<webhook URL>", func(f catalog.Field) any {
 		if d := typedDefault(f); d != nil {
 			return d
 		}
@@ -63,7 +64,7 @@ func n8nEventFlow(c *connector.Catalog, op *connector.Operation, base string) (*
 	}
 	flow := newN8nFlow("imgflow: " + op.Label + " (webhook)")
 	flow.note(fmt.Sprintf("## %s\n%s\n\n1. Activate this workflow and copy the Webhook node's production URL.\n2. Subscribe it: `POST %s%s` with `%s` and the %s header.%s\n3. Paste the `secret` of that answer into **Verify Signature** (SECRET).\n\nEach delivery's Standard Webhooks signature is checked: a bad or stale one is answered 401 and stops here; a good one is answered 204 and `data` is the %s event's data.",
-		op.Label, op.Description, base, connector.HooksPath, strings.TrimSpace(sub.String()), c.Auth.Header, inputs, ev), 0)
+		op.Label, op.Description, base, catalog.HooksPath, strings.TrimSpace(sub.String()), c.Auth.Header, inputs, ev), 0)
 	trigger := "imgflow " + op.Label
 	webhook := n8nNode(trigger, "n8n-nodes-base.webhook", n8nWebhookVersion, 0, 0, obj{
 		"httpMethod":   "POST",

@@ -3,6 +3,7 @@ package definitions
 import (
 	"fmt"
 
+	"github.com/imgflow/imgflow/catalog"
 	"github.com/imgflow/imgflow/connector"
 )
 
@@ -11,17 +12,17 @@ import (
 // Code node gathers them into the action's list, one HTTP Request sends the
 // batch and waits, and a Code node turns its jobs back into an item per
 // image, each downloaded as a file.
-func n8nCompressManyFlow(c *connector.Catalog, base, setupCred string) *n8nFlow {
+func n8nCompressManyFlow(c *catalog.Catalog, base, setupCred string) *n8nFlow {
 	many := c.Operation("compress_many")
-	var list connector.Field
+	var list catalog.Field
 	for _, f := range many.Inputs {
-		if f.Type == connector.FieldList {
+		if f.Type == catalog.FieldList {
 			list = f
 		}
 	}
 	flow := newN8nFlow("imgflow: " + many.Label + " (files in, a file per image out)")
 	flow.note(fmt.Sprintf("## %s\n%s\n\n1. %s\n2. **Read Images** reads the files to compress (any node whose items carry a binary field `data` works; items with `image_url` in their JSON work too).\n3. Run it: **Images to Batch** gathers every item into one request (at most %d images, about 24 MiB of files), **%s** sends them as one batch and waits up to %d s, **One Item per Image** gives an item per image in input order, and **Download** returns each compressed file as binary `data`. A failed image (or a batch still running after the wait) stops the workflow with its error code and job id.\n\nCan install community nodes? The **n8n-nodes-imgflow** node's Image > Compress Many does this in one node, past any number of images.",
-		many.Label, many.Description, setupCred, connector.MaxBatchItems, many.Label, connector.DefaultWait), 0)
+		many.Label, many.Description, setupCred, connector.MaxBatchItems, many.Label, catalog.DefaultWait), 0)
 	flow.add(n8nNode("Start", "n8n-nodes-base.manualTrigger", n8nManualVersion, 0, 0, obj{}))
 	read := n8nReadFile("Read Images", 1)
 	read["parameters"].(obj)["fileSelector"] = "/home/node/.n8n-files/*.{jpg,jpeg,png,webp,avif}"

@@ -1,13 +1,14 @@
 package definitions
 
 import (
+	"github.com/imgflow/imgflow/catalog"
 	"github.com/imgflow/imgflow/connector"
 )
 
 // N8nNodeCatalogPath is where the n8n community node package reads the
 // catalog from, relative to the definitions folder. The node builds its
 // operations, fields and requests from this file, so a field added to
-// connector.Catalog reaches the node with no change to its TypeScript.
+// catalog.Catalog reaches the node with no change to its TypeScript.
 const N8nNodeCatalogPath = "n8n-nodes-imgflow/nodes/Imgflow/catalog.json"
 
 // N8nNodeCatalog renders the catalog as the JSON the n8n node imports:
@@ -15,7 +16,7 @@ const N8nNodeCatalogPath = "n8n-nodes-imgflow/nodes/Imgflow/catalog.json"
 // request, and the limits the node enforces before sending. It does not
 // depend on a base URL: the node's credential holds that.
 func N8nNodeCatalog() ([]byte, error) {
-	c := connector.DefaultCatalog()
+	c := catalog.Default()
 	ops := make([]any, 0, len(c.Operations()))
 	for _, op := range c.Operations() {
 		query := obj{}
@@ -38,6 +39,8 @@ func N8nNodeCatalog() ([]byte, error) {
 			"hookEvents":  append([]string{}, op.HookEvents...), // none but for hook triggers
 		})
 	}
+	// The header names the catalog by its old home, connector.Catalog: the
+	// committed files did not change when it moved to package catalog.
 	doc := obj{
 		"$comment":    "Generated from connector.Catalog by definitions/n8nnode.go; do not edit. Regenerate: go run . definitions --out definitions",
 		"name":        c.Name,
@@ -48,19 +51,19 @@ func N8nNodeCatalog() ([]byte, error) {
 			"testPath":   c.Auth.TestPath,
 			"fields":     n8nNodeFields(c.Auth.Fields),
 		},
-		"hooks":      obj{"create": connector.HooksPath, "delete": connector.HookPath},
-		"limits":     obj{"maxImageSize": connector.MaxImageSize, "maxWait": connector.DefaultWait, "maxBatchItems": connector.MaxBatchItems, "maxBatchBody": connector.MaxBatchJSONBody},
+		"hooks":      obj{"create": catalog.HooksPath, "delete": catalog.HookPath},
+		"limits":     obj{"maxImageSize": connector.MaxImageSize, "maxWait": catalog.DefaultWait, "maxBatchItems": connector.MaxBatchItems, "maxBatchBody": connector.MaxBatchJSONBody},
 		"operations": ops,
 	}
 	return encodeJSON(doc)
 }
 
-func n8nNodeFields(fields []connector.Field) []any {
+func n8nNodeFields(fields []catalog.Field) []any {
 	out := make([]any, 0, len(fields))
 	for _, f := range fields {
 		in := f.In
 		if in == "" {
-			in = connector.InBody
+			in = catalog.InBody
 		}
 		choices := f.Choices
 		if choices == nil {
@@ -77,7 +80,7 @@ func n8nNodeFields(fields []connector.Field) []any {
 			"default":  f.Default,
 			"example":  f.Example,
 		}
-		if f.Type == connector.FieldList {
+		if f.Type == catalog.FieldList {
 			field["fields"] = n8nNodeFields(f.Fields) // each record's
 		}
 		out = append(out, field)
@@ -85,11 +88,11 @@ func n8nNodeFields(fields []connector.Field) []any {
 	return out
 }
 
-func n8nNodeOutputs(outputs []connector.OutputField) []any {
+func n8nNodeOutputs(outputs []catalog.OutputField) []any {
 	out := make([]any, 0, len(outputs))
 	for _, o := range outputs {
 		output := obj{"key": o.Key, "label": o.Label, "type": string(o.Type)}
-		if o.Type == connector.FieldList {
+		if o.Type == catalog.FieldList {
 			output["fields"] = n8nNodeOutputs(o.Fields)
 		}
 		out = append(out, output)

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/catalog"
 )
 
 // The n8n node reads its operations and fields from the committed
@@ -32,7 +32,7 @@ func TestN8nNodeCatalogIsAFreshRender(t *testing.T) {
 		t.Fatalf("%s is not committed (%v); regenerate with: go run . definitions --out definitions", N8nNodeCatalogPath, err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from connector.Catalog; regenerate with: go run . definitions --out definitions", N8nNodeCatalogPath)
+		t.Errorf("%s differs from catalog.Catalog; regenerate with: go run . definitions --out definitions", N8nNodeCatalogPath)
 	}
 }
 
@@ -61,7 +61,7 @@ func TestN8nNodeCatalogCarriesEveryField(t *testing.T) {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		t.Fatal(err)
 	}
-	c := connector.DefaultCatalog()
+	c := catalog.Default()
 	if doc.Auth.Header != c.Auth.Header || doc.Auth.TestPath != c.Auth.TestPath {
 		t.Errorf("auth = %s %s, want %s %s", doc.Auth.Header, doc.Auth.TestPath, c.Auth.Header, c.Auth.TestPath)
 	}
@@ -80,7 +80,7 @@ func TestN8nNodeCatalogCarriesEveryField(t *testing.T) {
 		for j, f := range op.Inputs {
 			want := f.In
 			if want == "" {
-				want = connector.InBody
+				want = catalog.InBody
 			}
 			if got.Inputs[j].Key != f.Key || got.Inputs[j].In != want {
 				t.Errorf("%s input %d = %s in %s, want %s in %s", op.Key, j, got.Inputs[j].Key, got.Inputs[j].In, f.Key, want)

@@ -1,12 +1,12 @@
 package definitions
 
 import (
-	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/catalog"
 )
 
 const oasRef = "#/components/schemas/"
 
-func renderOpenAPIFiles(c *connector.Catalog, base string) ([]File, error) {
+func renderOpenAPIFiles(c *catalog.Catalog, base string) ([]File, error) {
 	f, err := fileOf("openapi", "openapi.json", openAPIDocument(c, base))
 	return []File{f}, err
 }
@@ -35,7 +35,7 @@ func oasParam(name, in, desc string, required bool, schema obj) obj {
 	return obj{"name": name, "in": in, "description": desc, "required": required, "schema": schema}
 }
 
-func oasOp(op *connector.Operation, id string, extra obj) obj {
+func oasOp(op *catalog.Operation, id string, extra obj) obj {
 	o := obj{"operationId": id, "tags": []string{"jobs"}}
 	if op != nil {
 		o["summary"] = op.Label
@@ -51,10 +51,10 @@ func oasOp(op *connector.Operation, id string, extra obj) obj {
 var public = []any{} // no key: security overridden to none
 
 // openAPIDocument is the OpenAPI 3.0 document of every route of the API.
-func openAPIDocument(c *connector.Catalog, base string) obj {
+func openAPIDocument(c *catalog.Catalog, base string) obj {
 	compress := c.Operation("compress_image")
 	getJob := c.Operation("get_job")
-	polling := firstOfKind(c, connector.KindPollingTrigger)
+	polling := firstOfKind(c, catalog.KindPollingTrigger)
 	account := c.Operation("check_account")
 	checkImage := c.Operation("check_image")
 	listDeliveries := c.Operation("list_deliveries")
@@ -83,7 +83,7 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 		"metadata":     obj{"type": "string", "description": "JSON object, as text."},
 		"dedupe":       obj{"type": "string", "enum": []string{"true", "false"}, "description": "false: compress even an image this key compressed before."},
 	}}
-	dryRunParam := oasParam("dry_run", "query", "1: check the request as a job would be checked and answer what it would cost (ImageCheck, 200), creating and charging nothing; the same as POST "+connector.DryRunPath+".", false,
+	dryRunParam := oasParam("dry_run", "query", "1: check the request as a job would be checked and answer what it would cost (ImageCheck, 200), creating and charging nothing; the same as POST "+catalog.DryRunPath+".", false,
 		obj{"type": "string", "enum": []string{"1", "true", "0", "false"}})
 	jobRequestBody := obj{"required": true, "content": rawBodyContent(obj{
 		"application/json":    obj{"schema": obj{"$ref": oasRef + "JobRequest"}},
@@ -133,7 +133,7 @@ func openAPIDocument(c *connector.Catalog, base string) obj {
 				"responses": oasErrors(obj{"200": oasResponse("The key's jobs, newest first.", "JobList")}, "400", "401", "503"),
 			}),
 		},
-		connector.DryRunPath: obj{"post": oasOp(checkImage, "checkImage", obj{
+		catalog.DryRunPath: obj{"post": oasOp(checkImage, "checkImage", obj{
 			"parameters":  []any{oasParam("wait", "query", "Checked as for a job, otherwise unused.", false, obj{"type": "integer", "minimum": 0, "maximum": 25})},
 			"requestBody": jobRequestBody,
 			"responses": oasErrors(obj{"200": oasResponse("What compressing the image would cost now, and the image as its bytes tell.", "ImageCheck")},

@@ -3,6 +3,7 @@ package definitions
 import (
 	"fmt"
 
+	"github.com/imgflow/imgflow/catalog"
 	"github.com/imgflow/imgflow/connector"
 )
 
@@ -101,7 +102,7 @@ func addBatchesToOpenAPI(doc obj) {
 	withJobs := batchSchema()
 	withJobs["properties"].(obj)["jobs"] = obj{"type": "array", "items": obj{"$ref": oasRef + "Job"},
 		"description": "Only with include=jobs: every item's job in item order (a job expired since is left out)."}
-	withJobs["example"] = generic(connector.DefaultCatalog().Operation("compress_many").Sample)
+	withJobs["example"] = generic(catalog.Default().Operation("compress_many").Sample)
 	schemas["BatchWithJobs"] = withJobs
 	schemas["BatchList"] = obj{"type": "object", "properties": obj{
 		"batches":     obj{"type": "array", "items": obj{"$ref": oasRef + "Batch"}},

@@ -3,6 +3,7 @@ package definitions
 import (
 	"strings"
 
+	"github.com/imgflow/imgflow/catalog"
 	"github.com/imgflow/imgflow/connector"
 )
 
@@ -10,7 +11,7 @@ import (
 // POST /v1/hooks: which catalog keys subscribe there, the body each sends,
 // and one callback per trigger with the schema of what its deliveries
 // carry (beside the generic "delivery" callback of every event).
-func addHookTriggersToOpenAPI(c *connector.Catalog, doc obj) {
+func addHookTriggersToOpenAPI(c *catalog.Catalog, doc obj) {
 	post := doc["paths"].(obj)["/v1/hooks"].(obj)["post"].(obj)
 	schemas := doc["components"].(obj)["schemas"].(obj)
 	callbacks := post["callbacks"].(obj)
@@ -20,14 +21,14 @@ func addHookTriggersToOpenAPI(c *connector.Catalog, doc obj) {
 		op := op
 		keys = append(keys, op.Key)
 		lines = append(lines, "- "+op.Label+" ("+strings.Join(op.HookEvents, ", ")+"): "+op.Description)
-		example := hookSubscribeBody(&op, "https://hooks.example.com/imgflow", func(f connector.Field) any {
+		example := hookSubscribeBody(&op, "https://hooks.example.com/imgflow", func(f catalog.Field) any {
 			if d := typedDefault(f); d != nil {
 				return d
 			}
 			return f.Example
 		})
 		if ev := op.FixedHookEvent(); ev == "" {
-			example[connector.HookEventInput] = op.HookEvents[0]
+			example[catalog.HookEventInput] = op.HookEvents[0]
 		}
 		triggers = append(triggers, obj{"key": op.Key, "label": op.Label, "events": op.HookEvents, "example": example})
 

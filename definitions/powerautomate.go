@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/imgflow/imgflow/catalog"
 	"github.com/imgflow/imgflow/connector"
 )
 
@@ -16,7 +17,7 @@ const swaggerRef = "#/definitions/"
 // trigger whose subscription URL Power Automate fills in
 // (x-ms-notification-url) and deletes through the 201's Location when the
 // flow is turned off.
-func renderPowerAutomate(c *connector.Catalog, base string) ([]File, error) {
+func renderPowerAutomate(c *catalog.Catalog, base string) ([]File, error) {
 	u, _ := url.Parse(base)
 	basePath := u.Path
 	if basePath == "" {
@@ -27,13 +28,13 @@ func renderPowerAutomate(c *connector.Catalog, base string) ([]File, error) {
 	account := c.Operation("check_account")
 	checkImage := c.Operation("check_image")
 
-	paParams := func(op *connector.Operation) []any {
+	paParams := func(op *catalog.Operation) []any {
 		var out []any
 		body := obj{"type": "object", "properties": obj{}}
 		var required []string
 		for _, f := range op.Inputs {
 			s := typeSchema(f.Type)
-			if f.Type == connector.FieldFile {
+			if f.Type == catalog.FieldFile {
 				s = obj{"type": "string"}
 			}
 			desc := obj{"x-ms-summary": f.Label, "description": f.Help}
@@ -46,8 +47,8 @@ func renderPowerAutomate(c *connector.Catalog, base string) ([]File, error) {
 			paFileInput(op, f, s, desc)
 			paListInput(f, s)
 			switch f.In {
-			case connector.InPath, connector.InQuery:
-				p := obj{"name": f.Key, "in": f.In, "required": f.Required || f.In == connector.InPath}
+			case catalog.InPath, catalog.InQuery:
+				p := obj{"name": f.Key, "in": f.In, "required": f.Required || f.In == catalog.InPath}
 				for k, v := range s {
 					p[k] = v
 				}
@@ -80,13 +81,13 @@ func renderPowerAutomate(c *connector.Catalog, base string) ([]File, error) {
 		}
 		return r
 	}
-	paOp := func(op *connector.Operation, id string) obj {
+	paOp := func(op *catalog.Operation, id string) obj {
 		return obj{"operationId": id, "summary": op.Label, "description": op.Description + " " + op.Help}
 	}
 
 	compressOp := paOp(compress, "CompressImage")
 	compressOp["parameters"] = append(append(paParams(compress), obj{"name": "wait", "in": "query", "type": "integer",
-		"required": false, "default": connector.DefaultWait, "x-ms-visibility": "internal", "x-ms-summary": "Wait (seconds)",
+		"required": false, "default": catalog.DefaultWait, "x-ms-visibility": "internal", "x-ms-summary": "Wait (seconds)",
 		"description": "Seconds to wait before answering 202."}), paFileQuery(compress, nil)...)
 	compressOp["responses"] = withErrs(obj{
 		"200": obj{"description": "The finished job; completed, it carries the compressed file as file content.", "schema": obj{"$ref": swaggerRef + "Job"}},
@@ -154,8 +155,8 @@ func renderPowerAutomate(c *connector.Catalog, base string) ([]File, error) {
 			account.Path:                           obj{"get": accountOp},
 			checkImage.Path:                        obj{"post": checkOp},
 			many.Path:                              obj{"post": manyOp},
-			connector.HooksPath:                    obj{"post": trigger},
-			connector.HookPath:                     obj{"delete": deleteHook},
+			catalog.HooksPath:                      obj{"post": trigger},
+			catalog.HookPath:                       obj{"delete": deleteHook},
 		},
 		"definitions": obj{
 			"Job":           paJobSchema(c, compress.File),
@@ -195,8 +196,8 @@ func renderPowerAutomate(c *connector.Catalog, base string) ([]File, error) {
 // path and method, and every trigger POSTs to /v1/hooks: the first (first)
 // keeps that path, each other one adds ?trigger=<key>, a query the API
 // ignores, so that each is its own operation (others, by path).
-func paHookTriggers(c *connector.Catalog, params func(*connector.Operation) []any,
-	paOp func(*connector.Operation, string) obj, withErrs func(obj) obj) (first, others, definitions obj) {
+func paHookTriggers(c *catalog.Catalog, params func(*catalog.Operation) []any,
+	paOp func(*catalog.Operation, string) obj, withErrs func(obj) obj) (first, others, definitions obj) {
 	others, definitions = obj{}, obj{}
 	for i, hook := range c.HookTriggers() {
 		hook := hook
@@ -247,7 +248,7 @@ func paHookTriggers(c *connector.Catalog, params func(*connector.Operation) []an
 		if i == 0 {
 			first = trigger
 		} else {
-			others[connector.HooksPath+"?trigger="+url.QueryEscape(hook.Key)] = obj{"post": trigger}
+			others[catalog.HooksPath+"?trigger="+url.QueryEscape(hook.Key)] = obj{"post": trigger}
 		}
 	}
 	return first, others, definitions
@@ -255,7 +256,7 @@ func paHookTriggers(c *connector.Catalog, params func(*connector.Operation) []an
 
 // paProperties is apiProperties.json: the key as a securestring connection
 // parameter.
-func paProperties(c *connector.Catalog) obj {
+func paProperties(c *catalog.Catalog) obj {
 	return obj{"properties": obj{
 		"connectionParameters": obj{"api_key": obj{"type": "securestring", "uiDefinition": obj{
 			"displayName": c.Auth.Fields[0].Label,

@@ -4,7 +4,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/catalog"
 )
 
 // Power Automate moves files as file content ({"$content-type",
@@ -16,7 +16,7 @@ import (
 // content in, labelled for the catalog's upload. Power Automate sends it
 // base64; the API also takes the {"$content-type","$content"} object an
 // expression passes on as it is.
-func paFileInput(op *connector.Operation, f connector.Field, s, desc obj) {
+func paFileInput(op *catalog.Operation, f catalog.Field, s, desc obj) {
 	if op.Upload == nil || f.Key != "image_base64" {
 		return
 	}
@@ -28,7 +28,7 @@ func paFileInput(op *connector.Operation, f connector.Field, s, desc obj) {
 
 // paFileQuery adds the query that makes the answer carry the file, fixed
 // (internal), replacing an input of the same name in params.
-func paFileQuery(op *connector.Operation, params []any) []any {
+func paFileQuery(op *catalog.Operation, params []any) []any {
 	if op.File == nil {
 		return params
 	}
@@ -55,7 +55,7 @@ func paFileQuery(op *connector.Operation, params []any) []any {
 // paJobSchema is the job as Power Automate shows it: every property named
 // by x-ms-summary, the compressed file (result.compressed_data) as file
 // content beside its name and content type, and those promoted.
-func paJobSchema(c *connector.Catalog, f *connector.FileOutput) obj {
+func paJobSchema(c *catalog.Catalog, f *catalog.FileOutput) obj {
 	s := jobSchema(c)
 	paSummaries(s)
 	if f == nil {

@@ -3,6 +3,7 @@ package definitions
 import (
 	"sort"
 
+	"github.com/imgflow/imgflow/catalog"
 	"github.com/imgflow/imgflow/connector"
 )
 
@@ -12,14 +13,14 @@ import (
 // takes an array from an earlier action (Select, a SharePoint list).
 
 // paListInput makes a list field's schema an array of records.
-func paListInput(f connector.Field, s obj) {
-	if f.Type != connector.FieldList {
+func paListInput(f catalog.Field, s obj) {
+	if f.Type != catalog.FieldList {
 		return
 	}
 	props := obj{}
 	for _, child := range f.Fields {
 		cs := typeSchema(child.Type)
-		if child.Type == connector.FieldFile {
+		if child.Type == catalog.FieldFile {
 			cs = obj{"type": "string"}
 		}
 		cs["x-ms-summary"] = child.Label
@@ -37,7 +38,7 @@ func paListInput(f connector.Field, s obj) {
 
 // paFixedQuery is the operation's fixed query as internal parameters: the
 // flow never shows them, the connector always sends them.
-func paFixedQuery(op *connector.Operation) []any {
+func paFixedQuery(op *catalog.Operation) []any {
 	keys := make([]string, 0, len(op.Query))
 	for k := range op.Query {
 		keys = append(keys, k)
@@ -49,7 +50,7 @@ func paFixedQuery(op *connector.Operation) []any {
 			"default": op.Query[k], "enum": []string{op.Query[k]}, "x-ms-visibility": "internal",
 			"x-ms-summary": labelOf(k), "description": "Fixed: " + k + "=" + op.Query[k] + "."}
 		if k == "wait" {
-			p = obj{"name": k, "in": "query", "type": "integer", "required": false, "default": connector.DefaultWait,
+			p = obj{"name": k, "in": "query", "type": "integer", "required": false, "default": catalog.DefaultWait,
 				"x-ms-visibility": "internal", "x-ms-summary": "Wait (seconds)", "description": "Seconds to wait before answering 202."}
 		}
 		out = append(out, p)
@@ -59,7 +60,7 @@ func paFixedQuery(op *connector.Operation) []any {
 
 // paBatchSchema is the batch with its jobs as Power Automate shows it:
 // every property named, the jobs an array an Apply to each goes through.
-func paBatchSchema(op *connector.Operation) obj {
+func paBatchSchema(op *catalog.Operation) obj {
 	s := outputsSchema(op.Outputs, op.Sample)
 	paSummaries(s)
 	for _, key := range []string{"id", "status", "jobs", "links.archive"} {

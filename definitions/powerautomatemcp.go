@@ -3,7 +3,7 @@ package definitions
 import (
 	"net/url"
 
-	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/catalog"
 )
 
 // The Copilot Studio variant of the Power Automate connector: a custom
@@ -21,7 +21,7 @@ const (
 )
 
 // paMCPConnector is the Copilot Studio MCP connector's two files.
-func paMCPConnector(c *connector.Catalog, u *url.URL, basePath string) (def, props obj) {
+func paMCPConnector(c *catalog.Catalog, u *url.URL, basePath string) (def, props obj) {
 	def = obj{
 		"swagger": "2.0",
 		"info": obj{"title": c.Name + " (MCP)", "version": zapierAppVersion,

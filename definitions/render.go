@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/imgflow/imgflow/catalog"
 	"github.com/imgflow/imgflow/connector"
 )
 
@@ -25,7 +26,7 @@ type File struct {
 func (f File) Path() string { return f.Platform + "/" + f.Name }
 
 // renderer renders the catalog for one platform.
-type renderer func(c *connector.Catalog, baseURL string) ([]File, error)
+type renderer func(c *catalog.Catalog, baseURL string) ([]File, error)
 
 var renderers = map[string]renderer{
 	"zapier":        renderZapier,
@@ -43,7 +44,7 @@ func Render(baseURL string) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := connector.DefaultCatalog()
+	c := catalog.Default()
 	var all []File
 	for _, p := range Platforms {
 		files, err := renderers[p](c, base)
@@ -74,7 +75,7 @@ func OpenAPI(baseURL string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return encodeJSON(openAPIDocument(connector.DefaultCatalog(), base))
+	return encodeJSON(openAPIDocument(catalog.Default(), base))
 }
 
 func cleanBaseURL(raw string) (string, error) {
@@ -134,12 +135,12 @@ func lookup(v any, path string) (any, bool) {
 
 // sampleValue is the value of output key in the operation's sample (or the
 // failed-job sample for error fields), nil when neither has it.
-func sampleValue(op *connector.Operation, key string) any {
+func sampleValue(op *catalog.Operation, key string) any {
 	if v, ok := lookup(generic(op.Sample), key); ok {
 		return v
 	}
 	if _, isJob := op.Sample.(*connector.Job); isJob {
-		if v, ok := lookup(generic(connector.SampleFailedJob()), key); ok {
+		if v, ok := lookup(generic(catalog.SampleFailedJob()), key); ok {
 			return v
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/imgflow/imgflow/catalog"
 	"github.com/imgflow/imgflow/connector"
 )
 
@@ -85,7 +86,7 @@ func TestRenderUsesTheGivenBaseURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sampleBatch := "/v1/batches/" + connector.DefaultCatalog().Operation("compress_many").Sample.(*connector.BatchAnswer).ID
+	sampleBatch := "/v1/batches/" + catalog.Default().Operation("compress_many").Sample.(*connector.BatchAnswer).ID
 	for _, f := range files {
 		for _, line := range strings.Split(string(f.Data), "\n") {
 			// Sample file URLs and the sample batch's links are

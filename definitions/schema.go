@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/imgflow/imgflow/catalog"
 	"github.com/imgflow/imgflow/connector"
 )
 
@@ -11,19 +12,19 @@ import (
 // OpenAPI and Power Automate describe what the platforms show. refPrefix is
 // "#/components/schemas/" (OpenAPI 3) or "#/definitions/" (Swagger 2).
 
-func typeSchema(t connector.FieldType) obj {
+func typeSchema(t catalog.FieldType) obj {
 	switch t {
-	case connector.FieldString, connector.FieldText:
+	case catalog.FieldString, catalog.FieldText:
 		return obj{"type": "string"}
-	case connector.FieldFile:
+	case catalog.FieldFile:
 		return obj{"type": "string", "format": "uri"}
-	case connector.FieldDateTime:
+	case catalog.FieldDateTime:
 		return obj{"type": "string", "format": "date-time"}
-	case connector.FieldInteger:
+	case catalog.FieldInteger:
 		return obj{"type": "integer", "format": "int64"}
-	case connector.FieldNumber:
+	case catalog.FieldNumber:
 		return obj{"type": "number"}
-	case connector.FieldBoolean:
+	case catalog.FieldBoolean:
 		return obj{"type": "boolean"}
 	}
 	return obj{"type": "object", "additionalProperties": true}
@@ -31,11 +32,11 @@ func typeSchema(t connector.FieldType) obj {
 
 // outputsSchema nests dotted output keys into objects; each property carries
 // the output's label as title and its help as description.
-func outputsSchema(outputs []connector.OutputField, example any) obj {
+func outputsSchema(outputs []catalog.OutputField, example any) obj {
 	root := obj{"type": "object", "properties": obj{}}
 	for _, o := range outputs {
 		s := typeSchema(o.Type)
-		if o.Type == connector.FieldList {
+		if o.Type == catalog.FieldList {
 			s = obj{"type": "array", "items": outputsSchema(o.Fields, nil)}
 		}
 		s["title"] = o.Label
@@ -61,8 +62,8 @@ func outputsSchema(outputs []connector.OutputField, example any) obj {
 
 // jobSchema describes a job; compressed_data (added by ?include=data) is
 // not a platform output, so it is added here.
-func jobSchema(c *connector.Catalog) obj {
-	s := outputsSchema(c.Operation("get_job").Outputs, connector.SampleJob())
+func jobSchema(c *catalog.Catalog) obj {
+	s := outputsSchema(c.Operation("get_job").Outputs, catalog.SampleJob())
 	result := s["properties"].(obj)["result"].(obj)
 	result["properties"].(obj)["compressed_data"] = obj{"type": "string", "format": "byte",
 		"description": "The compressed image, base64; only with ?include=data."}
@@ -97,13 +98,13 @@ func transformSchemas() obj {
 }
 
 // jobRequestSchema describes the JSON body of POST /v1/jobs.
-func jobRequestSchema(c *connector.Catalog) obj {
+func jobRequestSchema(c *catalog.Catalog) obj {
 	props := obj{}
 	for _, f := range c.Operation("compress_image").Inputs {
 		s := typeSchema(f.Type)
 		s["title"] = f.Label
 		s["description"] = f.Help
-		if f.Example != "" && f.Type != connector.FieldObject {
+		if f.Example != "" && f.Type != catalog.FieldObject {
 			s["example"] = f.Example
 		}
 		props[f.Key] = s
@@ -129,16 +130,16 @@ func fileContentSchema() obj {
 }
 
 // imageCheckSchema describes a dry run's answer (Check Image).
-func imageCheckSchema(c *connector.Catalog) obj {
+func imageCheckSchema(c *catalog.Catalog) obj {
 	op := c.Operation("check_image")
 	return outputsSchema(op.Outputs, op.Sample)
 }
 
-func accountSchema(c *connector.Catalog) obj {
+func accountSchema(c *catalog.Catalog) obj {
 	return outputsSchema(c.Auth.TestOutputs, c.Auth.TestSample)
 }
 
-func hookRequestSchema(c *connector.Catalog) obj {
+func hookRequestSchema(c *catalog.Catalog) obj {
 	// The events of every hook trigger, then those only people subscribe.
 	var events []string
 	help := ""
@@ -149,7 +150,7 @@ func hookRequestSchema(c *connector.Catalog) obj {
 			}
 		}
 		for _, f := range op.Inputs {
-			if f.Key == connector.HookEventInput {
+			if f.Key == catalog.HookEventInput {
 				help = f.Help + " "
 			}
 		}
@@ -178,7 +179,7 @@ func hookSchema() obj {
 		"previous_secret_expires_at": obj{"type": "string", "format": "date-time",
 			"description": "After a rotation: until then deliveries also carry the previous secret's signature."},
 		"secret": obj{"type": "string", "description": "whsec_... signing secret; in every answer to the hook's owner (it is derived, never stored)."},
-	}, "example": generic(connector.SampleHook())}
+	}, "example": generic(catalog.SampleHook())}
 }
 
 func errorSchema() obj {
@@ -214,7 +215,7 @@ func deliveryListSchema() obj {
 	return obj{"type": "object", "properties": obj{
 		"job_id":     obj{"type": "string"},
 		"deliveries": obj{"type": "array", "items": deliveryRecordSchema()},
-	}, "example": generic(connector.SampleDeliveryList())}
+	}, "example": generic(catalog.SampleDeliveryList())}
 }
 
 func deliveryRecordSchema() obj {

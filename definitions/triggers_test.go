@@ -7,15 +7,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/catalog"
 )
 
 // Every hook trigger of the catalog reaches every platform that has
 // triggers, subscribing its own event(s): a trigger added to the catalog
 // and missed by a renderer fails here.
 
-func hookTriggersOf(t *testing.T) []connector.Operation {
-	hooks := connector.DefaultCatalog().HookTriggers()
+func hookTriggersOf(t *testing.T) []catalog.Operation {
+	hooks := catalog.Default().HookTriggers()
 	if len(hooks) < 3 {
 		t.Fatalf("catalog has %d hook triggers, want Job Finished, Credits Low and Batch Finished", len(hooks))
 	}
@@ -25,7 +25,7 @@ func hookTriggersOf(t *testing.T) []connector.Operation {
 // checkSubscribedEvent checks the event a rendered subscription body sends:
 // the fixed event, or (for a trigger whose input picks one) the template of
 // that input.
-func checkSubscribedEvent(t *testing.T, where string, op connector.Operation, got any, pickTemplate string) {
+func checkSubscribedEvent(t *testing.T, where string, op catalog.Operation, got any, pickTemplate string) {
 	t.Helper()
 	if ev := op.FixedHookEvent(); ev != "" {
 		if got != ev {
@@ -57,7 +57,7 @@ func TestEveryHookTriggerIsAZapierRESTHook(t *testing.T) {
 		}
 		sub := o["performSubscribe"].(map[string]any)
 		body := sub["body"].(map[string]any)
-		if sub["url"] != PlaceholderURL+connector.HooksPath || body["target_url"] != "{{bundle.targetUrl}}" {
+		if sub["url"] != PlaceholderURL+catalog.HooksPath || body["target_url"] != "{{bundle.targetUrl}}" {
 			t.Errorf("zapier: %s subscribes %v with %v", op.Key, sub["url"], body)
 		}
 		checkSubscribedEvent(t, "zapier", op, body["event"], "{{bundle.inputData.event}}")
@@ -77,7 +77,7 @@ func TestEveryHookTriggerIsAMakeInstantTriggerWithItsWebhook(t *testing.T) {
 	for _, op := range hookTriggersOf(t) {
 		attach := fileJSON(t, files, "make/webhook-"+camel(op.Key)+".attach.iml.json").(map[string]any)
 		body := attach["body"].(map[string]any)
-		if attach["url"] != connector.HooksPath || body["target_url"] != "{{webhook.url}}" {
+		if attach["url"] != catalog.HooksPath || body["target_url"] != "{{webhook.url}}" {
 			t.Errorf("make: %s attaches %v with %v", op.Key, attach["url"], body)
 		}
 		checkSubscribedEvent(t, "make", op, body["event"], "{{parameters.event}}")
@@ -110,8 +110,8 @@ func TestEveryHookTriggerIsAPowerAutomateWebhookTriggerOfItsOwn(t *testing.T) {
 			continue
 		}
 		// Each trigger its own path, all of them POST /v1/hooks.
-		if u, err := url.Parse(path); err != nil || u.Path != connector.HooksPath {
-			t.Errorf("powerautomate: %s posts to %s, not %s", op.Key, path, connector.HooksPath)
+		if u, err := url.Parse(path); err != nil || u.Path != catalog.HooksPath {
+			t.Errorf("powerautomate: %s posts to %s, not %s", op.Key, path, catalog.HooksPath)
 		}
 		post := paths[path].(map[string]any)["post"].(map[string]any)
 		schema := post["parameters"].([]any)[len(post["parameters"].([]any))-1].(map[string]any)["schema"].(map[string]any)
@@ -196,7 +196,7 @@ func TestEveryHookTriggerIsInTheN8nNodeCatalogWithItsEvents(t *testing.T) {
 		}) bool {
 			return o.Key == op.Key
 		})
-		if i < 0 || cat.Operations[i].Kind != string(connector.KindHookTrigger) || !slices.Equal(cat.Operations[i].HookEvents, op.HookEvents) {
+		if i < 0 || cat.Operations[i].Kind != string(catalog.KindHookTrigger) || !slices.Equal(cat.Operations[i].HookEvents, op.HookEvents) {
 			t.Errorf("n8n node catalog: %s missing or without its events %v", op.Key, op.HookEvents)
 		}
 	}

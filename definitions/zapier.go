@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/catalog"
 )
 
 // ZapierPlatformVersion is the zapier-platform-core release the app targets.
@@ -26,7 +26,7 @@ const zapierAppVersion = "1.0.0"
 //     cannot name) stashes the compressed bytes in Zapier's file store.
 //
 // Every request carries the key through the app-wide requestTemplate.
-func renderZapier(c *connector.Catalog, base string) ([]File, error) {
+func renderZapier(c *catalog.Catalog, base string) ([]File, error) {
 	app, err := zapierApp(c, base, false)
 	if err != nil {
 		return nil, err
@@ -57,7 +57,7 @@ func renderZapier(c *connector.Catalog, base string) ([]File, error) {
 
 // zapierApp is the app definition; cli adds the file outputs, whose
 // functions only the CLI project (index.js) defines.
-func zapierApp(c *connector.Catalog, base string, cli bool) (obj, error) {
+func zapierApp(c *catalog.Catalog, base string, cli bool) (obj, error) {
 	app := obj{
 		"version":         zapierAppVersion,
 		"platformVersion": ZapierPlatformVersion,
@@ -76,13 +76,13 @@ func zapierApp(c *connector.Catalog, base string, cli bool) (obj, error) {
 		z := zapierOp{op: &op, base: base, file: cli && op.File != nil}
 		var err error
 		switch op.Kind {
-		case connector.KindAction:
+		case catalog.KindAction:
 			app["creates"].(obj)[op.Key] = z.create()
-		case connector.KindCallbackAction:
+		case catalog.KindCallbackAction:
 			app["creates"].(obj)[op.Key], err = z.callbackCreate()
-		case connector.KindPollingTrigger:
+		case catalog.KindPollingTrigger:
 			app["triggers"].(obj)[op.Key] = z.pollingTrigger()
-		case connector.KindHookTrigger:
+		case catalog.KindHookTrigger:
 			app["triggers"].(obj)[op.Key] = z.hookTrigger()
 		default:
 			err = fmt.Errorf("operation %s: unknown kind %q", op.Key, op.Kind)
@@ -97,7 +97,7 @@ func zapierApp(c *connector.Catalog, base string, cli bool) (obj, error) {
 // zapierOp renders one operation; file says whether its jobs get the
 // `file` output (withFile in index.js).
 type zapierOp struct {
-	op   *connector.Operation
+	op   *catalog.Operation
 	base string
 	file bool
 }
@@ -119,7 +119,7 @@ func (z zapierOp) jobs(expr string) string {
 	return expr + ".map((job) => withFile(z, job))"
 }
 
-func zapierAuth(c *connector.Catalog, base string) obj {
+func zapierAuth(c *catalog.Catalog, base string) obj {
 	var fields []any
 	for _, f := range c.Auth.Fields {
 		zf := zapierInputField(f)
@@ -138,17 +138,17 @@ func zapierAuth(c *connector.Catalog, base string) obj {
 	}
 }
 
-func zapierType(t connector.FieldType) string {
+func zapierType(t catalog.FieldType) string {
 	switch t {
-	case connector.FieldObject:
+	case catalog.FieldObject:
 		return "string"
-	case connector.FieldFile:
+	case catalog.FieldFile:
 		return "file"
 	}
 	return string(t)
 }
 
-func zapierInputField(f connector.Field) obj {
+func zapierInputField(f catalog.Field) obj {
 	zf := obj{
 		"key":      f.Key,
 		"label":    f.Label,
@@ -156,7 +156,7 @@ func zapierInputField(f connector.Field) obj {
 		"type":     zapierType(f.Type),
 		"required": f.Required,
 	}
-	if f.Type == connector.FieldObject {
+	if f.Type == catalog.FieldObject {
 		zf["dict"] = true
 	}
 	if len(f.Choices) > 0 {
@@ -165,10 +165,10 @@ func zapierInputField(f connector.Field) obj {
 	if f.Default != "" {
 		zf["default"] = f.Default
 	}
-	if f.Example != "" && f.Type != connector.FieldObject {
+	if f.Example != "" && f.Type != catalog.FieldObject {
 		zf["placeholder"] = f.Example
 	}
-	if f.Type == connector.FieldList {
+	if f.Type == catalog.FieldList {
 		// Line items: bundle.inputData[key] is an array of records. Zapier
 		// takes no helpText beside children, and wants every key of the
 		// action unique: the children's keys carry the list's as prefix
@@ -187,25 +187,25 @@ func zapierInputField(f connector.Field) obj {
 }
 
 // zapierChildKey is a line item field's key: "items_image_url".
-func zapierChildKey(list, child connector.Field) string { return list.Key + "_" + child.Key }
+func zapierChildKey(list, child catalog.Field) string { return list.Key + "_" + child.Key }
 
 // zapierChildField is a field of a line item: text, as Zapier maps a line
 // item's values; an object is JSON text, parsed by the perform function.
-func zapierChildField(f connector.Field) obj {
+func zapierChildField(f catalog.Field) obj {
 	zf := zapierInputField(f)
 	zf["required"] = false // each record needs one image source, not each field
 	switch f.Type {
-	case connector.FieldObject:
+	case catalog.FieldObject:
 		delete(zf, "dict")
 		zf["type"] = "string"
 		zf["helpText"] = f.Help + " As JSON text, such as " + f.Example + "."
-	case connector.FieldFile:
+	case catalog.FieldFile:
 		zf["type"] = "string"
 	}
 	return zf
 }
 
-func zapierInputFields(op *connector.Operation) []any {
+func zapierInputFields(op *catalog.Operation) []any {
 	out := []any{}
 	for _, f := range op.Inputs {
 		out = append(out, zapierInputField(f))
@@ -215,7 +215,7 @@ func zapierInputFields(op *connector.Operation) []any {
 
 // zapierOutputFields names every output with its label and its sample value;
 // nested keys use Zapier's double underscore.
-func zapierOutputFields(op *connector.Operation) []any {
+func zapierOutputFields(op *catalog.Operation) []any {
 	out := []any{}
 	primary := zapierPrimary(op)
 	for _, o := range op.Outputs {
@@ -224,9 +224,9 @@ func zapierOutputFields(op *connector.Operation) []any {
 			"label": o.Label,
 		}
 		switch o.Type {
-		case connector.FieldObject:
+		case catalog.FieldObject:
 			zf["dict"] = true
-		case connector.FieldText:
+		case catalog.FieldText:
 			zf["type"] = "string"
 		default:
 			zf["type"] = zapierType(o.Type)
@@ -234,11 +234,11 @@ func zapierOutputFields(op *connector.Operation) []any {
 		if o.Key == primary {
 			zf["primary"] = true
 		}
-		if o.Type == connector.FieldList {
+		if o.Type == catalog.FieldList {
 			// Line items: each record's fields, nested keys with __.
 			delete(zf, "type")
 			var children []any
-			for _, child := range zapierOutputFields(&connector.Operation{Outputs: o.Fields}) {
+			for _, child := range zapierOutputFields(&catalog.Operation{Outputs: o.Fields}) {
 				delete(child.(obj), "primary") // the record's id is not the step's
 				children = append(children, child)
 			}
@@ -253,7 +253,7 @@ func zapierOutputFields(op *connector.Operation) []any {
 
 // zapierPrimary is the output that tells items apart: id, or for items
 // without one (a credits-low event) the first output naming an id.
-func zapierPrimary(op *connector.Operation) string {
+func zapierPrimary(op *catalog.Operation) string {
 	for _, o := range op.Outputs {
 		if o.Key == "id" {
 			return o.Key
@@ -278,10 +278,10 @@ func (z zapierOp) outputFields() []any {
 }
 
 // zapierURL turns {name} path placeholders into bundle curlies.
-func zapierURL(base string, op *connector.Operation) string {
+func zapierURL(base string, op *catalog.Operation) string {
 	p := op.Path
 	for _, f := range op.Inputs {
-		if f.In == connector.InPath {
+		if f.In == catalog.InPath {
 			p = strings.ReplaceAll(p, "{"+f.Key+"}", "{{bundle.inputData."+f.Key+"}}")
 		}
 	}
@@ -290,15 +290,15 @@ func zapierURL(base string, op *connector.Operation) string {
 
 // zapierRequest is the request template of a plain action. Empty optional
 // inputs are dropped, so that image_url and image_base64 never both arrive.
-func zapierRequest(op *connector.Operation, base string) obj {
+func zapierRequest(op *catalog.Operation, base string) obj {
 	req := obj{"method": op.Method, "url": zapierURL(base, op)}
 	body, params := obj{}, obj{}
 	for _, f := range op.Inputs {
 		curly := "{{bundle.inputData." + f.Key + "}}"
 		switch f.In {
-		case connector.InQuery:
+		case catalog.InQuery:
 			params[f.Key] = curly
-		case connector.InPath:
+		case catalog.InPath:
 		default:
 			body[f.Key] = curly
 		}
@@ -317,14 +317,14 @@ func zapierRequest(op *connector.Operation, base string) obj {
 
 // zapierRequestJS is zapierRequest written as code, for functions (where
 // z.request takes no {{curlies}}): the request in a variable named request.
-func zapierRequestJS(op *connector.Operation, base string) []string {
+func zapierRequestJS(op *catalog.Operation, base string) []string {
 	url := jsString(base + withQuery(op.Path, op.Query))
 	var body, params []string
 	for _, f := range op.Inputs {
 		switch f.In {
-		case connector.InPath:
+		case catalog.InPath:
 			url += ".replace(" + jsString("{"+f.Key+"}") + ", encodeURIComponent(bundle.inputData[" + jsString(f.Key) + "]))"
-		case connector.InQuery:
+		case catalog.InQuery:
 			params = append(params, jsString(f.Key))
 		default:
 			body = append(body, jsString(f.Key))
@@ -350,7 +350,7 @@ func zapierRequestJS(op *connector.Operation, base string) []string {
 	return lines
 }
 
-func zapierDisplay(op *connector.Operation) obj {
+func zapierDisplay(op *catalog.Operation) obj {
 	return obj{"label": op.Label, "description": op.Description}
 }
 
@@ -401,7 +401,7 @@ func (z zapierOp) callbackCreate() (obj, error) {
 	op := z.op
 	var keys []string
 	for _, f := range op.Inputs {
-		if f.In != connector.InBody && f.In != "" {
+		if f.In != catalog.InBody && f.In != "" {
 			return nil, fmt.Errorf("%s: callback actions take body fields only, %s is in %s", op.Key, f.Key, f.In)
 		}
 		keys = append(keys, jsString(f.Key))
@@ -456,13 +456,13 @@ func (z zapierOp) hookTrigger() obj {
 	op := z.op
 	optional := false
 	// A lone curly keeps the input's type (an integer threshold).
-	body := hookSubscribeBody(op, "{{bundle.targetUrl}}", func(f connector.Field) any {
+	body := hookSubscribeBody(op, "{{bundle.targetUrl}}", func(f catalog.Field) any {
 		optional = optional || !f.Required
 		return "{{bundle.inputData." + f.Key + "}}"
 	})
 	subscribe := obj{
 		"method": op.Method,
-		"url":    z.base + connector.HooksPath,
+		"url":    z.base + catalog.HooksPath,
 		"body":   body,
 	}
 	if optional {
@@ -480,7 +480,7 @@ func (z zapierOp) hookTrigger() obj {
 	// return: a function reports the deletion instead.
 	operation["performUnsubscribe"] = zapierSource(
 		"const id = bundle.subscribeData && bundle.subscribeData.id;",
-		"await z.request({ method: 'DELETE', url: "+jsString(z.base+connector.HooksPath+"/")+" + encodeURIComponent(id) });",
+		"await z.request({ method: 'DELETE', url: "+jsString(z.base+catalog.HooksPath+"/")+" + encodeURIComponent(id) });",
 		"return { id, deleted: true };",
 	)
 	// performList gives the editor real recent items to map.
@@ -494,9 +494,9 @@ func (z zapierOp) hookTrigger() obj {
 }
 
 // hasList says whether any input is a list (line items).
-func hasList(fields []connector.Field) bool {
+func hasList(fields []catalog.Field) bool {
 	for _, f := range fields {
-		if f.Type == connector.FieldList {
+		if f.Type == catalog.FieldList {
 			return true
 		}
 	}
@@ -507,15 +507,15 @@ func hasList(fields []connector.Field) bool {
 // takes, before the body is built: empty values left out (an item gives
 // one image source, its other field is empty), object fields parsed from
 // their JSON text, and records left empty dropped (a trailing blank line).
-func zapierListJS(op *connector.Operation) []string {
+func zapierListJS(op *catalog.Operation) []string {
 	var lines []string
 	for _, f := range op.Inputs {
-		if f.Type != connector.FieldList {
+		if f.Type != catalog.FieldList {
 			continue
 		}
 		var objects []string
 		for _, child := range f.Fields {
-			if child.Type == connector.FieldObject {
+			if child.Type == catalog.FieldObject {
 				objects = append(objects, jsString(child.Key))
 			}
 		}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/catalog"
 )
 
 func zapierAppJSON(t *testing.T) map[string]any {
@@ -58,7 +58,7 @@ func TestEveryZapierOperationHasASampleWithAnID(t *testing.T) {
 			}
 		}
 	}
-	if want := len(connector.DefaultCatalog().Operations()); n != want {
+	if want := len(catalog.Default().Operations()); n != want {
 		t.Errorf("zapier app has %d operations, want the catalog's %d", n, want)
 	}
 }
@@ -99,7 +99,7 @@ func mustJS(v any) string {
 // whose jobs carry a compressed file gets it, through functions that only
 // index.js defines; the JSON app stays loadable without them.
 func TestZapierCLIAppAddsTheFileOutputToJobOperations(t *testing.T) {
-	c := connector.DefaultCatalog()
+	c := catalog.Default()
 	cli, err := zapierApp(c, PlaceholderURL, true)
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +109,7 @@ func TestZapierCLIAppAddsTheFileOutputToJobOperations(t *testing.T) {
 	}
 	for _, op := range c.Operations() {
 		group := "creates"
-		if op.Kind == connector.KindPollingTrigger || op.Kind == connector.KindHookTrigger {
+		if op.Kind == catalog.KindPollingTrigger || op.Kind == catalog.KindHookTrigger {
 			group = "triggers"
 		}
 		operation := cli[group].(obj)[op.Key].(obj)["operation"].(obj)

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/catalog"
 )
 
 // jsRaw is JavaScript written into index.js as it is: a name the module
@@ -16,8 +16,8 @@ type jsRaw string
 // zapierIndexJS writes the CLI app: the hydrator that stashes a job's
 // compressed file, withFile that puts its dehydrated pointer on completed
 // jobs, and the app definition with every {"source"} as a real function.
-func zapierIndexJS(c *connector.Catalog, base string, app obj) ([]byte, error) {
-	f := connector.CompressedFile()
+func zapierIndexJS(c *catalog.Catalog, base string, app obj) ([]byte, error) {
+	f := catalog.CompressedFile()
 	for _, op := range c.Operations() {
 		if op.File != nil {
 			f = op.File
@@ -31,6 +31,8 @@ func zapierIndexJS(c *connector.Catalog, base string, app obj) ([]byte, error) {
 	}
 	fileTail := jsString(strings.Split(f.Path, "{id}")[1])
 	var b bytes.Buffer
+	// The header names the catalog by its old home, connector.Catalog: the
+	// committed files did not change when it moved to package catalog.
 	b.WriteString(`// imgflow for Zapier as a Zapier CLI app. Generated from connector.Catalog
 // (definitions/zapier.go, zapiercli.go) by: imgflow definitions; do not edit.
 // Deploy: npm install && zapier register "imgflow" && zapier push (README.md).

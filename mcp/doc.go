@@ -3,7 +3,7 @@
 // serve replica answers any request), for AI agents as one more automation
 // platform.
 //
-// Its tools are rendered from connector.Catalog like every platform's
+// Its tools are rendered from catalog.Catalog like every platform's
 // definitions (tools.go): compress_image, compress_many, get_job,
 // list_jobs, check_image and check_account, plus prepare_upload
 // (uploads.go), which hands out a short-lived signed URL to PUT an image to

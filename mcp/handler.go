@@ -8,15 +8,15 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/catalog"
 )
 
 // Options configure New.
 type Options struct {
 	// Backend runs the tools' REST operations. Required.
 	Backend Backend
-	// Catalog is rendered as the tools. Default connector.DefaultCatalog().
-	Catalog *connector.Catalog
+	// Catalog is rendered as the tools. Default catalog.Default().
+	Catalog *catalog.Catalog
 	// Uploads serves prepare_upload and the upload URLs; nil leaves them out.
 	Uploads *Uploads
 	// Version is the server version MCP clients are told.
@@ -38,7 +38,7 @@ type Handler struct {
 // New builds the MCP server from the catalog.
 func New(o Options) *Handler {
 	if o.Catalog == nil {
-		o.Catalog = connector.DefaultCatalog()
+		o.Catalog = catalog.Default()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

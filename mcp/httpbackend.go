@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/imgflow/imgflow/catalog"
 	"github.com/imgflow/imgflow/connector"
 )
 
@@ -60,7 +61,7 @@ func (b *HTTPBackend) ListJobs(ctx context.Context, key string, f connector.JobF
 
 func (b *HTTPBackend) DryRun(ctx context.Context, key string, req Request) (*connector.ImageCheck, error) {
 	var check connector.ImageCheck
-	err := b.call(ctx, key, http.MethodPost, connector.DryRunPath, "", req.Body, &check)
+	err := b.call(ctx, key, http.MethodPost, catalog.DryRunPath, "", req.Body, &check)
 	return &check, err
 }
 

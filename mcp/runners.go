@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/imgflow/imgflow/catalog"
 	"github.com/imgflow/imgflow/connector"
 )
 
@@ -18,14 +19,14 @@ import (
 // Backend and the answer into a tool result (results.go).
 
 var compressRunner = runner{
-	extra: []connector.Field{uploadField, idempotencyField, waitField(maxWaitSeconds), previewField},
+	extra: []catalog.Field{uploadField, idempotencyField, waitField(maxWaitSeconds), previewField},
 	note: "Give the image as image_url, as image_base64 (small images only: the bytes pass through your output), or as upload (a handle from prepare_upload); " +
 		"image_url also takes a data: URI or an mcp-file:// handle. " +
 		"Waits up to 25 seconds; a job still running then comes back with its status, and get_job with its id waits for the rest. " +
 		"The answer links the compressed file (a signed URL that works without the key). Costs one credit, none when the same image was compressed before (dedupe); " +
 		"retrying with the same idempotency_key never charges twice.",
-	output: func(op *connector.Operation) obj { return outputSchema(op.Outputs) },
-	run: func(t *toolSet, ctx context.Context, key string, op *connector.Operation, a *arguments) *sdk.CallToolResult {
+	output: func(op *catalog.Operation) obj { return outputSchema(op.Outputs) },
+	run: func(t *toolSet, ctx context.Context, key string, op *catalog.Operation, a *arguments) *sdk.CallToolResult {
 		req, preview, err := t.jobRequest(ctx, key, op, a, maxWaitSeconds)
 		if err != nil {
 			return errorResult(err)
@@ -39,12 +40,12 @@ var compressRunner = runner{
 }
 
 var getJobRunner = runner{
-	extra: []connector.Field{waitField(maxWaitSeconds), previewField},
+	extra: []catalog.Field{waitField(maxWaitSeconds), previewField},
 	note:  "Waits up to wait_seconds (default 25) for a job that is still queued or processing, then answers it as it stands.",
-	output: func(op *connector.Operation) obj {
+	output: func(op *catalog.Operation) obj {
 		return outputSchema(op.Outputs)
 	},
-	run: func(t *toolSet, ctx context.Context, key string, op *connector.Operation, a *arguments) *sdk.CallToolResult {
+	run: func(t *toolSet, ctx context.Context, key string, op *catalog.Operation, a *arguments) *sdk.CallToolResult {
 		id, err := a.string("id")
 		if err == nil && id == "" {
 			err = fieldError("id", "is required")
@@ -63,12 +64,12 @@ var getJobRunner = runner{
 }
 
 var dryRunRunner = runner{
-	extra: []connector.Field{uploadField},
+	extra: []catalog.Field{uploadField},
 	note:  "Nothing is charged and no job is made: use it to learn an image's type, size and dimensions, and whether compressing it would cost a credit.",
-	output: func(op *connector.Operation) obj {
+	output: func(op *catalog.Operation) obj {
 		return outputSchema(op.Outputs)
 	},
-	run: func(t *toolSet, ctx context.Context, key string, op *connector.Operation, a *arguments) *sdk.CallToolResult {
+	run: func(t *toolSet, ctx context.Context, key string, op *catalog.Operation, a *arguments) *sdk.CallToolResult {
 		body, err := t.imageBody(ctx, key, op, a)
 		if err != nil {
 			return errorResult(err)
@@ -82,11 +83,11 @@ var dryRunRunner = runner{
 }
 
 var compressManyRunner = runner{
-	extra: []connector.Field{idempotencyField, waitField(maxWaitSeconds)},
+	extra: []catalog.Field{idempotencyField, waitField(maxWaitSeconds)},
 	note: "Each item is an image_url, image_base64 or upload handle. The answer links every compressed file, and the batch's ZIP archive once it finished; " +
 		"items still running after the wait are followed with get_job.",
-	output: func(op *connector.Operation) obj { return outputSchema(op.Outputs) },
-	run: func(t *toolSet, ctx context.Context, key string, op *connector.Operation, a *arguments) *sdk.CallToolResult {
+	output: func(op *catalog.Operation) obj { return outputSchema(op.Outputs) },
+	run: func(t *toolSet, ctx context.Context, key string, op *catalog.Operation, a *arguments) *sdk.CallToolResult {
 		idem, err := a.string(idempotencyField.Key)
 		if err != nil {
 			return errorResult(err)
@@ -118,10 +119,10 @@ var compressManyRunner = runner{
 
 var accountRunner = runner{
 	note: "Free: no credit is used.",
-	output: func(op *connector.Operation) obj {
+	output: func(op *catalog.Operation) obj {
 		return outputSchema(accountOutputs(op))
 	},
-	run: func(t *toolSet, ctx context.Context, key string, op *connector.Operation, a *arguments) *sdk.CallToolResult {
+	run: func(t *toolSet, ctx context.Context, key string, op *catalog.Operation, a *arguments) *sdk.CallToolResult {
 		acct, err := t.backend.Account(ctx, key)
 		if err != nil {
 			return errorResult(err)
@@ -131,18 +132,18 @@ var accountRunner = runner{
 }
 
 var listJobsRunner = runner{
-	extra: []connector.Field{
-		{Key: "limit", Label: "Limit", Type: connector.FieldInteger, Help: "How many jobs, 1 to 100 (default 10)."},
-		{Key: "cursor", Label: "Cursor", Type: connector.FieldString, Help: "next_cursor of the previous answer, for the next page."},
+	extra: []catalog.Field{
+		{Key: "limit", Label: "Limit", Type: catalog.FieldInteger, Help: "How many jobs, 1 to 100 (default 10)."},
+		{Key: "cursor", Label: "Cursor", Type: catalog.FieldString, Help: "next_cursor of the previous answer, for the next page."},
 	},
 	note: "Newest first; each job as get_job answers it, with its compressed file's URL.",
-	output: func(op *connector.Operation) obj {
+	output: func(op *catalog.Operation) obj {
 		return obj{"type": "object", "properties": obj{
 			"jobs":        obj{"type": "array", "items": outputSchema(op.Outputs)},
 			"next_cursor": obj{"type": "string", "description": "Pass as cursor for the next page; absent on the last."},
 		}}
 	},
-	run: func(t *toolSet, ctx context.Context, key string, op *connector.Operation, a *arguments) *sdk.CallToolResult {
+	run: func(t *toolSet, ctx context.Context, key string, op *catalog.Operation, a *arguments) *sdk.CallToolResult {
 		status, err := a.string("status")
 		limit, lerr := a.int("limit", 1, 100, 10)
 		cursor, cerr := a.string("cursor")
@@ -159,8 +160,8 @@ var listJobsRunner = runner{
 
 // accountOutputs are the account's outputs without the webhook signing
 // secret: an agent has no use for it, and model contexts are logged.
-func accountOutputs(op *connector.Operation) []connector.OutputField {
-	var out []connector.OutputField
+func accountOutputs(op *catalog.Operation) []catalog.OutputField {
+	var out []catalog.OutputField
 	for _, o := range op.Outputs {
 		if o.Key != "webhook_secret" {
 			out = append(out, o)
@@ -171,7 +172,7 @@ func accountOutputs(op *connector.Operation) []connector.OutputField {
 
 // jobRequest reads a compress call: its body, idempotency key, wait and
 // whether a preview was asked for.
-func (t *toolSet) jobRequest(ctx context.Context, key string, op *connector.Operation, a *arguments, defWait int) (Request, bool, error) {
+func (t *toolSet) jobRequest(ctx context.Context, key string, op *catalog.Operation, a *arguments, defWait int) (Request, bool, error) {
 	body, err := t.imageBody(ctx, key, op, a)
 	if err != nil {
 		return Request{}, false, err
@@ -193,7 +194,7 @@ func (t *toolSet) jobRequest(ctx context.Context, key string, op *connector.Oper
 
 // imageBody is the REST body of a call that takes one image, with an
 // upload handle resolved into the image's bytes.
-func (t *toolSet) imageBody(ctx context.Context, key string, op *connector.Operation, a *arguments) (map[string]any, error) {
+func (t *toolSet) imageBody(ctx context.Context, key string, op *catalog.Operation, a *arguments) (map[string]any, error) {
 	body := a.body(op)
 	item := map[string]json.RawMessage{}
 	for _, k := range []string{uploadField.Key, "image_url", "image_base64", "filename"} {
@@ -213,7 +214,7 @@ func (t *toolSet) imageBody(ctx context.Context, key string, op *connector.Opera
 			body[k] = v
 		}
 	}
-	if name, ok := item["filename"]; ok && slices.ContainsFunc(op.Inputs, func(f connector.Field) bool { return f.Key == "filename" }) {
+	if name, ok := item["filename"]; ok && slices.ContainsFunc(op.Inputs, func(f catalog.Field) bool { return f.Key == "filename" }) {
 		body["filename"] = name
 	}
 	return body, nil

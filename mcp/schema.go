@@ -3,7 +3,7 @@ package mcp
 import (
 	"strings"
 
-	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/catalog"
 )
 
 // JSON Schemas of the tools, from the catalog's fields. Output schemas use
@@ -16,22 +16,22 @@ import (
 type obj = map[string]any
 
 // fieldSchema is one input field's schema.
-func fieldSchema(f connector.Field) obj {
+func fieldSchema(f catalog.Field) obj {
 	var s obj
 	switch f.Type {
-	case connector.FieldInteger:
+	case catalog.FieldInteger:
 		s = obj{"type": "integer"}
-	case connector.FieldNumber:
+	case catalog.FieldNumber:
 		s = obj{"type": "number"}
-	case connector.FieldBoolean:
+	case catalog.FieldBoolean:
 		s = obj{"type": "boolean"}
-	case connector.FieldObject:
+	case catalog.FieldObject:
 		s = obj{"type": "object", "additionalProperties": true}
-	case connector.FieldList:
+	case catalog.FieldList:
 		s = obj{"type": "array", "items": inputObject(f.Fields)}
-	case connector.FieldFile:
+	case catalog.FieldFile:
 		s = obj{"type": "string", "format": "uri"}
-	case connector.FieldDateTime:
+	case catalog.FieldDateTime:
 		s = obj{"type": "string", "format": "date-time"}
 	default:
 		s = obj{"type": "string"}
@@ -47,9 +47,9 @@ func fieldSchema(f connector.Field) obj {
 	}
 	if f.Default != "" {
 		switch f.Type {
-		case connector.FieldBoolean:
+		case catalog.FieldBoolean:
 			s["default"] = f.Default == "true"
-		case connector.FieldString, connector.FieldText:
+		case catalog.FieldString, catalog.FieldText:
 			s["default"] = f.Default
 		}
 	}
@@ -57,7 +57,7 @@ func fieldSchema(f connector.Field) obj {
 }
 
 // inputObject is an object of fields; required ones are listed.
-func inputObject(fields []connector.Field) obj {
+func inputObject(fields []catalog.Field) obj {
 	props := obj{}
 	var required []string
 	for _, f := range fields {
@@ -75,7 +75,7 @@ func inputObject(fields []connector.Field) obj {
 
 // outputSchema nests dotted output keys into objects, as the REST answers
 // them.
-func outputSchema(outputs []connector.OutputField) obj {
+func outputSchema(outputs []catalog.OutputField) obj {
 	root := obj{"type": "object", "properties": obj{}}
 	for _, o := range outputs {
 		s := leafSchema(o)
@@ -95,18 +95,18 @@ func outputSchema(outputs []connector.OutputField) obj {
 	return root
 }
 
-func leafSchema(o connector.OutputField) obj {
+func leafSchema(o catalog.OutputField) obj {
 	var s obj
 	switch o.Type {
-	case connector.FieldInteger:
+	case catalog.FieldInteger:
 		s = obj{"type": "integer"}
-	case connector.FieldNumber:
+	case catalog.FieldNumber:
 		s = obj{"type": "number"}
-	case connector.FieldBoolean:
+	case catalog.FieldBoolean:
 		s = obj{"type": "boolean"}
-	case connector.FieldObject:
+	case catalog.FieldObject:
 		s = obj{"type": "object"}
-	case connector.FieldList:
+	case catalog.FieldList:
 		s = obj{"type": "array", "items": outputSchema(o.Fields)}
 	default:
 		s = obj{"type": "string"}

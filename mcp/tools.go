@@ -12,6 +12,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/imgflow/imgflow/catalog"
 	"github.com/imgflow/imgflow/connector"
 )
 
@@ -28,28 +29,28 @@ import (
 // runner runs one kind of REST operation as a tool.
 type runner struct {
 	// extra are the tool-only arguments, beside the catalog's fields.
-	extra []connector.Field
+	extra []catalog.Field
 	// note is added to the catalog's description: how the tool behaves.
 	note string
 	// output is the tool's output schema, from the catalog operation.
-	output func(op *connector.Operation) obj
-	run    func(t *toolSet, ctx context.Context, key string, op *connector.Operation, args *arguments) *sdk.CallToolResult
+	output func(op *catalog.Operation) obj
+	run    func(t *toolSet, ctx context.Context, key string, op *catalog.Operation, args *arguments) *sdk.CallToolResult
 }
 
 // runnerFor picks the runner of a catalog operation by its REST route.
-func runnerFor(op *connector.Operation) *runner {
+func runnerFor(op *catalog.Operation) *runner {
 	switch {
-	case op.Kind == connector.KindAction && op.Method == http.MethodPost && op.Path == "/v1/jobs":
+	case op.Kind == catalog.KindAction && op.Method == http.MethodPost && op.Path == "/v1/jobs":
 		return &compressRunner
-	case op.Kind == connector.KindAction && op.Method == http.MethodPost && op.Path == "/v1/batches":
+	case op.Kind == catalog.KindAction && op.Method == http.MethodPost && op.Path == "/v1/batches":
 		return &compressManyRunner
-	case op.Kind == connector.KindAction && op.Method == http.MethodGet && op.Path == "/v1/jobs/{id}":
+	case op.Kind == catalog.KindAction && op.Method == http.MethodGet && op.Path == "/v1/jobs/{id}":
 		return &getJobRunner
-	case op.Kind == connector.KindAction && op.Method == http.MethodPost && op.Path == connector.DryRunPath:
+	case op.Kind == catalog.KindAction && op.Method == http.MethodPost && op.Path == catalog.DryRunPath:
 		return &dryRunRunner
-	case op.Kind == connector.KindAction && op.Method == http.MethodGet && op.Path == "/v1/account":
+	case op.Kind == catalog.KindAction && op.Method == http.MethodGet && op.Path == "/v1/account":
 		return &accountRunner
-	case op.Kind == connector.KindPollingTrigger && op.Method == http.MethodGet && op.Path == "/v1/jobs":
+	case op.Kind == catalog.KindPollingTrigger && op.Method == http.MethodGet && op.Path == "/v1/jobs":
 		return &listJobsRunner
 	}
 	return nil
@@ -57,16 +58,16 @@ func runnerFor(op *connector.Operation) *runner {
 
 // Tool-only arguments.
 var (
-	uploadField = connector.Field{Key: "upload", Label: "Uploaded Image", Type: connector.FieldString,
+	uploadField = catalog.Field{Key: "upload", Label: "Uploaded Image", Type: catalog.FieldString,
 		Help: "A handle from prepare_upload (mcp-file://imgflow/uploads/...), after the image was PUT to its upload URL. Give this, image_url or image_base64: one of them."}
-	idempotencyField = connector.Field{Key: "idempotency_key", Label: "Idempotency Key", Type: connector.FieldString,
+	idempotencyField = catalog.Field{Key: "idempotency_key", Label: "Idempotency Key", Type: catalog.FieldString,
 		Help: "Any unique string (up to 255 characters) for this request: calling again with the same key and arguments returns the same job and never charges twice. Use one when you may retry."}
-	previewField = connector.Field{Key: "preview", Label: "Preview", Type: connector.FieldBoolean, Default: "false",
+	previewField = catalog.Field{Key: "preview", Label: "Preview", Type: catalog.FieldBoolean, Default: "false",
 		Help: "Also return a small preview of the compressed image (at most 256 pixels wide or high) as image content."}
 )
 
-func waitField(def int) connector.Field {
-	return connector.Field{Key: "wait_seconds", Label: "Wait (seconds)", Type: connector.FieldInteger,
+func waitField(def int) catalog.Field {
+	return catalog.Field{Key: "wait_seconds", Label: "Wait (seconds)", Type: catalog.FieldInteger,
 		Help: fmt.Sprintf("How long to wait for the result, 0 to %d seconds (default %d). A job still running after it comes back with its status: follow it with get_job.", maxWaitSeconds, def)}
 }
 
@@ -81,7 +82,7 @@ type toolSet struct {
 }
 
 // newToolSet renders the catalog's operations as tools.
-func newToolSet(c *connector.Catalog, b Backend, u *Uploads) *toolSet {
+func newToolSet(c *catalog.Catalog, b Backend, u *Uploads) *toolSet {
 	t := &toolSet{backend: b, uploads: u, byName: map[string]func(context.Context, string, *arguments) *sdk.CallToolResult{}}
 	for _, op := range c.Operations() {
 		r := runnerFor(&op)
@@ -89,7 +90,7 @@ func newToolSet(c *connector.Catalog, b Backend, u *Uploads) *toolSet {
 			continue
 		}
 		name := op.Key
-		if op.Kind == connector.KindPollingTrigger {
+		if op.Kind == catalog.KindPollingTrigger {
 			name = "list_" + strings.ToLower(op.Noun) + "s"
 		}
 		if _, dup := t.byName[name]; dup {
@@ -104,14 +105,14 @@ func newToolSet(c *connector.Catalog, b Backend, u *Uploads) *toolSet {
 			OutputSchema: withError(r.output(&op)),
 			Annotations:  annotations(&op, fields),
 		}
-		if op.Kind == connector.KindPollingTrigger {
+		if op.Kind == catalog.KindPollingTrigger {
 			tool.Title = "List Recent " + op.Noun + "s"
 		}
-		if slices.ContainsFunc(fields, func(f connector.Field) bool { return f.Key == uploadField.Key }) && u != nil {
+		if slices.ContainsFunc(fields, func(f catalog.Field) bool { return f.Key == uploadField.Key }) && u != nil {
 			tool.Meta = sdk.Meta{fileInputsMeta: obj{uploadField.Key: fileInput()}}
 		}
 		t.tools = append(t.tools, tool)
-		known := map[string]connector.Field{}
+		known := map[string]catalog.Field{}
 		for _, f := range fields {
 			known[f.Key] = f
 		}
@@ -134,13 +135,13 @@ func newToolSet(c *connector.Catalog, b Backend, u *Uploads) *toolSet {
 // inputFields are the tool's arguments: the catalog operation's body and
 // path fields (query fields are REST options a runner sets itself), then
 // the runner's own.
-func inputFields(op *connector.Operation, r *runner) []connector.Field {
-	var out []connector.Field
+func inputFields(op *catalog.Operation, r *runner) []catalog.Field {
+	var out []catalog.Field
 	for _, f := range op.Inputs {
-		if f.In == connector.InQuery && op.Kind != connector.KindPollingTrigger {
+		if f.In == catalog.InQuery && op.Kind != catalog.KindPollingTrigger {
 			continue
 		}
-		if f.Type == connector.FieldList && slices.ContainsFunc(f.Fields, func(g connector.Field) bool { return g.Key == "image_url" }) {
+		if f.Type == catalog.FieldList && slices.ContainsFunc(f.Fields, func(g catalog.Field) bool { return g.Key == "image_url" }) {
 			f.Fields = append(slices.Clone(f.Fields), uploadField) // batch items take handles too
 		}
 		out = append(out, f)
@@ -152,10 +153,10 @@ func inputFields(op *connector.Operation, r *runner) []connector.Field {
 // dry runs change nothing and may be repeated; a create charges a credit
 // (repeat it safely with idempotency_key), never deletes or overwrites
 // anything; a tool that takes an image URL reaches out to the open web.
-func annotations(op *connector.Operation, fields []connector.Field) *sdk.ToolAnnotations {
-	readOnly := op.Method == http.MethodGet || op.Path == connector.DryRunPath
-	openWorld := slices.ContainsFunc(fields, func(f connector.Field) bool {
-		return f.Type == connector.FieldFile || slices.ContainsFunc(f.Fields, func(g connector.Field) bool { return g.Type == connector.FieldFile })
+func annotations(op *catalog.Operation, fields []catalog.Field) *sdk.ToolAnnotations {
+	readOnly := op.Method == http.MethodGet || op.Path == catalog.DryRunPath
+	openWorld := slices.ContainsFunc(fields, func(f catalog.Field) bool {
+		return f.Type == catalog.FieldFile || slices.ContainsFunc(f.Fields, func(g catalog.Field) bool { return g.Type == catalog.FieldFile })
 	})
 	no := false
 	return &sdk.ToolAnnotations{Title: op.Label, ReadOnlyHint: readOnly, IdempotentHint: readOnly,
@@ -190,7 +191,7 @@ func parseArguments(raw json.RawMessage) (*arguments, error) {
 
 // check refuses arguments the tool does not take, as the REST API refuses
 // unknown fields.
-func (a *arguments) check(known map[string]connector.Field) error {
+func (a *arguments) check(known map[string]catalog.Field) error {
 	var unknown []string
 	for k := range a.raw {
 		if _, ok := known[k]; !ok {
@@ -257,10 +258,10 @@ func (a *arguments) wait(def int) (time.Duration, error) {
 
 // body is the REST body: every argument that is a catalog body field,
 // passed on as the caller wrote it.
-func (a *arguments) body(op *connector.Operation) map[string]any {
+func (a *arguments) body(op *catalog.Operation) map[string]any {
 	body := map[string]any{}
 	for _, f := range op.Inputs {
-		if f.In != "" && f.In != connector.InBody {
+		if f.In != "" && f.In != catalog.InBody {
 			continue
 		}
 		if v, ok := a.raw[f.Key]; ok {

@@ -10,6 +10,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/imgflow/imgflow/catalog"
 	"github.com/imgflow/imgflow/connector"
 )
 
@@ -21,7 +22,7 @@ type fakeBackend struct {
 
 func (f *fakeBackend) Compress(_ context.Context, key string, req Request) (*connector.Job, error) {
 	f.got = req
-	j := connector.SampleJob()
+	j := catalog.SampleJob()
 	return j, nil
 }
 
@@ -29,10 +30,10 @@ func (f *fakeBackend) Compress(_ context.Context, key string, req Request) (*con
 // input schema and the REST body, with no change in this package: how the
 // transforms' options arrive.
 func TestACatalogFieldReachesTheToolAndTheRESTBody(t *testing.T) {
-	c := connector.DefaultCatalog()
+	c := catalog.Default()
 	for i, op := range c.Actions {
 		if op.Key == "compress_image" {
-			c.Actions[i].Inputs = append(op.Inputs, connector.Field{Key: "max_width", Label: "Max Width", Type: connector.FieldInteger, Help: "Resize to at most this width."})
+			c.Actions[i].Inputs = append(op.Inputs, catalog.Field{Key: "max_width", Label: "Max Width", Type: catalog.FieldInteger, Help: "Resize to at most this width."})
 		}
 	}
 	fake := &fakeBackend{}

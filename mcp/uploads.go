@@ -16,6 +16,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/imgflow/imgflow/catalog"
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/connector/keyring"
 )
@@ -125,7 +126,7 @@ type transfer struct {
 
 // prepare is the prepare_upload tool.
 func (u *Uploads) prepare(ctx context.Context, key string, a *arguments) *sdk.CallToolResult {
-	err := a.check(map[string]connector.Field{"name": {}, "mimeType": {}, "size": {}})
+	err := a.check(map[string]catalog.Field{"name": {}, "mimeType": {}, "size": {}})
 	name, nerr := a.string("name")
 	mimeType, merr := a.string("mimeType")
 	size, serr := a.int("size", 0, 1<<62, 0)

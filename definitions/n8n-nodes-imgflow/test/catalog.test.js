@@ -1,4 +1,4 @@
-// The node and connector.Catalog agree: every catalog operation is offered by
+// The node and catalog.Catalog agree: every catalog operation is offered by
 // a node (or deliberately not, with a reason), every input field of an offered
 // operation is a node parameter, and the credential uses the catalog's auth.
 // catalog.json itself is checked against the Go catalog by

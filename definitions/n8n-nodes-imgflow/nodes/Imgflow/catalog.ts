@@ -2,7 +2,7 @@ import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
 import catalogJson from './catalog.json';
 
-// catalog.json is written from connector.Catalog (definitions/n8nnode.go);
+// catalog.json is written from catalog.Catalog (definitions/n8nnode.go);
 // this file turns it into n8n parameters and says which catalog operation
 // each node operation runs. A field added to the catalog appears in the node,
 // and is sent to the API, without a change here.

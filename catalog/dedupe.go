@@ -1,9 +1,14 @@
-package connector
+package catalog
 
-import "time"
+import (
+	"time"
 
-// The catalog's part of content dedupe and the dry run (dedupe.go): the
-// dedupe option on every job-creating action, and the Check Image action.
+	"github.com/imgflow/imgflow/connector"
+)
+
+// The catalog's part of content dedupe and the dry run
+// (connector/dedupe.go): the dedupe option on every job-creating action, and
+// the Check Image action.
 
 // dedupeField is the job request's dedupe option.
 func dedupeField() Field {
@@ -11,40 +16,17 @@ func dedupeField() Field {
 		Help: "When this key compressed the same image (same bytes, whatever its URL) before and its result is still stored, return that result as a new job at no credit (deduplicated_from names the earlier job). Set to false to compress and be charged again."}
 }
 
-// ImageCheck is the answer of a dry run (POST /v1/jobs?dry_run=1): what a
-// job of the same request would cost, and the image as its bytes tell.
-type ImageCheck struct {
-	// WouldCharge is the credits the job would cost: 0 when it would
-	// complete from an identical job's result (DeduplicatedFrom).
-	WouldCharge      int             `json:"would_charge"`
-	DeduplicatedFrom string          `json:"deduplicated_from,omitempty"`
-	CreditsRemaining int64           `json:"credits_remaining"`
-	Input            ImageCheckInput `json:"input"`
-	// Output is what the job would make of the image when it transforms
-	// it (resize, convert, HEIC input); nil otherwise.
-	Output *ImageCheckOutput `json:"output,omitempty"`
-}
-
-// ImageCheckInput is the image a dry run looked at.
-type ImageCheckInput struct {
-	Type   string `json:"type"` // media type sniffed from the bytes
-	Size   int64  `json:"size"` // bytes
-	Width  int    `json:"width"`
-	Height int    `json:"height"`
-	SHA256 string `json:"sha256"` // hex; what dedupe compares
-}
-
 // SampleImageCheck is a realistic dry run: the image was compressed before.
-func SampleImageCheck() *ImageCheck {
-	return &ImageCheck{WouldCharge: 0, DeduplicatedFrom: SampleJob().ID, CreditsRemaining: 498,
-		Input: ImageCheckInput{Type: "image/jpeg", Size: 2483114, Width: 4032, Height: 3024,
+func SampleImageCheck() *connector.ImageCheck {
+	return &connector.ImageCheck{WouldCharge: 0, DeduplicatedFrom: SampleJob().ID, CreditsRemaining: 498,
+		Input: connector.ImageCheckInput{Type: "image/jpeg", Size: 2483114, Width: 4032, Height: 3024,
 			SHA256: "9f2c6d0e4b1a7c3e5d8f0a2b4c6e8d0f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d"},
-		Output: &ImageCheckOutput{Type: "image/jpeg", Width: 1600, Height: 1200}}
+		Output: &connector.ImageCheckOutput{Type: "image/jpeg", Width: 1600, Height: 1200}}
 }
 
 // SampleDeduplicatedJob is a realistic job completed from an earlier
 // job's result: its own id and file, no upstream call, no charge.
-func SampleDeduplicatedJob() *Job {
+func SampleDeduplicatedJob() *connector.Job {
 	j := SampleJob()
 	j.ID = "01937a61-2b3c-7d4e-8f50-6a7b8c9d0e1f"
 	j.CreatedAt = j.CreatedAt.Add(time.Hour)

@@ -1,14 +1,18 @@
-package connector
+package catalog
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/imgflow/imgflow/connector"
+)
 
 // Compress Many takes a list of images, each with the fields POST
 // /v1/batches reads for an item, and answers every item's job: the list's
 // fields are described as fully as any other field, and each list output's
 // fields appear in the sample's records.
 func TestCompressManyTakesAListOfItemsAndAnswersEveryJob(t *testing.T) {
-	op := DefaultCatalog().Operation("compress_many")
-	if op == nil || op.Method != "POST" || op.Path != "/v1/batches" || op.Query["wait"] != "25" || op.Query["include"] != IncludeJobs {
+	op := Default().Operation("compress_many")
+	if op == nil || op.Method != "POST" || op.Path != "/v1/batches" || op.Query["wait"] != "25" || op.Query["include"] != connector.IncludeJobs {
 		t.Fatalf("compress_many = %+v; want POST /v1/batches?wait=25&include=jobs", op)
 	}
 	items := op.Inputs[0]
@@ -59,7 +63,7 @@ func TestCompressManyTakesAListOfItemsAndAnswersEveryJob(t *testing.T) {
 // Only list fields carry Fields: a renderer may trust that a field with
 // Fields is a list and one without is not.
 func TestOnlyListFieldsHaveFields(t *testing.T) {
-	c := DefaultCatalog()
+	c := Default()
 	for _, op := range append(c.Operations(), c.Manage...) {
 		for _, f := range op.Inputs {
 			if (f.Type == FieldList) != (len(f.Fields) > 0) {

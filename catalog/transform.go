@@ -1,8 +1,10 @@
-package connector
+package catalog
 
-// The transform's fields (transform.go) as every platform shows them: flat
-// text, number and choice fields that forms fill in, the same names the API
-// takes in JSON, multipart fields and the raw-body query.
+import "github.com/imgflow/imgflow/connector"
+
+// The transform's fields (connector/transform.go) as every platform shows
+// them: flat text, number and choice fields that forms fill in, the same
+// names the API takes in JSON, multipart fields and the raw-body query.
 
 // transformFields are the inputs of a job's resize, convert and preserve.
 func transformFields() []Field {
@@ -10,7 +12,7 @@ func transformFields() []Field {
 		{Key: "resize", Label: "Resize", Type: FieldString,
 			Help:    "New size, in pixels: 1600x (1600 wide), x900 (900 high) or 400x400 (a box; see Resize Method). Never enlarges unless Enlarge is set. At most 16384 a side. Free: the job still costs one credit.",
 			Example: "1600x"},
-		{Key: "resize_method", Label: "Resize Method", Type: FieldString, Choices: []string{ResizeScale, ResizeFit, ResizeCover},
+		{Key: "resize_method", Label: "Resize Method", Type: FieldString, Choices: []string{connector.ResizeScale, connector.ResizeFit, connector.ResizeCover},
 			Help: "scale: one side given, proportions kept; fit: inside the box, proportions kept; cover: fills the box exactly, cropped around the most interesting part of the image. Defaults to scale for one side, fit for a box."},
 		{Key: "resize_enlarge", Label: "Enlarge", Type: FieldBoolean, Default: "false",
 			Help: "Allow the image to get bigger than it is. Off by default: a smaller image keeps its size."},

@@ -1,16 +1,18 @@
-package connector
+package catalog
 
 import (
 	"slices"
 	"testing"
+
+	"github.com/imgflow/imgflow/connector"
 )
 
 func TestEveryHookTriggerSaysWhichEventsItSubscribes(t *testing.T) {
-	c := DefaultCatalog()
+	c := Default()
 	want := map[string][]string{
-		"job_finished":   {EventJobFinished, EventJobCompleted, EventJobFailed},
-		"credits_low":    {EventCreditsLow},
-		"batch_finished": {EventBatchFinished},
+		"job_finished":   {connector.EventJobFinished, connector.EventJobCompleted, connector.EventJobFailed},
+		"credits_low":    {connector.EventCreditsLow},
+		"batch_finished": {connector.EventBatchFinished},
 	}
 	seen := map[string]bool{}
 	for _, op := range c.HookTriggers() {
@@ -40,13 +42,13 @@ func TestEveryHookTriggerSaysWhichEventsItSubscribes(t *testing.T) {
 }
 
 func TestCreditsLowTakesAnOptionalThresholdDefaultingToTheServers(t *testing.T) {
-	op := DefaultCatalog().Operation("credits_low")
+	op := Default().Operation("credits_low")
 	if len(op.Inputs) != 1 {
 		t.Fatalf("credits_low inputs %+v, want threshold only", op.Inputs)
 	}
 	th := op.Inputs[0]
-	if th.Key != "threshold" || th.Type != FieldInteger || th.Required || th.Default != "50" || DefaultCreditsThreshold != 50 {
-		t.Errorf("threshold %+v: want an optional integer defaulting to %d", th, DefaultCreditsThreshold)
+	if th.Key != "threshold" || th.Type != FieldInteger || th.Required || th.Default != "50" || connector.DefaultCreditsThreshold != 50 {
+		t.Errorf("threshold %+v: want an optional integer defaulting to %d", th, connector.DefaultCreditsThreshold)
 	}
 	s := SampleCreditsLow()
 	if s.CreditsRemaining > s.Threshold || s.JobID != SampleJob().ID {
@@ -56,7 +58,7 @@ func TestCreditsLowTakesAnOptionalThresholdDefaultingToTheServers(t *testing.T) 
 
 func TestBatchFinishedSampleIsAFinishedBatch(t *testing.T) {
 	b := SampleFinishedBatch()
-	if b.Status != BatchFinished || b.FinishedAt == nil || b.Counts.Ended() != b.Counts.Total || b.Counts.Queued+b.Counts.Processing != 0 {
+	if b.Status != connector.BatchFinished || b.FinishedAt == nil || b.Counts.Ended() != b.Counts.Total || b.Counts.Queued+b.Counts.Processing != 0 {
 		t.Errorf("sample batch %+v: want finished, every item ended", b)
 	}
 	if b.Links == nil || b.Links.Archive == "" || b.Callback != nil {

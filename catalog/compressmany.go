@@ -1,26 +1,17 @@
-package connector
+package catalog
 
 import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/imgflow/imgflow/connector"
 )
 
-// The catalog's part of batches (batch.go): Compress Many, one action that
-// sends a list of images as one batch, waits for it, and answers the batch
-// with every item's job, so that a flow gets each image's result (its
-// file_url) from the one step.
-
-// IncludeJobs is the include value that makes POST /v1/batches and GET
-// /v1/batches/{id} answer the batch with its items' jobs (BatchAnswer).
-const IncludeJobs = "jobs"
-
-// BatchAnswer is a batch with every item's job in index order, each as GET
-// /v1/jobs/{id} shows it: the answer with ?include=jobs.
-type BatchAnswer struct {
-	*Batch
-	Jobs []*Job `json:"jobs"`
-}
+// The catalog's part of batches (connector/batch.go): Compress Many, one
+// action that sends a list of images as one batch, waits for it, and answers
+// the batch with every item's job, so that a flow gets each image's result
+// (its file_url) from the one step.
 
 // batchItemFields are the fields of one item of a batch request: a job
 // request's, but for dedupe, which a batch item does not take.
@@ -83,35 +74,35 @@ func batchJobOutputs() []OutputField {
 // SampleBatch is a realistic finished batch of three images: one
 // compressed, one completed from an earlier identical image's result, one
 // failed for want of credits.
-func SampleBatch() *Batch {
+func SampleBatch() *connector.Batch {
 	done, again := SampleJob(), SampleDeduplicatedJob()
 	finished := sampleTime.Add(2600 * time.Millisecond)
 	id := "01937a70-3c4d-7e5f-8a61-7b8c9d0e1f2a"
-	return &Batch{ID: id, Status: BatchFinished,
-		Counts:     BatchCounts{Total: 3, Completed: 2, Failed: 1},
+	return &connector.Batch{ID: id, Status: connector.BatchFinished,
+		Counts:     connector.BatchCounts{Total: 3, Completed: 2, Failed: 1},
 		SavedBytes: done.Result.OriginalSize - done.Result.CompressedSize + again.Result.OriginalSize - again.Result.CompressedSize,
 		CreatedAt:  sampleTime, FinishedAt: &finished,
 		Metadata: json.RawMessage(`{"catalog":"spring-2027"}`),
-		Links: &BatchLinks{Self: "https://imgflow.example.com/v1/batches/" + id,
+		Links: &connector.BatchLinks{Self: "https://imgflow.example.com/v1/batches/" + id,
 			Jobs:    "https://imgflow.example.com/v1/batches/" + id + "/jobs",
 			Archive: "https://imgflow.example.com/v1/batches/" + id + "/archive?token=eyJleHAiOjE3OTM4NzQ2MDB9.QmF0Y2hfYXJj"}}
 }
 
 // SampleBatchAnswer is SampleBatch with its three jobs, as Compress Many
 // answers it.
-func SampleBatchAnswer() *BatchAnswer {
+func SampleBatchAnswer() *connector.BatchAnswer {
 	b := SampleBatch()
 	done, again, failed := SampleJob(), SampleDeduplicatedJob(), SampleFailedJob()
 	failed.ID = "01937a70-3c4e-7f60-9b72-8c9d0e1f2a3b"
 	failed.Input.URL = "https://images.example.com/photos/banner.png"
 	failed.Input.Filename, failed.Input.MIMEType = "banner.png", "image/png"
-	jobs := []*Job{done, again, failed}
+	jobs := []*connector.Job{done, again, failed}
 	for i, j := range jobs {
 		idx := i
 		j.Callback, j.BatchID, j.BatchIndex = nil, b.ID, &idx
 		b.JobIDs = append(b.JobIDs, j.ID)
 	}
-	return &BatchAnswer{Batch: b, Jobs: jobs}
+	return &connector.BatchAnswer{Batch: b, Jobs: jobs}
 }
 
 // compressManyOperation is the Compress Many action: POST /v1/batches
@@ -124,7 +115,7 @@ func compressManyOperation() Operation {
 			"The answer lists a job per image in the order given: completed ones carry result.file_url, failed ones their error (an image that cannot be compressed fails alone). " +
 			"A batch still running after the wait comes back with status running and its jobs as they stand: follow it with the Batch Finished trigger, or Get Job per image.",
 		Kind: KindAction, Method: "POST", Path: "/v1/batches",
-		Query: map[string]string{"wait": "25", "include": IncludeJobs},
+		Query: map[string]string{"wait": "25", "include": connector.IncludeJobs},
 		Inputs: append([]Field{
 			{Key: "items", Label: "Images", Type: FieldList, Required: true, Fields: batchItemFields(),
 				Help: "The images to compress, one item each (1 to 1,000): an Image URL or Image (Base64), and optionally a file name and metadata."},

@@ -1,9 +1,11 @@
-package connector
+package catalog
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/imgflow/imgflow/connector"
 )
 
 // lookup walks a dotted path through JSON-decoded data.
@@ -34,7 +36,7 @@ func decode(t *testing.T, v any) any {
 }
 
 func TestCatalogOffersTheIssuedActionsAndTriggers(t *testing.T) {
-	c := DefaultCatalog()
+	c := Default()
 	want := map[string]OperationKind{
 		"compress_image":          KindAction,
 		"compress_image_callback": KindCallbackAction,
@@ -66,7 +68,7 @@ func TestCatalogOffersTheIssuedActionsAndTriggers(t *testing.T) {
 }
 
 func TestDeliveryOperationsAreListedForPeopleNotOfferedToFlows(t *testing.T) {
-	c := DefaultCatalog()
+	c := Default()
 	for key, path := range map[string]string{
 		"list_deliveries": "/v1/jobs/{id}/deliveries",
 		"redeliver":       "/v1/jobs/{id}/deliveries/{delivery_id}/redeliver",
@@ -84,14 +86,14 @@ func TestDeliveryOperationsAreListedForPeopleNotOfferedToFlows(t *testing.T) {
 }
 
 func TestCompressImageWaitsUnderZapiersThirtySeconds(t *testing.T) {
-	op := DefaultCatalog().Operation("compress_image")
+	op := Default().Operation("compress_image")
 	if op.Query["wait"] != "25" {
 		t.Errorf("compress_image waits %q seconds, want 25", op.Query["wait"])
 	}
 }
 
 func TestEveryFieldHasKeyLabelHelpAndType(t *testing.T) {
-	c := DefaultCatalog()
+	c := Default()
 	check := func(where string, f Field) {
 		if f.Key == "" || f.Label == "" || f.Help == "" || f.Type == "" {
 			t.Errorf("%s: input %+v lacks key, label, help or type", where, f)
@@ -119,14 +121,14 @@ func TestEveryFieldHasKeyLabelHelpAndType(t *testing.T) {
 }
 
 func TestEveryOutputAppearsInARealisticSample(t *testing.T) {
-	c := DefaultCatalog()
+	c := Default()
 	for _, op := range append(c.Operations(), c.Manage...) {
 		if op.Sample == nil {
 			t.Errorf("%s has no sample", op.Key)
 			continue
 		}
 		samples := []any{decode(t, op.Sample)}
-		if _, isJob := op.Sample.(*Job); isJob {
+		if _, isJob := op.Sample.(*connector.Job); isJob {
 			samples = append(samples, decode(t, SampleFailedJob()), decode(t, SampleDeduplicatedJob()))
 		}
 		for _, o := range op.Outputs {
@@ -165,9 +167,9 @@ func contains(list []string, s string) bool {
 // Every operation that answers jobs hands the compressed file on as the
 // platform's own file, and the compress actions take one.
 func TestJobOperationsCarryTheCompressedFile(t *testing.T) {
-	c := DefaultCatalog()
+	c := Default()
 	for _, op := range c.Operations() {
-		_, returnsJobs := op.Sample.(*Job)
+		_, returnsJobs := op.Sample.(*connector.Job)
 		if returnsJobs != (op.File != nil) {
 			t.Errorf("%s: returns jobs %v, file output %v; want both or neither", op.Key, returnsJobs, op.File != nil)
 		}

@@ -1,22 +1,16 @@
-package connector
+package catalog
 
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/imgflow/imgflow/connector"
 )
 
 // The hook triggers that are not about one job: Credits Low
 // (account.credits_low) and Batch Finished (batch.finished). Each names the
 // event it subscribes in HookEvents, so that every platform's subscription
 // body comes from here, and its outputs are the fields of the event's data.
-
-// CreditsLowData is the data of an account.credits_low event: the balance
-// the job's answer reported, the hook's threshold, and that job.
-type CreditsLowData struct {
-	CreditsRemaining int64  `json:"credits_remaining"`
-	Threshold        int64  `json:"threshold"`
-	JobID            string `json:"job_id"`
-}
 
 // HookTriggers returns the catalog's hook triggers, in catalog order.
 func (c *Catalog) HookTriggers() []Operation {
@@ -44,24 +38,24 @@ const HookEventInput = "event"
 
 // SampleCreditsLow is a realistic account.credits_low event's data: a job
 // took the balance to 48, under the default threshold of 50.
-func SampleCreditsLow() *CreditsLowData {
-	return &CreditsLowData{CreditsRemaining: 48, Threshold: DefaultCreditsThreshold, JobID: SampleJob().ID}
+func SampleCreditsLow() *connector.CreditsLowData {
+	return &connector.CreditsLowData{CreditsRemaining: 48, Threshold: connector.DefaultCreditsThreshold, JobID: SampleJob().ID}
 }
 
 // SampleFinishedBatch is a realistic finished batch as its batch.finished event
 // carries it: 12 items, one of which failed.
-func SampleFinishedBatch() *Batch {
+func SampleFinishedBatch() *connector.Batch {
 	const id = "01937a66-4d5e-7f60-8a71-9b0c1d2e3f40"
 	base := "https://imgflow.example.net/v1/batches/" + id
-	return &Batch{
+	return &connector.Batch{
 		ID:         id,
-		Status:     BatchFinished,
-		Counts:     BatchCounts{Total: 12, Completed: 11, Failed: 1},
+		Status:     connector.BatchFinished,
+		Counts:     connector.BatchCounts{Total: 12, Completed: 11, Failed: 1},
 		SavedBytes: 18734502,
 		CreatedAt:  sampleTime,
 		FinishedAt: timep(sampleTime.Add(14200 * time.Millisecond)),
 		Metadata:   json.RawMessage(`{"catalogue":"spring-2027"}`),
-		Links: &BatchLinks{Self: base, Jobs: base + "/jobs",
+		Links: &connector.BatchLinks{Self: base, Jobs: base + "/jobs",
 			Archive: base + "/archive?token=eyJleHAiOjE3OTM4NzQ2MDB9.QmF0Y2hfZ3Vlc3M"},
 	}
 }
@@ -72,7 +66,7 @@ func creditsLowTrigger() Operation {
 		Description: "Starts the flow when a job takes the account's credits to or below a threshold.",
 		Help:        "Subscribes with POST /v1/hooks to account.credits_low: sent once when a job's answer takes the balance to or below the threshold, and again only after the balance has risen above it (a top-up) and fallen again.",
 		Kind:        KindHookTrigger, Method: "POST", Path: HooksPath,
-		HookEvents: []string{EventCreditsLow},
+		HookEvents: []string{connector.EventCreditsLow},
 		Inputs: []Field{{Key: "threshold", Label: "Threshold", Type: FieldInteger,
 			Default: "50", Example: "100",
 			Help: "The balance at or below which the flow starts (default 50)."}},
@@ -90,7 +84,7 @@ func batchFinishedTrigger() Operation {
 		Description: "Starts the flow once when every image of a batch of this key has completed or failed.",
 		Help:        "Subscribes with POST /v1/hooks to batch.finished: one event per batch (not one per image), carrying the batch with its counts and a signed link to the ZIP of every compressed file.",
 		Kind:        KindHookTrigger, Method: "POST", Path: HooksPath,
-		HookEvents: []string{EventBatchFinished},
+		HookEvents: []string{connector.EventBatchFinished},
 		Outputs:    batchEventOutputs(),
 		Sample:     SampleFinishedBatch()}
 }

@@ -1,0 +1,80 @@
+package connector
+
+// The JSON of the API's answers and messages that are not a job or a batch
+// as such: what the server, the worker and the MCP server send and read, and
+// what the catalog's samples (package catalog) show.
+
+// AccountAnswer is the JSON of GET /v1/account: the compression API's key
+// check plus the key's webhook signing secret.
+type AccountAnswer struct {
+	Account
+	WebhookSecret string `json:"webhook_secret"`
+}
+
+// HookAnswer is the JSON of a hook subscription; Secret is shown only when
+// the hook is created.
+type HookAnswer struct {
+	Hook
+	Secret string `json:"secret,omitempty"`
+}
+
+// DeliveryBody is what imgflow POSTs to a callback_url or hook target.
+type DeliveryBody struct {
+	Type      string `json:"type"`
+	Timestamp string `json:"timestamp"`
+	Data      *Job   `json:"data"`
+}
+
+// JobList is the JSON of GET /v1/jobs.
+type JobList struct {
+	Jobs       []*Job `json:"jobs"`
+	NextCursor string `json:"next_cursor,omitempty"`
+}
+
+// RedeliveryAnswer is the JSON of a redelivery request (202).
+type RedeliveryAnswer struct {
+	DeliveryID string `json:"delivery_id"`
+	Status     string `json:"status"`
+}
+
+// IncludeJobs is the include value that makes POST /v1/batches and GET
+// /v1/batches/{id} answer the batch with its items' jobs (BatchAnswer).
+const IncludeJobs = "jobs"
+
+// BatchAnswer is a batch with every item's job in index order, each as GET
+// /v1/jobs/{id} shows it: the answer with ?include=jobs.
+type BatchAnswer struct {
+	*Batch
+	Jobs []*Job `json:"jobs"`
+}
+
+// ImageCheck is the answer of a dry run (POST /v1/jobs?dry_run=1): what a
+// job of the same request would cost, and the image as its bytes tell.
+type ImageCheck struct {
+	// WouldCharge is the credits the job would cost: 0 when it would
+	// complete from an identical job's result (DeduplicatedFrom).
+	WouldCharge      int             `json:"would_charge"`
+	DeduplicatedFrom string          `json:"deduplicated_from,omitempty"`
+	CreditsRemaining int64           `json:"credits_remaining"`
+	Input            ImageCheckInput `json:"input"`
+	// Output is what the job would make of the image when it transforms
+	// it (resize, convert, HEIC input); nil otherwise.
+	Output *ImageCheckOutput `json:"output,omitempty"`
+}
+
+// ImageCheckInput is the image a dry run looked at.
+type ImageCheckInput struct {
+	Type   string `json:"type"` // media type sniffed from the bytes
+	Size   int64  `json:"size"` // bytes
+	Width  int    `json:"width"`
+	Height int    `json:"height"`
+	SHA256 string `json:"sha256"` // hex; what dedupe compares
+}
+
+// CreditsLowData is the data of an account.credits_low event: the balance
+// the job's answer reported, the hook's threshold, and that job.
+type CreditsLowData struct {
+	CreditsRemaining int64  `json:"credits_remaining"`
+	Threshold        int64  `json:"threshold"`
+	JobID            string `json:"job_id"`
+}
