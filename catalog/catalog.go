@@ -1,6 +1,10 @@
 package catalog
 
-import "github.com/imgflow/imgflow/connector"
+import (
+	"strings"
+
+	"github.com/imgflow/imgflow/connector"
+)
 
 // FieldType is the kind of value an input or output field holds, in terms
 // every platform can map: string, text (multi-line), integer, number,
@@ -59,6 +63,22 @@ type OutputField struct {
 	// Fields describe each record of a FieldList output, keyed inside
 	// the record.
 	Fields []OutputField
+}
+
+// OutputValue is the value of the output key in an answer decoded from
+// JSON (maps and slices): its dotted path walked through the objects.
+func OutputValue(answer any, key string) (any, bool) {
+	v := answer
+	for _, part := range strings.Split(key, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = m[part]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
 }
 
 // OperationKind says how a platform runs an operation.

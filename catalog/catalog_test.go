@@ -8,28 +8,21 @@ import (
 	"github.com/imgflow/imgflow/connector"
 )
 
-// lookup walks a dotted path through JSON-decoded data.
-func lookup(v any, path string) (any, bool) {
-	for _, part := range strings.Split(path, ".") {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if v, ok = m[part]; !ok {
-			return nil, false
-		}
-	}
-	return v, true
-}
-
-func decode(t *testing.T, v any) any {
+// encode is v as the API (or a schema's reader) sees it: JSON.
+func encode(t *testing.T, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
-		t.Fatalf("sample does not encode: %v", err)
+		t.Fatalf("%T does not encode: %v", v, err)
 	}
+	return b
+}
+
+// decode is v as a JSON client reads it: maps, slices and float64s.
+func decode(t *testing.T, v any) any {
+	t.Helper()
 	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
+	if err := json.Unmarshal(encode(t, v), &out); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -134,7 +127,7 @@ func TestEveryOutputAppearsInARealisticSample(t *testing.T) {
 		for _, o := range op.Outputs {
 			found := false
 			for _, s := range samples {
-				if _, ok := lookup(s, o.Key); ok {
+				if _, ok := OutputValue(s, o.Key); ok {
 					found = true
 				}
 			}
@@ -176,7 +169,7 @@ func TestJobOperationsCarryTheCompressedFile(t *testing.T) {
 		if op.File != nil {
 			decoded := decode(t, op.Sample)
 			for _, key := range []string{op.File.IDKey, op.File.NameKey, op.File.TypeKey, op.File.SizeKey} {
-				if _, ok := lookup(decoded, key); !ok {
+				if _, ok := OutputValue(decoded, key); !ok {
 					t.Errorf("%s: file output names %q, which the job does not have", op.Key, key)
 				}
 			}

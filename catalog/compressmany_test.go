@@ -42,7 +42,7 @@ func TestCompressManyTakesAListOfItemsAndAnswersEveryJob(t *testing.T) {
 		if len(o.Fields) == 0 {
 			t.Errorf("list output %s describes no fields", o.Key)
 		}
-		list, ok := lookup(sample, o.Key)
+		list, ok := OutputValue(sample, o.Key)
 		records, _ := list.([]any)
 		if !ok || len(records) < 2 {
 			t.Fatalf("sample's %s = %v; want a realistic list (a completed and a failed job)", o.Key, list)
@@ -50,7 +50,7 @@ func TestCompressManyTakesAListOfItemsAndAnswersEveryJob(t *testing.T) {
 		for _, f := range o.Fields {
 			found := false
 			for _, r := range records {
-				_, in := lookup(r, f.Key)
+				_, in := OutputValue(r, f.Key)
 				found = found || in
 			}
 			if !found {

@@ -6,6 +6,8 @@
 // Everything that describes the API to a platform is rendered from it, so
 // nothing drifts from the server: definitions/ for Zapier, n8n, Make, Power
 // Automate and OpenAPI (GET /openapi.json too), and mcp/ for the MCP tools.
+// Their JSON Schemas share one core, FieldType.Schema and OutputsSchema
+// (schema.go), which state a type as precisely as each reader takes it.
 //
 // It describes the API and runs none of it. Domain values (statuses,
 // events, limits, the answer types its samples are) come from connector,

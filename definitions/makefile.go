@@ -61,9 +61,9 @@ func makeModuleInterface(op *catalog.Operation) []any {
 func makeSample(op *catalog.Operation) any {
 	sample := generic(op.Sample)
 	if m, ok := sample.(obj); ok && op.File != nil {
-		name, _ := lookup(sample, op.File.NameKey)
+		name, _ := catalog.OutputValue(sample, op.File.NameKey)
 		m[makeFileName] = name
-		size, _ := lookup(sample, op.File.SizeKey)
+		size, _ := catalog.OutputValue(sample, op.File.SizeKey)
 		// How Make shows a buffer: its size and first bytes (the sample
 		// is a JPEG).
 		m[makeFileData] = fmt.Sprintf("IMTBuffer(%v, binary, ffd8ffe000104a464946000101)", size)

@@ -33,7 +33,7 @@ func renderPowerAutomate(c *catalog.Catalog, base string) ([]File, error) {
 		body := obj{"type": "object", "properties": obj{}}
 		var required []string
 		for _, f := range op.Inputs {
-			s := typeSchema(f.Type)
+			s := f.Type.Schema(catalog.SchemaOpenAPI)
 			if f.Type == catalog.FieldFile {
 				s = obj{"type": "string"}
 			}

@@ -19,7 +19,7 @@ func paListInput(f catalog.Field, s obj) {
 	}
 	props := obj{}
 	for _, child := range f.Fields {
-		cs := typeSchema(child.Type)
+		cs := child.Type.Schema(catalog.SchemaOpenAPI)
 		if child.Type == catalog.FieldFile {
 			cs = obj{"type": "string"}
 		}

@@ -119,28 +119,14 @@ func generic(v any) any {
 	return out
 }
 
-// lookup walks a dotted path through a generic value.
-func lookup(v any, path string) (any, bool) {
-	for _, part := range strings.Split(path, ".") {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if v, ok = m[part]; !ok {
-			return nil, false
-		}
-	}
-	return v, true
-}
-
 // sampleValue is the value of output key in the operation's sample (or the
 // failed-job sample for error fields), nil when neither has it.
 func sampleValue(op *catalog.Operation, key string) any {
-	if v, ok := lookup(generic(op.Sample), key); ok {
+	if v, ok := catalog.OutputValue(generic(op.Sample), key); ok {
 		return v
 	}
 	if _, isJob := op.Sample.(*connector.Job); isJob {
-		if v, ok := lookup(generic(catalog.SampleFailedJob()), key); ok {
+		if v, ok := catalog.OutputValue(generic(catalog.SampleFailedJob()), key); ok {
 			return v
 		}
 	}

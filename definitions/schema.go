@@ -2,7 +2,6 @@ package definitions
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/imgflow/imgflow/catalog"
 	"github.com/imgflow/imgflow/connector"
@@ -12,52 +11,14 @@ import (
 // OpenAPI and Power Automate describe what the platforms show. refPrefix is
 // "#/components/schemas/" (OpenAPI 3) or "#/definitions/" (Swagger 2).
 
-func typeSchema(t catalog.FieldType) obj {
-	switch t {
-	case catalog.FieldString, catalog.FieldText:
-		return obj{"type": "string"}
-	case catalog.FieldFile:
-		return obj{"type": "string", "format": "uri"}
-	case catalog.FieldDateTime:
-		return obj{"type": "string", "format": "date-time"}
-	case catalog.FieldInteger:
-		return obj{"type": "integer", "format": "int64"}
-	case catalog.FieldNumber:
-		return obj{"type": "number"}
-	case catalog.FieldBoolean:
-		return obj{"type": "boolean"}
-	}
-	return obj{"type": "object", "additionalProperties": true}
-}
-
-// outputsSchema nests dotted output keys into objects; each property carries
-// the output's label as title and its help as description.
+// outputsSchema is the object the outputs describe (catalog.OutputsSchema),
+// with the sample as its example.
 func outputsSchema(outputs []catalog.OutputField, example any) obj {
-	root := obj{"type": "object", "properties": obj{}}
-	for _, o := range outputs {
-		s := typeSchema(o.Type)
-		if o.Type == catalog.FieldList {
-			s = obj{"type": "array", "items": outputsSchema(o.Fields, nil)}
-		}
-		s["title"] = o.Label
-		s["description"] = o.Help
-		node := root
-		parts := strings.Split(o.Key, ".")
-		for _, p := range parts[:len(parts)-1] {
-			props := node["properties"].(obj)
-			child, ok := props[p].(obj)
-			if !ok {
-				child = obj{"type": "object", "properties": obj{}}
-				props[p] = child
-			}
-			node = child
-		}
-		node["properties"].(obj)[parts[len(parts)-1]] = s
-	}
+	s := catalog.OutputsSchema(outputs, catalog.SchemaOpenAPI)
 	if example != nil {
-		root["example"] = generic(example)
+		s["example"] = generic(example)
 	}
-	return root
+	return s
 }
 
 // jobSchema describes a job; compressed_data (added by ?include=data) is
@@ -101,7 +62,7 @@ func transformSchemas() obj {
 func jobRequestSchema(c *catalog.Catalog) obj {
 	props := obj{}
 	for _, f := range c.Operation("compress_image").Inputs {
-		s := typeSchema(f.Type)
+		s := f.Type.Schema(catalog.SchemaOpenAPI)
 		s["title"] = f.Label
 		s["description"] = f.Help
 		if f.Example != "" && f.Type != catalog.FieldObject {

@@ -1,10 +1,6 @@
 package mcp
 
-import (
-	"strings"
-
-	"github.com/imgflow/imgflow/catalog"
-)
+import "github.com/imgflow/imgflow/catalog"
 
 // JSON Schemas of the tools, from the catalog's fields. Output schemas use
 // one type per property and no "format" or $ref: clients validate
@@ -15,26 +11,12 @@ import (
 
 type obj = map[string]any
 
-// fieldSchema is one input field's schema.
+// fieldSchema is one input field's schema: its type as JSON Schema states
+// it, the label and help, the choices, and a default of its own type.
 func fieldSchema(f catalog.Field) obj {
-	var s obj
-	switch f.Type {
-	case catalog.FieldInteger:
-		s = obj{"type": "integer"}
-	case catalog.FieldNumber:
-		s = obj{"type": "number"}
-	case catalog.FieldBoolean:
-		s = obj{"type": "boolean"}
-	case catalog.FieldObject:
-		s = obj{"type": "object", "additionalProperties": true}
-	case catalog.FieldList:
-		s = obj{"type": "array", "items": inputObject(f.Fields)}
-	case catalog.FieldFile:
-		s = obj{"type": "string", "format": "uri"}
-	case catalog.FieldDateTime:
-		s = obj{"type": "string", "format": "date-time"}
-	default:
-		s = obj{"type": "string"}
+	s := f.Type.Schema(catalog.SchemaJSON)
+	if f.Type == catalog.FieldList {
+		s["items"] = inputObject(f.Fields)
 	}
 	if f.Label != "" {
 		s["title"] = f.Label
@@ -73,51 +55,10 @@ func inputObject(fields []catalog.Field) obj {
 	return s
 }
 
-// outputSchema nests dotted output keys into objects, as the REST answers
-// them.
+// outputSchema is the object the outputs describe, one type per property
+// (the header says why).
 func outputSchema(outputs []catalog.OutputField) obj {
-	root := obj{"type": "object", "properties": obj{}}
-	for _, o := range outputs {
-		s := leafSchema(o)
-		node := root
-		parts := strings.Split(o.Key, ".")
-		for _, p := range parts[:len(parts)-1] {
-			props := node["properties"].(obj)
-			child, ok := props[p].(obj)
-			if !ok {
-				child = obj{"type": "object", "properties": obj{}}
-				props[p] = child
-			}
-			node = child
-		}
-		node["properties"].(obj)[parts[len(parts)-1]] = s
-	}
-	return root
-}
-
-func leafSchema(o catalog.OutputField) obj {
-	var s obj
-	switch o.Type {
-	case catalog.FieldInteger:
-		s = obj{"type": "integer"}
-	case catalog.FieldNumber:
-		s = obj{"type": "number"}
-	case catalog.FieldBoolean:
-		s = obj{"type": "boolean"}
-	case catalog.FieldObject:
-		s = obj{"type": "object"}
-	case catalog.FieldList:
-		s = obj{"type": "array", "items": outputSchema(o.Fields)}
-	default:
-		s = obj{"type": "string"}
-	}
-	if o.Label != "" {
-		s["title"] = o.Label
-	}
-	if o.Help != "" {
-		s["description"] = o.Help
-	}
-	return s
+	return catalog.OutputsSchema(outputs, catalog.SchemaTypeOnly)
 }
 
 // errorOutput is the "error" member every tool's structuredContent may
