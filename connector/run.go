@@ -36,6 +36,31 @@ type CallRecord struct {
 	// Kept is the answer of a call that was charged (200), recorded before
 	// the job's result; nil when no charged answer was kept.
 	Kept *KeptAnswer
+	// Open are the calls begun without a recorded answer yet, each with the
+	// run that began it and until when it may still be answered.
+	Open []OpenCall
+}
+
+// OpenCall is a call of the compression API that has no recorded answer:
+// it may still be answered (and charged) until Until, its run's deadline;
+// after that its run can keep nothing, or was killed.
+type OpenCall struct {
+	Call, Run int
+	Until     time.Time
+}
+
+// OpenEarlier returns when the last call that an earlier run than run
+// began stops being open, if one is open at now: run, about to fail the
+// job, waits until then, since that call's charged answer would complete
+// it. (A later run's calls are the live run's: it decides the end, and
+// run's failure will be refused as stale.)
+func (c CallRecord) OpenEarlier(run int, now time.Time) (until time.Time, open bool) {
+	for _, o := range c.Open {
+		if o.Run < run && o.Until.After(now) && o.Until.After(until) {
+			until, open = o.Until, true
+		}
+	}
+	return until, open
 }
 
 // Unanswered is how many calls began and never had an answer recorded: a
@@ -68,11 +93,13 @@ type JobRuns interface {
 	Calls(ctx context.Context, id string) (CallRecord, error)
 	// StartRun applies start to the current record (it numbers the run:
 	// Job.Attempts) and stores it; with beginCall it also begins a call
-	// (BeginCall) in the same write and returns the record with it.
+	// (BeginCall, in the run start numbered) in the same write and returns
+	// the record with it.
 	StartRun(ctx context.Context, id string, start func(*Job) error, beginCall bool) (*Job, CallRecord, error)
 	// BeginCall records, before it starts, that a call of the compression
-	// API is about to be made, and returns the record including it.
-	BeginCall(ctx context.Context, id string) (CallRecord, error)
+	// API is about to be made by run number run, open (CallRecord.Open)
+	// until ctx's deadline or its answer, and returns the record with it.
+	BeginCall(ctx context.Context, id string, run int) (CallRecord, error)
 	// AnswerCall records that call number call (as BeginCall counted it)
 	// was answered without a charge: an error status, or a failure before
 	// anything was sent. Recording the same call twice counts it once.

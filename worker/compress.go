@@ -311,7 +311,7 @@ func (w *Worker) beginCall(ctx context.Context, r *run) (call int, err error) {
 	var rec connector.CallRecord
 	if r.begun != nil {
 		rec, r.begun = *r.begun, nil // begun with the run's start (load)
-	} else if rec, err = w.cfg.Runs.BeginCall(ctx, r.jobID); err != nil {
+	} else if rec, err = w.cfg.Runs.BeginCall(ctx, r.jobID, r.number); err != nil {
 		return 0, err // nothing was sent: a retry is free
 	}
 	r.calls = rec
@@ -514,6 +514,7 @@ func (w *Worker) judged(ctx context.Context, r *run, out *outcome) (retry bool) 
 func (w *Worker) end(ctx context.Context, r *run, out *outcome) (*connector.Job, connector.HooksHint, error) {
 	if out.kind == failed {
 		w.settleUnanswered(r, nil)
+		w.awaitOpenCalls(ctx, r)
 	}
 	var job *connector.Job
 	var hooks connector.HooksHint
@@ -555,6 +556,58 @@ func (w *Worker) end(ctx context.Context, r *run, out *outcome) (*connector.Job,
 	}
 	return job, hooks, nil
 }
+
+// awaitOpenCalls holds a failing run's end while a call that another run
+// began may still be answered: a stale run whose call is charged keeps the
+// answer, and the failure then yields to it (FinishRun), so the charge is
+// not wasted on a failed job. It waits until that call's run's deadline,
+// which comes before this run's own (that run started earlier), polling the
+// call record to end early when the call is answered; never past this
+// run's deadline less the time its end needs.
+func (w *Worker) awaitOpenCalls(ctx context.Context, r *run) {
+	logged := false
+	for {
+		rec, err := w.cfg.Runs.Calls(ctx, r.jobID)
+		if err != nil || rec.Kept != nil {
+			return // the end's own write says what to do
+		}
+		until, open := rec.OpenEarlier(r.number, time.Now())
+		if !open {
+			return
+		}
+		wait := time.Until(until) + openCallGrace
+		if deadline, ok := ctx.Deadline(); ok {
+			if left := time.Until(deadline) - endMargin; left < wait {
+				if left <= 0 {
+					r.log.Warn("another run's upstream call may still be answered, but this run's time is up: failing the job now")
+					return
+				}
+				wait = left
+			}
+		}
+		if !logged {
+			r.log.Info("another run's upstream call may still be answered: waiting for it before failing the job", "until", until)
+			logged = true
+		}
+		t := time.NewTimer(min(wait, openCallPoll))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// A failing run waits for other runs' open calls (awaitOpenCalls): it
+// reads the call record every openCallPoll, allows openCallGrace past a
+// call's deadline for its last write to land and for clocks apart, and
+// leaves its own end endMargin before its deadline.
+const (
+	openCallPoll  = 500 * time.Millisecond
+	openCallGrace = time.Second
+	endMargin     = 5 * time.Second
+)
 
 // ending is the change the job's end makes to its record: its outcome,
 // what the call record says, FinishedAt, and the callback marked pending.

@@ -5,7 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/hibiken/asynq"
 
@@ -127,4 +130,110 @@ func TestStaleRunsChargedAnswerWinsOverTheLiveRunsFailure(t *testing.T) {
 	if got.UpstreamCalls != 2 {
 		t.Errorf("upstream_calls: expected 2 (one per run), got %d", got.UpstreamCalls)
 	}
+}
+
+// A live run that fails while a stale run's call is still open waits for
+// that call before it writes the failure: run 2's call fails for good (a
+// 429) first, and run 1's 200 comes only once run 2 is waiting; the job
+// completes with run 1's charged answer instead of failing beside it.
+func TestLiveRunsFailureWaitsForTheStaleRunsOpenCall(t *testing.T) {
+	h := newHarness(t)
+	gate := newGatedCompressor(h.comp, 2)
+	h.cfg.Compressor = gate
+	waiting := make(chan struct{})
+	h.cfg.Logger = slog.New(&signalHandler{Handler: testLogger().Handler(), once: new(sync.Once),
+		msg: "another run's upstream call may still be answered: waiting for it before failing the job", seen: waiting})
+	job, run1, run2 := twoRuns(t, h, gate)
+
+	zero := int64(0)
+	gate.answers[1] <- &connector.Error{Code: connector.ENOCREDITS, Message: "No credits", UpstreamStatus: 429, CreditsRemaining: &zero}
+	select {
+	case <-waiting:
+	case err := <-run2:
+		t.Fatalf("live run ended (%v) without waiting for run 1's open call", err)
+	}
+	if got, _ := h.store.GetJob(context.Background(), job.ID); got.Status != connector.StatusProcessing {
+		t.Fatalf("while run 1's call is open: expected the job still processing, got %s", got.Status)
+	}
+	gate.answers[0] <- nil
+	if err := <-run1; err != nil {
+		t.Fatalf("stale run: expected it to end quietly (answer kept, end refused), got %v", err)
+	}
+	if err := <-run2; err != nil {
+		t.Fatalf("live run: expected its failure to turn into the kept completion, got %v", err)
+	}
+	got, _ := h.store.GetJob(context.Background(), job.ID)
+	if got.Status != connector.StatusCompleted || got.Error != nil || got.Result == nil || got.Result.UpstreamJobID != "up-0" {
+		t.Fatalf("expected completed with run 1's charged answer up-0, got %s, error %+v, result %+v", got.Status, got.Error, got.Result)
+	}
+}
+
+// A call left open by a run that died is waited for only until its run's
+// deadline: the failure is written then.
+func TestFailureWaitsForADeadRunsCallOnlyUntilItsDeadline(t *testing.T) {
+	h := newHarness(t)
+	w, err := New(h.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	url := "https://images.test/photo.png"
+	h.fetcher.set(url, &connector.Image{Data: bytes.NewReader(images.Read(t, "photo.png")), MIMEType: "image/png", Filename: "photo.png"})
+	job := h.newJob(connector.JobInput{Kind: connector.InputURL, URL: url}, "")
+	ctx := context.Background()
+	// Run 1 began a call and died; its deadline is 1.5 s away.
+	dying, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
+	defer cancel()
+	if _, _, err := h.cfg.Runs.StartRun(dying, job.ID, startRun, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.cfg.Runs.BeginCall(dying, job.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := h.cfg.Runs.Calls(ctx, job.ID)
+	if until, open := rec.OpenEarlier(2, time.Now()); err != nil || !open || time.Until(until) > 1500*time.Millisecond {
+		t.Fatalf("call record %+v, %v: expected run 1's call open for at most 1.5 s", rec, err)
+	}
+	if _, open := rec.OpenEarlier(1, time.Now()); open {
+		t.Fatal("a run's own open call must not hold its end")
+	}
+	// Run 2 fails for good: the upstream says the image is invalid.
+	h.comp.setFailures(&connector.Error{Code: connector.EINVALID, Message: "Invalid file format", UpstreamStatus: 400})
+	task := asynq.NewTask(TypeCompress, fmt.Appendf(nil, `{"job_id":%q}`, job.ID))
+	start := time.Now()
+	if err := w.Handler().ProcessTask(ctx, task); err == nil {
+		t.Fatal("expected the job's failure (SkipRetry)")
+	}
+	got, _ := h.store.GetJob(ctx, job.ID)
+	if got.Status != connector.StatusFailed {
+		t.Fatalf("expected the job failed once run 1's call could no longer be answered, got %s", got.Status)
+	}
+	if waited := time.Since(start); waited < time.Second {
+		t.Errorf("expected the failure to wait for run 1's call (open for 1.5 s), it took %s", waited)
+	}
+}
+
+// signalHandler closes seen the first time a record with message msg is
+// handled.
+type signalHandler struct {
+	slog.Handler
+	msg  string
+	seen chan struct{}
+	once *sync.Once
+}
+
+func (s *signalHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (s *signalHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == s.msg {
+		s.once.Do(func() { close(s.seen) })
+	}
+	if !s.Handler.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return s.Handler.Handle(ctx, r)
+}
+
+func (s *signalHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &signalHandler{Handler: s.Handler.WithAttrs(attrs), msg: s.msg, seen: s.seen, once: s.once}
 }

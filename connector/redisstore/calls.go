@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/imgflow/imgflow/connector"
@@ -21,45 +23,89 @@ import (
 //	last      number of the last call recorded as answered, so that a
 //	          repeated answerCall/keepAnswer (a lost reply) counts once
 //	kept      JSON connector.KeptAnswer of the charged call
+//	open:N    "RUN UNTIL" while call N has no recorded answer: the run that
+//	          began it and the Unix ms until which it may still be answered
+//	          (that run's deadline), for a failing run to wait on
 //
 // Each change is one script over that one key, so it is atomic and works
 // on a Redis Cluster (the id is the hash tag).
 
-// beginCallScript counts a call begun and returns calls, answered, kept.
+// beginCallScript counts a call begun, marks it open (ARGV[2] "RUN UNTIL")
+// and returns calls, answered, kept.
 var beginCallScript = redis.NewScript(`
-local calls = redis.call('HINCRBY', KEYS[1], 'calls', 1)
+local r = redis.call('HMGET', KEYS[1], 'calls', 'answered', 'kept')
+local calls = (tonumber(r[1]) or 0) + 1
+redis.call('HSET', KEYS[1], 'calls', calls, 'open:' .. calls, ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
-local r = redis.call('HMGET', KEYS[1], 'answered', 'kept')
-return {calls, r[1] or '0', r[2] or ''}
+return {calls, r[2] or '0', r[3] or ''}
 `)
 
-// answerCallScript records call ARGV[2] as answered, once, and keeps the
-// answer ARGV[3] when it is not empty.
+// answerCallScript records call ARGV[2] as answered, once (no longer
+// open), and keeps the answer ARGV[3] when it is not empty.
 var answerCallScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-if redis.call('HGET', KEYS[1], 'last') ~= ARGV[2] then
-  redis.call('HINCRBY', KEYS[1], 'answered', 1)
-  redis.call('HSET', KEYS[1], 'last', ARGV[2])
+local r = redis.call('HMGET', KEYS[1], 'calls', 'last', 'answered')
+if not r[1] then return 0 end
+local set = {}
+if r[2] ~= ARGV[2] then
+  set = {'answered', (tonumber(r[3]) or 0) + 1, 'last', ARGV[2]}
 end
-if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'kept', ARGV[3]) end
+if ARGV[3] ~= '' then table.insert(set, 'kept'); table.insert(set, ARGV[3]) end
+if #set > 0 then redis.call('HSET', KEYS[1], unpack(set)) end
+redis.call('HDEL', KEYS[1], 'open:' .. ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return 1
 `)
 
-// callRecord returns the job's call record; a job without one has a zero
-// record.
+// callRecord returns the job's call record, its open calls included; a job
+// without one has a zero record.
 func (s *Store) callRecord(ctx context.Context, jobID string) (connector.CallRecord, error) {
-	r, err := s.rdb.HMGet(ctx, s.callsKey(jobID), "calls", "answered", "kept").Result()
+	h, err := s.rdb.HGetAll(ctx, s.callsKey(jobID)).Result()
 	if err != nil {
 		return connector.CallRecord{}, storageErr(err)
 	}
-	return decodeCallRecord(r[0], r[1], r[2])
+	rec, err := decodeCallRecord(h["calls"], h["answered"], h["kept"])
+	if err != nil {
+		return rec, err
+	}
+	for field, v := range h {
+		n, ok := strings.CutPrefix(field, "open:")
+		if !ok {
+			continue
+		}
+		call, err := strconv.Atoi(n)
+		if err != nil {
+			return rec, internalErr(fmt.Errorf("call record: field %q", field))
+		}
+		var run int
+		var until int64
+		if _, err := fmt.Sscanf(v, "%d %d", &run, &until); err != nil {
+			return rec, internalErr(fmt.Errorf("call record: %s is %q: %w", field, v, err))
+		}
+		rec.Open = append(rec.Open, connector.OpenCall{Call: call, Run: run, Until: time.UnixMilli(until)})
+	}
+	slices.SortFunc(rec.Open, func(a, b connector.OpenCall) int { return a.Call - b.Call })
+	return rec, nil
 }
 
-// beginCall counts a call of the compression API about to begin and
-// returns the record with it.
-func (s *Store) beginCall(ctx context.Context, jobID string) (connector.CallRecord, error) {
-	r, err := beginCallScript.Run(ctx, s.rdb, []string{s.callsKey(jobID)}, s.jobTTL.Milliseconds()).Slice()
+// openMark is a call's open:N value: the run that begins it and until when
+// it may be answered, the deadline of ctx, the run's (a call never
+// outlives its run's context); without one, defaultCallOpen from now.
+func openMark(ctx context.Context, run int) string {
+	until, ok := ctx.Deadline()
+	if !ok {
+		until = time.Now().Add(defaultCallOpen)
+	}
+	return strconv.Itoa(run) + " " + strconv.FormatInt(until.UnixMilli(), 10)
+}
+
+// defaultCallOpen is how long a call begun without a deadline on its
+// context may still be answered: the worker's task timeout.
+const defaultCallOpen = 2 * time.Minute
+
+// beginCall counts a call of the compression API about to begin in run
+// number run, marks it open, and returns the record with it.
+func (s *Store) beginCall(ctx context.Context, jobID string, run int) (connector.CallRecord, error) {
+	r, err := beginCallScript.Run(ctx, s.rdb, []string{s.callsKey(jobID)}, s.jobTTL.Milliseconds(), openMark(ctx, run)).Slice()
 	if err != nil {
 		return connector.CallRecord{}, storageErr(err)
 	}
@@ -169,17 +215,19 @@ func (s *Store) keepAnswer(ctx context.Context, jobID string, call int, answer *
 // its first call's record in one step.
 //
 // KEYS[1] record, KEYS[2] call record; ARGV[1] SHA-1 hex of the value
-// seen; ARGV[2] new value; ARGV[3] JobTTL in ms. Returns -1 when the record
-// is gone, the record when it changed, else calls, answered, kept.
+// seen; ARGV[2] new value; ARGV[3] JobTTL in ms; ARGV[4] the call's open
+// mark. Returns -1 when the record is gone, the record when it changed,
+// else calls, answered, kept.
 var casBeginScript = redis.NewScript(`
 local cur = redis.call('GET', KEYS[1])
 if not cur then return -1 end
 if redis.sha1hex(cur) ~= ARGV[1] then return cur end
 redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
-local calls = redis.call('HINCRBY', KEYS[2], 'calls', 1)
+local r = redis.call('HMGET', KEYS[2], 'calls', 'answered', 'kept')
+local calls = (tonumber(r[1]) or 0) + 1
+redis.call('HSET', KEYS[2], 'calls', calls, 'open:' .. calls, ARGV[4])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
-local r = redis.call('HMGET', KEYS[2], 'answered', 'kept')
-return {calls, r[1] or '0', r[2] or ''}
+return {calls, r[2] or '0', r[3] or ''}
 `)
 
 // startJob is UpdateJob for the write that starts a job's run, which also
@@ -198,8 +246,8 @@ func (s *Store) startJob(ctx context.Context, id string, fn func(*connector.Job)
 
 // casBeginCall runs casBeginScript for updateJob and answers as casScript
 // does (1, -1 or the current record), keeping the call record in *begun.
-func (s *Store) casBeginCall(ctx context.Context, key, id, seen string, data []byte, begun *connector.CallRecord) (any, error) {
-	res, err := casBeginScript.Run(ctx, s.rdb, []string{key, s.callsKey(id)}, seen, data, s.jobTTL.Milliseconds()).Result()
+func (s *Store) casBeginCall(ctx context.Context, key, id string, run int, seen string, data []byte, begun *connector.CallRecord) (any, error) {
+	res, err := casBeginScript.Run(ctx, s.rdb, []string{key, s.callsKey(id)}, seen, data, s.jobTTL.Milliseconds(), openMark(ctx, run)).Result()
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,9 @@ package redisstore
 
 import (
 	"context"
+	"reflect"
 	"testing"
+	"time"
 
 	"github.com/imgflow/imgflow/connector"
 )
@@ -15,7 +17,7 @@ func TestCallRecordCountsCallsAnswersAndKeepsTheChargedAnswer(t *testing.T) {
 	if a, err := s.callRecord(ctx, "j1"); err != nil || a.Calls != 0 || a.Kept != nil {
 		t.Fatalf("Attempts of a new job = %+v, %v; want zero", a, err)
 	}
-	a, err := s.beginCall(ctx, "j1")
+	a, err := s.beginCall(ctx, "j1", 1)
 	if err != nil || a.Calls != 1 || a.Unanswered() != 1 {
 		t.Fatalf("BeginCall = %+v, %v; want 1 call, 1 unanswered", a, err)
 	}
@@ -26,8 +28,8 @@ func TestCallRecordCountsCallsAnswersAndKeepsTheChargedAnswer(t *testing.T) {
 		}
 	}
 	// Call 2 never answered (the worker died mid-call); call 3 was charged.
-	s.beginCall(ctx, "j1")
-	a, err = s.beginCall(ctx, "j1")
+	s.beginCall(ctx, "j1", 1)
+	a, err = s.beginCall(ctx, "j1", 1)
 	if err != nil || a.Calls != 3 || a.Answered != 1 || a.Unanswered() != 2 {
 		t.Fatalf("third BeginCall = %+v, %v; want 3 calls, 1 answered", a, err)
 	}
@@ -46,5 +48,36 @@ func TestCallRecordCountsCallsAnswersAndKeepsTheChargedAnswer(t *testing.T) {
 	}
 	if err := s.answer(ctx, "gone", 1, ""); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Errorf("AnswerCall without a record = %v, want not_found", err)
+	}
+}
+
+// A call is open from its begin until its answer is recorded, marked with
+// the run that began it and its run's deadline.
+func TestCallRecordKeepsOpenCallsUntilAnswered(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	deadline := time.Now().Add(time.Minute).Truncate(time.Millisecond)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	s.beginCall(ctx, "j1", 1)
+	s.beginCall(ctx, "j1", 2)
+	a, err := s.callRecord(ctx, "j1")
+	want := []connector.OpenCall{{Call: 1, Run: 1, Until: deadline}, {Call: 2, Run: 2, Until: deadline}}
+	if err != nil || !reflect.DeepEqual(a.Open, want) {
+		t.Fatalf("open calls = %+v, %v; want %+v", a.Open, err, want)
+	}
+	if until, open := a.OpenEarlier(2, time.Now()); !open || !until.Equal(deadline) {
+		t.Errorf("OpenEarlier(2) = %v, %v; want run 1's call open until %v", until, open, deadline)
+	}
+	if _, open := a.OpenEarlier(1, time.Now()); open {
+		t.Error("OpenEarlier(1): run 1's own call and run 2's must not count")
+	}
+	if err := s.answer(ctx, "j1", 1, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.keepAnswerOnly(ctx, "j1", 2, &connector.KeptAnswer{Result: &connector.JobResult{}}); err != nil {
+		t.Fatal(err)
+	}
+	if a, err = s.callRecord(ctx, "j1"); err != nil || len(a.Open) != 0 {
+		t.Fatalf("open calls after both answers = %+v, %v; want none", a.Open, err)
 	}
 }

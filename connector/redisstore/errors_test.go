@@ -123,7 +123,7 @@ func TestRestartAndFailoverRepliesAreUnavailable(t *testing.T) {
 					_, err := s.UpdateJob(ctx, id, func(*connector.Job) error { return nil })
 					return err
 				},
-				"beginCall":      func(ctx context.Context) error { _, err := s.beginCall(ctx, id); return err },
+				"beginCall":      func(ctx context.Context) error { _, err := s.beginCall(ctx, id, 1); return err },
 				"keepAnswerOnly": func(ctx context.Context) error { return s.keepAnswerOnly(ctx, id, 1, answer) },
 				"keepAnswer": func(ctx context.Context) error {
 					return s.keepAnswer(ctx, id, 1, answer, bytes.NewReader([]byte("png")), time.Minute)
@@ -147,7 +147,7 @@ func TestScriptsLoadAgainAfterAFlush(t *testing.T) {
 	s, r := newStore(t, Options{})
 	ctx := context.Background()
 	job := newJob(t, s, "owner", connector.StatusQueued)
-	if _, err := s.beginCall(ctx, job.ID); err != nil {
+	if _, err := s.beginCall(ctx, job.ID, 1); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Client.ScriptFlush(ctx).Err(); err != nil {

@@ -41,7 +41,7 @@ func TestKeepAnswerKeepsTheBytesAndTheAnswer(t *testing.T) {
 	ctx := context.Background()
 	for i, flush := range []bool{false, true} {
 		id := newJob(t, s, "tenant", connector.StatusProcessing).ID
-		rec, err := s.beginCall(ctx, id)
+		rec, err := s.beginCall(ctx, id, 1)
 		if err != nil {
 			t.Fatal(err)
 		}

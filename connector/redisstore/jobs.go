@@ -254,7 +254,7 @@ func (s *Store) updateJob(ctx context.Context, id string, fn func(*connector.Job
 func (s *Store) casJob(ctx context.Context, key, id string, job *connector.Job, finishing bool, seen string, data []byte, extras casExtras) (any, error) {
 	hooks := extras.hooks
 	if extras.begun != nil && !finishing {
-		return s.casBeginCall(ctx, key, id, seen, data, extras.begun)
+		return s.casBeginCall(ctx, key, id, job.Attempts, seen, data, extras.begun)
 	}
 	if !finishing {
 		return casScript.Run(ctx, s.rdb, []string{key}, seen, data, "").Result()

@@ -52,9 +52,10 @@ func (r *Runs) StartRun(ctx context.Context, id string, start func(*connector.Jo
 	return job, connector.CallRecord{}, err
 }
 
-// BeginCall counts a call about to begin.
-func (r *Runs) BeginCall(ctx context.Context, id string) (connector.CallRecord, error) {
-	return r.s.beginCall(ctx, id)
+// BeginCall counts a call about to begin in run number run, open until
+// ctx's deadline.
+func (r *Runs) BeginCall(ctx context.Context, id string, run int) (connector.CallRecord, error) {
+	return r.s.beginCall(ctx, id, run)
 }
 
 // AnswerCall records call as answered without a charge.
