@@ -3,6 +3,10 @@
 // HTTP API server and the worker. The commands (serve, work, dev) build
 // theirs with it after parsing their flags, and the system tests
 // (internal/systemtest) build the same one in-process.
+//
+// Tests: go test ./internal/system (the whole system end to end, secrets
+// kept out of logs, Redis and URLs, Redis URLs of every kind, the switch to
+// S3); the commands' own tests are in the root package.
 package system
 
 import (

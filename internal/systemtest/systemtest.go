@@ -4,6 +4,12 @@
 // compression API, with sample images served on loopback. Start gives a
 // System; its helpers speak the public API as a flow would (Request, Call,
 // Subscribe, WaitBatch) and read the upstream's ledger (Credits).
+//
+// The system tests that use it sit beside their parts, as external test
+// packages (*_system_test.go): go test ./worker ./server ./mcp ./definitions
+// ./internal/app ./internal/system. Through it the tests of worker import
+// server and those of server import worker; the rule that server/ and
+// worker/ never import each other holds for their code, not for these tests.
 package systemtest
 
 import (
