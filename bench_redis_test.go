@@ -20,6 +20,7 @@ import (
 
 	"github.com/imgflow/imgflow/fixtures/images"
 	"github.com/imgflow/imgflow/internal/redistest"
+	"github.com/imgflow/imgflow/internal/system"
 )
 
 // The benchmarks in this file count what each path costs Redis: every
@@ -207,7 +208,7 @@ func BenchmarkRedisCommandsPerJob(b *testing.B) {
 	// fairness under a one-key flood (BENCHMARK.md, "Fairness"), not of a
 	// job, so these rows measure a job without it. The share's admission
 	// itself is in-process and costs no Redis command.
-	noShare := func(o *appOptions) { o.KeyShare = -1 }
+	noShare := func(o *system.Options) { o.KeyShare = -1 }
 	b.Run("work", func(b *testing.B) {
 		r := redistest.New(b)
 		api, startWorker := benchPartsUpstream(b, r, instantUpstream(b, images.Read(b, "screenshot.png")), noShare)
@@ -270,7 +271,7 @@ func BenchmarkRedisCommandsPerJob(b *testing.B) {
 	// job looks the index up, claims its image and records itself: what
 	// dedupe costs a job it cannot help. "repeat" posts one image: every job
 	// after the first completes from an earlier one's result, uncompressed.
-	dedupeOn := func(o *appOptions) { o.Dedupe = "on" }
+	dedupeOn := func(o *system.Options) { o.Dedupe = "on" }
 	png := images.Read(b, "screenshot.png")
 	newImage := func(i int) []byte {
 		img := append(append([]byte(nil), png...), []byte(strconv.Itoa(i))...)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/imgflow/imgflow/fixtures/images"
 	"github.com/imgflow/imgflow/internal/redistest"
+	"github.com/imgflow/imgflow/internal/system"
 )
 
 // instantUpstream is a compression API that answers at once: it reads the
@@ -77,28 +78,28 @@ func benchParts(b *testing.B, r *redistest.Redis) (string, func(concurrency int)
 // one image again and again, and with dedupe every job after the first
 // would complete from the first one's result instead of being compressed
 // (BenchmarkRedisCommandsPerJob's dedupe rows measure that path).
-func benchPartsUpstream(b *testing.B, r *redistest.Redis, upstreamURL string, configure ...func(*appOptions)) (string, func(concurrency int)) {
+func benchPartsUpstream(b *testing.B, r *redistest.Redis, upstreamURL string, configure ...func(*system.Options)) (string, func(concurrency int)) {
 	b.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	api := httptest.NewUnstartedServer(nil)
-	opts := appOptions{
+	opts := system.Options{
 		RedisURL: r.URL, UpstreamURL: upstreamURL,
 		PublicURL: "http://" + api.Listener.Addr().String(), Secret: "bench-secret-0123456789",
-		allowLoopback: true, ResultTTL: time.Hour, Queue: r.Queue(), keyPrefix: r.Prefix, Dedupe: "off",
+		AllowLoopback: true, ResultTTL: time.Hour, Queue: r.Queue(), KeyPrefix: r.Prefix, Dedupe: "off",
 	}
 	for _, c := range configure {
 		c(&opts)
 	}
-	a, err := newApp(opts, r.Client)
+	a, err := system.New(opts, r.Client)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(a.Close)
-	api.Config.Handler = a.apiServer(quiet, nil).Handler()
+	api.Config.Handler = a.APIServer(quiet, nil).Handler()
 	api.Start()
 	b.Cleanup(api.Close)
 	return opts.PublicURL, func(concurrency int) {
-		w, err := a.worker(quiet, concurrency)
+		w, err := a.Worker(quiet, concurrency)
 		if err != nil {
 			b.Fatal(err)
 		}

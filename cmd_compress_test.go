@@ -10,12 +10,14 @@ import (
 
 	"github.com/imgflow/imgflow/fixtures/images"
 	"github.com/imgflow/imgflow/internal/compresscli"
+	"github.com/imgflow/imgflow/internal/system"
+	"github.com/imgflow/imgflow/internal/systemtest"
 )
 
 // compressFiles runs imgflow compress against the system.
-func (s *system) compressFiles(o compresscli.Options) (compresscli.Summary, string, string, error) {
+func compressFiles(s *systemtest.System, o compresscli.Options) (compresscli.Summary, string, string, error) {
 	var stdout, stderr bytes.Buffer
-	o.API, o.Key, o.Stdout, o.Stderr = s.api, s.key, &stdout, &stderr
+	o.API, o.Key, o.Stdout, o.Stderr = s.API, s.Key, &stdout, &stderr
 	sum, err := compresscli.Run(context.Background(), o)
 	return sum, stdout.String(), stderr.String(), err
 }
@@ -35,7 +37,7 @@ func TestCompressResumeCommandQuotesWhatAShellWouldSplit(t *testing.T) {
 // places (429 too_many_jobs) and go when the first drains, so every file
 // is written; none fails for the cap.
 func TestCompressWaitsForTheKeysCapBetweenBatches(t *testing.T) {
-	s := startSystem(t, func(o *appOptions) { o.MaxJobsPerKey = 20 })
+	s := systemtest.Start(t, func(o *system.Options) { o.MaxJobsPerKey = 20 })
 	dir := t.TempDir()
 	png := images.Read(t, "screenshot.png")
 	for i := range 101 {
@@ -43,7 +45,7 @@ func TestCompressWaitsForTheKeysCapBetweenBatches(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sum, stdout, stderr, err := s.compressFiles(compresscli.Options{Out: filepath.Join(t.TempDir(), "small"), Paths: []string{dir}})
+	sum, stdout, stderr, err := compressFiles(s, compresscli.Options{Out: filepath.Join(t.TempDir(), "small"), Paths: []string{dir}})
 	if err != nil {
 		t.Fatal(err)
 	}

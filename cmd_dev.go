@@ -20,12 +20,13 @@ import (
 	"github.com/imgflow/imgflow/connector/imaging"
 	"github.com/imgflow/imgflow/fixtures/images"
 	refupstream "github.com/imgflow/imgflow/fixtures/upstream"
+	"github.com/imgflow/imgflow/internal/system"
 	"github.com/imgflow/imgflow/server"
 )
 
 // devOptions configure `imgflow dev`.
 type devOptions struct {
-	appOptions
+	system.Options
 	// Addr (--addr, IMGFLOW_ADDR): where the API listens. Default 127.0.0.1:8080.
 	Addr string
 	// UpstreamAddr (--upstream-addr, IMGFLOW_UPSTREAM_ADDR): where the
@@ -37,9 +38,6 @@ type devOptions struct {
 	// DemoKey (--demo-key, IMGFLOW_DEMO_KEY): the API key to create in the
 	// reference upstream; a new random one when empty.
 	DemoKey string
-	// AdminToken (--admin-token, IMGFLOW_ADMIN_TOKEN): token of the queue
-	// dashboard; a random one, printed in the banner, when empty.
-	AdminToken string
 }
 
 // runDev runs everything in one process: Redis (embedded unless --redis),
@@ -52,14 +50,14 @@ func runDev(ctx context.Context, args []string) error {
 	fs.Int(&o.Concurrency, "concurrency", "IMGFLOW_CONCURRENCY", 4, "jobs and deliveries run at once")
 	fs.String(&o.DemoKey, "demo-key", "IMGFLOW_DEMO_KEY", "", "API key to create in the reference upstream (random when empty)")
 	fs.String(&o.AdminToken, "admin-token", "IMGFLOW_ADMIN_TOKEN", "", "token for the queue dashboard at /admin/queues (random and printed when empty)")
-	addAppFlags(fs, &o.appOptions)
-	addWorkerFlags(fs, &o.appOptions)
-	addAPIFlags(fs, &o.appOptions)
+	addAppFlags(fs, &o.Options)
+	addWorkerFlags(fs, &o.Options)
+	addAPIFlags(fs, &o.Options)
 	if err := fs.parse(args); err != nil {
 		return err
 	}
 	ctx = stopWithGoRun(ctx)
-	o.allowLoopback = true // flows on this machine call back to localhost
+	o.AllowLoopback = true // flows on this machine call back to localhost
 	if o.Secret == "" {
 		o.Secret = randomSecret()
 	}
@@ -67,7 +65,7 @@ func runDev(ctx context.Context, args []string) error {
 		o.AdminToken = randomSecret()
 	}
 
-	rdb, redisURL, closeRedis, err := openRedis(ctx, o.redis())
+	rdb, redisURL, closeRedis, err := system.OpenRedis(ctx, o.RedisTarget())
 	if err != nil {
 		return err
 	}
@@ -100,34 +98,34 @@ func runDev(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := o.validate(false); err != nil {
+	if err := o.Validate(false); err != nil {
 		return err
 	}
-	if err := o.validateAPI(); err != nil {
+	if err := o.ValidateAPI(); err != nil {
 		return err
 	}
 
-	a, err := newApp(o.appOptions, rdb)
+	o.Version = buildVersion()
+	a, err := system.New(o.Options, rdb)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	a.adminToken = o.AdminToken
-	w, err := a.worker(slog.Default().With("component", "worker"), o.Concurrency)
+	w, err := a.Worker(slog.Default().With("component", "worker"), o.Concurrency)
 	if err != nil {
 		return err
 	}
 	defer w.Close()
 	running += 2
-	api := a.apiServer(slog.Default().With("component", "api"), func(e *echo.Echo) {
+	api := a.APIServer(slog.Default().With("component", "api"), func(e *echo.Echo) {
 		// Sample images, so the first curl has an image URL to fetch.
 		e.GET("/samples/*", echo.WrapHandler(http.StripPrefix("/samples/", http.FileServerFS(images.Samples))))
 	})
 	go func() { errc <- api.Serve(ctx, apiLn) }()
-	a.startBlobSweeper(ctx, slog.Default().With("component", "sweeper"))
+	a.StartBlobSweeper(ctx, slog.Default().With("component", "sweeper"))
 	go func() { errc <- w.Run(ctx) }()
 
-	printDevBanner(os.Stdout, o, demoKey, a.allow)
+	printDevBanner(os.Stdout, o, demoKey, a.Allow())
 	// Run until Ctrl-C or the first part that fails; then give the others
 	// time to drain.
 	var firstErr error

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	refupstream "github.com/imgflow/imgflow/fixtures/upstream"
+	"github.com/imgflow/imgflow/internal/system"
 )
 
 const keysUsage = `usage:
@@ -72,7 +73,7 @@ func runKeys(ctx context.Context, args []string) error {
 	if redisURL == "" {
 		return errors.New("REDIS_URL (--redis) is required: with an embedded Redis the account would vanish when this command exits. Point it at the Redis 'imgflow upstream' uses (imgflow upstream without --redis prints a demo key of its own)")
 	}
-	rdb, _, closeRedis, err := openRedis(ctx, redisTarget{URL: redisURL, Cluster: redisCluster})
+	rdb, _, closeRedis, err := system.OpenRedis(ctx, system.RedisTarget{URL: redisURL, Cluster: redisCluster})
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/imgflow/imgflow/internal/system"
 )
 
 // clearEnv unsets the variables the commands read, for this test only.
@@ -90,13 +92,13 @@ func TestAllowHostFlagsReplaceTheEnvironmentAndAdd(t *testing.T) {
 	clearEnv(t)
 	t.Setenv("IMGFLOW_ALLOW_HOSTS", "10.0.0.0/8, n8n.lan:5678")
 	parse := func(args ...string) string {
-		var o appOptions
+		var o system.Options
 		fs := newFlagSet("serve", "")
 		addAppFlags(fs, &o)
 		if err := fs.parse(args); err != nil {
 			t.Fatal(err)
 		}
-		p, err := o.allowPolicy()
+		p, err := o.AllowPolicy()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +118,7 @@ func TestServeHelpListsEveryEnvironmentVariable(t *testing.T) {
 	fs.SetOutput(&out)
 	var o serveOptions
 	fs.String(&o.Addr, "addr", "IMGFLOW_ADDR", ":8080", "listen address")
-	addAppFlags(fs, &o.appOptions)
+	addAppFlags(fs, &o.Options)
 	fs.Usage()
 	for _, v := range []string{"IMGFLOW_ADDR", "REDIS_URL", "UPSTREAM_URL", "IMGFLOW_PUBLIC_URL", "IMGFLOW_SECRET", "IMGFLOW_ALLOW_HOSTS", "IMGFLOW_RESULT_TTL"} {
 		if !strings.Contains(out.String(), "$"+v) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	refupstream "github.com/imgflow/imgflow/fixtures/upstream"
+	"github.com/imgflow/imgflow/internal/system"
 	"github.com/imgflow/imgflow/server"
 )
 
@@ -59,7 +60,7 @@ func runUpstream(ctx context.Context, args []string) error {
 		return fmt.Errorf("UPSTREAM_LATENCY (--latency) %v must not be negative", o.Latency)
 	}
 
-	rdb, _, closeRedis, err := openRedis(ctx, redisTarget{URL: o.RedisURL, Cluster: o.RedisCluster})
+	rdb, _, closeRedis, err := system.OpenRedis(ctx, system.RedisTarget{URL: o.RedisURL, Cluster: o.RedisCluster})
 	if err != nil {
 		return err
 	}

@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"github.com/imgflow/imgflow/connector/imaging"
+	"github.com/imgflow/imgflow/internal/system"
 	"github.com/imgflow/imgflow/server"
 )
 
 // workOptions configure `imgflow work`.
 type workOptions struct {
-	appOptions
+	system.Options
 	// Concurrency (--concurrency, IMGFLOW_CONCURRENCY): jobs and
 	// deliveries one process runs at once. Default 10.
 	Concurrency int
@@ -25,11 +26,6 @@ type workOptions struct {
 	// serves GET /metrics for Prometheus and GET /health for container
 	// healthchecks. Empty (the default) serves neither.
 	MetricsAddr string
-	// ShutdownTimeout (--shutdown-timeout, IMGFLOW_SHUTDOWN_TIMEOUT): how
-	// long a stopping worker lets running tasks finish before putting them
-	// back on the queue. Default 30s; the Helm chart sets 2m, the job
-	// deadline, with a termination grace period above it.
-	ShutdownTimeout time.Duration
 }
 
 // runWork runs the asynq worker only.
@@ -39,27 +35,26 @@ func runWork(ctx context.Context, args []string) error {
 	fs.Int(&o.Concurrency, "concurrency", "IMGFLOW_CONCURRENCY", 10, "jobs and deliveries run at once by this process")
 	fs.String(&o.MetricsAddr, "metrics-addr", "IMGFLOW_METRICS_ADDR", "", "listen address of this worker's /metrics and /health (off when empty), e.g. :9091")
 	fs.Duration(&o.ShutdownTimeout, "shutdown-timeout", "IMGFLOW_SHUTDOWN_TIMEOUT", 30*time.Second, "how long a stopping worker lets running tasks finish before requeueing them")
-	addAppFlags(fs, &o.appOptions)
-	addWorkerFlags(fs, &o.appOptions)
+	addAppFlags(fs, &o.Options)
+	addWorkerFlags(fs, &o.Options)
 	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if o.ShutdownTimeout <= 0 {
 		return errors.New("IMGFLOW_SHUTDOWN_TIMEOUT (--shutdown-timeout) must be positive, e.g. 30s or 2m")
 	}
-	if err := o.validate(true); err != nil {
+	if err := o.Validate(true); err != nil {
 		return err
 	}
 	if o.Concurrency < 1 {
 		return errors.New("IMGFLOW_CONCURRENCY (--concurrency) must be at least 1")
 	}
-	a, closeApp, err := connectApp(ctx, o.appOptions)
+	a, closeApp, err := system.Connect(ctx, o.Options)
 	if err != nil {
 		return err
 	}
 	defer closeApp()
-	a.workerShutdown = o.ShutdownTimeout
-	w, err := a.worker(slog.Default(), o.Concurrency)
+	w, err := a.Worker(slog.Default(), o.Concurrency)
 	if err != nil {
 		return err
 	}
@@ -70,15 +65,15 @@ func runWork(ctx context.Context, args []string) error {
 			return fmt.Errorf("IMGFLOW_METRICS_ADDR (--metrics-addr) %s: %w", o.MetricsAddr, err)
 		}
 		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", a.metrics.Handler())
-		mux.Handle("GET /health", workerHealth(a.store.Ping))
+		mux.Handle("GET /metrics", a.MetricsHandler())
+		mux.Handle("GET /health", workerHealth(a.Ping))
 		go func() {
 			if err := server.ServeHTTP(ctx, ln, mux); err != nil {
 				slog.Error("worker metrics endpoint stopped", "addr", o.MetricsAddr, "error", err)
 			}
 		}()
 	}
-	a.startBlobSweeper(ctx, slog.Default())
+	a.StartBlobSweeper(ctx, slog.Default())
 	slog.Info("imgflow worker started", "concurrency", o.Concurrency, "shutdown_timeout", o.ShutdownTimeout, "queue", o.Queue, "metrics_addr", o.MetricsAddr, "transforms", imaging.Status())
 	return w.Run(ctx)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/imgflow/imgflow/fixtures/images"
 	"github.com/imgflow/imgflow/internal/redistest"
+	"github.com/imgflow/imgflow/internal/system"
 )
 
 // BenchmarkFairnessUnderFlood is issue #32's fairness bound, on a
@@ -57,7 +58,7 @@ func BenchmarkFairnessUnderFlood(b *testing.B) {
 func fairnessFlood(b *testing.B, share int, fetchDelay, receiverDelay, bound time.Duration, hold bool) {
 	r := redistest.New(b)
 	png := images.Read(b, "photo.png")
-	api, startWorker := benchPartsUpstream(b, r, instantUpstream(b, png), func(o *appOptions) {
+	api, startWorker := benchPartsUpstream(b, r, instantUpstream(b, png), func(o *system.Options) {
 		o.MaxJobsPerKey = 0 // B's 100 jobs at once
 		o.KeyShare = share
 	})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/imgflow/imgflow/fixtures/images"
 	"github.com/imgflow/imgflow/internal/redistest"
+	"github.com/imgflow/imgflow/internal/systemtest"
 )
 
 // BenchmarkMCPvsREST runs the same compress, side by side, as a REST call
@@ -41,7 +42,7 @@ func BenchmarkMCPvsREST(b *testing.B) {
 		trips := countTrips(r)
 		c := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
 		cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: api + "/mcp", DisableStandaloneSSE: true,
-			HTTPClient: &http.Client{Transport: keyTransport{"X-API-Key", "sk_bench_key_0000", benchClient.Transport}}}, nil)
+			HTTPClient: &http.Client{Transport: systemtest.KeyTransport{Header: "X-API-Key", Value: "sk_bench_key_0000", Base: benchClient.Transport}}}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -99,4 +100,15 @@ func timed(b *testing.B, r *redistest.Redis, trips *tripCounter, op func()) {
 		}
 		b.ReportMetric(float64(total)/float64(b.N), "redis-cmds/op")
 	}
+}
+
+// resultText is the text content of a tool's result.
+func resultText(res *sdk.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/imgflow/imgflow/fixtures/images"
 	"github.com/imgflow/imgflow/internal/redistest"
 	"github.com/imgflow/imgflow/internal/s3test"
+	"github.com/imgflow/imgflow/internal/system"
 )
 
 // BenchmarkRedisBytesPerFinishedJob measures what a finished job leaves in
@@ -38,7 +39,7 @@ func BenchmarkRedisBytesPerFinishedJob(b *testing.B) {
 			if r.Mini != nil {
 				b.Skip("needs a real Redis (REDIS_URL): miniredis reports no memory")
 			}
-			opts := appOptions{}
+			opts := system.Options{}
 			if store == "s3" {
 				srv := s3test.New(b)
 				b.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
@@ -68,22 +69,22 @@ func BenchmarkRedisBytesPerFinishedJob(b *testing.B) {
 
 // memorySystem is serve + work in one process on r, with the instant
 // upstream answering photo.png.
-func memorySystem(b *testing.B, r *redistest.Redis, opts appOptions) string {
+func memorySystem(b *testing.B, r *redistest.Redis, opts system.Options) string {
 	b.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	api := httptest.NewUnstartedServer(nil)
 	opts.RedisURL, opts.UpstreamURL = r.URL, instantUpstream(b, images.Read(b, "photo.png"))
 	opts.PublicURL, opts.Secret = "http://"+api.Listener.Addr().String(), "bench-secret-0123456789"
-	opts.allowLoopback, opts.ResultTTL, opts.Queue, opts.keyPrefix = true, time.Hour, r.Queue(), r.Prefix
-	a, err := newApp(opts, r.Client)
+	opts.AllowLoopback, opts.ResultTTL, opts.Queue, opts.KeyPrefix = true, time.Hour, r.Queue(), r.Prefix
+	a, err := system.New(opts, r.Client)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(a.Close)
-	api.Config.Handler = a.apiServer(quiet, nil).Handler()
+	api.Config.Handler = a.APIServer(quiet, nil).Handler()
 	api.Start()
 	b.Cleanup(api.Close)
-	w, err := a.worker(quiet, 4)
+	w, err := a.Worker(quiet, 4)
 	if err != nil {
 		b.Fatal(err)
 	}

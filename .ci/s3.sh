@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The S3 blob-store tests (connector/s3blob, scale_test.go) start versitygw, a
+# The S3 blob-store tests (connector/s3blob, internal/system, scale_test.go) start versitygw, a
 # real S3-compatible server, on loopback. Build it once into $GOBIN (or
 # $GOPATH/bin), where internal/s3test finds it; without it those tests skip.
 # Compiling takes about 2 min of CPU; on a cold module cache the downloads

@@ -11,7 +11,7 @@ if ! ldconfig -p 2>/dev/null | grep 'libvips\.so\.42' >/dev/null; then  # no -q:
   exit 1
 fi
 out="$(go test -count=1 -v ./connector/imaging/ 2>&1 && \
-       go test -count=1 -v -run 'Transform|Preserve|HEIC|Libvips' . 2>&1 && \
+       go test -count=1 -v -run 'Transform|Preserve|HEIC|Libvips' ./worker/ 2>&1 && \
        go test -count=1 -v -run CompressCommandResizes ./internal/compresscli/ 2>&1)" || { echo "$out"; exit 1; }
 skips="$(grep -A1 -- '--- SKIP' <<<"$out" || true)"
 if [ -n "$skips" ]; then

@@ -14,7 +14,7 @@
 // (validation, error codes, idempotency, per-key limits, Redis cost).
 //
 // serve and dev mount it (server.Config.MCP); the key is checked by the
-// server before the body is read. Tests: go test ./mcp, and the system
-// tests in the root package (go test -run TestMCP .); the official
+// server before the body is read. Tests: go test ./mcp, the unit tests and
+// the system tests (mcp_system_test.go, go test -run TestMCP ./mcp); the official
 // TypeScript SDK's client runs against imgflow dev in .ci/mcp.sh.
 package mcp

@@ -1,4 +1,4 @@
-package main
+package app_test
 
 import (
 	"archive/zip"
@@ -9,7 +9,6 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,79 +18,21 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/imgflow/imgflow/fixtures/images"
+	"github.com/imgflow/imgflow/internal/systemtest"
 )
 
-type batchView struct {
-	ID     string `json:"id"`
-	Status string `json:"status"`
-	Counts struct {
-		Total, Queued, Processing, Completed, Failed int
-	} `json:"counts"`
-	SavedBytes int64      `json:"saved_bytes"`
-	FinishedAt *time.Time `json:"finished_at"`
-	Metadata   map[string]any
-	Links      struct{ Self, Jobs, Archive string } `json:"links"`
-}
-
-type batchJobView struct {
-	jobView
-	BatchID          string `json:"batch_id"`
-	Index            *int   `json:"index"`
-	DeduplicatedFrom string `json:"deduplicated_from"`
-	Input            struct {
-		Filename string `json:"filename"`
-	} `json:"input"`
-}
-
-// received is one delivery a receiver got.
-type received struct {
-	path   string
-	header http.Header
-	body   []byte
-}
-
-func receiver(t *testing.T) (string, chan received) {
-	got := make(chan received, 100)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		got <- received{r.URL.RequestURI(), r.Header.Clone(), body}
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL, got
-}
-
-// waitBatch polls the batch until it is finished.
-func (s *system) waitBatch(id string) batchView {
-	s.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		st, _, body := s.request("GET", "/v1/batches/"+id, "", nil, map[string]string{"X-API-Key": s.key})
-		var b batchView
-		if err := json.Unmarshal(body, &b); err != nil || st != http.StatusOK {
-			s.t.Fatalf("GET batch: %d %s", st, body)
-		}
-		if b.Status == "finished" {
-			return b
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("batch not finished within 60s: %s", body)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func TestMixedBatchFinishesWithOneSignedEventAndAnArchive(t *testing.T) {
-	s := startSystem(t)
-	auth := map[string]string{"X-API-Key": s.key}
-	rcv, got := receiver(t)
-	_, _, acct := s.request("GET", "/v1/account", "", nil, auth)
+	s := systemtest.Start(t)
+	auth := map[string]string{"X-API-Key": s.Key}
+	rcv, got := systemtest.Receiver(t)
+	_, _, acct := s.Request("GET", "/v1/account", "", nil, auth)
 	var account struct {
 		WebhookSecret string `json:"webhook_secret"`
 	}
 	json.Unmarshal(acct, &account)
 	hookSecrets := map[string]string{}
 	for _, event := range []string{"batch.finished", "job.finished"} {
-		st, _, body := s.request("POST", "/v1/hooks", "application/json",
+		st, _, body := s.Request("POST", "/v1/hooks", "application/json",
 			strings.NewReader(`{"target_url":"`+rcv+`/hook/`+event+`","event":"`+event+`"}`), auth)
 		var hook struct{ Secret string }
 		json.Unmarshal(body, &hook)
@@ -100,45 +41,45 @@ func TestMixedBatchFinishesWithOneSignedEventAndAnArchive(t *testing.T) {
 		}
 		hookSecrets["/hook/"+event] = hook.Secret
 	}
-	before := s.credits()
+	before := s.Credits()
 	webp, _ := os.ReadFile(images.Path("photo.webp"))
 	notImage, _ := os.ReadFile(images.Path("not-an-image.png"))
 	items := []map[string]any{
-		{"image_url": s.samples + "/photo.png", "metadata": map[string]any{"sku": "A1"}},
-		{"image_url": s.samples + "/screenshot.png"},
+		{"image_url": s.Samples + "/photo.png", "metadata": map[string]any{"sku": "A1"}},
+		{"image_url": s.Samples + "/screenshot.png"},
 		{"image_base64": base64.StdEncoding.EncodeToString(webp), "filename": "../../etc/Photo.webp"},
 		{"image_base64": base64.StdEncoding.EncodeToString(notImage), "filename": "broken.png"},
-		{"image_url": s.samples + "/photo.png"}, // the same name again
+		{"image_url": s.Samples + "/photo.png"}, // the same name again
 	}
 	req, _ := json.Marshal(map[string]any{"items": items, "callback_url": rcv + "/cb?sig=1", "metadata": map[string]any{"run": 7}})
-	st, h, body := s.request("POST", "/v1/batches", "application/json", bytes.NewReader(req), auth)
+	st, h, body := s.Request("POST", "/v1/batches", "application/json", bytes.NewReader(req), auth)
 	if st != http.StatusAccepted || h.Get("Location") == "" {
 		t.Fatalf("POST /v1/batches: %d %s; want 202 with Location", st, body)
 	}
-	var created batchView
+	var created systemtest.BatchView
 	json.Unmarshal(body, &created)
 	if created.Counts.Total != 5 || created.Status != "running" || created.Metadata["run"] != float64(7) {
 		t.Fatalf("created batch %s; want 5 items running with its metadata", body)
 	}
 
-	b := s.waitBatch(created.ID)
+	b := s.WaitBatch(created.ID)
 	if b.Counts.Completed != 4 || b.Counts.Failed != 1 || b.Counts.Queued != 0 || b.Counts.Processing != 0 || b.FinishedAt == nil || b.SavedBytes <= 0 {
 		t.Fatalf("finished batch %+v; want 4 completed, 1 failed, bytes saved", b)
 	}
 
 	// Each item is an ordinary job with its batch and index.
-	st, _, body = s.request("GET", "/v1/batches/"+b.ID+"/jobs?limit=2", "", nil, auth)
+	st, _, body = s.Request("GET", "/v1/batches/"+b.ID+"/jobs?limit=2", "", nil, auth)
 	var page struct {
-		Jobs       []batchJobView `json:"jobs"`
-		NextCursor string         `json:"next_cursor"`
+		Jobs       []systemtest.BatchJobView `json:"jobs"`
+		NextCursor string                    `json:"next_cursor"`
 	}
 	json.Unmarshal(body, &page)
 	if st != http.StatusOK || len(page.Jobs) != 2 || page.NextCursor != "2" || *page.Jobs[1].Index != 1 || page.Jobs[0].BatchID != b.ID {
 		t.Fatalf("first page of jobs: %d %s", st, body)
 	}
-	var all []batchJobView
+	var all []systemtest.BatchJobView
 	for cursor := ""; ; {
-		_, _, body = s.request("GET", "/v1/batches/"+b.ID+"/jobs?limit=2&cursor="+cursor, "", nil, auth)
+		_, _, body = s.Request("GET", "/v1/batches/"+b.ID+"/jobs?limit=2&cursor="+cursor, "", nil, auth)
 		page.NextCursor, page.Jobs = "", nil // fields an answer omits must not keep the last page's values
 		json.Unmarshal(body, &page)
 		all = append(all, page.Jobs...)
@@ -157,13 +98,13 @@ func TestMixedBatchFinishesWithOneSignedEventAndAnArchive(t *testing.T) {
 			compressed++
 		}
 	}
-	if charged := before - s.credits(); charged != int64(compressed) || compressed < 3 {
+	if charged := before - s.Credits(); charged != int64(compressed) || compressed < 3 {
 		t.Errorf("credits charged %d; want %d (one per item compressed)", charged, compressed)
 	}
 	if all[3].Error.Code != "unsupported_format" && all[3].Error.Code != "invalid_input" {
 		t.Errorf("the broken image failed with %q; want unsupported_format", all[3].Error.Code)
 	}
-	st, _, body = s.request("GET", "/v1/jobs/"+all[0].ID, "", nil, auth)
+	st, _, body = s.Request("GET", "/v1/jobs/"+all[0].ID, "", nil, auth)
 	if st != http.StatusOK || !strings.Contains(string(body), `"batch_id":"`+b.ID+`"`) || !strings.Contains(string(body), `"index":0`) {
 		t.Errorf("GET /v1/jobs/{item}: %d %s; want batch_id and index 0", st, body)
 	}
@@ -175,21 +116,21 @@ func TestMixedBatchFinishesWithOneSignedEventAndAnArchive(t *testing.T) {
 	for n := 0; n < 7; n++ {
 		select {
 		case d := <-got:
-			p := d.path
+			p := d.Path
 			byPath[p]++
 			secret := hookSecrets[p]
 			if p == "/cb?sig=1" {
 				secret = account.WebhookSecret
 			}
 			wh, _ := standardwebhooks.NewWebhook(secret)
-			if err := wh.Verify(d.body, d.header); err != nil {
+			if err := wh.Verify(d.Body, d.Header); err != nil {
 				t.Errorf("delivery to %s does not verify: %v", p, err)
 			}
 			var event struct {
-				Type string    `json:"type"`
-				Data batchView `json:"data"`
+				Type string               `json:"type"`
+				Data systemtest.BatchView `json:"data"`
 			}
-			json.Unmarshal(d.body, &event)
+			json.Unmarshal(d.Body, &event)
 			wantType := "batch.finished"
 			if p == "/hook/job.finished" {
 				wantType = event.Type // job.completed or job.failed
@@ -198,7 +139,7 @@ func TestMixedBatchFinishesWithOneSignedEventAndAnArchive(t *testing.T) {
 				}
 			}
 			if event.Type != wantType || (wantType == "batch.finished" && (event.Data.Counts.Completed != 4 || event.Data.Links.Archive == "")) {
-				t.Errorf("delivery to %s: %s", p, d.body)
+				t.Errorf("delivery to %s: %s", p, d.Body)
 			}
 		case <-timeout:
 			t.Fatalf("deliveries after 20s: %v; want the callback, the batch hook once each and 5 job events", byPath)
@@ -206,7 +147,7 @@ func TestMixedBatchFinishesWithOneSignedEventAndAnArchive(t *testing.T) {
 	}
 	select {
 	case d := <-got:
-		t.Errorf("an extra delivery to %s: %s", d.path, d.body)
+		t.Errorf("an extra delivery to %s: %s", d.Path, d.Body)
 	case <-time.After(500 * time.Millisecond):
 	}
 	if byPath["/cb?sig=1"] != 1 || byPath["/hook/batch.finished"] != 1 || byPath["/hook/job.finished"] != 5 {
@@ -262,41 +203,41 @@ func TestMixedBatchFinishesWithOneSignedEventAndAnArchive(t *testing.T) {
 		}
 	}
 	// Without the key or token: refused; another key: not found.
-	if st, _, _ := s.request("GET", "/v1/batches/"+b.ID+"/archive", "", nil, nil); st != http.StatusUnauthorized {
+	if st, _, _ := s.Request("GET", "/v1/batches/"+b.ID+"/archive", "", nil, nil); st != http.StatusUnauthorized {
 		t.Errorf("archive without key: %d; want 401", st)
 	}
-	other, _, _ := s.ledger.CreateAccount(context.Background(), 0)
-	if st, _, _ := s.request("GET", "/v1/batches/"+b.ID, "", nil, map[string]string{"X-API-Key": other}); st != http.StatusNotFound {
+	other, _, _ := s.Ledger.CreateAccount(context.Background(), 0)
+	if st, _, _ := s.Request("GET", "/v1/batches/"+b.ID, "", nil, map[string]string{"X-API-Key": other}); st != http.StatusNotFound {
 		t.Errorf("another key's batch: %d; want 404", st)
 	}
-	st, _, body = s.request("GET", "/v1/batches", "", nil, auth)
+	st, _, body = s.Request("GET", "/v1/batches", "", nil, auth)
 	if st != http.StatusOK || !strings.Contains(string(body), b.ID) {
 		t.Errorf("GET /v1/batches: %d %s", st, body)
 	}
 }
 
 func TestBatchRefusesAMalformedItemByIndexAndMakesNothing(t *testing.T) {
-	s := startSystem(t)
-	auth := map[string]string{"X-API-Key": s.key}
+	s := systemtest.Start(t)
+	auth := map[string]string{"X-API-Key": s.Key}
 	cases := map[string]struct {
 		body  string
 		field string
 		code  string
 	}{
 		"no items":       {`{"items":[]}`, "items", "invalid_input"},
-		"two sources":    {`{"items":[{"image_url":"` + s.samples + `/photo.png"},{"image_url":"http://x.test/a.png","image_base64":"iVBORw0KGgo="}]}`, "items[1].image_url", "invalid_input"},
-		"no source":      {`{"items":[{"image_url":"` + s.samples + `/photo.png"},{"filename":"a.png"}]}`, "items[1].image_url", "invalid_input"},
+		"two sources":    {`{"items":[{"image_url":"` + s.Samples + `/photo.png"},{"image_url":"http://x.test/a.png","image_base64":"iVBORw0KGgo="}]}`, "items[1].image_url", "invalid_input"},
+		"no source":      {`{"items":[{"image_url":"` + s.Samples + `/photo.png"},{"filename":"a.png"}]}`, "items[1].image_url", "invalid_input"},
 		"bad url":        {`{"items":[{"image_url":"ftp://x/a.png"}]}`, "items[0].image_url", "invalid_input"},
 		"bad base64":     {`{"items":[{"image_base64":"not base64!!"}]}`, "items[0].image_base64", "invalid_input"},
-		"metadata":       {`{"items":[{"image_url":"` + s.samples + `/photo.png","metadata":[1]}]}`, "items[0].metadata", "invalid_input"},
+		"metadata":       {`{"items":[{"image_url":"` + s.Samples + `/photo.png","metadata":[1]}]}`, "items[0].metadata", "invalid_input"},
 		"private url":    {`{"items":[{"image_url":"http://10.1.2.3/a.png"}]}`, "items[0].image_url", "url_not_allowed"},
 		"too many":       {`{"items":[` + strings.Repeat(`{"image_url":"http://x.test/a.png"},`, 1000) + `{"image_url":"http://x.test/a.png"}]}`, "items", "invalid_input"},
-		"batch callback": {`{"items":[{"image_url":"` + s.samples + `/photo.png"}],"callback_url":"nope"}`, "CallbackURL", "invalid_input"},
-		"batch metadata": {`{"items":[{"image_url":"` + s.samples + `/photo.png"}],"metadata":"x"}`, "metadata", "invalid_input"},
+		"batch callback": {`{"items":[{"image_url":"` + s.Samples + `/photo.png"}],"callback_url":"nope"}`, "CallbackURL", "invalid_input"},
+		"batch metadata": {`{"items":[{"image_url":"` + s.Samples + `/photo.png"}],"metadata":"x"}`, "metadata", "invalid_input"},
 		"not json":       {`{"items":`, "", "invalid_input"},
 	}
 	for name, tc := range cases {
-		st, _, body := s.request("POST", "/v1/batches", "application/json", strings.NewReader(tc.body), auth)
+		st, _, body := s.Request("POST", "/v1/batches", "application/json", strings.NewReader(tc.body), auth)
 		var e struct {
 			Code    string `json:"code"`
 			Details []struct{ Field string }
@@ -306,11 +247,11 @@ func TestBatchRefusesAMalformedItemByIndexAndMakesNothing(t *testing.T) {
 			t.Errorf("%s: %d %s; want 400 %s naming %s", name, st, body, tc.code, tc.field)
 		}
 	}
-	_, _, body := s.request("GET", "/v1/batches", "", nil, auth)
+	_, _, body := s.Request("GET", "/v1/batches", "", nil, auth)
 	if !strings.Contains(string(body), `"batches":[]`) {
 		t.Errorf("batches after refused requests: %s; want none", body)
 	}
-	_, _, body = s.request("GET", "/v1/jobs", "", nil, auth)
+	_, _, body = s.Request("GET", "/v1/jobs", "", nil, auth)
 	if !strings.Contains(string(body), `"jobs":[]`) {
 		t.Errorf("jobs after refused requests: %s; want none", body)
 	}
@@ -321,52 +262,52 @@ func TestBatchRefusesAMalformedItemByIndexAndMakesNothing(t *testing.T) {
 // complete, and those the compression API refuses once the balance is
 // spent fail with insufficient_credits, uncharged.
 func TestBatchBeyondTheBalanceFailsTheRestWithInsufficientCredits(t *testing.T) {
-	s := startSystem(t)
+	s := systemtest.Start(t)
 	ctx := context.Background()
-	for s.credits() > 2 {
-		if _, err := s.ledger.Charge(ctx, s.key); err != nil {
+	for s.Credits() > 2 {
+		if _, err := s.Ledger.Charge(ctx, s.Key); err != nil {
 			t.Fatal(err)
 		}
 	}
-	auth := map[string]string{"X-API-Key": s.key}
+	auth := map[string]string{"X-API-Key": s.Key}
 	var list []string // five distinct images: none is a repeat another job's result serves free
 	for _, name := range []string{"photo.png", "screenshot.png", "photo.jpg", "screenshot.jpg", "photo.webp"} {
-		list = append(list, `{"image_url":"`+s.samples+`/`+name+`"}`)
+		list = append(list, `{"image_url":"`+s.Samples+`/`+name+`"}`)
 	}
 	items := strings.Join(list, ",")
-	st, _, body := s.request("POST", "/v1/batches?wait=20", "application/json", strings.NewReader(`{"items":[`+items+`]}`), auth)
-	var b batchView
+	st, _, body := s.Request("POST", "/v1/batches?wait=20", "application/json", strings.NewReader(`{"items":[`+items+`]}`), auth)
+	var b systemtest.BatchView
 	json.Unmarshal(body, &b)
 	if st != http.StatusOK || b.Status != "finished" {
 		t.Fatalf("POST ?wait=20: %d %s; want 200 and a finished batch", st, body)
 	}
-	if b.Counts.Completed != 2 || b.Counts.Failed != 3 || s.credits() != 0 {
-		t.Fatalf("batch %+v, credits left %d; want 2 completed, 3 failed, 0 left", b.Counts, s.credits())
+	if b.Counts.Completed != 2 || b.Counts.Failed != 3 || s.Credits() != 0 {
+		t.Fatalf("batch %+v, credits left %d; want 2 completed, 3 failed, 0 left", b.Counts, s.Credits())
 	}
-	_, _, body = s.request("GET", "/v1/batches/"+b.ID+"/jobs?status=failed", "", nil, auth)
+	_, _, body = s.Request("GET", "/v1/batches/"+b.ID+"/jobs?status=failed", "", nil, auth)
 	if strings.Count(string(body), `"code":"insufficient_credits"`) != 3 {
 		t.Errorf("failed items %s; want 3 with insufficient_credits", body)
 	}
 	// A key with no credit left (as the key check says; it is cached for
 	// PreflightTTL) has a new batch refused whole.
-	broke, _, _ := s.ledger.CreateAccount(ctx, 0)
+	broke, _, _ := s.Ledger.CreateAccount(ctx, 0)
 	for {
-		acct, _ := s.ledger.Lookup(ctx, broke)
+		acct, _ := s.Ledger.Lookup(ctx, broke)
 		if acct.CreditsRemaining == 0 {
 			break
 		}
-		if _, err := s.ledger.Charge(ctx, broke); err != nil {
+		if _, err := s.Ledger.Charge(ctx, broke); err != nil {
 			t.Fatal(err)
 		}
 	}
-	st, _, body = s.request("POST", "/v1/batches", "application/json", strings.NewReader(`{"items":[`+items+`]}`), map[string]string{"X-API-Key": broke})
+	st, _, body = s.Request("POST", "/v1/batches", "application/json", strings.NewReader(`{"items":[`+items+`]}`), map[string]string{"X-API-Key": broke})
 	if st != http.StatusTooManyRequests || !strings.Contains(string(body), "insufficient_credits") {
 		t.Errorf("a batch at zero balance: %d %s; want 429", st, body)
 	}
 }
 
 func TestBatchUploadsAndIdempotencyKeyMakeOneBatch(t *testing.T) {
-	s := startSystem(t)
+	s := systemtest.Start(t)
 	png, _ := os.ReadFile(images.Path("photo.png"))
 	jpg, _ := os.ReadFile(images.Path("photo.jpg"))
 	form := func() (string, *bytes.Buffer) {
@@ -383,28 +324,28 @@ func TestBatchUploadsAndIdempotencyKeyMakeOneBatch(t *testing.T) {
 		mw.Close()
 		return mw.FormDataContentType(), &buf
 	}
-	before := s.credits()
-	hdr := map[string]string{"X-API-Key": s.key, "Idempotency-Key": "upload-1"}
+	before := s.Credits()
+	hdr := map[string]string{"X-API-Key": s.Key, "Idempotency-Key": "upload-1"}
 	ct, buf := form()
-	st, _, body := s.request("POST", "/v1/batches", ct, buf, hdr)
-	var first batchView
+	st, _, body := s.Request("POST", "/v1/batches", ct, buf, hdr)
+	var first systemtest.BatchView
 	json.Unmarshal(body, &first)
 	if st != http.StatusAccepted || first.Counts.Total != 2 {
 		t.Fatalf("multipart batch: %d %s", st, body)
 	}
 	ct, buf = form()
-	st, _, body = s.request("POST", "/v1/batches", ct, buf, hdr)
-	var again batchView
+	st, _, body = s.Request("POST", "/v1/batches", ct, buf, hdr)
+	var again systemtest.BatchView
 	json.Unmarshal(body, &again)
 	if again.ID != first.ID {
 		t.Fatalf("same Idempotency-Key: %d %s; want batch %s again", st, body, first.ID)
 	}
-	b := s.waitBatch(first.ID)
-	if b.Counts.Completed != 2 || before-s.credits() != 2 {
-		t.Errorf("batch %+v, charged %d; want 2 completed and 2 credits", b.Counts, before-s.credits())
+	b := s.WaitBatch(first.ID)
+	if b.Counts.Completed != 2 || before-s.Credits() != 2 {
+		t.Errorf("batch %+v, charged %d; want 2 completed and 2 credits", b.Counts, before-s.Credits())
 	}
-	st, _, body = s.request("POST", "/v1/batches", "application/json",
-		strings.NewReader(`{"items":[{"image_url":"`+s.samples+`/photo.png"}]}`), hdr)
+	st, _, body = s.Request("POST", "/v1/batches", "application/json",
+		strings.NewReader(`{"items":[{"image_url":"`+s.Samples+`/photo.png"}]}`), hdr)
 	if st != http.StatusUnprocessableEntity {
 		t.Errorf("the key with another body: %d %s; want 422", st, body)
 	}

@@ -1,4 +1,4 @@
-package main
+package mcp_test
 
 import (
 	"bufio"
@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -23,26 +22,13 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/imgflow/imgflow/fixtures/images"
+	"github.com/imgflow/imgflow/internal/systemtest"
 	"github.com/imgflow/imgflow/mcp"
-	"github.com/imgflow/imgflow/server"
 )
 
 // The MCP server at /mcp, driven by the official Go SDK's client over real
 // HTTP against the whole system (serve + work on Redis and the reference
 // compression API), as an agent would.
-
-// keyTransport sends the API key on every request, as MCP clients'
-// configured headers do.
-type keyTransport struct {
-	header, value string
-	base          http.RoundTripper
-}
-
-func (k keyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set(k.header, k.value)
-	return k.base.RoundTrip(r)
-}
 
 // mcpSession connects the Go SDK client to endpoint with the key.
 func mcpSession(t *testing.T, endpoint string, rt http.RoundTripper) *sdk.ClientSession {
@@ -61,7 +47,7 @@ func mcpSession(t *testing.T, endpoint string, rt http.RoundTripper) *sdk.Client
 }
 
 func (s *system) mcp() *sdk.ClientSession {
-	return mcpSession(s.t, s.api+"/mcp", keyTransport{"Authorization", "Bearer " + s.key, http.DefaultTransport})
+	return mcpSession(s.T, s.API+"/mcp", systemtest.KeyTransport{Header: "Authorization", Value: "Bearer " + s.Key, Base: http.DefaultTransport})
 }
 
 // callTool calls a tool and decodes its structuredContent into out.
@@ -92,7 +78,7 @@ func resultText(res *sdk.CallToolResult) string {
 
 // expectFileLink checks a completed job's result as an agent uses it: the
 // resource_link downloads the compressed, smaller image without the key.
-func expectFileLink(t *testing.T, res *sdk.CallToolResult, job jobView, mime string) {
+func expectFileLink(t *testing.T, res *sdk.CallToolResult, job systemtest.JobView, mime string) {
 	t.Helper()
 	if res.IsError || job.Status != "completed" || job.Result == nil {
 		t.Fatalf("result %s / job %+v; want a completed job", resultText(res), job)
@@ -167,8 +153,8 @@ func TestMCPCompressesByURLUploadHandleAndBase64(t *testing.T) {
 	s := startSystem(t)
 	cs := s.mcp()
 
-	var job jobView
-	res := callTool(t, cs, "compress_image", map[string]any{"image_url": s.samples + "/photo.jpg", "preview": true}, &job)
+	var job systemtest.JobView
+	res := callTool(t, cs, "compress_image", map[string]any{"image_url": s.Samples + "/photo.jpg", "preview": true}, &job)
 	expectFileLink(t, res, job, "image/jpeg")
 	if !slices.ContainsFunc(res.Content, func(c sdk.Content) bool {
 		im, ok := c.(*sdk.ImageContent)
@@ -192,7 +178,7 @@ func TestMCPCompressesByURLUploadHandleAndBase64(t *testing.T) {
 		}
 	}
 	callTool(t, cs, "prepare_upload", map[string]any{"name": "upload.webp", "mimeType": "image/webp"}, &ticket)
-	if ticket.Transfer.Method != http.MethodPut || strings.Contains(ticket.Transfer.URL, s.key) || !strings.HasPrefix(ticket.File.URI, "mcp-file://") {
+	if ticket.Transfer.Method != http.MethodPut || strings.Contains(ticket.Transfer.URL, s.Key) || !strings.HasPrefix(ticket.File.URI, "mcp-file://") {
 		t.Fatalf("prepare_upload answered %+v; want a PUT URL without the key and an mcp-file handle", ticket)
 	}
 	req, _ := http.NewRequest(ticket.Transfer.Method, ticket.Transfer.URL, bytes.NewReader(images.Read(t, "photo.webp")))
@@ -217,16 +203,16 @@ func TestMCPCompressesByURLUploadHandleAndBase64(t *testing.T) {
 	if r, err := http.DefaultClient.Do(bad); err != nil || r.StatusCode != http.StatusNotFound {
 		t.Errorf("PUT with a tampered token: %v %v; want 404", r, err)
 	}
-	other, _, err := s.ledger.CreateAccount(context.Background(), 0)
+	other, _, err := s.Ledger.CreateAccount(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs2 := mcpSession(t, s.api+"/mcp", keyTransport{"X-API-Key", other, http.DefaultTransport})
+	cs2 := mcpSession(t, s.API+"/mcp", systemtest.KeyTransport{Header: "X-API-Key", Value: other, Base: http.DefaultTransport})
 	res = callTool(t, cs2, "compress_image", map[string]any{"upload": ticket.File.URI}, nil)
 	if !res.IsError || !strings.HasPrefix(resultText(res), "not_found") {
 		t.Errorf("another key's compress of the handle: %s; want a not_found tool error", resultText(res))
 	}
-	if got := s.credits(); got != 497 {
+	if got := s.Credits(); got != 497 {
 		t.Errorf("credits = %d after three compressions, want 497", got)
 	}
 }
@@ -241,12 +227,12 @@ func TestMCPBadImageIsAToolErrorWithTheRESTCode(t *testing.T) {
 	if !res.IsError || body.Error.Code != "unsupported_format" {
 		t.Errorf("bad base64 image: isError %v, structured %s; want a tool error unsupported_format, as REST answers", res.IsError, raw)
 	}
-	var job jobView
-	res = callTool(t, cs, "compress_image", map[string]any{"image_url": s.samples + "/truncated.png"}, &job)
+	var job systemtest.JobView
+	res = callTool(t, cs, "compress_image", map[string]any{"image_url": s.Samples + "/truncated.png"}, &job)
 	if !res.IsError || job.Error == nil || job.Error.Code != "unsupported_format" {
 		t.Errorf("bad image URL: isError %v, job %+v; want a failed job as a tool error", res.IsError, job)
 	}
-	res = callTool(t, cs, "compress_image", map[string]any{"image_url": s.samples + "/photo.png", "colour": "red"}, nil)
+	res = callTool(t, cs, "compress_image", map[string]any{"image_url": s.Samples + "/photo.png", "colour": "red"}, nil)
 	if !res.IsError || !strings.HasPrefix(resultText(res), "invalid_input") {
 		t.Errorf("unknown argument: %s; want an invalid_input tool error", resultText(res))
 	}
@@ -254,7 +240,7 @@ func TestMCPBadImageIsAToolErrorWithTheRESTCode(t *testing.T) {
 	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "compress_everything"}); err == nil {
 		t.Error("calling an unknown tool succeeded; want a JSON-RPC error")
 	}
-	if got := s.credits(); got != 500 {
+	if got := s.Credits(); got != 500 {
 		t.Errorf("credits = %d, want 500: errors are free", got)
 	}
 }
@@ -264,21 +250,21 @@ func TestMCPRetriedIdempotencyKeyChargesOnce(t *testing.T) {
 	cs := s.mcp()
 	var ids []string
 	for range 3 {
-		var job jobView
-		res := callTool(t, cs, "compress_image", map[string]any{"image_url": s.samples + "/screenshot.png", "dedupe": false, "idempotency_key": "agent-retry-1"}, &job)
+		var job systemtest.JobView
+		res := callTool(t, cs, "compress_image", map[string]any{"image_url": s.Samples + "/screenshot.png", "dedupe": false, "idempotency_key": "agent-retry-1"}, &job)
 		expectFileLink(t, res, job, "image/png")
 		ids = append(ids, job.ID)
 	}
 	if ids[0] != ids[1] || ids[1] != ids[2] {
 		t.Errorf("job ids %v; want one job for one idempotency_key", ids)
 	}
-	if got := s.credits(); got != 499 {
+	if got := s.Credits(); got != 499 {
 		t.Errorf("credits = %d, want 499: three calls, one charge", got)
 	}
 	// The REST requests the tool made are logged under the /mcp request's
 	// id, and nothing logged carries the key.
 	mcpIDs, restIDs := map[string]bool{}, map[string]bool{}
-	for _, line := range strings.Split(s.logs.String(), "\n") {
+	for _, line := range strings.Split(s.Logs.String(), "\n") {
 		var l struct {
 			Msg, Route string
 			RequestID  string `json:"request_id"`
@@ -298,8 +284,8 @@ func TestMCPRetriedIdempotencyKeyChargesOnce(t *testing.T) {
 			t.Errorf("POST /v1/jobs logged under request_id %q, which no /mcp request has (%v)", id, mcpIDs)
 		}
 	}
-	if len(restIDs) == 0 || strings.Contains(s.logs.String(), s.key) {
-		t.Errorf("%d REST log lines; key in logs: %v", len(restIDs), strings.Contains(s.logs.String(), s.key))
+	if len(restIDs) == 0 || strings.Contains(s.Logs.String(), s.Key) {
+		t.Errorf("%d REST log lines; key in logs: %v", len(restIDs), strings.Contains(s.Logs.String(), s.Key))
 	}
 }
 
@@ -320,13 +306,13 @@ func TestMCPSlowImageAnswersRunningAndGetJobFinishesIt(t *testing.T) {
 		}
 	}()
 	cs := s.mcp()
-	var job jobView
+	var job systemtest.JobView
 	res := callTool(t, cs, "compress_image", map[string]any{"image_url": slow.URL + "/slow.png", "wait_seconds": 1}, &job)
 	if res.IsError || (job.Status != "queued" && job.Status != "processing") || !strings.Contains(resultText(res), "get_job") {
 		t.Fatalf("slow image: %s (status %s); want it still running, with how to follow it", resultText(res), job.Status)
 	}
 	close(release)
-	var done jobView
+	var done systemtest.JobView
 	res = callTool(t, cs, "get_job", map[string]any{"id": job.ID}, &done)
 	expectFileLink(t, res, done, "image/png")
 }
@@ -334,17 +320,17 @@ func TestMCPSlowImageAnswersRunningAndGetJobFinishesIt(t *testing.T) {
 func TestMCPDryRunAndAccountAgreeWithREST(t *testing.T) {
 	s := startSystem(t)
 	cs := s.mcp()
-	auth := map[string]string{"X-API-Key": s.key}
+	auth := map[string]string{"X-API-Key": s.Key}
 	var viaMCP, viaREST map[string]any
-	callTool(t, cs, "check_image", map[string]any{"image_url": s.samples + "/photo.jpg"}, &viaMCP)
-	st, _, body := s.request("POST", "/v1/jobs/dry-run", "application/json", strings.NewReader(`{"image_url":"`+s.samples+`/photo.jpg"}`), auth)
+	callTool(t, cs, "check_image", map[string]any{"image_url": s.Samples + "/photo.jpg"}, &viaMCP)
+	st, _, body := s.Request("POST", "/v1/jobs/dry-run", "application/json", strings.NewReader(`{"image_url":"`+s.Samples+`/photo.jpg"}`), auth)
 	json.Unmarshal(body, &viaREST)
 	if a, b := mustJSON(viaMCP), mustJSON(viaREST); st != 200 || a != b {
 		t.Errorf("check_image %s; REST dry run (%d) %s: want the same", a, st, b)
 	}
 	var acct map[string]any
 	callTool(t, cs, "check_account", nil, &acct)
-	_, _, body = s.request("GET", "/v1/account", "", nil, auth)
+	_, _, body = s.Request("GET", "/v1/account", "", nil, auth)
 	var rest map[string]any
 	json.Unmarshal(body, &rest)
 	if acct["credits_remaining"] != rest["credits_remaining"] || acct["user_id"] != rest["user_id"] || acct["credits_remaining"] == nil {
@@ -354,7 +340,7 @@ func TestMCPDryRunAndAccountAgreeWithREST(t *testing.T) {
 		t.Error("check_account hands the webhook signing secret to the model")
 	}
 	var list struct {
-		Jobs []jobView `json:"jobs"`
+		Jobs []systemtest.JobView `json:"jobs"`
 	}
 	callTool(t, cs, "list_jobs", map[string]any{"limit": 5}, &list)
 	if len(list.Jobs) != 0 {
@@ -366,7 +352,7 @@ func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
 
 func TestMCPRefusesAMissingOrWrongKeyBeforeReadingTheBody(t *testing.T) {
 	s := startSystem(t)
-	addr := strings.TrimPrefix(s.api, "http://")
+	addr := strings.TrimPrefix(s.API, "http://")
 	for name, header := range map[string]string{"missing": "", "wrong": "Authorization: Bearer not-a-key\r\n", "wrong X-API-Key": "X-API-Key: nope\r\n"} {
 		// The body is announced (10 MiB: past what Go's server reads
 		// itself to keep a connection alive) and never sent: a server
@@ -402,7 +388,7 @@ func TestMCPRefusesAMissingOrWrongKeyBeforeReadingTheBody(t *testing.T) {
 	conn.Close()
 	// And the SDK client cannot connect without a key.
 	c := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil)
-	if _, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: s.api + "/mcp", DisableStandaloneSSE: true}, nil); err == nil {
+	if _, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: s.API + "/mcp", DisableStandaloneSSE: true}, nil); err == nil {
 		t.Error("connected without a key")
 	}
 }
@@ -423,18 +409,11 @@ func (a *alternating) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func TestMCPIsStatelessAcrossServeReplicas(t *testing.T) {
-	var opts appOptions
-	s := startSystem(t, func(o *appOptions) { opts = *o })
+	s := startSystem(t)
 	// A second serve process on the same Redis and secret.
-	a, err := newApp(opts, s.redis.Client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(a.Close)
-	second := httptest.NewServer(server.NewHTTPServer(a.apiServer(slog.New(slog.DiscardHandler), nil).Handler()).Handler)
-	t.Cleanup(second.Close)
-	replicas := &alternating{hosts: []string{strings.TrimPrefix(s.api, "http://"), strings.TrimPrefix(second.URL, "http://")}}
-	cs := mcpSession(t, s.api+"/mcp", keyTransport{"X-API-Key", s.key, replicas})
+	second := s.StartReplica()
+	replicas := &alternating{hosts: []string{strings.TrimPrefix(s.API, "http://"), strings.TrimPrefix(second, "http://")}}
+	cs := mcpSession(t, s.API+"/mcp", systemtest.KeyTransport{Header: "X-API-Key", Value: s.Key, Base: replicas})
 
 	var ticket struct {
 		File     struct{ URI string }
@@ -448,7 +427,7 @@ func TestMCPIsStatelessAcrossServeReplicas(t *testing.T) {
 		t.Fatalf("PUT via a replica: %v %v", resp, err)
 	}
 	resp.Body.Close()
-	var job jobView
+	var job systemtest.JobView
 	// The handle as a file input URI in image_url (the draft SEP-2631's form).
 	res := callTool(t, cs, "compress_image", map[string]any{"image_url": ticket.File.URI, "wait_seconds": 0}, &job)
 	if res.IsError || job.ID == "" {
@@ -469,7 +448,7 @@ func TestMCPIsStatelessAcrossServeReplicas(t *testing.T) {
 // server.json, the MCP Registry entry, describes the endpoint as it is:
 // filled in for this system (host, key), a client connects with it.
 func TestServerJSONConnectsToTheMCPEndpoint(t *testing.T) {
-	raw, err := os.ReadFile("server.json")
+	raw, err := os.ReadFile("../server.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -494,9 +473,9 @@ func TestServerJSONConnectsToTheMCPEndpoint(t *testing.T) {
 		t.Fatalf("remote %+v: want streamable-http at %s with one required secret header", remote, mcp.Path)
 	}
 	s := startSystem(t)
-	endpoint := strings.Replace(strings.Replace(remote.URL, "https://", "http://", 1), "{host}", strings.TrimPrefix(s.api, "http://"), 1)
+	endpoint := strings.Replace(strings.Replace(remote.URL, "https://", "http://", 1), "{host}", strings.TrimPrefix(s.API, "http://"), 1)
 	h := remote.Headers[0]
-	tools, err := mcpSession(t, endpoint, keyTransport{h.Name, strings.Replace(h.Value, "{api_key}", s.key, 1), http.DefaultTransport}).ListTools(context.Background(), nil)
+	tools, err := mcpSession(t, endpoint, systemtest.KeyTransport{Header: h.Name, Value: strings.Replace(h.Value, "{api_key}", s.Key, 1), Base: http.DefaultTransport}).ListTools(context.Background(), nil)
 	if err != nil || len(tools.Tools) == 0 {
 		t.Errorf("tools/list with server.json's settings: %v", err)
 	}

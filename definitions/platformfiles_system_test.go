@@ -1,4 +1,4 @@
-package main
+package definitions_test
 
 import (
 	"bytes"
@@ -15,13 +15,14 @@ import (
 
 	"github.com/imgflow/imgflow/definitions"
 	"github.com/imgflow/imgflow/fixtures/images"
+	"github.com/imgflow/imgflow/internal/systemtest"
 )
 
 // definitionFile is one generated file of a platform, rendered for the
 // system under test, decoded.
-func definitionFile(t *testing.T, s *system, platform, name string) any {
+func definitionFile(t *testing.T, s *systemtest.System, platform, name string) any {
 	t.Helper()
-	files, err := definitions.Render(s.api)
+	files, err := definitions.Render(s.API)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func definitionFile(t *testing.T, s *system, platform, name string) any {
 // communication, with these parameters, the key as the connection's and,
 // for an instant trigger, the webhook's delivery as body) and returns the
 // module's output as Make would compute it.
-func makeModuleRun(t *testing.T, s *system, module string, parameters map[string]any, delivery ...any) map[string]any {
+func makeModuleRun(t *testing.T, s *systemtest.System, module string, parameters map[string]any, delivery ...any) map[string]any {
 	t.Helper()
 	base := definitionFile(t, s, "make", "base.iml.json").(map[string]any)
 	comm := definitionFile(t, s, "make", module+".communication.iml.json")
@@ -50,7 +51,7 @@ func makeModuleRun(t *testing.T, s *system, module string, parameters map[string
 	if !ok {
 		requests = []any{comm}
 	}
-	ctx := map[string]any{"parameters": parameters, "connection": map[string]any{"apiKey": s.key}}
+	ctx := map[string]any{"parameters": parameters, "connection": map[string]any{"apiKey": s.Key}}
 	if len(delivery) > 0 {
 		ctx["body"] = delivery[0]
 	}
@@ -153,11 +154,11 @@ func makeModuleRun(t *testing.T, s *system, module string, parameters map[string
 // URL (sent as JSON), and outputs the compressed image as Make's own file
 // pair: fileName, and data that decodes to the very bytes the API stores.
 func TestMakeCompressModuleTakesAndGivesMakesFilePair(t *testing.T) {
-	s := startSystem(t)
+	s := systemtest.Start(t)
 	png := images.Read(t, "photo.png")
 	for name, params := range map[string]map[string]any{
 		"file pair": {"fileName": "from-drive.png", "data": png},
-		"URL":       {"image_url": s.samples + "/photo.png", "filename": "from-drive.png"},
+		"URL":       {"image_url": s.Samples + "/photo.png", "filename": "from-drive.png"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			out := makeModuleRun(t, s, "module-compressImage", params)
@@ -172,11 +173,11 @@ func TestMakeCompressModuleTakesAndGivesMakesFilePair(t *testing.T) {
 			if _, leaked := result["compressed_data"]; leaked {
 				t.Error("output result still carries compressed_data beside data")
 			}
-			st, _, stored := s.request("GET", "/v1/jobs/"+out["id"].(string)+"/file", "", nil, map[string]string{"X-API-Key": s.key})
+			st, _, stored := s.Request("GET", "/v1/jobs/"+out["id"].(string)+"/file", "", nil, map[string]string{"X-API-Key": s.Key})
 			if st != http.StatusOK || !bytes.Equal(stored, data) {
 				t.Errorf("data differs from GET /v1/jobs/{id}/file (%d, %d bytes)", st, len(stored))
 			}
-			if name == "file pair" && !strings.Contains(s.logs.String(), `"input":"upload"`) {
+			if name == "file pair" && !strings.Contains(s.Logs.String(), `"input":"upload"`) {
 				t.Error("the file pair did not arrive as an upload")
 			}
 		})
@@ -186,11 +187,11 @@ func TestMakeCompressModuleTakesAndGivesMakesFilePair(t *testing.T) {
 // The Watch Jobs Finished trigger turns a delivery into the job with its
 // compressed file as Make's pair.
 func TestMakeWatchTriggerOutputsTheFinishedJobsFile(t *testing.T) {
-	s := startSystem(t)
-	auth := map[string]string{"X-API-Key": s.key}
-	st, _, raw := s.request("POST", "/v1/jobs?wait=20", "application/json",
-		strings.NewReader(`{"image_url":"`+s.samples+`/photo.jpg","filename":"watched.jpg"}`), auth)
-	job := decodeJob(t, st, raw)
+	s := systemtest.Start(t)
+	auth := map[string]string{"X-API-Key": s.Key}
+	st, _, raw := s.Request("POST", "/v1/jobs?wait=20", "application/json",
+		strings.NewReader(`{"image_url":"`+s.Samples+`/photo.jpg","filename":"watched.jpg"}`), auth)
+	job := systemtest.DecodeJob(t, st, raw)
 	var asDelivered any
 	json.Unmarshal(raw, &asDelivered)
 	out := makeModuleRun(t, s, "module-watchJobFinished", map[string]any{},
@@ -206,7 +207,7 @@ func TestMakeWatchTriggerOutputsTheFinishedJobsFile(t *testing.T) {
 // paRequest sends what Power Automate sends for an operation of the
 // connector: basePath + path, the internal parameters' defaults in the
 // query (unless overridden), the key as the security definition's header.
-func paRequest(t *testing.T, s *system, method, path string, override map[string]string, body any) (int, http.Header, map[string]any) {
+func paRequest(t *testing.T, s *systemtest.System, method, path string, override map[string]string, body any) (int, http.Header, map[string]any) {
 	t.Helper()
 	def := definitionFile(t, s, "powerautomate", "apiDefinition.swagger.json").(map[string]any)
 	op := def["paths"].(map[string]any)[path].(map[string]any)[strings.ToLower(method)].(map[string]any)
@@ -223,7 +224,7 @@ func paRequest(t *testing.T, s *system, method, path string, override map[string
 	header := def["securityDefinitions"].(map[string]any)["api_key"].(map[string]any)["name"].(string)
 	b, _ := json.Marshal(body)
 	target := "http://" + def["host"].(string) + strings.TrimSuffix(def["basePath"].(string), "/") + path + "?" + q.Encode()
-	st, h, raw := s.request(method, strings.TrimPrefix(target, s.api), "application/json", bytes.NewReader(b), map[string]string{header: s.key})
+	st, h, raw := s.Request(method, strings.TrimPrefix(target, s.API), "application/json", bytes.NewReader(b), map[string]string{header: s.Key})
 	var out map[string]any
 	if err := json.Unmarshal(raw, &out); err != nil {
 		t.Fatalf("%s %s answered %d, not JSON: %.200s", method, path, st, raw)
@@ -256,7 +257,7 @@ func paFile(t *testing.T, job map[string]any) []byte {
 // answers 202 + Location + Retry-After, and polling Location ends in 200
 // with the file.
 func TestPowerAutomateCompressTakesAndGivesFileContent(t *testing.T) {
-	s := startSystem(t)
+	s := systemtest.Start(t)
 	png := images.Read(t, "photo.png")
 	b64 := base64.StdEncoding.EncodeToString(png)
 	for name, image := range map[string]any{
@@ -285,7 +286,7 @@ func TestPowerAutomateCompressTakesAndGivesFileContent(t *testing.T) {
 		}
 		for i := 0; st == http.StatusAccepted && i < 200; i++ {
 			var raw []byte
-			st, _, raw = s.request("GET", strings.TrimPrefix(loc, s.api), "", nil, map[string]string{"X-API-Key": s.key})
+			st, _, raw = s.Request("GET", strings.TrimPrefix(loc, s.API), "", nil, map[string]string{"X-API-Key": s.Key})
 			job = map[string]any{}
 			json.Unmarshal(raw, &job)
 			if st == http.StatusAccepted {

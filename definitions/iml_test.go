@@ -1,4 +1,4 @@
-package main
+package definitions_test
 
 import (
 	"encoding/base64"

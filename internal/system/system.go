@@ -1,4 +1,13 @@
-package main
+// Package system assembles one imgflow from Options: the Redis store, the
+// blob store, the keyring, the upstream client, the queue, and from them the
+// HTTP API server and the worker. The commands (serve, work, dev) build
+// theirs with it after parsing their flags, and the system tests
+// (internal/systemtest) build the same one in-process.
+//
+// Tests: go test ./internal/system (the whole system end to end, secrets
+// kept out of logs, Redis and URLs, Redis URLs of every kind, the switch to
+// S3); the commands' own tests are in the root package.
+package system
 
 import (
 	"context"
@@ -28,9 +37,9 @@ import (
 	"github.com/imgflow/imgflow/worker"
 )
 
-// appOptions are the settings serve, work and dev share. Each field names
-// its flag and environment variable; see addAppFlags.
-type appOptions struct {
+// Options are the settings serve, work and dev share. Each field names
+// its flag and environment variable; the commands' addAppFlags registers them.
+type Options struct {
 	// RedisURL (--redis, REDIS_URL): redis://, rediss:// or
 	// redis-sentinel:// URL. Required by serve and work; dev embeds
 	// miniredis when empty.
@@ -54,8 +63,9 @@ type appOptions struct {
 	// optionally with :port (guard.ParseAllowList). Empty by default: only
 	// public addresses. dev adds loopback (127.0.0.0/8, ::1).
 	AllowHosts []string
-	// allowLoopback adds loopback to AllowHosts; dev sets it.
-	allowLoopback bool
+	// AllowLoopback adds loopback to AllowHosts; dev and the system tests
+	// set it.
+	AllowLoopback bool
 	// ResultTTL (--result-ttl, IMGFLOW_RESULT_TTL): how long compressed
 	// files and their links live. Default 24h.
 	ResultTTL time.Duration
@@ -134,65 +144,44 @@ type appOptions struct {
 	// every job. A request turns it off for one job with "dedupe": false.
 	Dedupe string
 
-	// keyPrefix starts every Redis key of the stores ("imgflow:"); tests
+	// AdminToken (--admin-token, IMGFLOW_ADMIN_TOKEN) guards /admin/queues;
+	// empty leaves the dashboard out. serve and dev only (dev makes a
+	// random one).
+	AdminToken string
+	// ShutdownTimeout (--shutdown-timeout, IMGFLOW_SHUTDOWN_TIMEOUT): how
+	// long a stopping worker lets running tasks finish before putting them
+	// back on the queue. Default 30s; the Helm chart sets 2m, the job
+	// deadline, with a termination grace period above it. work only (0
+	// keeps the worker's default).
+	ShutdownTimeout time.Duration
+	// Version is the build's version, which the MCP server announces; the
+	// commands set it.
+	Version string
+
+	// KeyPrefix starts every Redis key of the stores ("imgflow:"); tests
 	// set their own to share a Redis.
-	keyPrefix string
+	KeyPrefix string
 }
 
-func addAppFlags(fs *flagSet, o *appOptions) {
-	addRedisFlags(fs, &o.RedisURL, &o.RedisCluster, "Redis URL (redis://host:6379/0, rediss://, redis-sentinel://, or a cluster's with --redis-cluster)")
-	fs.String(&o.UpstreamURL, "upstream-url", "UPSTREAM_URL", "", "compression API base URL, ending in /api")
-	fs.String(&o.PublicURL, "public-url", "IMGFLOW_PUBLIC_URL", "", "public base URL of the API, for file_url and definitions")
-	fs.String(&o.Secret, "secret", "IMGFLOW_SECRET", "", "secret (16+ chars) that signs file URLs, derives webhook secrets and encrypts keys at rest")
-	fs.List(&o.AllowHosts, "allow-host", "IMGFLOW_ALLOW_HOSTS", "private hosts that image, callback and hook URLs may reach: CIDR, address, host name, each optionally :port (repeat the flag or separate by commas)")
-	fs.Removed("IMGFLOW_ALLOW_PRIVATE_URLS", "name the private hosts imgflow may reach in IMGFLOW_ALLOW_HOSTS (--allow-host) instead, e.g. 10.0.0.0/8 or n8n.lan:5678")
-	fs.Duration(&o.ResultTTL, "result-ttl", "IMGFLOW_RESULT_TTL", 24*time.Hour, "how long compressed files and their links live")
-	fs.String(&o.Queue, "queue", "IMGFLOW_QUEUE", "imgflow", "asynq queue name")
-	fs.Int(&o.MaxHooksPerKey, "max-hooks-per-key", "IMGFLOW_MAX_HOOKS_PER_KEY", connector.DefaultMaxHooks, "hook subscriptions one API key may have, and hooks one event goes to; beyond it 409 too_many_hooks (0: no cap)")
-	fs.Duration(&o.HookDisableAfter, "hook-disable-after", "IMGFLOW_HOOK_DISABLE_AFTER", connector.DefaultDisableAfter, "how long a hook or callback URL may fail every delivery attempt before it is disabled")
-	fs.Int(&o.DeliveryRate, "delivery-rate", "IMGFLOW_DELIVERY_RATE", connector.DefaultDeliveryRate, "deliveries per second one hook or callback URL gets at most (0: no limit)")
-	fs.Int(&o.FreeDeliveriesPerMinute, "free-deliveries-per-minute", "IMGFLOW_FREE_DELIVERIES_PER_MINUTE", connector.DefaultFreeDeliveriesPerMinute, "deliveries of free jobs (deduplicated repeats) one key gets a minute, after a burst as large; beyond it they wait (0: no budget)")
-	fs.String(&o.BlobStore, "blob-store", "IMGFLOW_BLOB_STORE", "redis", "where image bytes live: redis, or s3://BUCKET?endpoint=URL&region=R&path_style=true with credentials from [$AWS_ACCESS_KEY_ID] and [$AWS_SECRET_ACCESS_KEY]")
-	fs.String(&o.Dedupe, "dedupe", "IMGFLOW_DEDUPE", "on", "on: a job whose key, image and options match a completed job's takes its result, uncharged; off: compress every job")
-	fs.Bool(&o.Presign, "presign", "IMGFLOW_PRESIGN", false, "with an S3 blob store, give presigned object URLs as file_url")
-}
-
-// addAPIFlags adds the settings only the HTTP API reads (serve and dev), so
-// that `work --help` does not offer them.
-func addAPIFlags(fs *flagSet, o *appOptions) {
-	fs.Int(&o.MaxJobsPerKey, "max-jobs-per-key", "IMGFLOW_MAX_JOBS_PER_KEY", 50, "unfinished jobs one API key may have; beyond it 429 too_many_jobs (0: no cap)")
-	fs.Int(&o.HookTestsPerMinute, "hook-tests-per-minute", "IMGFLOW_HOOK_TESTS_PER_MINUTE", server.DefaultHookTestsPerMinute, "POST /v1/hooks/{id}/test calls one API key may make a minute; beyond it 429 rate_limited (negative: no limit)")
-	fs.Int(&o.HookRecoversPerHour, "hook-recovers-per-hour", "IMGFLOW_HOOK_RECOVERS_PER_HOUR", server.DefaultHookRecoversPerHour, "POST /v1/hooks/{id}/recover calls one API key may make an hour; beyond it 429 rate_limited (negative: no limit)")
-	fs.Int(&o.MaxLargeBodies, "max-large-bodies", "IMGFLOW_MAX_LARGE_BODIES", 0, "request bodies over 256 KiB the API reads at once (0: sized from the memory limit)")
-	fs.Duration(&o.SecretOverlap, "secret-overlap", "IMGFLOW_SECRET_OVERLAP", connector.DefaultSecretOverlap, "how long a rotated webhook secret still signs deliveries beside the new one")
-	fs.Duration(&o.KeyGrace, "key-grace", "IMGFLOW_KEY_GRACE", 24*time.Hour, "while the compression API cannot check keys, serve only keys it confirmed within this long; others get 503 upstream_unavailable")
-}
-
-// addWorkerFlags adds the settings only the worker reads (work, dev).
-func addWorkerFlags(fs *flagSet, o *appOptions) {
-	fs.Int(&o.KeyShare, "key-share", "IMGFLOW_KEY_SHARE", 0, "compress tasks one API key runs at once in each worker process, batch items included; its others wait while other keys' run (0: all but one of --concurrency, so one worker is always free for other keys; negative: no share)")
-	fs.Int(&o.DeliveryKeyShare, "delivery-key-share", "IMGFLOW_DELIVERY_KEY_SHARE", 0, "deliveries of one API key's jobs and batches run at once across the workers; its others wait while other keys' run (0: half of --delivery-concurrency; negative: no share)")
-	fs.Int(&o.DeliveryConcurrency, "delivery-concurrency", "IMGFLOW_DELIVERY_CONCURRENCY", 0, "deliveries (callbacks, hook events) run at once by this process, apart from compress tasks (0: as --concurrency)")
-}
-
-// validateAPI checks the settings of addAPIFlags.
-func (o *appOptions) validateAPI() error {
+// ValidateAPI checks the settings only the HTTP API reads (the commands' addAPIFlags).
+func (o *Options) ValidateAPI() error {
 	if o.KeyGrace <= 0 {
 		return fmt.Errorf("bad configuration:\n  - IMGFLOW_KEY_GRACE (--key-grace) must be positive, e.g. 24h")
 	}
 	return nil
 }
 
-func (o *appOptions) redis() redisTarget {
-	return redisTarget{URL: o.RedisURL, Cluster: o.RedisCluster}
+// RedisTarget is where RedisURL and RedisCluster point.
+func (o *Options) RedisTarget() RedisTarget {
+	return RedisTarget{URL: o.RedisURL, Cluster: o.RedisCluster}
 }
 
-// validate names the variable to set for each missing or wrong value.
-func (o *appOptions) validate(needPublicURL bool) error {
+// Validate names the variable to set for each missing or wrong value.
+func (o *Options) Validate(needPublicURL bool) error {
 	var problems []string
 	if o.RedisURL == "" {
 		problems = append(problems, "REDIS_URL (--redis) is required, e.g. redis://127.0.0.1:6379/0")
-	} else if err := o.redis().check(); err != nil {
+	} else if err := o.RedisTarget().Check(); err != nil {
 		problems = append(problems, err.Error())
 	}
 	if o.UpstreamURL == "" {
@@ -241,21 +230,21 @@ func (o *appOptions) validate(needPublicURL bool) error {
 	return nil
 }
 
-// allowPolicy is the guard's allow-list: AllowHosts, plus loopback in dev.
-func (o *appOptions) allowPolicy() (guard.Policy, error) {
+// AllowPolicy is the guard's allow-list: AllowHosts, plus loopback in dev.
+func (o *Options) AllowPolicy() (guard.Policy, error) {
 	p, err := guard.ParseAllowList(o.AllowHosts...)
 	if err != nil {
 		return guard.Policy{}, err
 	}
-	if o.allowLoopback {
+	if o.AllowLoopback {
 		p = guard.Loopback().With(p)
 	}
 	return p, nil
 }
 
-// app is what serve, work and dev build from appOptions.
-type app struct {
-	opts        appOptions
+// App is what serve, work and dev build from Options.
+type App struct {
+	opts        Options
 	rdb         redis.UniversalClient
 	redisOpt    asynq.RedisConnOpt
 	store       *redisstore.Store
@@ -267,17 +256,12 @@ type app struct {
 	asynqClient *asynq.Client
 	queue       *worker.Queue
 	metrics     *metrics.Metrics
-	// adminToken (--admin-token, IMGFLOW_ADMIN_TOKEN) guards /admin/queues;
-	// empty leaves the dashboard out. serve and dev set it.
-	adminToken string
-	// workerShutdown (IMGFLOW_SHUTDOWN_TIMEOUT) is the worker's
-	// ShutdownTimeout; 0 keeps the worker's default. work sets it.
-	workerShutdown time.Duration
-	closers        []func() error
+	closers     []func() error
 }
 
-func newApp(opts appOptions, rdb redis.UniversalClient) (*app, error) {
-	redisOpt, err := opts.redis().connOpt()
+// New builds the App on rdb, an open client of opts' Redis.
+func New(opts Options, rdb redis.UniversalClient) (*App, error) {
+	redisOpt, err := opts.RedisTarget().connOpt()
 	if err != nil {
 		return nil, fmt.Errorf("REDIS_URL: %w", err)
 	}
@@ -285,15 +269,15 @@ func newApp(opts appOptions, rdb redis.UniversalClient) (*app, error) {
 	if err != nil {
 		return nil, fmt.Errorf("IMGFLOW_SECRET: %w", err)
 	}
-	allow, err := opts.allowPolicy()
+	allow, err := opts.AllowPolicy()
 	if err != nil {
 		return nil, fmt.Errorf("IMGFLOW_ALLOW_HOSTS: %w", err)
 	}
-	a := &app{
+	a := &App{
 		opts:     opts,
 		rdb:      rdb,
 		redisOpt: redisOpt,
-		store:    redisstore.New(rdb, redisstore.Options{Prefix: opts.keyPrefix}),
+		store:    redisstore.New(rdb, redisstore.Options{Prefix: opts.KeyPrefix}),
 		keys:     keys,
 		allow:    allow,
 		metrics:  metrics.New(slog.Default()),
@@ -302,7 +286,7 @@ func newApp(opts appOptions, rdb redis.UniversalClient) (*app, error) {
 		return nil, err
 	}
 	a.compressor = a.metrics.Compressor(upstream.New(opts.UpstreamURL))
-	// Share the fail-fast Redis client (openRedis): with Redis down an
+	// Share the fail-fast Redis client (OpenRedis): with Redis down an
 	// enqueue answers 503 at once, not after go-redis's dial retries. Its
 	// autopipeliner, shared with the store, sends the enqueue in the same
 	// writes as other requests' commands, and the wake-up after it.
@@ -313,21 +297,22 @@ func newApp(opts appOptions, rdb redis.UniversalClient) (*app, error) {
 	return a, nil
 }
 
-// connectApp opens REDIS_URL and builds the app on it, for serve and work;
+// Connect opens REDIS_URL and builds the App on it, for serve and work;
 // closeFn releases both.
-func connectApp(ctx context.Context, opts appOptions) (a *app, closeFn func(), err error) {
-	rdb, _, closeRedis, err := openRedis(ctx, opts.redis())
+func Connect(ctx context.Context, opts Options) (a *App, closeFn func(), err error) {
+	rdb, _, closeRedis, err := OpenRedis(ctx, opts.RedisTarget())
 	if err != nil {
 		return nil, nil, err
 	}
-	if a, err = newApp(opts, rdb); err != nil {
+	if a, err = New(opts, rdb); err != nil {
 		closeRedis()
 		return nil, nil, err
 	}
 	return a, func() { a.Close(); closeRedis() }, nil
 }
 
-func (a *app) Close() {
+// Close stops what the App and its servers started.
+func (a *App) Close() {
 	for _, c := range a.closers {
 		c()
 	}
@@ -336,11 +321,13 @@ func (a *app) Close() {
 
 // checkURL is the early URL check of the API; the dial-time guard in the
 // fetcher and sender is the one that cannot be fooled by DNS rebinding.
-func (a *app) checkURL(ctx context.Context, field, raw string) error {
+func (a *App) checkURL(ctx context.Context, field, raw string) error {
 	return guard.ForField(guard.CheckURL(ctx, raw, a.allow, nil), field)
 }
 
-func (a *app) apiServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Server {
+// APIServer is the HTTP API; mount adds routes of the caller's (dev's
+// sample images).
+func (a *App) APIServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Server {
 	// Queue sizes are read from Redis at each scrape of the API's /metrics.
 	inspector := asynq.NewInspector(a.redisOpt)
 	a.closers = append(a.closers, inspector.Close)
@@ -382,7 +369,7 @@ func (a *app) apiServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 		Middleware:          []echo.MiddlewareFunc{a.metrics.Echo()},
 		Mount: func(e *echo.Echo) {
 			e.GET("/metrics", echo.WrapHandler(a.metrics.Handler()))
-			a.closers = append(a.closers, admin.Mount(e, a.redisOpt, a.adminToken, a.opts.PublicURL))
+			a.closers = append(a.closers, admin.Mount(e, a.redisOpt, a.opts.AdminToken, a.opts.PublicURL))
 			if mount != nil {
 				mount(e)
 			}
@@ -396,18 +383,19 @@ func (a *app) apiServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 
 // mcpServer is the MCP server at /mcp, its tools calling this API's own
 // handler in-process (package mcp).
-func (a *app) mcpServer(logger *slog.Logger) func(api http.Handler) http.Handler {
+func (a *App) mcpServer(logger *slog.Logger) func(api http.Handler) http.Handler {
 	return func(api http.Handler) http.Handler {
 		return mcp.New(mcp.Options{
 			Backend: mcp.NewHTTPBackend(api),
 			Uploads: &mcp.Uploads{Blobs: a.blobs, Keys: a.keys, PublicURL: a.opts.PublicURL},
-			Version: buildVersion(),
+			Version: a.opts.Version,
 			Logger:  logger.With("component", "mcp"),
 		})
 	}
 }
 
-func (a *app) worker(logger *slog.Logger, concurrency int) (*worker.Worker, error) {
+// Worker is the asynq worker running concurrency tasks at once.
+func (a *App) Worker(logger *slog.Logger, concurrency int) (*worker.Worker, error) {
 	return worker.New(worker.Config{
 		RedisConnOpt:   a.redisOpt,
 		Queue:          a.opts.Queue,
@@ -436,13 +424,13 @@ func (a *app) worker(logger *slog.Logger, concurrency int) (*worker.Worker, erro
 		DeliveryKeyShare:        a.opts.DeliveryKeyShare,
 		FreeDeliveriesPerMinute: a.freeDeliveriesPerMinute(),
 		// ShutdownTimeout: 0 is the worker's default (30 s).
-		ShutdownTimeout: a.workerShutdown,
+		ShutdownTimeout: a.opts.ShutdownTimeout,
 	})
 }
 
 // endpointPolicy is the delivery endpoints' policy from the options: a
 // rate of 0 means no limit, which the policy spells negative.
-func (a *app) endpointPolicy() connector.EndpointPolicy {
+func (a *App) endpointPolicy() connector.EndpointPolicy {
 	rate := float64(a.opts.DeliveryRate)
 	if rate == 0 {
 		rate = -1
@@ -452,7 +440,7 @@ func (a *app) endpointPolicy() connector.EndpointPolicy {
 
 // freeDeliveriesPerMinute is the outbound budget from the options: 0
 // means none, which the worker spells negative.
-func (a *app) freeDeliveriesPerMinute() int {
+func (a *App) freeDeliveriesPerMinute() int {
 	if a.opts.FreeDeliveriesPerMinute == 0 {
 		return -1
 	}
@@ -460,7 +448,7 @@ func (a *app) freeDeliveriesPerMinute() int {
 }
 
 // dedupeIndex is the content dedupe index, nil when IMGFLOW_DEDUPE=off.
-func (a *app) dedupeIndex() connector.DedupeIndex {
+func (a *App) dedupeIndex() connector.DedupeIndex {
 	if a.opts.Dedupe == "off" {
 		return nil
 	}
@@ -469,7 +457,7 @@ func (a *app) dedupeIndex() connector.DedupeIndex {
 
 // readyChecks are what /ready asks: Redis, the upstream, and the S3
 // bucket when blobs live there.
-func (a *app) readyChecks() map[string]func(context.Context) error {
+func (a *App) readyChecks() map[string]func(context.Context) error {
 	checks := map[string]func(context.Context) error{
 		"redis":    a.store.Ping,
 		"upstream": a.compressor.Health,

@@ -1,4 +1,4 @@
-package main
+package worker_test
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/imgflow/imgflow/fixtures/images"
+	"github.com/imgflow/imgflow/internal/systemtest"
 )
 
 // Content dedupe and the dry run, through the live API against the
@@ -39,34 +40,34 @@ type dedupeJob struct {
 
 // post sends a JSON job with key and waits for it.
 func (s *system) post(key, body string) dedupeJob {
-	s.t.Helper()
-	st, _, data := s.request("POST", "/v1/jobs?wait=20", "application/json", strings.NewReader(body), map[string]string{"X-API-Key": key})
+	s.T.Helper()
+	st, _, data := s.Request("POST", "/v1/jobs?wait=20", "application/json", strings.NewReader(body), map[string]string{"X-API-Key": key})
 	var j dedupeJob
 	if err := json.Unmarshal(data, &j); err != nil || st != http.StatusOK || j.Status != "completed" {
-		s.t.Fatalf("POST %.80s: status %d, body %.300s; want 200 and a completed job", body, st, data)
+		s.T.Fatalf("POST %.80s: status %d, body %.300s; want 200 and a completed job", body, st, data)
 	}
 	return j
 }
 
 func (s *system) creditsOf(key string) int64 {
-	s.t.Helper()
-	acct, err := s.ledger.Lookup(context.Background(), key)
+	s.T.Helper()
+	acct, err := s.Ledger.Lookup(context.Background(), key)
 	if err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 	return acct.CreditsRemaining
 }
 
 func (s *system) fileOf(j dedupeJob) []byte {
-	s.t.Helper()
+	s.T.Helper()
 	res, err := http.Get(j.Result.FileURL)
 	if err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 	defer res.Body.Close()
 	data, _ := io.ReadAll(res.Body)
 	if res.StatusCode != http.StatusOK || int64(len(data)) != j.Result.CompressedSize {
-		s.t.Fatalf("file of job %s: %d with %d bytes, want 200 with %d", j.ID, res.StatusCode, len(data), j.Result.CompressedSize)
+		s.T.Fatalf("file of job %s: %d with %d bytes, want 200 with %d", j.ID, res.StatusCode, len(data), j.Result.CompressedSize)
 	}
 	return data
 }
@@ -76,28 +77,28 @@ func TestTheSameImageTwiceIsChargedOnce(t *testing.T) {
 	png := images.Read(t, "photo.png")
 	b64 := base64.StdEncoding.EncodeToString(png)
 
-	first := s.post(s.key, `{"image_url":"`+s.samples+`/photo.png"}`)
+	first := s.post(s.Key, `{"image_url":"`+s.Samples+`/photo.png"}`)
 	if first.DeduplicatedFrom != "" || first.UpstreamCalls != 1 || first.Input.SHA256 == "" {
 		t.Fatalf("first job %+v; want a compressed job (one upstream call) with its input's sha256", first)
 	}
-	if got := s.credits(); got != 499 {
+	if got := s.Credits(); got != 499 {
 		t.Fatalf("credits = %d after the first job, want 499", got)
 	}
 
 	// The same bytes as base64, then as an upload, then by URL again: free,
 	// each naming the job that was charged, each with its own id and file.
-	again := s.post(s.key, `{"image_base64":"`+b64+`","filename":"again.png"}`)
+	again := s.post(s.Key, `{"image_base64":"`+b64+`","filename":"again.png"}`)
 	var form bytes.Buffer
 	mw := multipart.NewWriter(&form)
 	fw, _ := mw.CreateFormFile("file", "upload.png")
 	fw.Write(png)
 	mw.Close()
-	st, _, data := s.request("POST", "/v1/jobs?wait=20", mw.FormDataContentType(), &form, map[string]string{"X-API-Key": s.key})
+	st, _, data := s.Request("POST", "/v1/jobs?wait=20", mw.FormDataContentType(), &form, map[string]string{"X-API-Key": s.Key})
 	var upload dedupeJob
 	if json.Unmarshal(data, &upload); st != http.StatusOK || upload.Status != "completed" {
 		t.Fatalf("upload: %d %s", st, data)
 	}
-	byURL := s.post(s.key, `{"image_url":"`+s.samples+`/photo.png"}`)
+	byURL := s.post(s.Key, `{"image_url":"`+s.Samples+`/photo.png"}`)
 	for _, j := range []dedupeJob{again, upload, byURL} {
 		if j.ID == first.ID || j.DeduplicatedFrom != first.ID || j.UpstreamCalls != 0 || j.Input.SHA256 != first.Input.SHA256 {
 			t.Errorf("repeat %+v; want its own id, deduplicated_from %s, no upstream call, the same sha256", j, first.ID)
@@ -109,12 +110,12 @@ func TestTheSameImageTwiceIsChargedOnce(t *testing.T) {
 	if again.Result.Filename != "again.png" {
 		t.Errorf("repeat's filename = %q, want its own request's (again.png)", again.Result.Filename)
 	}
-	if got := s.credits(); got != 499 {
+	if got := s.Credits(); got != 499 {
 		t.Errorf("credits = %d after three repeats, want 499 still", got)
 	}
 
 	// Another key pays for its own.
-	other, _, err := s.ledger.CreateAccount(context.Background(), 0)
+	other, _, err := s.Ledger.CreateAccount(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,16 +124,16 @@ func TestTheSameImageTwiceIsChargedOnce(t *testing.T) {
 		t.Errorf("another key's job %+v, its credits %d; want it compressed and charged (499)", theirs, s.creditsOf(other))
 	}
 	// dedupe:false compresses again, and is charged.
-	forced := s.post(s.key, `{"image_base64":"`+b64+`","dedupe":false}`)
-	if forced.DeduplicatedFrom != "" || forced.UpstreamCalls != 1 || s.credits() != 498 {
-		t.Errorf("dedupe:false job %+v, credits %d; want it compressed and charged (498)", forced, s.credits())
+	forced := s.post(s.Key, `{"image_base64":"`+b64+`","dedupe":false}`)
+	if forced.DeduplicatedFrom != "" || forced.UpstreamCalls != 1 || s.Credits() != 498 {
+		t.Errorf("dedupe:false job %+v, credits %d; want it compressed and charged (498)", forced, s.Credits())
 	}
 	// A different image is not a repeat.
-	if j := s.post(s.key, `{"image_url":"`+s.samples+`/photo.jpg"}`); j.DeduplicatedFrom != "" || s.credits() != 497 {
-		t.Errorf("another image's job %+v, credits %d; want it charged (497)", j, s.credits())
+	if j := s.post(s.Key, `{"image_url":"`+s.Samples+`/photo.jpg"}`); j.DeduplicatedFrom != "" || s.Credits() != 497 {
+		t.Errorf("another image's job %+v, credits %d; want it charged (497)", j, s.Credits())
 	}
 
-	_, _, scrape := s.request("GET", "/metrics", "", nil, nil)
+	_, _, scrape := s.Request("GET", "/metrics", "", nil, nil)
 	for _, line := range []string{`imgflow_jobs_deduplicated_total{waited="false"} 3`, `imgflow_credits_saved_total 3`} {
 		if !strings.Contains(string(scrape), line) {
 			t.Errorf("/metrics lacks %q", line)
@@ -147,7 +148,7 @@ func TestTenConcurrentIdenticalJobsAreChargedOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range jobs {
 		wg.Go(func() {
-			st, _, data := s.request("POST", "/v1/jobs?wait=20", "application/json", strings.NewReader(body), map[string]string{"X-API-Key": s.key})
+			st, _, data := s.Request("POST", "/v1/jobs?wait=20", "application/json", strings.NewReader(body), map[string]string{"X-API-Key": s.Key})
 			if err := json.Unmarshal(data, &jobs[i]); err != nil || st != http.StatusOK {
 				t.Errorf("POST %d: %d %s", i, st, data)
 			}
@@ -171,19 +172,19 @@ func TestTenConcurrentIdenticalJobsAreChargedOnce(t *testing.T) {
 			t.Errorf("job %s deduplicated from %s, want %s", j.ID, j.DeduplicatedFrom, charged[0])
 		}
 	}
-	if got := s.credits(); got != 499 {
+	if got := s.Credits(); got != 499 {
 		t.Errorf("credits = %d after 10 concurrent identical jobs, want 499", got)
 	}
 }
 
 func TestDedupeOffChargesEveryJob(t *testing.T) {
-	s := startSystem(t, func(o *appOptions) { o.Dedupe = "off" })
-	body := `{"image_url":"` + s.samples + `/photo.webp"}`
-	a, b := s.post(s.key, body), s.post(s.key, body)
-	if a.DeduplicatedFrom != "" || b.DeduplicatedFrom != "" || s.credits() != 498 {
-		t.Errorf("with IMGFLOW_DEDUPE=off: jobs %+v, %+v, credits %d; want both charged (498)", a, b, s.credits())
+	s := startSystem(t, func(o *systemtest.Options) { o.Dedupe = "off" })
+	body := `{"image_url":"` + s.Samples + `/photo.webp"}`
+	a, b := s.post(s.Key, body), s.post(s.Key, body)
+	if a.DeduplicatedFrom != "" || b.DeduplicatedFrom != "" || s.Credits() != 498 {
+		t.Errorf("with IMGFLOW_DEDUPE=off: jobs %+v, %+v, credits %d; want both charged (498)", a, b, s.Credits())
 	}
-	st, _, data := s.request("POST", "/v1/jobs?dry_run=1", "application/json", strings.NewReader(body), map[string]string{"X-API-Key": s.key})
+	st, _, data := s.Request("POST", "/v1/jobs?dry_run=1", "application/json", strings.NewReader(body), map[string]string{"X-API-Key": s.Key})
 	if st != http.StatusOK || !strings.Contains(string(data), `"would_charge":1`) {
 		t.Errorf("dry run with dedupe off: %d %s; want would_charge 1", st, data)
 	}
@@ -204,12 +205,12 @@ type dryRunAnswer struct {
 
 func TestDryRunTellsTheCostAndCreatesNothing(t *testing.T) {
 	s := startSystem(t)
-	auth := map[string]string{"X-API-Key": s.key}
+	auth := map[string]string{"X-API-Key": s.Key}
 	jpg := images.Read(t, "photo.jpg")
-	byURL := `{"image_url":"` + s.samples + `/photo.jpg"}`
+	byURL := `{"image_url":"` + s.Samples + `/photo.jpg"}`
 	dry := func(body string) dryRunAnswer {
 		t.Helper()
-		st, _, data := s.request("POST", "/v1/jobs?dry_run=1", "application/json", strings.NewReader(body), auth)
+		st, _, data := s.Request("POST", "/v1/jobs?dry_run=1", "application/json", strings.NewReader(body), auth)
 		var a dryRunAnswer
 		if err := json.Unmarshal(data, &a); err != nil || st != http.StatusOK || a.WouldCharge == nil || a.CreditsRemaining == nil {
 			t.Fatalf("dry run: %d %s; want 200 with would_charge and credits_remaining", st, data)
@@ -221,12 +222,12 @@ func TestDryRunTellsTheCostAndCreatesNothing(t *testing.T) {
 		a.Input.Type != "image/jpeg" || a.Input.Size != int64(len(jpg)) || a.Input.Width != 320 || a.Input.Height != 240 {
 		t.Errorf("dry run before any job: %+v; want would_charge 1, 500 credits, a 320×240 image/jpeg of %d bytes", a, len(jpg))
 	}
-	_, _, list := s.request("GET", "/v1/jobs", "", nil, auth)
-	if !strings.Contains(string(list), `"jobs":[]`) || s.credits() != 500 {
-		t.Fatalf("after a dry run: jobs %s, credits %d; want no job and 500 credits", list, s.credits())
+	_, _, list := s.Request("GET", "/v1/jobs", "", nil, auth)
+	if !strings.Contains(string(list), `"jobs":[]`) || s.Credits() != 500 {
+		t.Fatalf("after a dry run: jobs %s, credits %d; want no job and 500 credits", list, s.Credits())
 	}
 
-	job := s.post(s.key, byURL)
+	job := s.post(s.Key, byURL)
 	b64 := `{"image_base64":"` + base64.StdEncoding.EncodeToString(jpg) + `"}`
 	if a := dry(b64); *a.WouldCharge != 0 || a.DeduplicatedFrom != job.ID || *a.CreditsRemaining != 499 {
 		t.Errorf("dry run of a repeat: %+v; want would_charge 0 from %s, 499 credits", a, job.ID)
@@ -238,15 +239,15 @@ func TestDryRunTellsTheCostAndCreatesNothing(t *testing.T) {
 	// A broken image gets, from the dry run, the code its job fails with.
 	for _, body := range []string{
 		`{"image_base64":"` + base64.StdEncoding.EncodeToString(images.Read(t, "truncated.png")) + `"}`,
-		`{"image_url":"` + s.samples + `/truncated.jpg"}`,
-		`{"image_url":"` + s.samples + `/bomb.png"}`,
+		`{"image_url":"` + s.Samples + `/truncated.jpg"}`,
+		`{"image_url":"` + s.Samples + `/bomb.png"}`,
 	} {
-		st, _, data := s.request("POST", "/v1/jobs?dry_run=1", "application/json", strings.NewReader(body), auth)
+		st, _, data := s.Request("POST", "/v1/jobs?dry_run=1", "application/json", strings.NewReader(body), auth)
 		var dryErr struct {
 			Code string `json:"code"`
 		}
 		json.Unmarshal(data, &dryErr)
-		_, _, jobData := s.request("POST", "/v1/jobs?wait=20", "application/json", strings.NewReader(body), auth)
+		_, _, jobData := s.Request("POST", "/v1/jobs?wait=20", "application/json", strings.NewReader(body), auth)
 		var failed dedupeJob
 		json.Unmarshal(jobData, &failed)
 		if failed.Status != "failed" || failed.Error == nil {
@@ -257,11 +258,11 @@ func TestDryRunTellsTheCostAndCreatesNothing(t *testing.T) {
 		}
 	}
 	// And a refused request the error a job gets.
-	st, _, data := s.request("POST", "/v1/jobs?dry_run=1", "application/json", strings.NewReader(byURL), map[string]string{"X-API-Key": "sk_not_a_key_000000"})
+	st, _, data := s.Request("POST", "/v1/jobs?dry_run=1", "application/json", strings.NewReader(byURL), map[string]string{"X-API-Key": "sk_not_a_key_000000"})
 	if st != http.StatusUnauthorized || !strings.Contains(string(data), `"invalid_key"`) {
 		t.Errorf("dry run with an unknown key: %d %s; want 401 invalid_key", st, data)
 	}
-	if got := s.credits(); got != 499 {
+	if got := s.Credits(); got != 499 {
 		t.Errorf("credits = %d at the end, want 499 (one job charged)", got)
 	}
 }
@@ -274,7 +275,7 @@ func TestConcurrentIdenticalJobsWhoseImageFailsAllFail(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 4 {
 		wg.Go(func() {
-			st, _, data := s.request("POST", "/v1/jobs?wait=20", "application/json", strings.NewReader(body), map[string]string{"X-API-Key": s.key})
+			st, _, data := s.Request("POST", "/v1/jobs?wait=20", "application/json", strings.NewReader(body), map[string]string{"X-API-Key": s.Key})
 			var j dedupeJob
 			json.Unmarshal(data, &j)
 			if st != http.StatusOK || j.Status != "failed" || j.Error == nil || j.Error.Code != "unsupported_format" || j.DeduplicatedFrom != "" {
@@ -283,7 +284,7 @@ func TestConcurrentIdenticalJobsWhoseImageFailsAllFail(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if got := s.credits(); got != 500 {
+	if got := s.Credits(); got != 500 {
 		t.Errorf("credits = %d, want 500: failures cost nothing", got)
 	}
 }
@@ -294,41 +295,41 @@ func TestConcurrentIdenticalJobsWhoseImageFailsAllFail(t *testing.T) {
 // "dedupe" is false charges each item.
 func TestIdenticalInlineBatchItemsAreChargedOnce(t *testing.T) {
 	s := startSystem(t)
-	auth := map[string]string{"X-API-Key": s.key}
+	auth := map[string]string{"X-API-Key": s.Key}
 	b64 := base64.StdEncoding.EncodeToString(images.Read(t, "photo.png"))
-	batch := func(body string) batchView {
+	batch := func(body string) systemtest.BatchView {
 		t.Helper()
-		st, _, data := s.request("POST", "/v1/batches", "application/json", strings.NewReader(body), auth)
-		var b batchView
+		st, _, data := s.Request("POST", "/v1/batches", "application/json", strings.NewReader(body), auth)
+		var b systemtest.BatchView
 		if err := json.Unmarshal(data, &b); err != nil || st != http.StatusAccepted {
 			t.Fatalf("POST batch: %d %.300s", st, data)
 		}
-		return s.waitBatch(b.ID)
+		return s.WaitBatch(b.ID)
 	}
 	items := make([]string, 20)
 	for i := range items {
 		items[i] = `{"image_base64":"` + b64 + `"}`
 	}
-	before := s.credits()
+	before := s.Credits()
 	if b := batch(`{"items":[` + strings.Join(items, ",") + `]}`); b.Counts.Completed != 20 {
 		t.Fatalf("batch: %+v, want 20 completed", b.Counts)
 	}
-	if spent := before - s.credits(); spent != 1 {
+	if spent := before - s.Credits(); spent != 1 {
 		t.Errorf("20 identical base64 items cost %d credits, want 1", spent)
 	}
-	before = s.credits()
+	before = s.Credits()
 	one := `{"items":[{"image_base64":"` + b64 + `"},{"image_base64":"` + b64 + `","dedupe":false}]}`
 	if b := batch(one); b.Counts.Completed != 2 {
 		t.Fatalf("batch: %+v, want 2 completed", b.Counts)
 	}
-	if spent := before - s.credits(); spent != 1 {
+	if spent := before - s.Credits(); spent != 1 {
 		t.Errorf("a repeat and an item with dedupe false cost %d credits, want 1 (the item that turned it off)", spent)
 	}
-	before = s.credits()
+	before = s.Credits()
 	if b := batch(`{"dedupe":false,"items":[` + strings.Join(items[:3], ",") + `]}`); b.Counts.Completed != 3 {
 		t.Fatalf("batch: %+v, want 3 completed", b.Counts)
 	}
-	if spent := before - s.credits(); spent != 3 {
+	if spent := before - s.Credits(); spent != 3 {
 		t.Errorf("a batch with dedupe false cost %d credits for 3 items, want 3", spent)
 	}
 }

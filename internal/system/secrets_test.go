@@ -1,4 +1,4 @@
-package main
+package system_test
 
 import (
 	"context"
@@ -14,17 +14,19 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/imgflow/imgflow/internal/systemtest"
 )
 
 // dumpRedis returns every key and value the test's system wrote: its own
 // prefix and its asynq queue's keys, each value read by its type (DUMP
 // would compress long strings and hide them).
-func dumpRedis(t *testing.T, s *system) string {
+func dumpRedis(t *testing.T, s *systemtest.System) string {
 	t.Helper()
 	ctx := context.Background()
-	c := s.redis.Client
+	c := s.Redis.Client
 	var b strings.Builder
-	for _, pattern := range []string{s.redis.Prefix + "*", "asynq:{" + s.redis.Queue() + "}*"} {
+	for _, pattern := range []string{s.Redis.Prefix + "*", "asynq:{" + s.Redis.Queue() + "}*"} {
 		keys, err := c.Keys(ctx, pattern).Result()
 		if err != nil {
 			t.Fatal(err)
@@ -67,8 +69,8 @@ func dumpRedis(t *testing.T, s *system) string {
 // ledger) or in any URL imgflow hands out or calls, after jobs with the key
 // in each place it may come, a callback and hook deliveries.
 func TestKeysAndSecretsAreNeverInLogsRedisOrURLs(t *testing.T) {
-	s := startSystem(t)
-	auth := map[string]string{"X-API-Key": s.key}
+	s := systemtest.Start(t)
+	auth := map[string]string{"X-API-Key": s.Key}
 	var mu sync.Mutex
 	var seenURLs []string
 	delivered := make(chan struct{}, 4)
@@ -81,12 +83,12 @@ func TestKeysAndSecretsAreNeverInLogsRedisOrURLs(t *testing.T) {
 	}))
 	defer receiver.Close()
 
-	_, _, acct := s.request("GET", "/v1/account", "", nil, auth)
+	_, _, acct := s.Request("GET", "/v1/account", "", nil, auth)
 	var account struct {
 		WebhookSecret string `json:"webhook_secret"`
 	}
 	json.Unmarshal(acct, &account)
-	_, _, hookBody := s.request("POST", "/v1/hooks", "application/json",
+	_, _, hookBody := s.Request("POST", "/v1/hooks", "application/json",
 		strings.NewReader(`{"target_url":"`+receiver.URL+`/hook","event":"job.finished"}`), auth)
 	var hook struct{ Secret string }
 	json.Unmarshal(hookBody, &hook)
@@ -97,19 +99,19 @@ func TestKeysAndSecretsAreNeverInLogsRedisOrURLs(t *testing.T) {
 	// The key in every place a request may carry it.
 	var answers []string
 	for _, req := range []struct{ body, ct, keyHeader string }{
-		{`{"image_url":"` + s.samples + `/photo.png","callback_url":"` + receiver.URL + `/cb?sig=1"}`, "application/json", "X-API-Key"},
-		{`{"image_url":"` + s.samples + `/photo.jpg"}`, "application/json", "Authorization"},
-		{`{"image_url":"` + s.samples + `/photo.webp","api_key":"` + s.key + `"}`, "application/json", ""},
+		{`{"image_url":"` + s.Samples + `/photo.png","callback_url":"` + receiver.URL + `/cb?sig=1"}`, "application/json", "X-API-Key"},
+		{`{"image_url":"` + s.Samples + `/photo.jpg"}`, "application/json", "Authorization"},
+		{`{"image_url":"` + s.Samples + `/photo.webp","api_key":"` + s.Key + `"}`, "application/json", ""},
 	} {
 		hdr := map[string]string{}
 		switch req.keyHeader {
 		case "X-API-Key":
-			hdr["X-API-Key"] = s.key
+			hdr["X-API-Key"] = s.Key
 		case "Authorization":
-			hdr["Authorization"] = "Bearer " + s.key
+			hdr["Authorization"] = "Bearer " + s.Key
 		}
-		st, h, body := s.request("POST", "/v1/jobs?wait=20", req.ct, strings.NewReader(req.body), hdr)
-		s.expectCompressed(st, body, "image/"+mimeOf(req.body))
+		st, h, body := s.Request("POST", "/v1/jobs?wait=20", req.ct, strings.NewReader(req.body), hdr)
+		s.ExpectCompressed(st, body, "image/"+mimeOf(req.body))
 		answers = append(answers, string(body), h.Get("Location"))
 	}
 	for range 4 { // the callback, and the hook for each of three jobs (at least one)
@@ -121,8 +123,8 @@ func TestKeysAndSecretsAreNeverInLogsRedisOrURLs(t *testing.T) {
 	}
 
 	secrets := map[string]string{
-		"the API key":                s.key,
-		"the API key in base64":      base64.StdEncoding.EncodeToString([]byte(s.key)),
+		"the API key":                s.Key,
+		"the API key in base64":      base64.StdEncoding.EncodeToString([]byte(s.Key)),
 		"the webhook secret":         account.WebhookSecret,
 		"the webhook secret's bytes": strings.TrimPrefix(account.WebhookSecret, "whsec_"),
 		"the hook secret":            hook.Secret,
@@ -131,8 +133,8 @@ func TestKeysAndSecretsAreNeverInLogsRedisOrURLs(t *testing.T) {
 	mu.Lock()
 	urls := strings.Join(append(seenURLs, answers...), "\n")
 	mu.Unlock()
-	places := map[string]string{"the logs": s.logs.String(), "Redis": dumpRedis(t, s), "URLs and answers": urls}
-	if !strings.Contains(places["Redis"], s.redis.Prefix+"job:") || !strings.Contains(places["Redis"], "asynq:{"+s.redis.Queue()+"}:t:") {
+	places := map[string]string{"the logs": s.Logs.String(), "Redis": dumpRedis(t, s), "URLs and answers": urls}
+	if !strings.Contains(places["Redis"], s.Redis.Prefix+"job:") || !strings.Contains(places["Redis"], "asynq:{"+s.Redis.Queue()+"}:t:") {
 		t.Fatalf("the Redis scan found no job records:\n%.500s", places["Redis"])
 	}
 	for where, text := range places {
@@ -159,21 +161,21 @@ func mimeOf(body string) string {
 // the flow's secrets: failed fetches and deliveries are logged by host,
 // never with the query.
 func TestFlowURLSignaturesAreNotLogged(t *testing.T) {
-	s := startSystem(t)
-	auth := map[string]string{"X-API-Key": s.key}
+	s := systemtest.Start(t)
+	auth := map[string]string{"X-API-Key": s.Key}
 	gone := httptest.NewServer(http.NotFoundHandler())
 	closed := gone.URL
 	gone.Close()
-	s.request("POST", "/v1/jobs?wait=20", "application/json",
+	s.Request("POST", "/v1/jobs?wait=20", "application/json",
 		strings.NewReader(`{"image_url":"`+closed+`/a.png?X-Amz-Signature=presigned-s3cr3t"}`), auth)
-	st, _, body := s.request("POST", "/v1/jobs?wait=20", "application/json",
-		strings.NewReader(`{"image_url":"`+s.samples+`/photo.png","callback_url":"`+closed+`/cb?signature=n8n-resume-s3cr3t"}`), auth)
-	s.expectCompressed(st, body, "image/png")
+	st, _, body := s.Request("POST", "/v1/jobs?wait=20", "application/json",
+		strings.NewReader(`{"image_url":"`+s.Samples+`/photo.png","callback_url":"`+closed+`/cb?signature=n8n-resume-s3cr3t"}`), auth)
+	s.ExpectCompressed(st, body, "image/png")
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(s.logs.String(), "delivery attempt failed") && time.Now().Before(deadline) {
+	for !strings.Contains(s.Logs.String(), "delivery attempt failed") && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond) // the first delivery attempt, logged once it failed
 	}
-	logs := s.logs.String()
+	logs := s.Logs.String()
 	if !strings.Contains(logs, "fetch_failed") || !strings.Contains(logs, "delivery attempt failed") {
 		t.Fatalf("no failed fetch or delivery in the logs; the test did not exercise them:\n%.2000s", logs)
 	}

@@ -1,4 +1,4 @@
-package main
+package server_test
 
 import (
 	"archive/zip"
@@ -13,9 +13,9 @@ import (
 // tools show that date), and says when the batch was made and finished.
 func TestBatchArchiveManifestCarriesTheBatchsTimes(t *testing.T) {
 	s := startSystem(t)
-	auth := map[string]string{"X-API-Key": s.key}
-	st, _, body := s.request("POST", "/v1/batches?wait=20", "application/json",
-		bytes.NewReader([]byte(`{"items":[{"image_url":"`+s.samples+`/photo.png"},{"image_url":"`+s.samples+`/screenshot.png"}]}`)), auth)
+	auth := map[string]string{"X-API-Key": s.Key}
+	st, _, body := s.Request("POST", "/v1/batches?wait=20", "application/json",
+		bytes.NewReader([]byte(`{"items":[{"image_url":"`+s.Samples+`/photo.png"},{"image_url":"`+s.Samples+`/screenshot.png"}]}`)), auth)
 	var b struct {
 		ID         string     `json:"id"`
 		Status     string     `json:"status"`
@@ -25,7 +25,7 @@ func TestBatchArchiveManifestCarriesTheBatchsTimes(t *testing.T) {
 	if err := json.Unmarshal(body, &b); err != nil || st != http.StatusOK || b.FinishedAt == nil {
 		t.Fatalf("batch: %d %s; want it finished within the wait", st, body)
 	}
-	st, _, zipped := s.request("GET", "/v1/batches/"+b.ID+"/archive", "", nil, auth)
+	st, _, zipped := s.Request("GET", "/v1/batches/"+b.ID+"/archive", "", nil, auth)
 	zr, err := zip.NewReader(bytes.NewReader(zipped), int64(len(zipped)))
 	if st != http.StatusOK || err != nil {
 		t.Fatalf("archive: %d %v", st, err)

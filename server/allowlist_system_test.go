@@ -1,4 +1,4 @@
-package main
+package server_test
 
 import (
 	"encoding/base64"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/imgflow/imgflow/fixtures/images"
+	"github.com/imgflow/imgflow/internal/systemtest"
 )
 
 // One address of every range the guard refuses in dev as in production.
@@ -34,24 +35,24 @@ func expectRefused(t *testing.T, what string, status int, body []byte) {
 // image URLs, callbacks and hook targets, and charges nothing for it.
 func TestDevRefusesPrivateRangesForImagesCallbacksAndHooks(t *testing.T) {
 	s := startSystem(t)
-	auth := map[string]string{"X-API-Key": s.key}
-	before := s.credits()
+	auth := map[string]string{"X-API-Key": s.Key}
+	before := s.Credits()
 	img := base64.StdEncoding.EncodeToString(images.Read(t, "photo.png"))
 	for _, host := range privateHosts {
 		u := "http://" + host + ":8080/a.png"
-		st, _, body := s.request("POST", "/v1/jobs", "application/json", strings.NewReader(`{"image_url":"`+u+`"}`), auth)
+		st, _, body := s.Request("POST", "/v1/jobs", "application/json", strings.NewReader(`{"image_url":"`+u+`"}`), auth)
 		expectRefused(t, "image_url "+u, st, body)
-		st, _, body = s.request("POST", "/v1/jobs", "application/json",
+		st, _, body = s.Request("POST", "/v1/jobs", "application/json",
 			strings.NewReader(`{"image_base64":"`+img+`","callback_url":"`+u+`"}`), auth)
 		expectRefused(t, "callback_url "+u, st, body)
-		st, _, body = s.request("POST", "/v1/hooks", "application/json",
+		st, _, body = s.Request("POST", "/v1/hooks", "application/json",
 			strings.NewReader(`{"target_url":"`+u+`","event":"job.finished"}`), auth)
 		expectRefused(t, "target_url "+u, st, body)
 	}
-	if got := s.credits(); got != before {
+	if got := s.Credits(); got != before {
 		t.Errorf("credits went from %d to %d for refused requests", before, got)
 	}
-	_, _, list := s.request("GET", "/v1/jobs", "", nil, auth)
+	_, _, list := s.Request("GET", "/v1/jobs", "", nil, auth)
 	if strings.Contains(string(list), `"id"`) {
 		t.Errorf("refused requests left jobs behind: %s", list)
 	}
@@ -67,16 +68,16 @@ func TestAllowHostsOpensOnlyTheNamedHostPort(t *testing.T) {
 	samples := httptest.NewServer(http.FileServer(http.Dir(images.Path(""))))
 	defer samples.Close()
 	samplesHost := strings.TrimPrefix(samples.URL, "http://")
-	s := startSystem(t, func(o *appOptions) {
-		o.allowLoopback = false
+	s := startSystem(t, func(o *systemtest.Options) {
+		o.AllowLoopback = false
 		o.AllowHosts = []string{samplesHost}
 	})
-	auth := map[string]string{"X-API-Key": s.key}
-	st, _, body := s.request("POST", "/v1/jobs?wait=20", "application/json",
+	auth := map[string]string{"X-API-Key": s.Key}
+	st, _, body := s.Request("POST", "/v1/jobs?wait=20", "application/json",
 		strings.NewReader(`{"image_url":"http://`+samplesHost+`/photo.png"}`), auth)
-	s.expectCompressed(st, body, "image/png")
+	s.ExpectCompressed(st, body, "image/png")
 
-	st, _, body = s.request("POST", "/v1/jobs", "application/json",
+	st, _, body = s.Request("POST", "/v1/jobs", "application/json",
 		strings.NewReader(`{"image_url":"http://`+samplesHost+`/photo.png","callback_url":"`+other.URL+`/cb"}`), auth)
 	expectRefused(t, "callback_url on another port", st, body)
 	if hits != 0 {

@@ -1,4 +1,4 @@
-package main
+package definitions_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/imgflow/imgflow/definitions"
+	"github.com/imgflow/imgflow/internal/systemtest"
 )
 
 // The hook triggers as the platforms' rendered files subscribe them, against
@@ -63,18 +64,18 @@ func fill(t *testing.T, body map[string]any, values map[string]any) map[string]a
 }
 
 func TestTheRenderedHookTriggersSubscribeAndReceiveTheirEvents(t *testing.T) {
-	s := startSystem(t)
-	files, err := definitions.Render(s.api)
+	s := systemtest.Start(t)
+	files, err := definitions.Render(s.API)
 	if err != nil {
 		t.Fatal(err)
 	}
-	balance := s.credits()
+	balance := s.Credits()
 	threshold := balance - 1 // the next charged job crosses it
 
 	type sub struct {
 		platform, path string
 		body           map[string]any
-		rcv            *hookReceiver
+		rcv            *systemtest.HookReceiver
 		secret         string
 		location       string
 	}
@@ -83,13 +84,13 @@ func TestTheRenderedHookTriggersSubscribeAndReceiveTheirEvents(t *testing.T) {
 	// Zapier: performSubscribe's request template (url, body, empty inputs removed).
 	app := renderedFile(t, files, "zapier/imgflow-zapier-app.json")
 	zapierSub := func(key string, input map[string]any) *sub {
-		rcv := newHookReceiver(t, nil)
+		rcv := systemtest.NewHookReceiver(t, nil)
 		ps := app["triggers"].(map[string]any)[key].(map[string]any)["operation"].(map[string]any)["performSubscribe"].(map[string]any)
 		values := map[string]any{"bundle.targetUrl": rcv.URL}
 		for k, v := range input {
 			values[k] = v
 		}
-		return &sub{platform: "zapier " + key, path: strings.TrimPrefix(ps["url"].(string), s.api),
+		return &sub{platform: "zapier " + key, path: strings.TrimPrefix(ps["url"].(string), s.API),
 			body: fill(t, ps["body"].(map[string]any), values), rcv: rcv}
 	}
 	lowZapier := zapierSub("credits_low", map[string]any{"threshold": threshold})
@@ -98,7 +99,7 @@ func TestTheRenderedHookTriggersSubscribeAndReceiveTheirEvents(t *testing.T) {
 
 	// Make: the webhook's attach request, relative to the base URL.
 	attach := renderedFile(t, files, "make/webhook-creditsLow.attach.iml.json")
-	lowMake := &sub{platform: "make credits_low", path: attach["url"].(string), rcv: newHookReceiver(t, nil)}
+	lowMake := &sub{platform: "make credits_low", path: attach["url"].(string), rcv: systemtest.NewHookReceiver(t, nil)}
 	lowMake.body = fill(t, attach["body"].(map[string]any), map[string]any{"webhook.url": lowMake.rcv.URL, "threshold": threshold})
 	subs = append(subs, lowMake)
 
@@ -111,7 +112,7 @@ func TestTheRenderedHookTriggersSubscribeAndReceiveTheirEvents(t *testing.T) {
 		if post == nil || post["operationId"] != "CreditsLow" {
 			continue
 		}
-		lowPA = &sub{platform: "powerautomate credits_low", path: path, body: map[string]any{}, rcv: newHookReceiver(t, nil)}
+		lowPA = &sub{platform: "powerautomate credits_low", path: path, body: map[string]any{}, rcv: systemtest.NewHookReceiver(t, nil)}
 		params := post["parameters"].([]any)
 		props := params[len(params)-1].(map[string]any)["schema"].(map[string]any)["properties"].(map[string]any)
 		for k, p := range props {
@@ -136,14 +137,14 @@ func TestTheRenderedHookTriggersSubscribeAndReceiveTheirEvents(t *testing.T) {
 
 	for _, sb := range subs {
 		b, _ := json.Marshal(sb.body)
-		st, header, answer := s.request("POST", sb.path, "application/json", bytes.NewReader(b), map[string]string{"X-API-Key": s.key})
+		st, header, answer := s.Request("POST", sb.path, "application/json", bytes.NewReader(b), map[string]string{"X-API-Key": s.Key})
 		var hook map[string]any
 		json.Unmarshal(answer, &hook)
 		if st != http.StatusCreated {
 			t.Fatalf("%s: POST %s %s: %d %s", sb.platform, sb.path, b, st, answer)
 		}
 		// Power Automate deletes a flow's hook through the 201's Location.
-		if loc := header.Get("Location"); loc != s.api+"/v1/hooks/"+hook["id"].(string) {
+		if loc := header.Get("Location"); loc != s.API+"/v1/hooks/"+hook["id"].(string) {
 			t.Errorf("%s: Location %q, want the hook's own URL", sb.platform, loc)
 		}
 		if strings.Contains(sb.platform, "credits_low") && (hook["event"] != "account.credits_low" || hook["threshold"] != float64(threshold)) {
@@ -154,45 +155,45 @@ func TestTheRenderedHookTriggersSubscribeAndReceiveTheirEvents(t *testing.T) {
 	// Without an input the server's default applies (threshold 50).
 	def := zapierSub("credits_low", nil)
 	b, _ := json.Marshal(def.body)
-	if st, hook := s.call("POST", def.path, string(b)); st != http.StatusCreated || hook["threshold"] != float64(50) {
+	if st, hook := s.Call("POST", def.path, string(b)); st != http.StatusCreated || hook["threshold"] != float64(50) {
 		t.Errorf("zapier credits_low without a threshold: %d %v, want the default 50", st, hook)
 	}
 
-	s.compress() // balance-1: at the threshold
+	s.Compress() // balance-1: at the threshold
 	for _, sb := range []*sub{lowZapier, lowMake, lowPA} {
-		got := sb.rcv.wait(t, 1)
-		typ, data := got[0].event(t)
+		got := sb.rcv.Wait(t, 1)
+		typ, data := got[0].Event(t)
 		if typ != "account.credits_low" || data["credits_remaining"] != float64(threshold) || data["job_id"] == "" {
 			t.Errorf("%s: got %s %v, want account.credits_low at %d", sb.platform, typ, data, threshold)
 		}
-		if err := got[0].verifies(sb.secret); err != nil {
+		if err := got[0].Verifies(sb.secret); err != nil {
 			t.Errorf("%s: delivery not signed with the hook's secret: %v", sb.platform, err)
 		}
 	}
 
-	st, batch := s.call("POST", "/v1/batches", fmt.Sprintf(`{"items":[{"image_url":%q}],"metadata":{"run":"triggers"}}`, s.samples+"/screenshot.png"))
+	st, batch := s.Call("POST", "/v1/batches", fmt.Sprintf(`{"items":[{"image_url":%q}],"metadata":{"run":"triggers"}}`, s.Samples+"/screenshot.png"))
 	if st != http.StatusAccepted {
 		t.Fatalf("POST /v1/batches: %d %v", st, batch)
 	}
-	got := batchZapier.rcv.wait(t, 1)
-	typ, data := got[0].event(t)
+	got := batchZapier.rcv.Wait(t, 1)
+	typ, data := got[0].Event(t)
 	if typ != "batch.finished" || data["id"] != batch["id"] || data["status"] != "finished" {
 		t.Errorf("batch_finished: got %s %v, want batch.finished of %v", typ, data, batch["id"])
 	}
-	if err := got[0].verifies(batchZapier.secret); err != nil {
+	if err := got[0].Verifies(batchZapier.secret); err != nil {
 		t.Errorf("batch_finished: delivery not signed with the hook's secret: %v", err)
 	}
 	time.Sleep(300 * time.Millisecond)
 	for _, sb := range subs {
-		if n := len(sb.rcv.all()); n != 1 {
+		if n := len(sb.rcv.All()); n != 1 {
 			t.Errorf("%s: %d deliveries, want exactly its one event", sb.platform, n)
 		}
 	}
 	// Turning the flow off: DELETE on that Location.
-	if st, _ := s.call("DELETE", strings.TrimPrefix(lowPA.location, s.api), ""); st != http.StatusNoContent {
+	if st, _ := s.Call("DELETE", strings.TrimPrefix(lowPA.location, s.API), ""); st != http.StatusNoContent {
 		t.Errorf("powerautomate: DELETE of the hook's Location answered %d, want 204", st)
 	}
-	if st, _ := s.call("GET", strings.TrimPrefix(lowPA.location, s.api), ""); st != http.StatusNotFound {
+	if st, _ := s.Call("GET", strings.TrimPrefix(lowPA.location, s.API), ""); st != http.StatusNotFound {
 		t.Errorf("powerautomate: the hook is still there after DELETE (%d)", st)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package system
 
 import (
 	"context"
@@ -19,7 +19,7 @@ const sweepInterval = 30 * time.Second
 
 // s3Config reads IMGFLOW_BLOB_STORE's s3:// form and the standard AWS
 // credential variables; nil for "redis".
-func (o *appOptions) s3Config() (*s3blob.Config, error) {
+func (o *Options) s3Config() (*s3blob.Config, error) {
 	if o.BlobStore == "" || o.BlobStore == "redis" {
 		return nil, nil
 	}
@@ -38,7 +38,7 @@ func (o *appOptions) s3Config() (*s3blob.Config, error) {
 // that were written to Redis before the switch stay readable there until
 // they expire (afterRedis), so jobs in flight and file links of the last
 // day survive the move.
-func (a *app) openBlobs() error {
+func (a *App) openBlobs() error {
 	c, err := a.opts.s3Config()
 	if err != nil || c == nil {
 		a.blobs = a.store
@@ -55,16 +55,16 @@ func (a *app) openBlobs() error {
 
 // runs is the worker's executor store: on Redis, with blobs fused into its
 // steps, or delegating the blob halves to S3.
-func (a *app) runs() *redisstore.Runs {
+func (a *App) runs() *redisstore.Runs {
 	if a.s3 != nil {
 		return a.store.Runs(a.blobs)
 	}
 	return a.store.Runs(nil)
 }
 
-// startBlobSweeper deletes expired S3 blobs every sweepInterval until ctx
+// StartBlobSweeper deletes expired S3 blobs every sweepInterval until ctx
 // ends; work and dev run it. Nothing to do with Redis blobs (their TTLs).
-func (a *app) startBlobSweeper(ctx context.Context, log *slog.Logger) {
+func (a *App) StartBlobSweeper(ctx context.Context, log *slog.Logger) {
 	if a.s3 != nil {
 		go a.s3.RunSweeper(ctx, sweepInterval, log)
 	}
@@ -73,7 +73,7 @@ func (a *app) startBlobSweeper(ctx context.Context, log *slog.Logger) {
 // fileURL is the file_url of a finished job: imgflow's own signed link, or
 // with IMGFLOW_PRESIGN a presigned URL of the S3 object (falling back to
 // the own link if presigning fails).
-func (a *app) fileURL(j *connector.Job, exp time.Time) string {
+func (a *App) fileURL(j *connector.Job, exp time.Time) string {
 	if a.opts.Presign && a.s3 != nil && j.Result != nil {
 		disp := "attachment"
 		if j.Result.Filename != "" {

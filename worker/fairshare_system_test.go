@@ -1,4 +1,4 @@
-package main
+package worker_test
 
 import (
 	"context"
@@ -14,14 +14,15 @@ import (
 	"time"
 
 	"github.com/imgflow/imgflow/fixtures/images"
+	"github.com/imgflow/imgflow/internal/systemtest"
 )
 
 // TestOneKeyCannotStarveAnother: key A fills its cap of unfinished jobs with
 // image URLs that stall, its next jobs are refused with 429, and key B's job
 // still runs to completion while A's fetches are stalled.
 func TestOneKeyCannotStarveAnother(t *testing.T) {
-	s := startSystem(t, func(o *appOptions) { o.MaxJobsPerKey = 2 }) // the worker runs 4 at once
-	keyB, _, err := s.ledger.CreateAccount(context.Background(), 0)
+	s := startSystem(t, func(o *systemtest.Options) { o.MaxJobsPerKey = 2 }) // the worker runs 4 at once
+	keyB, _, err := s.Ledger.CreateAccount(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,16 +59,16 @@ func TestOneKeyCannotStarveAnother(t *testing.T) {
 	t.Cleanup(slow.Close)
 	t.Cleanup(unstall) // before slow.Close, which waits for the handlers
 
-	authA := map[string]string{"X-API-Key": s.key}
+	authA := map[string]string{"X-API-Key": s.Key}
 	var accepted, refused int
 	var idsA []string
 	for i := range 6 {
-		st, h, body := s.request("POST", "/v1/jobs", "application/json",
+		st, h, body := s.Request("POST", "/v1/jobs", "application/json",
 			strings.NewReader(fmt.Sprintf(`{"image_url":"%s/a%d.png"}`, slow.URL, i)), authA)
 		switch {
 		case st == http.StatusAccepted:
 			accepted++
-			idsA = append(idsA, decodeJob(t, st, body).ID)
+			idsA = append(idsA, systemtest.DecodeJob(t, st, body).ID)
 		case st == http.StatusTooManyRequests && strings.Contains(string(body), `"too_many_jobs"`) && h.Get("Retry-After") != "":
 			refused++
 		default:
@@ -85,16 +86,16 @@ func TestOneKeyCannotStarveAnother(t *testing.T) {
 		}
 	}
 
-	st, _, body := s.request("POST", "/v1/jobs?wait=20", "application/json",
+	st, _, body := s.Request("POST", "/v1/jobs?wait=20", "application/json",
 		strings.NewReader(`{"image_base64":"`+base64.StdEncoding.EncodeToString(png)+`"}`), map[string]string{"X-API-Key": keyB})
 	if n := answered.Load(); n != 0 {
 		t.Fatalf("%d of key A's fetches were answered before key B's job ended; they should still be stalled", n)
 	}
-	s.expectCompressed(st, body, "image/png")
+	s.ExpectCompressed(st, body, "image/png")
 	// Order, not time: B finished while A's jobs were still unfinished.
 	for _, id := range idsA {
-		st, _, body := s.request("GET", "/v1/jobs/"+id, "", nil, authA)
-		if job := decodeJob(t, st, body); job.Status != "queued" && job.Status != "processing" {
+		st, _, body := s.Request("GET", "/v1/jobs/"+id, "", nil, authA)
+		if job := systemtest.DecodeJob(t, st, body); job.Status != "queued" && job.Status != "processing" {
 			t.Errorf("key A's job %s when key B's ended; want it still stalled, unfinished", body)
 		}
 	}

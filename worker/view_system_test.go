@@ -1,4 +1,4 @@
-package main
+package worker_test
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/imgflow/imgflow/internal/systemtest"
 )
 
 // The webhook payload of a job and the API's answer for it are one view
@@ -16,9 +18,9 @@ import (
 // every attempt sends the same body.
 func TestAJobsWebhookPayloadIsItsAPIAnswer(t *testing.T) {
 	s := startSystem(t)
-	rcv, got := receiver(t)
-	_, _ = s.subscribe(rcv+"/hook", "job.completed")
-	st, job := s.call("POST", "/v1/jobs", `{"image_url":"`+s.samples+`/photo.png","filename":"shoe.png","metadata":{"sku":"A1"},"callback_url":"`+rcv+`/cb?sig=1"}`)
+	rcv, got := systemtest.Receiver(t)
+	_, _ = s.Subscribe(rcv+"/hook", "job.completed")
+	st, job := s.Call("POST", "/v1/jobs", `{"image_url":"`+s.Samples+`/photo.png","filename":"shoe.png","metadata":{"sku":"A1"},"callback_url":"`+rcv+`/cb?sig=1"}`)
 	if st != http.StatusAccepted {
 		t.Fatalf("POST /v1/jobs: %d %v", st, job)
 	}
@@ -27,12 +29,12 @@ func TestAJobsWebhookPayloadIsItsAPIAnswer(t *testing.T) {
 	for len(bodies) < 2 {
 		select {
 		case r := <-got:
-			bodies[strings.SplitN(r.path, "?", 2)[0]] = r.body
+			bodies[strings.SplitN(r.Path, "?", 2)[0]] = r.Body
 		case <-deadline:
 			t.Fatalf("expected the callback and the hook delivery within 30s, got %d", len(bodies))
 		}
 	}
-	st, answer := s.call("GET", "/v1/jobs/"+job["id"].(string), "")
+	st, answer := s.Call("GET", "/v1/jobs/"+job["id"].(string), "")
 	if st != http.StatusOK {
 		t.Fatalf("GET job: %d %v", st, answer)
 	}

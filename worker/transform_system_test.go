@@ -1,4 +1,4 @@
-package main
+package worker_test
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 
 	"github.com/imgflow/imgflow/connector/imaging"
 	"github.com/imgflow/imgflow/fixtures/images"
+	"github.com/imgflow/imgflow/internal/systemtest"
 )
 
 // Transforms (issue #33) through the live API: resize, convert, preserve
@@ -53,16 +54,16 @@ func needVips(t *testing.T) {
 
 // transformJob posts body as JSON and waits for the job.
 func (s *system) transformJob(body string) transformedJob {
-	s.t.Helper()
-	st, _, out := s.request("POST", "/v1/jobs?wait=20", "application/json", strings.NewReader(body), map[string]string{"X-API-Key": s.key})
+	s.T.Helper()
+	st, _, out := s.Request("POST", "/v1/jobs?wait=20", "application/json", strings.NewReader(body), map[string]string{"X-API-Key": s.Key})
 	return s.finishedTransform(st, out)
 }
 
 func (s *system) finishedTransform(st int, out []byte) transformedJob {
-	s.t.Helper()
+	s.T.Helper()
 	var j transformedJob
 	if err := json.Unmarshal(out, &j); err != nil || st != http.StatusOK || j.Status != "completed" || j.Result == nil {
-		s.t.Fatalf("got %d %s; want 200 and a completed job", st, out)
+		s.T.Fatalf("got %d %s; want 200 and a completed job", st, out)
 	}
 	return j
 }
@@ -70,16 +71,16 @@ func (s *system) finishedTransform(st int, out []byte) transformedJob {
 // download fetches the result and decodes its header: type and size as a
 // user's image viewer would see them.
 func (s *system) download(j transformedJob) (data []byte, format string, w, h int) {
-	s.t.Helper()
+	s.T.Helper()
 	res, err := http.Get(j.Result.FileURL)
 	if err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 	defer res.Body.Close()
 	data, _ = io.ReadAll(res.Body)
 	info, err := imaging.Probe(data)
 	if err != nil {
-		s.t.Fatalf("the result of job %s does not read: %v", j.ID, err)
+		s.T.Fatalf("the result of job %s does not read: %v", j.ID, err)
 	}
 	return data, info.Type, info.Width, info.Height
 }
@@ -106,8 +107,8 @@ func TestTransformsComeOutAsAskedForOneCredit(t *testing.T) {
 		{"flat fields, as forms send them", `{"image_url":"%s/photo.png","resize":"90x90","resize_method":"cover","resize_enlarge":"false","convert":"webp","background":"#ffffff","preserve":""}`, "image/webp", 90, 90},
 	}
 	for i, c := range cases {
-		before := s.credits()
-		j := s.transformJob(fmt.Sprintf(c.body, s.samples))
+		before := s.Credits()
+		j := s.transformJob(fmt.Sprintf(c.body, s.Samples))
 		_, typ, w, h := s.download(j)
 		if typ != c.typ || w != c.w || h != c.h || j.Result.Type != c.typ || j.Result.MIMEType != c.typ || j.Result.Width != c.w || j.Result.Height != c.h {
 			t.Errorf("%s: downloaded %s %d×%d, result says %+v; want %s %d×%d", c.name, typ, w, h, *j.Result, c.typ, c.w, c.h)
@@ -118,19 +119,19 @@ func TestTransformsComeOutAsAskedForOneCredit(t *testing.T) {
 		if j.Input.Width == 0 || j.Input.Type == "" {
 			t.Errorf("%s: the input is not described: %+v", c.name, j.Input)
 		}
-		if got := before - s.credits(); got != 1 {
+		if got := before - s.Credits(); got != 1 {
 			t.Errorf("%s (job %d): charged %d credits, want 1", c.name, i, got)
 		}
 	}
 
 	// Unfilled form fields are no options: a plain job, as today.
-	j := s.transformJob(fmt.Sprintf(`{"image_url":"%s/screenshot.png","resize":"","resize_method":"","resize_enlarge":false,"convert":"","background":"","preserve":""}`, s.samples))
+	j := s.transformJob(fmt.Sprintf(`{"image_url":"%s/screenshot.png","resize":"","resize_method":"","resize_enlarge":false,"convert":"","background":"","preserve":""}`, s.Samples))
 	if j.Result.Type != "" || j.Result.Width != 0 || j.Result.MIMEType != "image/png" {
 		t.Errorf("empty options: result %+v; want a plain PNG job", *j.Result)
 	}
 
 	// The transparent corner of alpha.png, flattened on the colour asked.
-	j = s.transformJob(fmt.Sprintf(`{"image_url":"%s/alpha.png","convert":{"type":"jpeg","background":"#00ff00"},"dedupe":false}`, s.samples))
+	j = s.transformJob(fmt.Sprintf(`{"image_url":"%s/alpha.png","convert":{"type":"jpeg","background":"#00ff00"},"dedupe":false}`, s.Samples))
 	data, _, _, _ := s.download(j)
 	img, _, err := image.Decode(bytes.NewReader(data))
 	if err != nil {
@@ -144,7 +145,7 @@ func TestTransformsComeOutAsAskedForOneCredit(t *testing.T) {
 func TestTransformOptionsOnEveryWayAJobIsMade(t *testing.T) {
 	needVips(t)
 	s := startSystem(t)
-	auth := map[string]string{"X-API-Key": s.key}
+	auth := map[string]string{"X-API-Key": s.Key}
 
 	// Multipart: a HEIC upload and text fields.
 	var form bytes.Buffer
@@ -155,14 +156,14 @@ func TestTransformOptionsOnEveryWayAJobIsMade(t *testing.T) {
 	fw, _ := mw.CreateFormFile("file", "IMG_0001.HEIC")
 	fw.Write(images.Read(t, "photo.heic"))
 	mw.Close()
-	st, _, out := s.request("POST", "/v1/jobs?wait=20", mw.FormDataContentType(), &form, auth)
+	st, _, out := s.Request("POST", "/v1/jobs?wait=20", mw.FormDataContentType(), &form, auth)
 	j := s.finishedTransform(st, out)
 	if _, typ, w, h := s.download(j); typ != "image/webp" || w != 100 || h != 100 || j.Input.Type != "image/heic" || j.Result.Filename != "IMG_0001.webp" {
 		t.Errorf("multipart: %s %d×%d named %q from %s; want a 100×100 image/webp named IMG_0001.webp from image/heic", typ, w, h, j.Result.Filename, j.Input.Type)
 	}
 
 	// The raw-body upload's query.
-	st, _, out = s.request("POST", "/v1/jobs?wait=20&resize=x60&convert=png", "image/jpeg", bytes.NewReader(images.Read(t, "photo.jpg")), auth)
+	st, _, out = s.Request("POST", "/v1/jobs?wait=20&resize=x60&convert=png", "image/jpeg", bytes.NewReader(images.Read(t, "photo.jpg")), auth)
 	j = s.finishedTransform(st, out)
 	if _, typ, w, h := s.download(j); typ != "image/png" || w != 80 || h != 60 {
 		t.Errorf("raw body: %s %d×%d; want an 80×60 image/png", typ, w, h)
@@ -171,7 +172,7 @@ func TestTransformOptionsOnEveryWayAJobIsMade(t *testing.T) {
 	// base64 JSON with a dry run first: the output it promises.
 	b64 := base64.StdEncoding.EncodeToString(images.Read(t, "photo.jpg"))
 	body := `{"image_base64":"` + b64 + `","resize":{"method":"fit","width":50,"height":50},"convert":{"type":"image/webp"}}`
-	st, _, out = s.request("POST", "/v1/jobs?dry_run=1", "application/json", strings.NewReader(body), auth)
+	st, _, out = s.Request("POST", "/v1/jobs?dry_run=1", "application/json", strings.NewReader(body), auth)
 	var dry struct {
 		WouldCharge int `json:"would_charge"`
 		Output      *struct {
@@ -182,7 +183,7 @@ func TestTransformOptionsOnEveryWayAJobIsMade(t *testing.T) {
 	if json.Unmarshal(out, &dry); st != http.StatusOK || dry.Output == nil || dry.Output.Type != "image/webp" || dry.Output.Width != 50 || dry.Output.Height != 38 || dry.WouldCharge != 1 {
 		t.Fatalf("dry run: %d %s; want a 50×38 image/webp that would charge 1", st, out)
 	}
-	before := s.credits()
+	before := s.Credits()
 	j = s.transformJob(body)
 	if j.Result.Width != dry.Output.Width || j.Result.Height != dry.Output.Height || j.Result.Type != dry.Output.Type {
 		t.Errorf("the job made %+v, the dry run promised %+v", *j.Result, *dry.Output)
@@ -195,10 +196,10 @@ func TestTransformOptionsOnEveryWayAJobIsMade(t *testing.T) {
 	if other.DeduplicatedFrom != "" || other.Result.Width != 40 {
 		t.Errorf("other options: deduplicated_from %q, width %d; want a new 40-wide result", other.DeduplicatedFrom, other.Result.Width)
 	}
-	if got := before - s.credits(); got != 2 {
+	if got := before - s.Credits(); got != 2 {
 		t.Errorf("charged %d credits for two distinct jobs and one repeat, want 2", got)
 	}
-	st, _, out = s.request("POST", "/v1/jobs?dry_run=1", "application/json", strings.NewReader(body), auth)
+	st, _, out = s.Request("POST", "/v1/jobs?dry_run=1", "application/json", strings.NewReader(body), auth)
 	if json.Unmarshal(out, &dry); st != http.StatusOK || dry.WouldCharge != 0 {
 		t.Errorf("dry run of a repeat: %s; want would_charge 0", out)
 	}
@@ -207,16 +208,16 @@ func TestTransformOptionsOnEveryWayAJobIsMade(t *testing.T) {
 	req, _ := json.Marshal(map[string]any{
 		"resize": map[string]any{"method": "scale", "width": 64}, "convert": "webp",
 		"items": []map[string]any{
-			{"image_url": s.samples + "/photo.jpg"},
-			{"image_url": s.samples + "/photo.png", "resize": "x30", "convert": "png"},
+			{"image_url": s.Samples + "/photo.jpg"},
+			{"image_url": s.Samples + "/photo.png", "resize": "x30", "convert": "png"},
 		}})
-	st, _, out = s.request("POST", "/v1/batches", "application/json", bytes.NewReader(req), auth)
-	var created batchView
+	st, _, out = s.Request("POST", "/v1/batches", "application/json", bytes.NewReader(req), auth)
+	var created systemtest.BatchView
 	if json.Unmarshal(out, &created); st != http.StatusAccepted {
 		t.Fatalf("batch: %d %s", st, out)
 	}
-	s.waitBatch(created.ID)
-	st, _, out = s.request("GET", "/v1/batches/"+created.ID+"/jobs", "", nil, auth)
+	s.WaitBatch(created.ID)
+	st, _, out = s.Request("GET", "/v1/batches/"+created.ID+"/jobs", "", nil, auth)
 	var page struct{ Jobs []transformedJob }
 	if json.Unmarshal(out, &page); st != http.StatusOK {
 		t.Fatalf("batch jobs: %d %s", st, out)
@@ -245,7 +246,7 @@ func TestPreserveKeepsOnlyTheGroupsAsked(t *testing.T) {
 		{`{"image_url":"%s/photo-exif.jpg","preserve":"creation,location","convert":"webp"}`, false, true, true},
 		{`{"image_url":"%s/photo.heic","preserve":["copyright","creation"]}`, true, true, false},
 	} {
-		j := s.transformJob(fmt.Sprintf(c.body, s.samples))
+		j := s.transformJob(fmt.Sprintf(c.body, s.Samples))
 		data, _, w, h := s.download(j)
 		has := func(s string) bool { return bytes.Contains(data, []byte(s)) }
 		if has("Ada Photographer") != c.copyright || has("2024:06:01 12:34:56") != c.date {
@@ -270,7 +271,7 @@ func TestPreserveAloneStillAppliesOrientation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, _, out := s.request("POST", "/v1/jobs?wait=20&preserve=copyright", "image/png", bytes.NewReader(png), map[string]string{"X-API-Key": s.key})
+	st, _, out := s.Request("POST", "/v1/jobs?wait=20&preserve=copyright", "image/png", bytes.NewReader(png), map[string]string{"X-API-Key": s.Key})
 	j := s.finishedTransform(st, out)
 	if _, typ, w, h := s.download(j); typ != "image/png" || w != 240 || h != 320 {
 		t.Errorf("got %s %d×%d; want a 240×320 PNG, turned as its EXIF says", typ, w, h)
@@ -288,7 +289,7 @@ func gpsOf(t *testing.T, data []byte) bool {
 
 func TestBadTransformOptionsAre400sNamingTheFieldAndChargeNothing(t *testing.T) {
 	s := startSystem(t)
-	before := s.credits()
+	before := s.Credits()
 	for _, c := range []struct{ body, field string }{
 		{`"resize":{"method":"stretch","width":10}`, "resize.method"},
 		{`"resize":{"method":"fit","width":100}`, "resize.height"},
@@ -303,8 +304,8 @@ func TestBadTransformOptionsAre400sNamingTheFieldAndChargeNothing(t *testing.T) 
 		{`"preserve":["copyright"],"convert":"avif"`, "preserve"},
 	} {
 		for _, dry := range []string{"", "&dry_run=1"} {
-			st, _, out := s.request("POST", "/v1/jobs?wait=5"+dry, "application/json",
-				strings.NewReader(`{"image_url":"`+s.samples+`/photo.jpg",`+c.body+`}`), map[string]string{"X-API-Key": s.key})
+			st, _, out := s.Request("POST", "/v1/jobs?wait=5"+dry, "application/json",
+				strings.NewReader(`{"image_url":"`+s.Samples+`/photo.jpg",`+c.body+`}`), map[string]string{"X-API-Key": s.Key})
 			var e struct {
 				Code    string
 				Details []struct{ Field string }
@@ -315,7 +316,7 @@ func TestBadTransformOptionsAre400sNamingTheFieldAndChargeNothing(t *testing.T) 
 			}
 		}
 	}
-	if got := s.credits(); got != before {
+	if got := s.Credits(); got != before {
 		t.Errorf("bad options charged %d credits", before-got)
 	}
 }
@@ -323,15 +324,15 @@ func TestBadTransformOptionsAre400sNamingTheFieldAndChargeNothing(t *testing.T) 
 func TestUnreadableHEICFailsAsAnyUnreadableImage(t *testing.T) {
 	needVips(t)
 	s := startSystem(t)
-	before := s.credits()
-	st, _, out := s.request("POST", "/v1/jobs?wait=20", "application/json",
-		strings.NewReader(`{"image_url":"`+s.samples+`/truncated.heic"}`), map[string]string{"X-API-Key": s.key})
+	before := s.Credits()
+	st, _, out := s.Request("POST", "/v1/jobs?wait=20", "application/json",
+		strings.NewReader(`{"image_url":"`+s.Samples+`/truncated.heic"}`), map[string]string{"X-API-Key": s.Key})
 	var j transformedJob
 	json.Unmarshal(out, &j)
 	if j.Status != "failed" || j.Error == nil || j.Error.Code != "unsupported_format" {
 		t.Errorf("truncated HEIC: %d %s; want a failed job with unsupported_format", st, out)
 	}
-	if got := s.credits(); got != before {
+	if got := s.Credits(); got != before {
 		t.Errorf("charged %d credits for an unreadable image", before-got)
 	}
 }
@@ -354,24 +355,24 @@ func TestWithoutLibvipsTransformsAre422AndPlainJobsWork(t *testing.T) {
 		t.Errorf("the banner line says %q, want transforms off", imaging.Status())
 	}
 	s := startSystem(t)
-	auth := map[string]string{"X-API-Key": s.key}
-	before := s.credits()
+	auth := map[string]string{"X-API-Key": s.Key}
+	before := s.Credits()
 	for _, c := range []struct {
 		contentType string
 		body        []byte
 	}{
-		{"application/json", []byte(`{"image_url":"` + s.samples + `/photo.jpg","resize":"100x"}`)},
-		{"application/json", []byte(`{"image_url":"` + s.samples + `/photo.jpg","preserve":["copyright"]}`)},
+		{"application/json", []byte(`{"image_url":"` + s.Samples + `/photo.jpg","resize":"100x"}`)},
+		{"application/json", []byte(`{"image_url":"` + s.Samples + `/photo.jpg","preserve":["copyright"]}`)},
 		{"image/heic", images.Read(t, "photo.heic")},
 	} {
-		st, _, out := s.request("POST", "/v1/jobs?wait=20", c.contentType, bytes.NewReader(c.body), auth)
+		st, _, out := s.Request("POST", "/v1/jobs?wait=20", c.contentType, bytes.NewReader(c.body), auth)
 		if st != http.StatusUnprocessableEntity || !bytes.Contains(out, []byte(`"code":"transform_unavailable"`)) {
 			t.Errorf("%s: %d %s; want 422 transform_unavailable", c.contentType, st, out)
 		}
 	}
-	st, _, out := s.request("POST", "/v1/jobs?wait=20", "application/json", strings.NewReader(`{"image_url":"`+s.samples+`/photo.jpg"}`), auth)
-	s.expectCompressed(st, out, "image/jpeg")
-	if got := before - s.credits(); got != 1 {
+	st, _, out := s.Request("POST", "/v1/jobs?wait=20", "application/json", strings.NewReader(`{"image_url":"`+s.Samples+`/photo.jpg"}`), auth)
+	s.ExpectCompressed(st, out, "image/jpeg")
+	if got := before - s.Credits(); got != 1 {
 		t.Errorf("charged %d credits, want 1 (the plain job only)", got)
 	}
 }

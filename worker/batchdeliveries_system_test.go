@@ -1,4 +1,4 @@
-package main
+package worker_test
 
 import (
 	"bytes"
@@ -6,22 +6,24 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/imgflow/imgflow/internal/systemtest"
 )
 
 // batch.finished takes the one delivery path: its callback is listed in
 // the key's GET /v1/deliveries like any job's, delivered.
 func TestBatchFinishedIsInTheKeysDeliveries(t *testing.T) {
 	s := startSystem(t)
-	auth := map[string]string{"X-API-Key": s.key}
-	rcv, got := receiver(t)
-	req, _ := json.Marshal(map[string]any{"items": []map[string]any{{"image_url": s.samples + "/photo.png"}}, "callback_url": rcv + "/batch?sig=1"})
-	st, _, body := s.request("POST", "/v1/batches", "application/json", bytes.NewReader(req), auth)
+	auth := map[string]string{"X-API-Key": s.Key}
+	rcv, got := systemtest.Receiver(t)
+	req, _ := json.Marshal(map[string]any{"items": []map[string]any{{"image_url": s.Samples + "/photo.png"}}, "callback_url": rcv + "/batch?sig=1"})
+	st, _, body := s.Request("POST", "/v1/batches", "application/json", bytes.NewReader(req), auth)
 	if st != http.StatusAccepted {
 		t.Fatalf("POST /v1/batches: %d %s", st, body)
 	}
-	var created batchView
+	var created systemtest.BatchView
 	json.Unmarshal(body, &created)
-	s.waitBatch(created.ID)
+	s.WaitBatch(created.ID)
 	select {
 	case <-got:
 	case <-time.After(30 * time.Second):
@@ -29,7 +31,7 @@ func TestBatchFinishedIsInTheKeysDeliveries(t *testing.T) {
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		st, page := s.call("GET", "/v1/deliveries", "")
+		st, page := s.Call("GET", "/v1/deliveries", "")
 		deliveries, _ := page["deliveries"].([]any)
 		for _, d := range deliveries {
 			d, _ := d.(map[string]any)

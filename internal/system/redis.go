@@ -1,4 +1,4 @@
-package main
+package system
 
 import (
 	"context"
@@ -12,24 +12,18 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// redisTarget is where a command's Redis is: REDIS_URL (--redis) and
+// RedisTarget is where a command's Redis is: REDIS_URL (--redis) and
 // whether it names a Redis Cluster (IMGFLOW_REDIS_CLUSTER, --redis-cluster).
 // A cluster URL is go-redis's: redis://host1:port1?addr=host2:port2&addr=...
 // (any reachable nodes; the rest are discovered), and every part of imgflow,
 // the asynq queue included, then uses a cluster client.
-type redisTarget struct {
+type RedisTarget struct {
 	URL     string
 	Cluster bool
 }
 
-// addRedisFlags registers --redis and --redis-cluster with their variables.
-func addRedisFlags(fs *flagSet, url *string, cluster *bool, usage string) {
-	fs.String(url, "redis", "REDIS_URL", "", usage)
-	fs.Bool(cluster, "redis-cluster", "IMGFLOW_REDIS_CLUSTER", false, "REDIS_URL names a Redis Cluster: redis://host1:port1?addr=host2:port2&addr=host3:port3")
-}
-
-// check says what is wrong with a non-empty target, naming the variables.
-func (t redisTarget) check() error {
+// Check says what is wrong with a non-empty target, naming the variables.
+func (t RedisTarget) Check() error {
 	if t.Cluster {
 		if _, err := redis.ParseClusterURL(t.URL); err != nil {
 			return fmt.Errorf("REDIS_URL (--redis) %q is not a Redis Cluster URL (IMGFLOW_REDIS_CLUSTER is on): %v", t.URL, err)
@@ -44,7 +38,7 @@ func (t redisTarget) check() error {
 
 // connOpt is the target as asynq's connection option (its servers and
 // inspectors open their own connections).
-func (t redisTarget) connOpt() (asynq.RedisConnOpt, error) {
+func (t RedisTarget) connOpt() (asynq.RedisConnOpt, error) {
 	if !t.Cluster {
 		return asynq.ParseRedisURI(t.URL)
 	}
@@ -58,11 +52,11 @@ func (t redisTarget) connOpt() (asynq.RedisConnOpt, error) {
 	}, nil
 }
 
-// openRedis connects to the target, or, when its URL is "", starts an
+// OpenRedis connects to the target, or, when its URL is "", starts an
 // embedded miniredis (for dev and for trying the upstream alone). miniredis
 // only expires keys when its clock is moved, so a ticker moves it with the
 // wall clock and TTLs behave as on a real server. close stops both.
-func openRedis(ctx context.Context, t redisTarget) (client redis.UniversalClient, addr string, closeFn func(), err error) {
+func OpenRedis(ctx context.Context, t RedisTarget) (client redis.UniversalClient, addr string, closeFn func(), err error) {
 	url := t.URL
 	if url == "" && t.Cluster {
 		return nil, "", nil, fmt.Errorf("IMGFLOW_REDIS_CLUSTER (--redis-cluster) needs REDIS_URL (--redis): the cluster's nodes")
@@ -110,7 +104,7 @@ func openRedis(ctx context.Context, t redisTarget) (client redis.UniversalClient
 // Retry-After instead of go-redis's default dial retries and back-offs
 // (about 0.4 s per call). A cluster client still follows MOVED and ASK
 // redirects (MaxRedirects, default 3), which is how it rides out a failover.
-func redisClient(t redisTarget) (redis.UniversalClient, error) {
+func redisClient(t RedisTarget) (redis.UniversalClient, error) {
 	url := t.URL
 	if t.Cluster {
 		opts, err := redis.ParseClusterURL(url)

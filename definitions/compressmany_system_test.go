@@ -1,4 +1,4 @@
-package main
+package definitions_test
 
 import (
 	"bytes"
@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"github.com/imgflow/imgflow/fixtures/images"
+	"github.com/imgflow/imgflow/internal/systemtest"
 )
 
 // batchWithJobs is a batch answered with ?include=jobs.
 type batchWithJobs struct {
-	batchView
-	Jobs []batchJobView `json:"jobs"`
+	systemtest.BatchView
+	Jobs []systemtest.BatchJobView `json:"jobs"`
 }
 
 func decodeBatchWithJobs(t *testing.T, st int, body []byte) batchWithJobs {
@@ -34,13 +35,13 @@ func decodeBatchWithJobs(t *testing.T, st int, body []byte) batchWithJobs {
 // with a job per item in item order: completed ones with a file_url that
 // downloads a smaller image without the key, a broken image failed alone.
 func TestBatchIncludeJobsAnswersEveryItemsResultInOrder(t *testing.T) {
-	s := startSystem(t)
-	auth := map[string]string{"X-API-Key": s.key}
-	before := s.credits()
-	body := `{"items":[{"image_url":"` + s.samples + `/photo.png","filename":"first.png","metadata":{"sku":"A1"}},` +
-		`{"image_url":"` + s.samples + `/not-an-image.png"},` +
-		`{"image_url":"` + s.samples + `/photo.jpg","filename":"third.jpg"}],"metadata":{"run":"cm"}}`
-	st, _, raw := s.request("POST", "/v1/batches?wait=25&include=jobs", "application/json", strings.NewReader(body), auth)
+	s := systemtest.Start(t)
+	auth := map[string]string{"X-API-Key": s.Key}
+	before := s.Credits()
+	body := `{"items":[{"image_url":"` + s.Samples + `/photo.png","filename":"first.png","metadata":{"sku":"A1"}},` +
+		`{"image_url":"` + s.Samples + `/not-an-image.png"},` +
+		`{"image_url":"` + s.Samples + `/photo.jpg","filename":"third.jpg"}],"metadata":{"run":"cm"}}`
+	st, _, raw := s.Request("POST", "/v1/batches?wait=25&include=jobs", "application/json", strings.NewReader(body), auth)
 	b := decodeBatchWithJobs(t, st, raw)
 	if st != http.StatusOK || b.Status != "finished" || b.Counts.Completed != 2 || b.Counts.Failed != 1 {
 		t.Fatalf("POST ?wait=25&include=jobs: %d %s; want 200, finished, 2 completed and 1 failed", st, raw)
@@ -74,26 +75,26 @@ func TestBatchIncludeJobsAnswersEveryItemsResultInOrder(t *testing.T) {
 				http.DetectContentType(data), j.Result.CompressedSize, want.mime)
 		}
 	}
-	if spent := before - s.credits(); spent != 2 {
+	if spent := before - s.Credits(); spent != 2 {
 		t.Errorf("charged %d credits, want 2 (the completed items)", spent)
 	}
 
 	// GET answers the same jobs; without include, none.
-	st, _, raw = s.request("GET", "/v1/batches/"+b.ID+"?include=jobs", "", nil, auth)
+	st, _, raw = s.Request("GET", "/v1/batches/"+b.ID+"?include=jobs", "", nil, auth)
 	if again := decodeBatchWithJobs(t, st, raw); st != http.StatusOK || len(again.Jobs) != 3 || again.Jobs[2].ID != b.Jobs[2].ID {
 		t.Errorf("GET ?include=jobs: %d %s; want the 3 jobs again", st, raw)
 	}
-	st, _, raw = s.request("GET", "/v1/batches/"+b.ID, "", nil, auth)
+	st, _, raw = s.Request("GET", "/v1/batches/"+b.ID, "", nil, auth)
 	if bytes.Contains(raw, []byte(`"jobs":[`)) || st != http.StatusOK {
 		t.Errorf("GET without include: %d %s; want the batch alone", st, raw)
 	}
 	for _, bad := range []string{"data", "job", "jobs&include=jobs"} {
-		st, _, raw = s.request("GET", "/v1/batches/"+b.ID+"?include="+bad, "", nil, auth)
+		st, _, raw = s.Request("GET", "/v1/batches/"+b.ID+"?include="+bad, "", nil, auth)
 		if st != http.StatusBadRequest || !strings.Contains(string(raw), "include") {
 			t.Errorf("GET ?include=%s: %d %s; want 400 naming include", bad, st, raw)
 		}
 	}
-	st, _, raw = s.request("POST", "/v1/batches?include=everything", "application/json", strings.NewReader(body), auth)
+	st, _, raw = s.Request("POST", "/v1/batches?include=everything", "application/json", strings.NewReader(body), auth)
 	if st != http.StatusBadRequest {
 		t.Errorf("POST ?include=everything: %d %s; want 400", st, raw)
 	}
@@ -103,8 +104,8 @@ func TestBatchIncludeJobsAnswersEveryItemsResultInOrder(t *testing.T) {
 // 202 (with the jobs as they stand) until the batch is finished, then 200
 // with every job: what Power Automate's Compress Many polls.
 func TestBatchPollLocationAnswers202UntilFinishedThenTheJobs(t *testing.T) {
-	s := startSystem(t)
-	auth := map[string]string{"X-API-Key": s.key}
+	s := systemtest.Start(t)
+	auth := map[string]string{"X-API-Key": s.Key}
 	png := images.Read(t, "photo.png")
 	release := make(chan struct{})
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -124,8 +125,8 @@ func TestBatchPollLocationAnswers202UntilFinishedThenTheJobs(t *testing.T) {
 		}
 	}()
 
-	body := `{"items":[{"image_url":"` + s.samples + `/photo.png"},{"image_url":"` + slow.URL + `/held.png"}]}`
-	st, h, raw := s.request("POST", "/v1/batches?include=jobs", "application/json", strings.NewReader(body), auth)
+	body := `{"items":[{"image_url":"` + s.Samples + `/photo.png"},{"image_url":"` + slow.URL + `/held.png"}]}`
+	st, h, raw := s.Request("POST", "/v1/batches?include=jobs", "application/json", strings.NewReader(body), auth)
 	created := decodeBatchWithJobs(t, st, raw)
 	loc, err := url.Parse(h.Get("Location"))
 	if st != http.StatusAccepted || err != nil || loc.Query().Get("poll") != "1" || loc.Query().Get("include") != "jobs" {
@@ -134,7 +135,7 @@ func TestBatchPollLocationAnswers202UntilFinishedThenTheJobs(t *testing.T) {
 	if len(created.Jobs) != 2 {
 		t.Errorf("the 202 carries %d jobs, want both items' (queued)", len(created.Jobs))
 	}
-	st, h, raw = s.request("GET", loc.RequestURI(), "", nil, auth)
+	st, h, raw = s.Request("GET", loc.RequestURI(), "", nil, auth)
 	running := decodeBatchWithJobs(t, st, raw)
 	if st != http.StatusAccepted || running.Status != "running" || len(running.Jobs) != 2 || h.Get("Retry-After") == "" {
 		t.Fatalf("Location while an item is held: %d %s; want 202, running, 2 jobs, Retry-After", st, raw)
@@ -142,7 +143,7 @@ func TestBatchPollLocationAnswers202UntilFinishedThenTheJobs(t *testing.T) {
 	close(release)
 	released = true
 	for {
-		st, _, raw = s.request("GET", loc.RequestURI(), "", nil, auth)
+		st, _, raw = s.Request("GET", loc.RequestURI(), "", nil, auth)
 		if st != http.StatusAccepted {
 			break
 		}
@@ -157,12 +158,12 @@ func TestBatchPollLocationAnswers202UntilFinishedThenTheJobs(t *testing.T) {
 // record, a blank field left out) as one batch and outputs the batch with
 // a job per image, which Make's Iterator turns into a bundle each.
 func TestMakeCompressManyModuleSendsTheArrayAndOutputsEveryJob(t *testing.T) {
-	s := startSystem(t)
-	before := s.credits()
+	s := systemtest.Start(t)
+	before := s.Credits()
 	out := makeModuleRun(t, s, "module-compressMany", map[string]any{
 		"items": []any{
-			map[string]any{"image_url": s.samples + "/photo.png", "filename": "hero.png"},
-			map[string]any{"image_url": s.samples + "/photo.jpg", "metadata": map[string]any{"row": 2}},
+			map[string]any{"image_url": s.Samples + "/photo.png", "filename": "hero.png"},
+			map[string]any{"image_url": s.Samples + "/photo.jpg", "metadata": map[string]any{"row": 2}},
 		},
 		"metadata": map[string]any{"scenario": "catalog"},
 	})
@@ -183,7 +184,7 @@ func TestMakeCompressManyModuleSendsTheArrayAndOutputsEveryJob(t *testing.T) {
 	if m, _ := jobs[1].(map[string]any)["metadata"].(map[string]any); m["row"] != float64(2) {
 		t.Errorf("jobs[1] metadata %v, want the item's own {row: 2}", jobs[1].(map[string]any)["metadata"])
 	}
-	if spent := before - s.credits(); spent != 2 {
+	if spent := before - s.Credits(); spent != 2 {
 		t.Errorf("charged %d credits, want 2", spent)
 	}
 	// The interface describes what came: every output key of a job is in
@@ -210,11 +211,11 @@ func TestMakeCompressManyModuleSendsTheArrayAndOutputsEveryJob(t *testing.T) {
 // describes it, with its internal query (wait, include=jobs); with no wait
 // it answers 202 and polling Location ends in 200 with every image's job.
 func TestPowerAutomateCompressManyPollsToTheBatchWithItsJobs(t *testing.T) {
-	s := startSystem(t)
+	s := systemtest.Start(t)
 	png := images.Read(t, "photo.png")
 	body := map[string]any{"items": []any{
 		map[string]any{"image_base64": base64.StdEncoding.EncodeToString(png), "filename": "from-sharepoint.png"},
-		map[string]any{"image_url": s.samples + "/photo.jpg"},
+		map[string]any{"image_url": s.Samples + "/photo.jpg"},
 	}}
 	st, h, batch := paRequest(t, s, "POST", "/v1/batches", map[string]string{"wait": "0"}, body)
 	loc := h.Get("Location")
@@ -223,7 +224,7 @@ func TestPowerAutomateCompressManyPollsToTheBatchWithItsJobs(t *testing.T) {
 	}
 	for i := 0; st == http.StatusAccepted && i < 400; i++ {
 		var raw []byte
-		st, _, raw = s.request("GET", strings.TrimPrefix(loc, s.api), "", nil, map[string]string{"X-API-Key": s.key})
+		st, _, raw = s.Request("GET", strings.TrimPrefix(loc, s.API), "", nil, map[string]string{"X-API-Key": s.Key})
 		batch = map[string]any{}
 		json.Unmarshal(raw, &batch)
 		if st == http.StatusAccepted {

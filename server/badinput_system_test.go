@@ -1,4 +1,4 @@
-package main
+package server_test
 
 import (
 	"bytes"
@@ -166,7 +166,7 @@ func TestBadInputsGetTheirDocumentedAnswer(t *testing.T) {
 	s := startSystem(t)
 	for _, row := range badInputs() {
 		t.Run(row.name, func(t *testing.T) {
-			before := s.credits()
+			before := s.Credits()
 			var body []byte
 			if row.body != nil {
 				body = row.body(t)
@@ -178,7 +178,7 @@ func TestBadInputsGetTheirDocumentedAnswer(t *testing.T) {
 				if row.stream != nil {
 					r = row.stream
 				}
-				req, err := http.NewRequest(http.MethodPost, s.api+"/v1/jobs"+row.query, r)
+				req, err := http.NewRequest(http.MethodPost, s.API+"/v1/jobs"+row.query, r)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -186,7 +186,7 @@ func TestBadInputsGetTheirDocumentedAnswer(t *testing.T) {
 					req.ContentLength = row.length
 				}
 				req.Header.Set("Content-Type", row.contentType)
-				req.Header.Set("X-API-Key", s.key)
+				req.Header.Set("X-API-Key", s.Key)
 				res, err := http.DefaultClient.Do(req)
 				if err != nil {
 					t.Fatalf("no answer: %v", err)
@@ -217,16 +217,16 @@ func TestBadInputsGetTheirDocumentedAnswer(t *testing.T) {
 			if alloc > row.maxAlloc {
 				t.Errorf("allocated %d MiB handling it; want at most %d MiB", alloc/mib, row.maxAlloc/mib)
 			}
-			if after := s.credits(); after != before {
+			if after := s.Credits(); after != before {
 				t.Errorf("credits %d -> %d: a bad input was charged", before, after)
 			}
 		})
 	}
 	// Nothing crashed: the system still does a good job.
-	st, _, body := s.request("POST", "/v1/jobs?wait=20", "application/json",
-		strings.NewReader(`{"image_url":"`+s.samples+`/screenshot.png"}`), map[string]string{"X-API-Key": s.key})
-	s.expectCompressed(st, body, "image/png")
-	if st, _, _ := s.request("GET", "/health", "", nil, nil); st != http.StatusOK {
+	st, _, body := s.Request("POST", "/v1/jobs?wait=20", "application/json",
+		strings.NewReader(`{"image_url":"`+s.Samples+`/screenshot.png"}`), map[string]string{"X-API-Key": s.Key})
+	s.ExpectCompressed(st, body, "image/png")
+	if st, _, _ := s.Request("GET", "/health", "", nil, nil); st != http.StatusOK {
 		t.Errorf("/health answered %d after the bad inputs", st)
 	}
 }
@@ -236,7 +236,7 @@ func TestBadInputsGetTheirDocumentedAnswer(t *testing.T) {
 // the real ones), on a loopback port; it returns the host:port.
 func (s *system) serveWith(t *testing.T, adjust func(*http.Server)) string {
 	t.Helper()
-	srv := server.NewHTTPServer(s.handler)
+	srv := server.NewHTTPServer(s.Handler)
 	adjust(srv)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -277,13 +277,13 @@ func TestTheHTTPServerSettingsAreTheDocumentedOnes(t *testing.T) {
 
 func TestHugeHeadersGet431BeforeImgflowReadsThem(t *testing.T) {
 	s := startSystem(t)
-	before := s.credits()
-	huge := "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nX-API-Key: " + s.key + "\r\nX-Filler: " + strings.Repeat("a", 128<<10) + "\r\n\r\n"
-	if out := rawExchange(t, strings.TrimPrefix(s.api, "http://"), huge); !strings.HasPrefix(out, "HTTP/1.1 431 ") {
+	before := s.Credits()
+	huge := "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nX-API-Key: " + s.Key + "\r\nX-Filler: " + strings.Repeat("a", 128<<10) + "\r\n\r\n"
+	if out := rawExchange(t, strings.TrimPrefix(s.API, "http://"), huge); !strings.HasPrefix(out, "HTTP/1.1 431 ") {
 		t.Errorf("got %.200q; want 431 Request Header Fields Too Large", out)
 	}
 	// 32 KiB of headers (long cookies, tracing) still pass.
-	req, _ := http.NewRequest(http.MethodGet, s.api+"/health", nil)
+	req, _ := http.NewRequest(http.MethodGet, s.API+"/health", nil)
 	req.Header.Set("X-Filler", strings.Repeat("a", 32<<10))
 	res, err := http.DefaultClient.Do(req)
 	if err != nil || res.StatusCode != http.StatusOK {
@@ -292,7 +292,7 @@ func TestHugeHeadersGet431BeforeImgflowReadsThem(t *testing.T) {
 	if res != nil {
 		res.Body.Close()
 	}
-	if after := s.credits(); after != before {
+	if after := s.Credits(); after != before {
 		t.Errorf("credits %d -> %d", before, after)
 	}
 }
@@ -302,15 +302,15 @@ func TestHugeHeadersGet431BeforeImgflowReadsThem(t *testing.T) {
 // closes. Neither is charged, and the server goes on serving.
 func TestSlowClientsAreCutOff(t *testing.T) {
 	s := startSystem(t)
-	before := s.credits()
+	before := s.Credits()
 	addr := s.serveWith(t, func(srv *http.Server) {
 		srv.ReadHeaderTimeout = 300 * time.Millisecond
 		srv.ReadTimeout = 600 * time.Millisecond
 	})
-	if out := rawExchange(t, addr, "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nX-API-Key: "+s.key+"\r\n"); out != "" {
+	if out := rawExchange(t, addr, "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nX-API-Key: "+s.Key+"\r\n"); out != "" {
 		t.Errorf("slow headers: got %.200q; want the connection closed without an answer", out)
 	}
-	slowBody := "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nX-API-Key: " + s.key +
+	slowBody := "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nX-API-Key: " + s.Key +
 		"\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"image_url\": \"http"
 	out := rawExchange(t, addr, slowBody)
 	if !strings.HasPrefix(out, "HTTP/1.1 400 ") || !strings.Contains(out, `"code":"invalid_input"`) {
@@ -321,7 +321,7 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 		t.Fatalf("after slow clients: %v %v; want /health 200", res, err)
 	}
 	res.Body.Close()
-	if after := s.credits(); after != before {
+	if after := s.Credits(); after != before {
 		t.Errorf("credits %d -> %d", before, after)
 	}
 }
