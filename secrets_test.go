@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/imgflow/imgflow/internal/asynqext"
 )
 
 // dumpRedis returns every key and value the test's system wrote: its own
@@ -24,7 +26,7 @@ func dumpRedis(t *testing.T, s *system) string {
 	ctx := context.Background()
 	c := s.redis.Client
 	var b strings.Builder
-	for _, pattern := range []string{s.redis.Prefix + "*", "asynq:{" + s.redis.Queue() + "}*"} {
+	for _, pattern := range []string{s.redis.Prefix + "*", asynqext.QueueOf(s.redis.Queue()).KeyPattern()} {
 		keys, err := c.Keys(ctx, pattern).Result()
 		if err != nil {
 			t.Fatal(err)
@@ -132,7 +134,7 @@ func TestKeysAndSecretsAreNeverInLogsRedisOrURLs(t *testing.T) {
 	urls := strings.Join(append(seenURLs, answers...), "\n")
 	mu.Unlock()
 	places := map[string]string{"the logs": s.logs.String(), "Redis": dumpRedis(t, s), "URLs and answers": urls}
-	if !strings.Contains(places["Redis"], s.redis.Prefix+"job:") || !strings.Contains(places["Redis"], "asynq:{"+s.redis.Queue()+"}:t:") {
+	if !strings.Contains(places["Redis"], s.redis.Prefix+"job:") || !strings.Contains(places["Redis"], asynqext.QueueOf(s.redis.Queue()).TaskPrefix()) {
 		t.Fatalf("the Redis scan found no job records:\n%.500s", places["Redis"])
 	}
 	for where, text := range places {
