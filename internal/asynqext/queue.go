@@ -4,9 +4,6 @@ package asynqext
 // checked against (the contract tests compare it with the asynq linked).
 const VerifiedVersion = "v0.26.0"
 
-// asynqModule is asynq's module path, as the build info names it.
-const asynqModule = "github.com/hibiken/asynq"
-
 // QueuesKey is the set of every queue name asynq's clients have enqueued to
 // (base.AllQueues): a client adds its queue on its first enqueue.
 const QueuesKey = "asynq:queues"
