@@ -35,7 +35,7 @@ func TestEnqueuedTaskIsPendingUnderThePendingKey(t *testing.T) {
 	}
 	for _, s := range sent {
 		if s.script != asynqext.Enqueue {
-			t.Fatalf("the enqueue sent a script ScriptOf tells as %d, want only Enqueue (%d)", s.script, asynqext.Enqueue)
+			t.Fatalf("the enqueue sent a script ScriptOf tells as %s, want only %s", s.script, asynqext.Enqueue)
 		}
 	}
 
@@ -185,9 +185,9 @@ func TestForwardIsToldApartAndTaskStatesFollowATasksLife(t *testing.T) {
 
 // A task whose worker died stays active with the lease asynq's dequeue
 // wrote (Unix seconds, 30 s ahead by Redis's clock). RequeueAbandoned
-// leaves it while that lease is live, moves it back to pending exactly
-// once when it has run out, and a live server then runs it, once
-// (worker/recover.go).
+// leaves it while that lease is live or ended less than grace ago, moves
+// it back to pending exactly once past that, and a live server then runs
+// it, once (worker/recover.go).
 func TestAbandonedActiveTaskIsRequeuedOnceThenRuns(t *testing.T) {
 	c := newContract(t)
 	c.enqueue("orphan", asynq.Retention(time.Hour))
@@ -221,13 +221,18 @@ func TestAbandonedActiveTaskIsRequeuedOnceThenRuns(t *testing.T) {
 		t.Fatalf("RequeueAbandoned with the lease live = %q, %v; want nothing moved", moved, err)
 	}
 
-	// 31 s later the lease has run out: the dead server never extended it.
-	c.redis.Client.ZAdd(c.ctx, c.q.Lease(), redis.Z{Score: lease - 31, Member: "orphan"})
-	moved, err = c.q.RequeueAbandoned(c.ctx, c.redis.Client, 0)
-	if err != nil || !slices.Equal(moved, []string{"orphan"}) {
-		t.Fatalf("RequeueAbandoned with the lease run out = %q, %v; want [orphan]", moved, err)
+	// The dead server never extends its lease: within the grace after its
+	// end the task stays, past it the task is moved, once.
+	c.redis.Client.ZAdd(c.ctx, c.q.Lease(), redis.Z{Score: float64(c.redisNow() - 1), Member: "orphan"})
+	if moved, err := c.q.RequeueAbandoned(c.ctx, c.redis.Client, 5*time.Second); err != nil || len(moved) != 0 {
+		t.Fatalf("RequeueAbandoned 1 s after the lease's end, grace 5 s = %q, %v; want nothing moved", moved, err)
 	}
-	if again, err := c.q.RequeueAbandoned(c.ctx, c.redis.Client, 0); err != nil || len(again) != 0 {
+	c.redis.Client.ZAdd(c.ctx, c.q.Lease(), redis.Z{Score: float64(c.redisNow() - 10), Member: "orphan"})
+	moved, err = c.q.RequeueAbandoned(c.ctx, c.redis.Client, 5*time.Second)
+	if err != nil || !slices.Equal(moved, []string{"orphan"}) {
+		t.Fatalf("RequeueAbandoned 10 s after the lease's end, grace 5 s = %q, %v; want [orphan]", moved, err)
+	}
+	if again, err := c.q.RequeueAbandoned(c.ctx, c.redis.Client, 5*time.Second); err != nil || len(again) != 0 {
 		t.Fatalf("RequeueAbandoned a second time = %q, %v; want nothing moved (once only)", again, err)
 	}
 	pending := c.redis.Client.LRange(c.ctx, c.q.Pending(), 0, -1).Val()

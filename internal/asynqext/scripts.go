@@ -29,6 +29,18 @@ const (
 	Forward
 )
 
+func (s Script) String() string {
+	switch s {
+	case Enqueue:
+		return "enqueue"
+	case Dequeue:
+		return "dequeue"
+	case Forward:
+		return "forward"
+	}
+	return "other script"
+}
+
 // ScriptOf tells which of asynq's scripts on q cmd is.
 func (q Queue) ScriptOf(cmd redis.Cmder) Script {
 	if name := cmd.Name(); name != "evalsha" && name != "eval" {
