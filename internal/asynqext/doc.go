@@ -7,7 +7,10 @@
 // recover.go, wake.go, wakehook.go, serverclient.go, unqueued.go), and the
 // test helpers clean up and inspect asynq's keys. Everything they assume about
 // asynq's internals is spelled here, behind small functions of a Queue, and
-// nowhere else.
+// nowhere else in Go; the Helm chart's KEDA scaler names the pending and
+// active lists in its template, which a contract test holds to Pending and
+// Active (deploy/helm/chartcheck, a module of its own, checks the rendered
+// chart's names by pattern).
 //
 // Verified against asynq VerifiedVersion (v0.26.0; the layout is asynq's
 // internal/base/base.go and the scripts internal/rdb/rdb.go). The package has
