@@ -253,3 +253,36 @@ func TestAbandonedActiveTaskIsRequeuedOnceThenRuns(t *testing.T) {
 		t.Fatalf("the requeued task ran %d times on the live server, want 1", n)
 	}
 }
+
+// A live server keeps the lease of a task it runs ahead of Redis's clock:
+// its heartbeat (every 5 s) extends it, so RequeueAbandoned never takes a
+// task from a server that is alive, however long the task runs.
+func TestRunningTasksLeaseIsExtendedByItsServer(t *testing.T) {
+	c := newContract(t)
+	c.enqueue("long")
+	taken, done := make(chan struct{}), make(chan struct{})
+	c.serve(nil, func(ctx context.Context, _ *asynq.Task) error {
+		close(taken)
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+		return nil
+	})
+	defer close(done)
+	select {
+	case <-taken:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no server took the task")
+	}
+	first, err := c.redis.Client.ZScore(c.ctx, c.q.Lease(), "long").Result()
+	if err != nil {
+		t.Fatalf("no lease in %s for the running task: %v", c.q.Lease(), err)
+	}
+	c.waitFor("the server's heartbeat to extend the lease", func() bool {
+		return c.redis.Client.ZScore(c.ctx, c.q.Lease(), "long").Val() > first
+	})
+	if moved, err := c.q.RequeueAbandoned(c.ctx, c.redis.Client, 0); err != nil || len(moved) != 0 {
+		t.Fatalf("RequeueAbandoned took %q (%v) from a live server", moved, err)
+	}
+}
