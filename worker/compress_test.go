@@ -352,7 +352,7 @@ func (h *harness) takeAsDeadServer(jobID string, leaseEnd int64) {
 	if leaseEnd != 0 {
 		h.redis.Client.ZAdd(ctx, q.Lease(), redis.Z{Score: float64(leaseEnd), Member: jobID})
 	}
-	h.redis.Client.HSet(ctx, q.Task(jobID), "state", string(asynqext.TaskActive))
+	h.redis.Client.HSet(ctx, q.Task(jobID), asynqext.StateField, string(asynqext.TaskActive))
 }
 
 // A worker killed mid-task leaves its task "active" in asynq; with asynq

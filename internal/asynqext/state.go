@@ -7,8 +7,11 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// TaskState is the "state" field of a task's hash (base.TaskState's
-// strings).
+// StateField is the field of a task's hash (Queue.Task) that holds its
+// TaskState.
+const StateField = "state"
+
+// TaskState is the StateField of a task's hash (base.TaskState's strings).
 type TaskState string
 
 // The states a task's hash records.
@@ -33,7 +36,7 @@ func (q Queue) TaskStates(ctx context.Context, rdb redis.Cmdable, ids []string) 
 	cmds := make([]*redis.StringCmd, len(ids))
 	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
-			cmds[i] = p.HGet(ctx, q.Task(id), "state")
+			cmds[i] = p.HGet(ctx, q.Task(id), StateField)
 		}
 		return nil
 	})
