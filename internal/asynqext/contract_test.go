@@ -153,8 +153,8 @@ func TestForwardIsToldApartAndTaskStatesFollowATasksLife(t *testing.T) {
 		t.Fatalf("a completed task: Finished() false or %d runs", ran("later"))
 	}
 	if !sentBy.any(func(s sent) bool {
-		c, ok := s.val.(int64)
-		return s.script == asynqext.Forward && s.err == nil && ok && c == 1
+		moved, ok := s.val.(int64)
+		return s.script == asynqext.Forward && s.err == nil && ok && moved == 1
 	}) {
 		t.Fatal("the scheduled task ran, and no script told as Forward answered that it moved 1")
 	}
