@@ -91,7 +91,7 @@ func TestDequeueIsToldApartAndAnswersNilWhenEmptyOrPaused(t *testing.T) {
 			if s.script == asynqext.Dequeue {
 				dequeues++
 				if !asynqext.EmptyDequeue(s.err) {
-					t.Fatalf("a dequeue of the paused queue answered %v, %v; want nil", s.val, s.err)
+					t.Fatalf("a dequeue of the paused queue answered %v; want nil", s.cmd)
 				}
 			}
 		}
@@ -108,7 +108,9 @@ func TestDequeueIsToldApartAndAnswersNilWhenEmptyOrPaused(t *testing.T) {
 		t.Fatalf("the queue is unpaused, and %s still exists", c.q.Paused())
 	}
 	c.waitFor("the task to run once unpaused", func() bool { return ran.Load() == 1 })
-	found := func(s sent) bool { return s.script == asynqext.Dequeue && s.err == nil && s.val != nil }
+	found := func(s sent) bool {
+		return s.script == asynqext.Dequeue && s.err == nil && s.cmd != nil && s.cmd.Val() != nil
+	}
 	if !sentBy.any(found) {
 		t.Fatal("the task ran, and no script told as Dequeue answered it")
 	}
@@ -153,8 +155,7 @@ func TestForwardIsToldApartAndTaskStatesFollowATasksLife(t *testing.T) {
 		t.Fatalf("a completed task: Finished() false or %d runs", ran("later"))
 	}
 	if !sentBy.any(func(s sent) bool {
-		moved, ok := s.val.(int64)
-		return s.script == asynqext.Forward && s.err == nil && ok && moved == 1
+		return s.script == asynqext.Forward && s.err == nil && s.cmd != nil && asynqext.Forwarded(s.cmd) == 1
 	}) {
 		t.Fatal("the scheduled task ran, and no script told as Forward answered that it moved 1")
 	}

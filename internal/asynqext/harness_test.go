@@ -161,7 +161,7 @@ func (quiet) Fatal(...any) {}
 type sent struct {
 	script asynqext.Script
 	err    error
-	val    any
+	cmd    *redis.Cmd // its answer (nil if not a *redis.Cmd)
 }
 
 // scripts is a go-redis hook that records the scripts a client sends
@@ -192,12 +192,9 @@ func (s *scripts) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 			return err
 		}
 		script := s.q.ScriptOf(cmd)
-		var val any
-		if c, ok := cmd.(*redis.Cmd); ok {
-			val = c.Val()
-		}
+		c, _ := cmd.(*redis.Cmd)
 		s.mu.Lock()
-		s.seen = append(s.seen, sent{script: script, err: err, val: val})
+		s.seen = append(s.seen, sent{script: script, err: err, cmd: c})
 		s.mu.Unlock()
 		if s.cutAfterDequeue && script == asynqext.Dequeue && err == nil {
 			s.cut.Store(true)
