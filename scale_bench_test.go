@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/imgflow/imgflow/fixtures/images"
+	"github.com/imgflow/imgflow/internal/asynqext"
 	"github.com/imgflow/imgflow/internal/redistest"
 	"github.com/imgflow/imgflow/internal/s3test"
 	"github.com/imgflow/imgflow/internal/system"
@@ -118,7 +119,7 @@ var uuidLike = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 func logKeyKinds(b *testing.B, r *redistest.Redis, jobs int) {
 	ctx := context.Background()
 	sums := map[string]int64{}
-	for _, pattern := range []string{r.Prefix + "*", "asynq:{" + r.Queue() + "}*"} {
+	for _, pattern := range []string{r.Prefix + "*", asynqext.QueueOf(r.Queue()).KeyPattern()} {
 		iter := r.Client.Scan(ctx, 0, pattern, 1000).Iterator()
 		for iter.Next(ctx) {
 			n, _ := r.Client.MemoryUsage(ctx, iter.Val()).Result()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/fixtures/images"
+	"github.com/imgflow/imgflow/internal/asynqext"
 )
 
 func credits(n int64) *int64 { return &n }
@@ -344,14 +345,14 @@ func TestUnreachableImageURLFailsAfterAFewAttempts(t *testing.T) {
 func (h *harness) takeAsDeadServer(jobID string, leaseEnd int64) {
 	h.t.Helper()
 	ctx := context.Background()
-	q := "asynq:{" + h.redis.Queue() + "}:"
-	if id, err := h.redis.Client.LMove(ctx, q+"pending", q+"active", "RIGHT", "LEFT").Result(); err != nil || id != jobID {
+	q := asynqext.QueueOf(h.redis.Queue())
+	if id, err := h.redis.Client.LMove(ctx, q.Pending(), q.Active(), "RIGHT", "LEFT").Result(); err != nil || id != jobID {
 		h.t.Fatalf("taking the task as a worker would: %q, %v", id, err)
 	}
 	if leaseEnd != 0 {
-		h.redis.Client.ZAdd(ctx, q+"lease", redis.Z{Score: float64(leaseEnd), Member: jobID})
+		h.redis.Client.ZAdd(ctx, q.Lease(), redis.Z{Score: float64(leaseEnd), Member: jobID})
 	}
-	h.redis.Client.HSet(ctx, q+"t:"+jobID, "state", "active")
+	h.redis.Client.HSet(ctx, q.Task(jobID), asynqext.StateField, string(asynqext.TaskActive))
 }
 
 // A worker killed mid-task leaves its task "active" in asynq; with asynq
@@ -401,8 +402,7 @@ func TestTaskWithALiveLeaseIsNeverRequeued(t *testing.T) {
 			}
 		}
 	}
-	q := "asynq:{" + h.redis.Queue() + "}:"
-	if active, _ := h.redis.Client.LRange(ctx, q+"active", 0, -1).Result(); len(active) != 1 || active[0] != job.ID {
+	if active, _ := h.redis.Client.LRange(ctx, asynqext.QueueOf(h.redis.Queue()).Active(), 0, -1).Result(); len(active) != 1 || active[0] != job.ID {
 		t.Fatalf("active list: expected [%s], got %v", job.ID, active)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/internal/asynqext"
 )
 
 // Task types on the queue.
@@ -64,6 +65,9 @@ type compressPayload struct {
 type Queue struct {
 	client             *asynq.Client
 	wake               redis.UniversalClient // nil: no wake-ups
+	wakeHook           *enqueueWaker         // on wake: sends an enqueue's wake-up with it
+	asynqQueue         asynqext.Queue        // asynq's keys of queue (made once)
+	asynqDeliveries    asynqext.Queue        // and of deliveries
 	wakes              *wakeUps              // of the compress queue
 	deliveryWakes      *wakeUps              // of the delivery queue
 	queue              string
@@ -120,11 +124,13 @@ func NewQueue(client *asynq.Client, queue string, opts ...QueueOption) *Queue {
 		q.queue = DefaultQueue
 	}
 	q.deliveries = DeliveryQueue(q.queue)
+	q.asynqQueue, q.asynqDeliveries = asynqext.QueueOf(q.queue), asynqext.QueueOf(q.deliveries)
 	for _, o := range opts {
 		o(q)
 	}
 	if q.wake != nil {
-		hookEnqueues(q.wake)
+		q.wakeHook = &enqueueWaker{rdb: q.wake}
+		q.wake.AddHook(q.wakeHook)
 	}
 	if len(q.schedule) == 0 {
 		q.schedule = DefaultDeliverySchedule
@@ -162,7 +168,11 @@ func (q *Queue) wakeWithEnqueue(ctx context.Context, queue string) (context.Cont
 	if q.wake == nil {
 		return ctx, nil
 	}
-	return withWakeUp(ctx, wakeChannel(queue))
+	keys := q.asynqQueue
+	if queue == q.deliveries {
+		keys = q.asynqDeliveries
+	}
+	return withWakeUp(ctx, q.wakeHook, keys, wakeChannel(queue))
 }
 
 // EnqueueDelivery queues one delivery; d.ID is the task id, so a delivery

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/imgflow/imgflow/internal/asynqext"
 )
 
 // Abandoned tasks: asynq v0.26.0 (the latest release) recovers a task whose
@@ -24,52 +26,31 @@ import (
 // no lease at all (asynq never leaves one so), has no server: it is put back
 // at the head of the pending list, as asynq's own Requeue does.
 //
-// The decision is one Lua script, on Redis's clock, over the whole active
-// list: no process keeps timers of its own, so two recoverers cannot
-// disagree, and a task that a server has just dequeued (fresh lease, not yet
-// in any heartbeat) is never touched. An earlier version went by "no live
-// server's heartbeat lists it for 12 s", timed per process: a process whose
-// timer had started on an earlier run of the task requeued it while another
-// server ran it, and the task ran twice (issue #21).
+// The decision is one Lua script (asynqext.RequeueAbandoned), on Redis's
+// clock, over the whole active list: no process keeps timers of its own, so
+// two recoverers cannot disagree, and a task that a server has just
+// dequeued (fresh lease, not yet in any heartbeat) is never touched. An
+// earlier version went by "no live server's heartbeat lists it for 12 s",
+// timed per process: a process whose timer had started on an earlier run of
+// the task requeued it while another server ran it, and the task ran twice
+// (issue #21).
 //
 // A handler whose lease ran out may still be running (compress.go goes on
 // until the task's deadline to keep a charged answer); the re-run then
 // calls the upstream with the same Idempotency-Key, which an upstream that
 // honours it answers once (see compress.go).
 //
-// It relies on asynq's key layout of v0.26.0 (asynq:{queue}:active, :lease,
-// :pending, :t:<id>, lease scores in Unix seconds);
-// TestAbandonedTaskIsRequeuedWithinSeconds fails if that layout changes.
+// It relies on asynq's private layout (the active list, the leases, the
+// pending list, the task hashes), which internal/asynqext spells and its
+// contract tests hold to the asynq version linked.
 
 // leaseGrace is how long past its lease's end (in whole seconds, as asynq
 // stores it) a task waits before it is requeued: asynq rounds the deadline
 // down to the second, and servers' clocks may differ a little from Redis's.
-const leaseGrace = 2
+const leaseGrace = 2 * time.Second
 
 // recoverEvery is how often each worker process looks for abandoned tasks.
 const recoverEvery = 2 * time.Second
-
-// requeueAbandonedScript moves every task of the active list KEYS[1] whose
-// lease in KEYS[2] ended more than ARGV[2] seconds ago (by Redis's clock), or
-// that has none, to the head of the pending list KEYS[3], and marks its
-// hash (ARGV[1] .. id, the queue's slot) pending. It returns the ids moved.
-var requeueAbandonedScript = redis.NewScript(`
-local ids = redis.call('LRANGE', KEYS[1], 0, -1)
-if #ids == 0 then return {} end
-local now = tonumber(redis.call('TIME')[1])
-local moved = {}
-for _, id in ipairs(ids) do
-  local lease = redis.call('ZSCORE', KEYS[2], id)
-  if not lease or tonumber(lease) + tonumber(ARGV[2]) < now then
-    redis.call('LREM', KEYS[1], 0, id)
-    redis.call('ZREM', KEYS[2], id)
-    redis.call('RPUSH', KEYS[3], id)
-    redis.call('HSET', ARGV[1] .. id, 'state', 'pending')
-    moved[#moved + 1] = id
-  end
-end
-return moved
-`)
 
 // abandonedRecoverer requeues the queue's tasks that no live server holds.
 type abandonedRecoverer struct {
@@ -94,12 +75,7 @@ func (r *abandonedRecoverer) run(ctx context.Context, every time.Duration) {
 // pass looks once and returns the ids it requeued. An idle queue costs one
 // LLEN, not the script's LRANGE and its call.
 func (r *abandonedRecoverer) pass(ctx context.Context) []string {
-	prefix := "asynq:{" + r.queue + "}:"
-	if n, err := r.rdb.LLen(ctx, prefix+"active").Result(); err != nil || n == 0 {
-		return nil // nothing running, or Redis down: look again next time
-	}
-	keys := []string{prefix + "active", prefix + "lease", prefix + "pending"}
-	moved, err := requeueAbandonedScript.Run(ctx, r.rdb, keys, prefix+"t:", leaseGrace).StringSlice()
+	moved, err := asynqext.QueueOf(r.queue).RequeueAbandoned(ctx, r.rdb, leaseGrace)
 	if err != nil {
 		return nil // Redis down or restarting: look again next time
 	}

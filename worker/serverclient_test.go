@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/imgflow/imgflow/internal/asynqext"
 	"github.com/imgflow/imgflow/internal/redistest"
 )
 
@@ -26,6 +27,7 @@ func (d *directClient) EvalSha(ctx context.Context, sha string, keys []string, a
 func TestServerClientSendsOnlyDequeueAndForwardDirect(t *testing.T) {
 	r := redistest.New(t)
 	wk := newWaker(r.Queue(), 0)
+	q := asynqext.QueueOf(r.Queue())
 	ap, err := r.Client.AutoPipelineWithOptions(&redis.AutoPipelineOptions{FullDuplex: true})
 	if err != nil {
 		t.Fatal(err)
@@ -33,10 +35,10 @@ func TestServerClientSendsOnlyDequeueAndForwardDirect(t *testing.T) {
 	direct := &directClient{UniversalClient: r.Client}
 	c := serverClient{AutoPipeliner: ap, direct: direct, wk: wk}
 	ctx := context.Background()
-	c.EvalSha(ctx, "dequeue", []string{wk.pendingKey, wk.pausedKey, "active", "lease"})
-	c.EvalSha(ctx, "forward", []string{"scheduled", wk.pendingKey})
-	c.EvalSha(ctx, "0000000000000000000000000000000000000000", []string{"asynq:{" + r.Queue() + "}:active", "lease", "t:1", "completed"}) // markAsComplete's shape: NOSCRIPT from Redis
-	if len(direct.got) != 2 || direct.got[0] != wk.pendingKey || direct.got[1] != "scheduled" {
+	c.EvalSha(ctx, "dequeue", []string{q.Pending(), q.Paused(), q.Active(), q.Lease()})
+	c.EvalSha(ctx, "forward", []string{q.Scheduled(), q.Pending()})
+	c.EvalSha(ctx, "0000000000000000000000000000000000000000", []string{q.Active(), q.Lease(), q.Task("1"), "completed"}) // markAsComplete's shape: NOSCRIPT from Redis
+	if len(direct.got) != 2 || direct.got[0] != q.Pending() || direct.got[1] != q.Scheduled() {
 		t.Fatalf("direct: expected the dequeue and the forward only, got %q", direct.got)
 	}
 }

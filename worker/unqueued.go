@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/internal/asynqext"
 )
 
 // The sweeper settles what requests left behind, each by a decision that
@@ -134,20 +135,14 @@ func (s *unqueuedSweeper) pass(ctx context.Context, before time.Time) int {
 	if err != nil || len(ids) == 0 {
 		return 0 // Redis down: next time
 	}
-	states := make([]*redis.StringCmd, len(ids))
-	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range ids {
-			states[i] = p.HGet(ctx, "asynq:{"+s.qname+"}:t:"+id, "state")
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+	states, err := asynqext.QueueOf(s.qname).TaskStates(ctx, s.rdb, ids)
+	if err != nil {
 		return 0
 	}
 	var done []string
 	for i, id := range ids {
-		state := states[i].Val() // "" when there is no task
-		if state != "" && state != "completed" && state != "archived" {
+		state := states[i]
+		if state != asynqext.NoTask && !state.Finished() {
 			done = append(done, id) // asynq has it, live
 			continue
 		}
@@ -166,7 +161,7 @@ func (s *unqueuedSweeper) pass(ctx context.Context, before time.Time) int {
 // a batch item, or a job behind a finished task (state), is queued,
 // deleting first that task. False when that could not be decided or done
 // (the note stays).
-func (s *unqueuedSweeper) queueIfUnfinished(ctx context.Context, id, state string) bool {
+func (s *unqueuedSweeper) queueIfUnfinished(ctx context.Context, id string, state asynqext.TaskState) bool {
 	job, err := s.jobs.GetJob(ctx, id)
 	switch {
 	case connector.ErrorCodeOf(err) == connector.ENOTFOUND:
@@ -176,7 +171,7 @@ func (s *unqueuedSweeper) queueIfUnfinished(ctx context.Context, id, state strin
 	case job.Status.Finished():
 		return true
 	}
-	if state == "" && job.BatchID == "" {
+	if state == asynqext.NoTask && job.BatchID == "" {
 		removed, err := s.notes.UndoJob(ctx, job.Owner, id)
 		if err != nil {
 			return false
@@ -188,7 +183,7 @@ func (s *unqueuedSweeper) queueIfUnfinished(ctx context.Context, id, state strin
 		}
 		return true // a run started it meanwhile: it has a task
 	}
-	if state != "" {
+	if state != asynqext.NoTask {
 		if err := s.inspector.DeleteTask(s.qname, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
 			s.log.Warn("the finished task of an unfinished job could not be deleted; trying again next sweep", "job_id", id, "err", err)
 			return false

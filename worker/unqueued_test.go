@@ -6,10 +6,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/fixtures/images"
 	"github.com/imgflow/imgflow/internal/app"
+	"github.com/imgflow/imgflow/internal/asynqext"
 )
+
+// taskState is the state of task id of q, as the sweeper reads it.
+func taskState(t *testing.T, q asynqext.Queue, rdb redis.Cmdable, id string) asynqext.TaskState {
+	t.Helper()
+	states, err := q.TaskStates(context.Background(), rdb, []string{id})
+	if err != nil {
+		t.Fatalf("reading the state of task %s: %v", id, err)
+	}
+	return states[0]
+}
 
 // failingQueue is a queue whose Redis is down.
 type failingQueue struct{}
@@ -94,8 +107,8 @@ func TestJobBehindAFinishedTaskIsQueuedAgain(t *testing.T) {
 	}
 	h.enqueue(job.ID)
 	h.start()
-	q := "asynq:{" + h.redis.Queue() + "}:t:" + job.ID
-	for deadline := time.Now().Add(10 * time.Second); h.redis.Client.HGet(ctx, q, "state").Val() != "completed"; time.Sleep(20 * time.Millisecond) {
+	q := asynqext.QueueOf(h.redis.Queue())
+	for deadline := time.Now().Add(10 * time.Second); taskState(t, q, h.redis.Client, job.ID) != asynqext.TaskCompleted; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the task for the deleted job never finished")
 		}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/imgflow/imgflow/internal/asynqext"
 )
 
 // Wake-up on enqueue. asynq polls: an idle server runs its dequeue script,
@@ -35,24 +37,20 @@ func wakeChannel(queue string) string { return "imgflow:wake:{" + queue + "}" }
 
 // waker is the go-redis hook that holds asynq's empty dequeues of one queue.
 type waker struct {
-	pendingKey, pausedKey string
-	maxWait               time.Duration
-	signal                chan struct{} // a wake-up arrived (capacity 1)
-	stop                  chan struct{} // closed when the worker shuts down
-	stopOnce              sync.Once
-	woken                 atomic.Int64 // held dequeues a wake-up answered with a task (tests)
+	queue    asynqext.Queue // whose dequeue and forward scripts it watches
+	maxWait  time.Duration
+	signal   chan struct{} // a wake-up arrived (capacity 1)
+	stop     chan struct{} // closed when the worker shuts down
+	stopOnce sync.Once
+	woken    atomic.Int64 // held dequeues a wake-up answered with a task (tests)
 }
 
 func newWaker(queue string, maxWait time.Duration) *waker {
 	return &waker{
-		// asynq's key names (base.PendingKey, base.PausedKey): the first two
-		// keys of its dequeue script. A test holds this hook to them.
-		// Its forward script has the pending list as second key.
-		pendingKey: "asynq:{" + queue + "}:pending",
-		pausedKey:  "asynq:{" + queue + "}:paused",
-		maxWait:    maxWait,
-		signal:     make(chan struct{}, 1),
-		stop:       make(chan struct{}),
+		queue:   asynqext.QueueOf(queue),
+		maxWait: maxWait,
+		signal:  make(chan struct{}, 1),
+		stop:    make(chan struct{}),
 	}
 }
 
@@ -89,33 +87,11 @@ func (w *waker) wake() {
 // asynq's own shutdown does not wait for IdleWait.
 func (w *waker) shutdown() { w.stopOnce.Do(func() { close(w.stop) }) }
 
-// isDequeue reports whether cmd is asynq's dequeue script on our queue:
-// EVALSHA/EVAL sha-or-body 4 pending paused active lease ...
-func (w *waker) isDequeue(cmd redis.Cmder) bool {
-	args := cmd.Args()
-	if len(args) < 5 || (cmd.Name() != "evalsha" && cmd.Name() != "eval") {
-		return false
-	}
-	return fmt.Sprint(args[2]) == "4" && args[3] == w.pendingKey && args[4] == w.pausedKey
-}
-
-// isForward reports whether cmd is asynq's script that moves due retries
-// and delayed tasks to our pending list: EVALSHA/EVAL sha-or-body 2 from
-// pending ...
-func (w *waker) isForward(cmd redis.Cmder) bool {
-	args := cmd.Args()
-	if len(args) < 5 || (cmd.Name() != "evalsha" && cmd.Name() != "eval") {
-		return false
-	}
-	return fmt.Sprint(args[2]) == "2" && args[4] == w.pendingKey
-}
-
-// watches reports whether a script on keys is one the hook acts on (the
-// dequeue or the forward), by the keys isDequeue and isForward look at.
+// watches reports whether a script on keys is one the hook acts on:
+// asynq's dequeue or forward on the waker's queue.
 func (w *waker) watches(keys []string) bool {
-	dequeue := len(keys) == 4 && keys[0] == w.pendingKey && keys[1] == w.pausedKey
-	forward := len(keys) == 2 && keys[1] == w.pendingKey
-	return dequeue || forward
+	s := w.queue.ScriptOn(keys)
+	return s == asynqext.Dequeue || s == asynqext.Forward
 }
 
 func (w *waker) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -126,47 +102,60 @@ func (w *waker) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proces
 
 func (w *waker) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		orig, ok := cmd.(*redis.Cmd)
-		if ok && w.isForward(cmd) {
-			err := next(ctx, cmd)
-			if n, _ := orig.Int64(); err == nil && n > 0 {
-				w.wake()
+		if c, ok := cmd.(*redis.Cmd); ok {
+			switch w.queue.ScriptOf(cmd) {
+			case asynqext.Forward:
+				return w.forward(ctx, next, c)
+			case asynqext.Dequeue:
+				return w.dequeue(ctx, next, c)
 			}
-			return err
 		}
-		if !ok || !w.isDequeue(cmd) {
-			return next(ctx, cmd)
-		}
-		// A wake-up from before this dequeue is answered by the dequeue
-		// itself: its task was enqueued before the script runs.
+		return next(ctx, cmd)
+	}
+}
+
+// forward runs asynq's forward script and wakes the waker when it moved
+// tasks to the pending list.
+func (w *waker) forward(ctx context.Context, next redis.ProcessHook, cmd *redis.Cmd) error {
+	err := next(ctx, cmd)
+	if err == nil && asynqext.Forwarded(cmd) > 0 {
+		w.wake()
+	}
+	return err
+}
+
+// dequeue runs asynq's dequeue script and, while it finds nothing, holds
+// it until a wake-up comes (then runs it again) or maxWait passes.
+func (w *waker) dequeue(ctx context.Context, next redis.ProcessHook, cmd *redis.Cmd) error {
+	// A wake-up from before this dequeue is answered by the dequeue
+	// itself: its task was enqueued before the script runs.
+	select {
+	case <-w.signal:
+	default:
+	}
+	err := next(ctx, cmd)
+	if !asynqext.EmptyDequeue(err) {
+		return err // a task, or an error for asynq to handle
+	}
+	timer := time.NewTimer(w.maxWait)
+	defer timer.Stop()
+	for {
 		select {
 		case <-w.signal:
-		default:
+		case <-timer.C:
+			return err // asynq sleeps TaskCheckInterval, then asks again
+		case <-w.stop:
+			return err
 		}
-		err := next(ctx, cmd)
-		if err != redis.Nil {
-			return err // a task, or an error for asynq to handle
-		}
-		timer := time.NewTimer(w.maxWait)
-		defer timer.Stop()
-		for {
-			select {
-			case <-w.signal:
-			case <-timer.C:
-				return err // asynq sleeps TaskCheckInterval, then asks again
-			case <-w.stop:
-				return err
+		again := redis.NewCmd(ctx, cmd.Args()...)
+		err = next(ctx, again)
+		if !asynqext.EmptyDequeue(err) {
+			cmd.SetVal(again.Val())
+			cmd.SetErr(err)
+			if err == nil {
+				w.woken.Add(1)
 			}
-			again := redis.NewCmd(ctx, cmd.Args()...)
-			err = next(ctx, again)
-			if err != redis.Nil {
-				orig.SetVal(again.Val())
-				orig.SetErr(err)
-				if err == nil {
-					w.woken.Add(1)
-				}
-				return err
-			}
+			return err
 		}
 	}
 }

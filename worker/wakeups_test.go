@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -138,5 +139,56 @@ func TestEnqueueOnAnAutopipelinerRunsOnceAndWakes(t *testing.T) {
 	}
 	if n := q.wakes.background.Load(); n != 0 {
 		t.Errorf("background publishes: expected none (the hook sent it), got %d", n)
+	}
+}
+
+// Two Queues on one client (an autopipeliner, where a hook that acted on
+// every enqueue would publish in addition to the other's) each carry their
+// own hook: every enqueue is published once, by its own Queue's hook.
+func TestQueuesSharingAClientPublishEachWakeUpOnce(t *testing.T) {
+	r := redistest.New(t)
+	ctx := context.Background()
+	ap, err := r.Client.AutoPipelineWithOptions(&redis.AutoPipelineOptions{FullDuplex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := asynq.NewClientFromRedisClient(ap)
+	queues := []*Queue{NewQueue(client, r.Queue(), WithWakeUps(ap)), NewQueue(client, r.Queue(), WithWakeUps(ap))}
+	ps := r.Client.Subscribe(ctx, wakeChannel(r.Queue()))
+	defer ps.Close()
+	if _, err := ps.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The first enqueue may load asynq's script (NOSCRIPT, then EVAL: a
+	// wake-up each).
+	if err := queues[0].EnqueueCompress(ctx, "warm-up", ""); err != nil {
+		t.Fatal(err)
+	}
+	for drained := false; !drained; {
+		select {
+		case <-ps.Channel():
+		case <-time.After(200 * time.Millisecond):
+			drained = true
+		}
+	}
+	for i, q := range queues {
+		if err := q.EnqueueCompress(ctx, fmt.Sprintf("job-%d", i), ""); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ps.Channel():
+		case <-time.After(5 * time.Second):
+			t.Fatalf("queue %d: no wake-up published", i)
+		}
+		select {
+		case <-ps.Channel():
+			t.Fatalf("queue %d: its enqueue was published twice", i)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	for i, q := range queues {
+		if n := q.wakes.background.Load(); n != 0 {
+			t.Errorf("queue %d: background publishes: expected none (its hook sent it), got %d", i, n)
+		}
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/imgflow/imgflow/internal/asynqext"
 )
 
 // outcome is what the client saw for one Idempotency-Key.
@@ -101,7 +103,7 @@ type recovery struct {
 }
 
 func (s *system) activeTasks(ctx context.Context) []string {
-	ids, _ := s.rdb.LRange(ctx, "asynq:{imgflow}:active", 0, -1).Result()
+	ids, _ := s.rdb.LRange(ctx, asynqext.QueueOf("imgflow").Active(), 0, -1).Result()
 	return ids
 }
 

@@ -45,6 +45,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/imgflow/imgflow/fixtures/images"
+	"github.com/imgflow/imgflow/internal/asynqext"
 )
 
 const apiKey = "sk_loadtest_key_0000"
@@ -348,13 +349,13 @@ func usedMemory(rdb *redis.Client) int64 {
 // queueLen is the number of compress tasks waiting on asynq's default
 // queue name, which serve and work use here.
 func queueLen(rdb *redis.Client) int64 {
-	return rdb.LLen(context.Background(), "asynq:{imgflow}:pending").Val()
+	return rdb.LLen(context.Background(), asynqext.QueueOf("imgflow").Pending()).Val()
 }
 
 // drained waits until the worker has taken every queued task and finished
 // the running ones.
 func drained(rdb *redis.Client) {
-	for queueLen(rdb) > 0 || rdb.LLen(context.Background(), "asynq:{imgflow}:active").Val() > 0 {
+	for queueLen(rdb) > 0 || rdb.LLen(context.Background(), asynqext.QueueOf("imgflow").Active()).Val() > 0 {
 		time.Sleep(20 * time.Millisecond)
 	}
 }

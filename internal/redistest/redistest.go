@@ -13,6 +13,8 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/imgflow/imgflow/internal/asynqext"
 )
 
 // Redis is a test's Redis connection and the prefix its keys must carry.
@@ -53,12 +55,13 @@ func New(t testing.TB) *Redis {
 	t.Cleanup(func() {
 		if r.Mini == nil {
 			deleteMatching(r.Client, r.Prefix+"*")
-			deleteMatching(r.Client, "asynq:{"+r.Queue()+"}*")
 			// The worker's delivery queue (worker.DeliveryQueue) and its
 			// keys' shares of the workers (worker/fairshare.go).
-			deleteMatching(r.Client, "asynq:{"+r.Queue()+"-deliveries}*")
+			deliveries := r.Queue() + "-deliveries"
+			deleteMatching(r.Client, asynqext.QueueOf(r.Queue()).KeyPattern())
+			deleteMatching(r.Client, asynqext.QueueOf(deliveries).KeyPattern())
 			deleteMatching(r.Client, "imgflow:share:{"+r.Queue()+"}:*")
-			r.Client.SRem(context.Background(), "asynq:queues", r.Queue(), r.Queue()+"-deliveries")
+			r.Client.SRem(context.Background(), asynqext.QueuesKey, r.Queue(), deliveries)
 		}
 		r.Client.Close()
 	})

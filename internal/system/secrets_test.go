@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/imgflow/imgflow/internal/asynqext"
 	"github.com/imgflow/imgflow/internal/systemtest"
 )
 
@@ -26,7 +27,7 @@ func dumpRedis(t *testing.T, s *systemtest.System) string {
 	ctx := context.Background()
 	c := s.Redis.Client
 	var b strings.Builder
-	for _, pattern := range []string{s.Redis.Prefix + "*", "asynq:{" + s.Redis.Queue() + "}*"} {
+	for _, pattern := range []string{s.Redis.Prefix + "*", asynqext.QueueOf(s.Redis.Queue()).KeyPattern()} {
 		keys, err := c.Keys(ctx, pattern).Result()
 		if err != nil {
 			t.Fatal(err)
@@ -134,7 +135,7 @@ func TestKeysAndSecretsAreNeverInLogsRedisOrURLs(t *testing.T) {
 	urls := strings.Join(append(seenURLs, answers...), "\n")
 	mu.Unlock()
 	places := map[string]string{"the logs": s.Logs.String(), "Redis": dumpRedis(t, s), "URLs and answers": urls}
-	if !strings.Contains(places["Redis"], s.Redis.Prefix+"job:") || !strings.Contains(places["Redis"], "asynq:{"+s.Redis.Queue()+"}:t:") {
+	if !strings.Contains(places["Redis"], s.Redis.Prefix+"job:") || !strings.Contains(places["Redis"], asynqext.QueueOf(s.Redis.Queue()).TaskPrefix()) {
 		t.Fatalf("the Redis scan found no job records:\n%.500s", places["Redis"])
 	}
 	for where, text := range places {
