@@ -13,7 +13,7 @@ import (
 
 // CachedAccount returns the cached key check of owner and true, or nil and
 // false when there is none (never cached or expired).
-func (s *Store) CachedAccount(ctx context.Context, owner string) (*connector.Account, bool, error) {
+func (s *base) CachedAccount(ctx context.Context, owner string) (*connector.Account, bool, error) {
 	data, err := s.rdb.Get(ctx, s.acctKey(owner)).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, false, nil
@@ -30,7 +30,7 @@ func (s *Store) CachedAccount(ctx context.Context, owner string) (*connector.Acc
 
 // CacheAccount keeps owner's key check for ttl. A cache entry must expire, so
 // ttl <= 0 stores nothing.
-func (s *Store) CacheAccount(ctx context.Context, owner string, acct *connector.Account, ttl time.Duration) error {
+func (s *base) CacheAccount(ctx context.Context, owner string, acct *connector.Account, ttl time.Duration) error {
 	if ttl <= 0 {
 		return nil
 	}
@@ -44,7 +44,7 @@ func (s *Store) CacheAccount(ctx context.Context, owner string, acct *connector.
 // ConfirmKey records that the compression API confirmed owner's key at at,
 // for grace: while the API cannot be asked, a key confirmed within the
 // grace is still let in. grace <= 0 stores nothing.
-func (s *Store) ConfirmKey(ctx context.Context, owner string, at time.Time, grace time.Duration) error {
+func (s *base) ConfirmKey(ctx context.Context, owner string, at time.Time, grace time.Duration) error {
 	if grace <= 0 {
 		return nil
 	}
@@ -53,7 +53,7 @@ func (s *Store) ConfirmKey(ctx context.Context, owner string, at time.Time, grac
 
 // KeyConfirmedAt returns when the compression API last confirmed owner's
 // key, and false when there is no record (never, or older than its grace).
-func (s *Store) KeyConfirmedAt(ctx context.Context, owner string) (time.Time, bool, error) {
+func (s *base) KeyConfirmedAt(ctx context.Context, owner string) (time.Time, bool, error) {
 	ms, err := s.rdb.Get(ctx, s.confirmedKey(owner)).Int64()
 	if errors.Is(err, redis.Nil) {
 		return time.Time{}, false, nil

@@ -26,7 +26,7 @@ const partTTL = time.Hour
 // part key in the blob's slot, which one MULTI then renames over the blob,
 // so readers never see half a blob and a writer that dies leaves a part
 // that expires. Errors of r come back unchanged.
-func (s *Store) PutBlob(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error {
+func (s *base) PutBlob(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error {
 	first := blobChunk
 	if size >= 0 && size < blobChunk {
 		first = int(size)
@@ -68,7 +68,7 @@ func (s *Store) PutBlob(ctx context.Context, key string, r io.Reader, size int64
 }
 
 // appendParts writes buf[:n] and the rest of r to part.
-func (s *Store) appendParts(ctx context.Context, part string, buf []byte, n int, r io.Reader, size int64, expiry time.Duration) error {
+func (s *base) appendParts(ctx context.Context, part string, buf []byte, n int, r io.Reader, size int64, expiry time.Duration) error {
 	if err := s.bulk.Set(ctx, part, buf[:n], expiry).Err(); err != nil {
 		return storageErr(err)
 	}
@@ -125,7 +125,7 @@ func wantSize(got, size int64, r io.Reader) error {
 // OpenBlob returns the blob under key, or ENOTFOUND when it is gone. Its
 // size and first chunk come in one round trip; each further chunk is one
 // GETRANGE, read as the caller reads.
-func (s *Store) OpenBlob(ctx context.Context, key string) (b *connector.Blob, err error) {
+func (s *base) OpenBlob(ctx context.Context, key string) (b *connector.Blob, err error) {
 	err = s.orAdopted(ctx, s.legacyBlobKey(key), s.blobKey(key), func() error {
 		b, err = s.openBlob(ctx, key)
 		return err
@@ -133,7 +133,7 @@ func (s *Store) OpenBlob(ctx context.Context, key string) (b *connector.Blob, er
 	return b, err
 }
 
-func (s *Store) openBlob(ctx context.Context, key string) (*connector.Blob, error) {
+func (s *base) openBlob(ctx context.Context, key string) (*connector.Blob, error) {
 	var o blobOpening
 	_, err := s.bulk.Pipelined(ctx, func(p redis.Pipeliner) error {
 		o = s.queueOpenBlob(ctx, p, key, blobChunk)
@@ -155,7 +155,7 @@ type blobOpening struct {
 	exists *redis.IntCmd
 }
 
-func (s *Store) queueOpenBlob(ctx context.Context, p redis.Pipeliner, key string, first int64) blobOpening {
+func (s *base) queueOpenBlob(ctx context.Context, p redis.Pipeliner, key string, first int64) blobOpening {
 	k := s.blobKey(key)
 	return blobOpening{key: k, size: p.StrLen(ctx, k), first: p.GetRange(ctx, k, 0, first-1), exists: p.Exists(ctx, k)}
 }
@@ -204,7 +204,7 @@ func (r *rangeReader) Read(p []byte) (int, error) {
 func (r *rangeReader) Close() error { r.buf = nil; r.off = r.size; return nil }
 
 // DeleteBlob removes the bytes under key; a missing blob is not an error.
-func (s *Store) DeleteBlob(ctx context.Context, key string) error {
+func (s *base) DeleteBlob(ctx context.Context, key string) error {
 	if s.legacy != nil {
 		// One node: an older version's copy goes in the same command.
 		return storageErr(s.bulk.Del(ctx, s.blobKey(key), s.legacyBlobKey(key)).Err())

@@ -16,11 +16,11 @@ import (
 var _ connector.DedupeIndex = (*Store)(nil)
 var _ connector.BlobCopier = (*Store)(nil)
 
-func (s *Store) dedupeKey(k connector.DedupeKey) string {
+func (s *base) dedupeKey(k connector.DedupeKey) string {
 	return s.prefix + "dedupe:{" + k.Owner + "}:" + k.SHA256 + ":" + k.Options
 }
 
-func (s *Store) dedupeClaimKey(k connector.DedupeKey) string {
+func (s *base) dedupeClaimKey(k connector.DedupeKey) string {
 	return s.prefix + "dedupeclaim:{" + k.Owner + "}:" + k.SHA256 + ":" + k.Options
 }
 
@@ -28,7 +28,7 @@ func (s *Store) dedupeClaimKey(k connector.DedupeKey) string {
 // claim, "" when neither. The claimant counts because a job completes (and
 // its waiters see it) a moment before the worker records it as the source:
 // an identical job then would wait for the claimant and reuse its result.
-func (s *Store) DedupeSource(ctx context.Context, k connector.DedupeKey) (string, error) {
+func (s *base) DedupeSource(ctx context.Context, k connector.DedupeKey) (string, error) {
 	ids, err := s.rdb.MGet(ctx, s.dedupeKey(k), s.dedupeClaimKey(k)).Result()
 	if err != nil {
 		return "", storageErr(err)
@@ -43,7 +43,7 @@ func (s *Store) DedupeSource(ctx context.Context, k connector.DedupeKey) (string
 
 // EnterDedupe returns k's source, or claims k for jobID, or names the
 // holder of the claim: one round trip.
-func (s *Store) EnterDedupe(ctx context.Context, k connector.DedupeKey, jobID string, lease time.Duration) (string, string, error) {
+func (s *base) EnterDedupe(ctx context.Context, k connector.DedupeKey, jobID string, lease time.Duration) (string, string, error) {
 	res, err := enterScript.Run(ctx, s.rdb, []string{s.dedupeKey(k), s.dedupeClaimKey(k)}, jobID, lease.Milliseconds()).StringSlice()
 	if err != nil || len(res) != 2 {
 		return "", "", storageErr(err)
@@ -53,24 +53,24 @@ func (s *Store) EnterDedupe(ctx context.Context, k connector.DedupeKey, jobID st
 
 // FinishDedupe records jobID as k's source for ttl (a later completion
 // replaces it: its result lives longer) and drops jobID's claim.
-func (s *Store) FinishDedupe(ctx context.Context, k connector.DedupeKey, jobID string, ttl time.Duration) error {
+func (s *base) FinishDedupe(ctx context.Context, k connector.DedupeKey, jobID string, ttl time.Duration) error {
 	return storageErr(finishScript.Run(ctx, s.rdb, []string{s.dedupeKey(k), s.dedupeClaimKey(k)}, jobID, ttl.Milliseconds()).Err())
 }
 
 // ForgetDedupe drops k's entry if it still names jobID.
-func (s *Store) ForgetDedupe(ctx context.Context, k connector.DedupeKey, jobID string) error {
+func (s *base) ForgetDedupe(ctx context.Context, k connector.DedupeKey, jobID string) error {
 	return storageErr(deleteIfScript.Run(ctx, s.rdb, []string{s.dedupeKey(k)}, jobID).Err())
 }
 
 // ReleaseDedupe drops jobID's claim on k.
-func (s *Store) ReleaseDedupe(ctx context.Context, k connector.DedupeKey, jobID string) error {
+func (s *base) ReleaseDedupe(ctx context.Context, k connector.DedupeKey, jobID string) error {
 	return storageErr(deleteIfScript.Run(ctx, s.rdb, []string{s.dedupeClaimKey(k)}, jobID).Err())
 }
 
 // CopyBlob copies a blob inside Redis (COPY: the bytes never leave it). On
 // a cluster the two blobs live in other slots (each job's own), so the copy
 // streams through imgflow instead, a chunk at a time.
-func (s *Store) CopyBlob(ctx context.Context, from, to string, ttl time.Duration) error {
+func (s *base) CopyBlob(ctx context.Context, from, to string, ttl time.Duration) error {
 	if _, cluster := s.bulk.(*redis.ClusterClient); cluster {
 		b, err := s.OpenBlob(ctx, from)
 		if err != nil {

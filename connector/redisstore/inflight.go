@@ -19,7 +19,7 @@ const DefaultInflightTTL = time.Hour
 // inflightRetryAfter is the Retry-After of a refusal: about one job's time.
 const inflightRetryAfter = 5 * time.Second
 
-func (s *Store) inflightKey(owner string) string { return s.prefix + "inflight:{" + owner + "}" }
+func (s *base) inflightKey(owner string) string { return s.prefix + "inflight:{" + owner + "}" }
 
 // admitScript prunes the owner's stale places, then takes one if fewer than
 // the limit are held. One key, so it runs on a cluster too.
@@ -36,7 +36,7 @@ return 1
 `)
 
 // AdmitJob implements connector.InflightLimiter.
-func (s *Store) AdmitJob(ctx context.Context, owner, id string, limit int) error {
+func (s *base) AdmitJob(ctx context.Context, owner, id string, limit int) error {
 	now := s.now()
 	ok, err := admitScript.Run(ctx, s.rdb, []string{s.inflightKey(owner)},
 		now.UnixMilli(), now.Add(s.inflightTTL).UnixMilli(), limit, id).Int()
@@ -51,6 +51,6 @@ func (s *Store) AdmitJob(ctx context.Context, owner, id string, limit int) error
 }
 
 // ReleaseJob implements connector.InflightLimiter.
-func (s *Store) ReleaseJob(ctx context.Context, owner, id string) error {
+func (s *base) ReleaseJob(ctx context.Context, owner, id string) error {
 	return storageErr(s.rdb.ZRem(ctx, s.inflightKey(owner), id).Err())
 }

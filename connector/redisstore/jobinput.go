@@ -14,7 +14,7 @@ import (
 // which costs the pipeline three commands on a missing key. input is nil
 // when there is no blob (or the record took the older-version path); the
 // caller closes it otherwise.
-func (s *Store) getJobWithInput(ctx context.Context, id string) (*connector.Job, *connector.Blob, error) {
+func (s *base) getJobWithInput(ctx context.Context, id string) (*connector.Job, *connector.Blob, error) {
 	var rec *redis.StringCmd
 	var o blobOpening
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {

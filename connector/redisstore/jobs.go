@@ -55,7 +55,7 @@ func decodeJob(data []byte) (*connector.Job, error) {
 // The record and the index entry go in one pipeline (one round trip), not
 // one MULTI: they may live in different cluster slots. Should the index
 // writes fail, the job is still readable by id and expires unlisted.
-func (s *Store) CreateJob(ctx context.Context, job *connector.Job) error {
+func (s *base) CreateJob(ctx context.Context, job *connector.Job) error {
 	now := s.now()
 	data, err := newJobRecord(job, now)
 	if err != nil {
@@ -103,7 +103,7 @@ func newJobRecord(job *connector.Job, now time.Time) ([]byte, error) {
 }
 
 // GetJob returns the job, or ENOTFOUND when it is unknown or expired.
-func (s *Store) GetJob(ctx context.Context, id string) (job *connector.Job, err error) {
+func (s *base) GetJob(ctx context.Context, id string) (job *connector.Job, err error) {
 	err = s.orAdopted(ctx, s.legacyKey("job", id), s.jobKey(id), func() error {
 		job, err = s.getJob(ctx, id)
 		return err
@@ -111,7 +111,7 @@ func (s *Store) GetJob(ctx context.Context, id string) (job *connector.Job, err 
 	return job, err
 }
 
-func (s *Store) getJob(ctx context.Context, id string) (*connector.Job, error) {
+func (s *base) getJob(ctx context.Context, id string) (*connector.Job, error) {
 	data, err := s.rdb.Get(ctx, s.jobKey(id)).Bytes()
 	if errors.Is(err, redis.Nil) {
 		s.jobs.forget(id)
@@ -138,7 +138,7 @@ func (s *Store) getJob(ctx context.Context, id string) (*connector.Job, error) {
 //
 // One round trip when this process read or wrote the unfinished record last
 // (jobCache), two (GET, then the script) otherwise.
-func (s *Store) UpdateJob(ctx context.Context, id string, fn func(*connector.Job) error) (job *connector.Job, err error) {
+func (s *base) UpdateJob(ctx context.Context, id string, fn func(*connector.Job) error) (job *connector.Job, err error) {
 	err = s.orAdopted(ctx, s.legacyKey("job", id), s.jobKey(id), func() error {
 		job, err = s.updateJob(ctx, id, fn, casExtras{})
 		return err
@@ -153,7 +153,7 @@ func (s *Store) UpdateJob(ctx context.Context, id string, fn func(*connector.Job
 // did not finish the job, or the owner's hooks may still sit under an older
 // version's key). A failure is refused (connector.ErrAnswerKept) while the
 // job's call record keeps a charged answer, in the same script.
-func (s *Store) finishJob(ctx context.Context, id string, fn func(*connector.Job) error) (job *connector.Job, hooks connector.HooksHint, err error) {
+func (s *base) finishJob(ctx context.Context, id string, fn func(*connector.Job) error) (job *connector.Job, hooks connector.HooksHint, err error) {
 	err = s.orAdopted(ctx, s.legacyKey("job", id), s.jobKey(id), func() error {
 		hooks = connector.HooksUnknown
 		job, err = s.updateJob(ctx, id, fn, casExtras{hooks: &hooks, runEnd: true})
@@ -171,7 +171,7 @@ type casExtras struct {
 	runEnd bool
 }
 
-func (s *Store) updateJob(ctx context.Context, id string, fn func(*connector.Job) error, extras casExtras) (*connector.Job, error) {
+func (s *base) updateJob(ctx context.Context, id string, fn func(*connector.Job) error, extras casExtras) (*connector.Job, error) {
 	key := s.jobKey(id)
 	old := s.jobs.get(id)
 	cached := old != nil
@@ -251,7 +251,7 @@ func (s *Store) updateJob(ctx context.Context, id string, fn func(*connector.Job
 //
 // With hooks set it also asks, in that pipeline, whether the owner's hook
 // index exists (EXISTS, the owner's slot) and says so in *hooks.
-func (s *Store) casJob(ctx context.Context, key, id string, job *connector.Job, finishing bool, seen string, data []byte, extras casExtras) (any, error) {
+func (s *base) casJob(ctx context.Context, key, id string, job *connector.Job, finishing bool, seen string, data []byte, extras casExtras) (any, error) {
 	hooks := extras.hooks
 	if extras.begun != nil && !finishing {
 		return s.casBeginCall(ctx, key, id, seen, data, extras.begun)
@@ -296,7 +296,7 @@ func (s *Store) casJob(ctx context.Context, key, id string, job *connector.Job, 
 // hooksMerged reports whether owner's hook index can only be under its
 // tagged key: on a cluster, or once this process merged the older untagged
 // one (ListHooks does, once per owner).
-func (s *Store) hooksMerged(owner string) bool {
+func (s *base) hooksMerged(owner string) bool {
 	if s.legacy == nil {
 		return true
 	}
@@ -307,7 +307,7 @@ func (s *Store) hooksMerged(owner string) bool {
 // DeleteJob forgets a job that never ran (its enqueue failed): the record
 // and its listing entry, so no polling trigger sees a job its caller was
 // told does not exist. Unknown ids are not an error.
-func (s *Store) DeleteJob(ctx context.Context, id string) error {
+func (s *base) DeleteJob(ctx context.Context, id string) error {
 	job, err := s.GetJob(ctx, id)
 	if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
 		return nil

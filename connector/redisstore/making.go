@@ -30,13 +30,13 @@ import (
 // makingTTL is how long a batch's decision is kept: far past any request.
 const makingTTL = time.Hour
 
-func (s *Store) stagedJobKey(id string) string   { return s.prefix + "jobmaking:{" + id + "}" }
-func (s *Store) batchMakingKey(id string) string { return s.prefix + "batchmaking:{" + id + "}" }
-func (s *Store) makingKey() string               { return s.prefix + "making" }
+func (s *base) stagedJobKey(id string) string   { return s.prefix + "jobmaking:{" + id + "}" }
+func (s *base) batchMakingKey(id string) string { return s.prefix + "batchmaking:{" + id + "}" }
+func (s *base) makingKey() string               { return s.prefix + "making" }
 
 // BeginBatch records that batch b is being made (MakingCreating), with its
 // record and item ids, and notes it for the sweeper.
-func (s *Store) BeginBatch(ctx context.Context, b *connector.Batch) error {
+func (s *base) BeginBatch(ctx context.Context, b *connector.Batch) error {
 	if b.ID == "" || len(b.JobIDs) == 0 {
 		return internalErr(errors.New("begin batch: no id or no items"))
 	}
@@ -77,7 +77,7 @@ return st
 // DecideBatch decides batch id made or removed, once: it returns to when
 // this call decided, the earlier decision otherwise, and "" when the batch
 // was never begun (or its decision expired).
-func (s *Store) DecideBatch(ctx context.Context, id string, to connector.MakingState) (connector.MakingState, error) {
+func (s *base) DecideBatch(ctx context.Context, id string, to connector.MakingState) (connector.MakingState, error) {
 	st, err := decideScript.Run(ctx, s.rdb, []string{s.batchMakingKey(id)}, string(to)).Text()
 	if err != nil {
 		return "", storageErr(err)
@@ -87,7 +87,7 @@ func (s *Store) DecideBatch(ctx context.Context, id string, to connector.MakingS
 
 // MakingBatch reads a batch being made: its decision and its record (nil
 // once it is done or removed). ENOTFOUND when there is no decision.
-func (s *Store) MakingBatch(ctx context.Context, id string) (*connector.Batch, connector.MakingState, error) {
+func (s *base) MakingBatch(ctx context.Context, id string) (*connector.Batch, connector.MakingState, error) {
 	vals, err := s.rdb.HMGet(ctx, s.batchMakingKey(id), "state", "record").Result()
 	if err != nil {
 		return nil, "", storageErr(err)
@@ -127,7 +127,7 @@ return 1
 
 // AdmitJobs takes an in-flight place for each of ids (a batch's items)
 // when owner holds fewer than limit (0: no cap); ETOOMANY otherwise.
-func (s *Store) AdmitJobs(ctx context.Context, owner string, ids []string, limit int) error {
+func (s *base) AdmitJobs(ctx context.Context, owner string, ids []string, limit int) error {
 	now := s.now()
 	args := make([]any, 0, 3+len(ids))
 	args = append(args, now.UnixMilli(), now.Add(s.inflightTTL).UnixMilli(), limit)
@@ -148,7 +148,7 @@ func (s *Store) AdmitJobs(ctx context.Context, owner string, ids []string, limit
 // StageJob stores a batch item's input (for inputTTL; nil: none) and its
 // record where nothing reads it until CommitStagedJobs: one round trip,
 // both in the job's slot.
-func (s *Store) StageJob(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration) error {
+func (s *base) StageJob(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration) error {
 	data, err := newJobRecord(job, s.now())
 	if err != nil {
 		return err
@@ -188,7 +188,7 @@ return redis.call('EXISTS', KEYS[2])
 // under its owner and noted for the unqueued sweeper (unqueued.go), which
 // queues it should its request not. A record in neither place (expired)
 // is an error.
-func (s *Store) CommitStagedJobs(ctx context.Context, owner string, ids []string) error {
+func (s *base) CommitStagedJobs(ctx context.Context, owner string, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -223,7 +223,7 @@ func (s *Store) CommitStagedJobs(ctx context.Context, owner string, ids []string
 
 // RemoveStagedJobs deletes owner's staged jobs ids, their inputs and their
 // in-flight places (a batch decided removed).
-func (s *Store) RemoveStagedJobs(ctx context.Context, owner string, ids []string) error {
+func (s *base) RemoveStagedJobs(ctx context.Context, owner string, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -245,7 +245,7 @@ func (s *Store) RemoveStagedJobs(ctx context.Context, owner string, ids []string
 // EndBatchMaking closes a batch's making: its decision becomes state
 // (MakingDone after a finish; MakingRemoved stays) without its record, and
 // the sweeper forgets it.
-func (s *Store) EndBatchMaking(ctx context.Context, id string, state connector.MakingState) error {
+func (s *base) EndBatchMaking(ctx context.Context, id string, state connector.MakingState) error {
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, s.batchMakingKey(id), "state", string(state))
 		p.HDel(ctx, s.batchMakingKey(id), "record")
@@ -258,7 +258,7 @@ func (s *Store) EndBatchMaking(ctx context.Context, id string, state connector.M
 
 // MakingBatches returns up to limit ids of batches begun before before
 // whose making has not ended, oldest first.
-func (s *Store) MakingBatches(ctx context.Context, before time.Time, limit int) ([]string, error) {
+func (s *base) MakingBatches(ctx context.Context, before time.Time, limit int) ([]string, error) {
 	ids, err := s.rdb.ZRangeByScore(ctx, s.makingKey(), &redis.ZRangeBy{
 		Min: "-inf", Max: "(" + strconv.FormatInt(before.UnixMilli(), 10), Count: int64(limit),
 	}).Result()
@@ -284,7 +284,7 @@ return 1
 // record and input are deleted, with its listing entry and in-flight
 // place, unless a run started it already (removed false: it is made, and
 // the answer is the job). A task queued for it finds no job and ends.
-func (s *Store) UndoJob(ctx context.Context, owner, id string) (removed bool, err error) {
+func (s *base) UndoJob(ctx context.Context, owner, id string) (removed bool, err error) {
 	s.jobs.forget(id)
 	n, err := undoJobScript.Run(ctx, s.rdb, []string{s.jobKey(id), s.blobKey(connector.InputBlobKey(id))}).Int()
 	if err != nil {

@@ -16,7 +16,7 @@ var _ connector.JobRuns = (*Runs)(nil)
 // store (S3), the blob halves of those steps are delegated to it and the
 // rest stays one write.
 type Runs struct {
-	s *Store
+	s *base
 	// blobs holds the jobs' blobs when they are not in this Redis; nil
 	// when they are, and reads and writes of them join the job's.
 	blobs connector.BlobStore
@@ -24,7 +24,7 @@ type Runs struct {
 
 // Runs returns the executor's store. blobs is where job blobs live when
 // not in this Redis (IMGFLOW_BLOB_STORE=s3://...); nil when they are here.
-func (s *Store) Runs(blobs connector.BlobStore) *Runs { return &Runs{s: s, blobs: blobs} }
+func (s *Store) Runs(blobs connector.BlobStore) *Runs { return &Runs{s: s.base, blobs: blobs} }
 
 // OpenJob reads the job and, with blobs in this Redis, opens its input in
 // the same round trip (nil when it has none); with blobs elsewhere the

@@ -93,6 +93,12 @@ type Options struct {
 // Store is the Redis implementation of connector.JobStore, BlobStore,
 // IdempotencyStore, AccountCache and HookStore. It is safe for concurrent use.
 type Store struct {
+	*base
+}
+
+// base is what every aggregate of the store shares: the client, the key
+// prefix, the options and the scripts' helpers.
+type base struct {
 	// rdb sends the small commands: the autopipeliner over bulk, or bulk
 	// itself (Options.Unbatched, a cluster).
 	rdb redis.UniversalClient
@@ -118,7 +124,7 @@ func New(rdb redis.UniversalClient, opts Options) *Store {
 	if !opts.Unbatched {
 		batchedRDB = Batched(rdb)
 	}
-	s := &Store{rdb: batchedRDB, bulk: rdb, prefix: opts.Prefix, jobTTL: opts.JobTTL, now: opts.Now, hub: newWaitHub(), jobs: newJobCache()}
+	s := &base{rdb: batchedRDB, bulk: rdb, prefix: opts.Prefix, jobTTL: opts.JobTTL, now: opts.Now, hub: newWaitHub(), jobs: newJobCache()}
 	if s.prefix == "" {
 		s.prefix = DefaultPrefix
 	}
@@ -139,7 +145,7 @@ func New(rdb redis.UniversalClient, opts Options) *Store {
 	if _, cluster := rdb.(*redis.ClusterClient); !cluster {
 		s.legacy = &legacyKeys{}
 	}
-	return s
+	return &Store{base: s}
 }
 
 // Batched is the autopipeliner of rdb (see Options.Unbatched), or rdb
@@ -166,7 +172,7 @@ func Batched(rdb redis.UniversalClient) redis.UniversalClient {
 const smallValue = 32 << 10
 
 // clientFor is the client for a round trip that carries n bytes of blob.
-func (s *Store) clientFor(n int64) redis.UniversalClient {
+func (s *base) clientFor(n int64) redis.UniversalClient {
 	if n <= smallValue {
 		return s.rdb
 	}
@@ -175,29 +181,29 @@ func (s *Store) clientFor(n int64) redis.UniversalClient {
 
 // Ping reports whether Redis answers, as EUNAVAILABLE when it does not. The
 // server's /ready uses it.
-func (s *Store) Ping(ctx context.Context) error {
+func (s *base) Ping(ctx context.Context) error {
 	return storageErr(s.rdb.Ping(ctx).Err())
 }
 
-func (s *Store) jobKey(id string) string         { return s.prefix + "job:{" + id + "}" }
-func (s *Store) jobIndexKey(owner string) string { return s.prefix + "jobs:{" + owner + "}" }
-func (s *Store) doneChannel(id string) string    { return s.prefix + "done:{" + id + "}" }
-func (s *Store) idemKey(owner, key string) string {
+func (s *base) jobKey(id string) string         { return s.prefix + "job:{" + id + "}" }
+func (s *base) jobIndexKey(owner string) string { return s.prefix + "jobs:{" + owner + "}" }
+func (s *base) doneChannel(id string) string    { return s.prefix + "done:{" + id + "}" }
+func (s *base) idemKey(owner, key string) string {
 	return s.prefix + "idem:{" + owner + "}:" + key
 }
-func (s *Store) acctKey(owner string) string      { return s.prefix + "acct:{" + owner + "}" }
-func (s *Store) confirmedKey(owner string) string { return s.prefix + "acctok:{" + owner + "}" }
-func (s *Store) hookKey(id string) string         { return s.prefix + "hook:{" + id + "}" }
-func (s *Store) hookIndexKey(owner string) string { return s.prefix + "hooks:{" + owner + "}" }
+func (s *base) acctKey(owner string) string      { return s.prefix + "acct:{" + owner + "}" }
+func (s *base) confirmedKey(owner string) string { return s.prefix + "acctok:{" + owner + "}" }
+func (s *base) hookKey(id string) string         { return s.prefix + "hook:{" + id + "}" }
+func (s *base) hookIndexKey(owner string) string { return s.prefix + "hooks:{" + owner + "}" }
 
 // blobKey tags the last segment of a blob key ("in:<job id>", see
 // connector.InputBlobKey), so a job's blobs live in its slot.
-func (s *Store) blobKey(key string) string {
+func (s *base) blobKey(key string) string {
 	i := strings.LastIndexByte(key, ':')
 	return s.prefix + "blob:" + key[:i+1] + "{" + key[i+1:] + "}"
 }
 
-func (s *Store) idemLeaseKey(owner, key string) string {
+func (s *base) idemLeaseKey(owner, key string) string {
 	return s.prefix + "idemlease:{" + owner + "}:" + key
 }
-func (s *Store) callsKey(id string) string { return s.prefix + "attempts:{" + id + "}" }
+func (s *base) callsKey(id string) string { return s.prefix + "attempts:{" + id + "}" }
