@@ -354,7 +354,7 @@ func (a *app) apiServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 		Blobs:               a.blobs,
 		InputBlobs:          inputs,
 		FileURL:             a.fileURL,
-		Idempotency:         a.store,
+		Idempotency:         a.store.Idempotency,
 		Accounts:            a.store,
 		Hooks:               a.store,
 		Batches:             a.store,

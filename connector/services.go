@@ -114,29 +114,6 @@ type IdempotencyRecord struct {
 	PlannedJobID string `json:"planned_job_id,omitempty"`
 }
 
-// IdempotencyStore remembers Idempotency-Keys per owner for 24 hours. A
-// request holds a key it reserved through a lease of a few seconds that it
-// renews while it lives, so a key whose request died (a server killed) is
-// free again within seconds.
-type IdempotencyStore interface {
-	// ReserveIdempotencyKey claims key for a request with this fingerprint
-	// that would make job jobID (a fresh id, also the lease's token).
-	// reserved is true when the caller holds it now: rec.PlannedJobID is the
-	// job to make, jobID unless the caller took over the key from a request
-	// that died, whose job it must then find or make. Otherwise rec is the
-	// earlier request's record (in flight while JobID is "").
-	ReserveIdempotencyKey(ctx context.Context, owner, key, fingerprint, jobID string) (rec *IdempotencyRecord, reserved bool, err error)
-	// RenewIdempotencyKey extends the lease of the request that reserved key
-	// with jobID; held is false when the lease was lost (another request
-	// took over).
-	RenewIdempotencyKey(ctx context.Context, owner, key, jobID string) (held bool, err error)
-	// CompleteIdempotencyKey records the job the request created.
-	CompleteIdempotencyKey(ctx context.Context, owner, key, jobID string) error
-	// ReleaseIdempotencyKey forgets a reservation whose request failed, so a
-	// retry can go through.
-	ReleaseIdempotencyKey(ctx context.Context, owner, key string) error
-}
-
 // Account is the compression API's key check (/validate) as imgflow sees it.
 type Account struct {
 	Valid            bool   `json:"valid"`

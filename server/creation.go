@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 
+	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/internal/app"
 )
 
@@ -13,15 +14,33 @@ import (
 // glue: the service built from the server's Config, and requests turned
 // into its inputs.
 
-// newJobService builds the creation service on the server's stores. The
-// job store must be the Redis store (it implements app.Store).
+// JobStore is what the API reads of jobs and what its creation service
+// makes them with (redisstore.Jobs).
+type JobStore interface {
+	connector.JobStore
+	app.JobStore
+}
+
+// BatchStore is what the batch routes read and what the creation service
+// makes batches with (redisstore.Batches).
+type BatchStore interface {
+	app.BatchStore
+	// ListBatches returns owner's batches newest first.
+	ListBatches(ctx context.Context, owner string, filter connector.BatchFilter) (*connector.BatchPage, error)
+	// GetJobs reads the items' jobs in one go (nil for a job gone).
+	GetJobs(ctx context.Context, ids []string) ([]*connector.Job, error)
+}
+
+// newJobService builds the creation service on the server's stores.
 func newJobService(cfg *Config, s *Server) *app.JobService {
-	store, ok := cfg.Jobs.(app.Store)
-	if !ok {
-		panic("server: Config.Jobs must implement app.Store (redisstore.Store)")
+	var batches app.BatchStore
+	if cfg.Batches != nil {
+		batches = cfg.Batches
 	}
 	return app.New(app.Config{
-		Store:           store,
+		Jobs:            cfg.Jobs,
+		Batches:         batches,
+		Idempotency:     cfg.Idempotency,
 		Inputs:          cfg.InputBlobs,
 		Queue:           cfg.Queue,
 		Keyring:         cfg.Keyring,

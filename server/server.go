@@ -26,18 +26,18 @@ import (
 // Config is everything the API needs. Stores, queue and compressor are
 // interfaces from connector; main wires the real ones.
 type Config struct {
-	Jobs  connector.JobStore
+	Jobs  JobStore
 	Blobs connector.BlobStore
 	// InputBlobs is where new jobs' inputs are written when blobs live
 	// apart from the job store (S3); nil: the job store keeps them, in the
 	// round trip that makes the job.
 	InputBlobs  connector.BlobStore
-	Idempotency connector.IdempotencyStore
+	Idempotency app.IdempotencyStore
 	Accounts    connector.AccountCache
 	Hooks       connector.HookStore
 	// Batches keeps batches (POST /v1/batches and the routes under it);
 	// nil leaves them out (404).
-	Batches connector.BatchStore
+	Batches BatchStore
 	// Deliveries is each job's delivery log, read by the deliveries routes.
 	Deliveries connector.DeliveryLog
 	// HookAdmin, Messages, DeliveryIndex and CallbackSecrets serve the

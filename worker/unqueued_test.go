@@ -40,7 +40,7 @@ func TestSweeperTakesBackAnUnansweredJobAndQueuesAMadeBatchsItems(t *testing.T) 
 	if err := h.store.DeleteJob(ctx, deleted.ID); err != nil {
 		t.Fatal(err)
 	}
-	maker := app.New(app.Config{Store: h.store, Queue: failingQueue{}, Keyring: h.keyring})
+	maker := app.New(app.Config{Jobs: h.store, Batches: h.store, Queue: failingQueue{}, Keyring: h.keyring})
 	defer maker.Close()
 	b, _, err := maker.CreateBatch(ctx, &app.BatchRequest{Owner: h.owner, Key: h.apiKey,
 		Items: []app.Input{{Kind: connector.InputURL, URL: url}, {Kind: connector.InputURL, URL: url, Dedupe: new(bool)}}})
@@ -121,7 +121,7 @@ func TestSweeperCountsABatchItemsMissedEnd(t *testing.T) {
 	}
 	h.cfg.Batches = h.store
 	ctx := context.Background()
-	maker := app.New(app.Config{Store: h.store, Queue: failingQueue{}, Keyring: h.keyring})
+	maker := app.New(app.Config{Jobs: h.store, Batches: h.store, Queue: failingQueue{}, Keyring: h.keyring})
 	defer maker.Close()
 	b, _, err := maker.CreateBatch(ctx, &app.BatchRequest{Owner: h.owner, Key: h.apiKey, CallbackURL: "https://hooks.example/batch",
 		Items: []app.Input{{Kind: connector.InputURL, URL: "https://images.test/a.png"}, {Kind: connector.InputURL, URL: "https://images.test/b.png"}}})

@@ -157,8 +157,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	if notes, ok := w.cfg.Jobs.(unqueuedLister); ok {
 		sw := &unqueuedSweeper{notes: notes, jobs: w.cfg.Jobs, queue: w.queue, rdb: w.rdb,
 			inspector: asynq.NewInspectorFromRedisClient(w.rdb), qname: w.cfg.Queue, log: w.log, makingAfter: w.makingAfter}
-		if st, ok := w.cfg.Jobs.(app.Store); ok {
-			maker := app.New(app.Config{Store: st, Queue: w.queue, Logger: w.log})
+		st, isJobs := w.cfg.Jobs.(app.JobStore)
+		bs, isBatches := w.cfg.Jobs.(app.BatchStore)
+		if isJobs && isBatches {
+			maker := app.New(app.Config{Jobs: st, Batches: bs, Queue: w.queue, Logger: w.log})
 			defer maker.Close()
 			sw.batches = maker
 		}

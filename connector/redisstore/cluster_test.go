@@ -69,16 +69,16 @@ func TestEveryStoreOperationWorksOnARedisCluster(t *testing.T) {
 		t.Fatalf("DeleteJob on the cluster: %v", err)
 	}
 
-	if _, ok, err := s.ReserveIdempotencyKey(ctx, "owner-a", "k", "fp", "job-a"); err != nil || !ok {
+	if _, ok, err := s.Idempotency.ReserveIdempotencyKey(ctx, "owner-a", "k", "fp", "job-a"); err != nil || !ok {
 		t.Fatalf("Reserve on the cluster = %v, %v", ok, err)
 	}
-	if err := s.CompleteIdempotencyKey(ctx, "owner-a", "k", jobs[1].ID); err != nil {
+	if err := s.Idempotency.CompleteIdempotencyKey(ctx, "owner-a", "k", jobs[1].ID); err != nil {
 		t.Fatalf("Complete on the cluster: %v", err)
 	}
-	if _, ok, _ := s.ReserveIdempotencyKey(ctx, "owner-b", "k2", "fp", "job-b"); !ok {
+	if _, ok, _ := s.Idempotency.ReserveIdempotencyKey(ctx, "owner-b", "k2", "fp", "job-b"); !ok {
 		t.Fatal("second owner could not reserve")
 	}
-	if err := s.ReleaseIdempotencyKey(ctx, "owner-b", "k2"); err != nil {
+	if err := s.Idempotency.ReleaseIdempotencyKey(ctx, "owner-b", "k2"); err != nil {
 		t.Fatalf("Release on the cluster: %v", err)
 	}
 

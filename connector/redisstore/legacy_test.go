@@ -81,7 +81,7 @@ func TestUpgradeKeepsRecordsOfTheUntaggedLayout(t *testing.T) {
 	if err != nil || string(blob) != "input bytes" {
 		t.Fatalf("GetBlob of the old input = %q, %v", blob, err)
 	}
-	rec, reserved, err := s.ReserveIdempotencyKey(ctx, owner, "k1", "fp", "job-new")
+	rec, reserved, err := s.Idempotency.ReserveIdempotencyKey(ctx, owner, "k1", "fp", "job-new")
 	if err != nil || reserved || rec.JobID != job.ID {
 		t.Fatalf("Reserve of a key used before the upgrade = %+v, reserved %v, %v; want a replay of %s", rec, reserved, err, job.ID)
 	}

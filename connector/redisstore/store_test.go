@@ -88,13 +88,13 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 		"OpenBlob":   func(ctx context.Context) error { _, err := connector.ReadBlob(ctx, s, "k"); return err },
 		"DeleteBlob": func(ctx context.Context) error { return s.DeleteBlob(ctx, "k") },
 		"ReserveIdempotencyKey": func(ctx context.Context) error {
-			_, _, err := s.ReserveIdempotencyKey(ctx, "o", "k", "f", "j")
+			_, _, err := s.Idempotency.ReserveIdempotencyKey(ctx, "o", "k", "f", "j")
 			return err
 		},
-		"CompleteIdempotencyKey": func(ctx context.Context) error { return s.CompleteIdempotencyKey(ctx, "o", "k", "j") },
-		"ReleaseIdempotencyKey":  func(ctx context.Context) error { return s.ReleaseIdempotencyKey(ctx, "o", "k") },
+		"CompleteIdempotencyKey": func(ctx context.Context) error { return s.Idempotency.CompleteIdempotencyKey(ctx, "o", "k", "j") },
+		"ReleaseIdempotencyKey":  func(ctx context.Context) error { return s.Idempotency.ReleaseIdempotencyKey(ctx, "o", "k") },
 		"RenewIdempotencyKey": func(ctx context.Context) error {
-			_, err := s.RenewIdempotencyKey(ctx, "o", "k", "j")
+			_, err := s.Idempotency.RenewIdempotencyKey(ctx, "o", "k", "j")
 			return err
 		},
 		"CachedAccount": func(ctx context.Context) error { _, _, err := s.CachedAccount(ctx, "o"); return err },

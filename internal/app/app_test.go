@@ -82,8 +82,11 @@ func newFixture(t *testing.T) *fixture {
 	return &fixture{t: t, r: r, store: redisstore.New(r.Client, redisstore.Options{Prefix: r.Prefix}), queue: &queue{}, kr: kr}
 }
 
-func (f *fixture) service(store app.Store, mod func(*app.Config)) *app.JobService {
-	cfg := app.Config{Store: store, Queue: f.queue, Keyring: f.kr, IdempotencyWait: 3 * time.Second}
+// service is the creation service on the fixture's store; mod may swap
+// in a store that fails a step.
+func (f *fixture) service(mod func(*app.Config)) *app.JobService {
+	cfg := app.Config{Jobs: f.store, Batches: f.store, Idempotency: f.store.Idempotency,
+		Queue: f.queue, Keyring: f.kr, IdempotencyWait: 3 * time.Second}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -128,7 +131,7 @@ func (f *fixture) nothingLeft(owner string) {
 func TestBatchWhoseItemFailsLeavesNothing(t *testing.T) {
 	f := newFixture(t)
 	store := &failingStage{Store: f.store, failAt: 150}
-	s := f.service(store, func(c *app.Config) { c.MaxJobsPerKey = 1000 })
+	s := f.service(func(c *app.Config) { c.Jobs, c.MaxJobsPerKey = store, 1000 })
 	_, _, err := s.CreateBatch(context.Background(), &app.BatchRequest{Owner: "o1", Key: "k", Items: urlItems(200)})
 	if connector.ErrorCodeOf(err) != connector.EUNAVAILABLE {
 		t.Fatalf("err %v, want unavailable", err)
@@ -149,7 +152,7 @@ func TestBatchWhoseClientGoesAwayLeavesNothing(t *testing.T) {
 			cancel()
 		}
 	}}
-	s := f.service(store, nil)
+	s := f.service(func(c *app.Config) { c.Jobs = store })
 	_, _, err := s.CreateBatch(ctx, &app.BatchRequest{Owner: "o1", Key: "k", Items: urlItems(200)})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v, want the request's cancellation", err)
@@ -166,7 +169,7 @@ func TestBatchWhoseClientGoesAwayLeavesNothing(t *testing.T) {
 func TestBatchMadeWhileTheQueueIsDownIsWholeAndNoted(t *testing.T) {
 	f := newFixture(t)
 	f.queue.down = true
-	s := f.service(f.store, nil)
+	s := f.service(nil)
 	ctx := context.Background()
 	b, _, err := s.CreateBatch(ctx, &app.BatchRequest{Owner: "o1", Key: "k", Items: urlItems(30)})
 	if err != nil {
@@ -189,6 +192,12 @@ func TestBatchMadeWhileTheQueueIsDownIsWholeAndNoted(t *testing.T) {
 	if err != nil || len(noted) != 30 {
 		t.Fatalf("%d items noted for the sweeper (%v), want 30", len(noted), err)
 	}
+}
+
+// killedAt makes the service's jobs and batches b, a request killed at a
+// step of its making.
+func killedAt(b *beginOnly) func(*app.Config) {
+	return func(c *app.Config) { c.Jobs, c.Batches = b, b }
 }
 
 // beginOnly makes a batch as a request killed after its items were stored
@@ -219,17 +228,17 @@ func TestSweepRemovesABatchLeftCreatingAndFinishesOneLeftMade(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 
-	killed := f.service(&beginOnly{Store: f.store}, nil)
+	killed := f.service(killedAt(&beginOnly{Store: f.store}))
 	if _, _, err := killed.CreateBatch(ctx, &app.BatchRequest{Owner: "o1", Key: "k", Items: urlItems(20)}); err == nil {
 		t.Fatal("the killed request answered")
 	}
-	sweeper := f.service(f.store, nil)
+	sweeper := f.service(nil)
 	if n, err := sweeper.SweepBatches(ctx, time.Now().Add(time.Second)); err != nil || n != 1 {
 		t.Fatalf("swept %d (%v), want 1", n, err)
 	}
 	f.nothingLeft("o1")
 
-	made := f.service(&beginOnly{Store: f.store, stopAfterDecide: true}, nil)
+	made := f.service(killedAt(&beginOnly{Store: f.store, stopAfterDecide: true}))
 	b, _, err := made.CreateBatch(ctx, &app.BatchRequest{Owner: "o2", Key: "k", Items: urlItems(20)})
 	if err != nil {
 		t.Fatalf("a batch decided made is the answer: %v", err)
@@ -257,10 +266,10 @@ func TestSweepRemovesABatchLeftCreatingAndFinishesOneLeftMade(t *testing.T) {
 func TestBatchRetryWithAKeyInFlightWaitsForIt(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	s := f.service(f.store, nil)
+	s := f.service(nil)
 	req := &app.BatchRequest{Owner: "o1", Key: "k", IdempotencyKey: "abc", Fingerprint: "fp", Items: urlItems(3)}
 	// The first request holds the key (in flight).
-	rec, reserved, err := f.store.ReserveIdempotencyKey(ctx, "o1", "batch:abc", "fp", "first")
+	rec, reserved, err := f.store.Idempotency.ReserveIdempotencyKey(ctx, "o1", "batch:abc", "fp", "first")
 	if err != nil || !reserved {
 		t.Fatalf("reserve: %v %v", rec, err)
 	}
@@ -280,11 +289,11 @@ func TestBatchRetryWithAKeyInFlightWaitsForIt(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 	// The first request ends having made a batch.
-	first, _, err := f.service(f.store, nil).CreateBatch(ctx, &app.BatchRequest{Owner: "o1", Key: "k", Items: urlItems(3)})
+	first, _, err := f.service(nil).CreateBatch(ctx, &app.BatchRequest{Owner: "o1", Key: "k", Items: urlItems(3)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.store.CompleteIdempotencyKey(ctx, "o1", "batch:abc", first.ID); err != nil {
+	if err := f.store.Idempotency.CompleteIdempotencyKey(ctx, "o1", "batch:abc", first.ID); err != nil {
 		t.Fatal(err)
 	}
 	a := <-done
@@ -304,7 +313,7 @@ func TestBatchTakeoverFinishesAMadeBatchOrRemakesACreatingOne(t *testing.T) {
 			req := func() *app.BatchRequest {
 				return &app.BatchRequest{Owner: "o1", Key: "k", IdempotencyKey: "abc", Fingerprint: "fp", Items: urlItems(5)}
 			}
-			killed := f.service(&beginOnly{Store: f.store, stopAfterDecide: madeBefore}, nil)
+			killed := f.service(killedAt(&beginOnly{Store: f.store, stopAfterDecide: madeBefore}))
 			first, _, firstErr := killed.CreateBatch(ctx, req())
 			// The killed request never completed nor released its key:
 			// put the reservation back as it would have stayed.
@@ -322,12 +331,12 @@ func TestBatchTakeoverFinishesAMadeBatchOrRemakesACreatingOne(t *testing.T) {
 				}
 				planned = ids[0]
 			}
-			if _, reserved, err := f.store.ReserveIdempotencyKey(ctx, "o1", "batch:abc", "fp", planned); err != nil || !reserved {
+			if _, reserved, err := f.store.Idempotency.ReserveIdempotencyKey(ctx, "o1", "batch:abc", "fp", planned); err != nil || !reserved {
 				t.Fatalf("re-reserve: %v", err)
 			}
 			f.r.Client.Del(ctx, f.r.Prefix+"idemlease:{o1}:batch:abc") // its lease lapsed
 
-			b, _, err := f.service(f.store, nil).CreateBatch(ctx, req())
+			b, _, err := f.service(nil).CreateBatch(ctx, req())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -351,7 +360,7 @@ func TestBatchTakeoverFinishesAMadeBatchOrRemakesACreatingOne(t *testing.T) {
 func TestBatchItemsCountAgainstTheKeysCap(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	s := f.service(f.store, func(c *app.Config) { c.MaxJobsPerKey = 5 })
+	s := f.service(func(c *app.Config) { c.MaxJobsPerKey = 5 })
 	if _, _, err := s.CreateBatch(ctx, &app.BatchRequest{Owner: "o1", Key: "k", Items: urlItems(8)}); err != nil {
 		t.Fatalf("a batch of a key under its cap: %v", err)
 	}
@@ -373,7 +382,7 @@ func TestBatchItemsCountAgainstTheKeysCap(t *testing.T) {
 func TestBatchItemsCarryDedupeAndTheirHash(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	s := f.service(f.store, nil)
+	s := f.service(nil)
 	off, on := false, true
 	items := urlItems(3)
 	items[0].Dedupe = &on
@@ -415,20 +424,20 @@ func TestBatchTakeoverNamesItsOwnBatchInTheKey(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	req := &app.BatchRequest{Owner: "o1", Key: "k", IdempotencyKey: "abc", Fingerprint: "fp", Items: urlItems(3)}
-	if _, reserved, err := f.store.ReserveIdempotencyKey(ctx, "o1", "batch:abc", "fp", "dead-request-batch"); err != nil || !reserved {
+	if _, reserved, err := f.store.Idempotency.ReserveIdempotencyKey(ctx, "o1", "batch:abc", "fp", "dead-request-batch"); err != nil || !reserved {
 		t.Fatalf("reserve: %v", err)
 	}
 	f.r.Client.Del(ctx, f.r.Prefix+"idemlease:{o1}:batch:abc") // the dead request's lease lapsed
 	seen := make(chan string, 1)
 	store := &failingStage{Store: f.store, onStage: func(n int) {
 		if n == 1 {
-			rec, _, err := f.store.ReserveIdempotencyKey(ctx, "o1", "batch:abc", "fp", "probe")
+			rec, _, err := f.store.Idempotency.ReserveIdempotencyKey(ctx, "o1", "batch:abc", "fp", "probe")
 			if err == nil {
 				seen <- rec.PlannedJobID
 			}
 		}
 	}}
-	b, _, err := f.service(store, nil).CreateBatch(ctx, req)
+	b, _, err := f.service(func(c *app.Config) { c.Jobs = store }).CreateBatch(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
