@@ -125,20 +125,6 @@ type Account struct {
 	CanCompress *bool `json:"can_compress,omitempty"`
 }
 
-// AccountCache keeps recent key checks briefly, per key hash, and
-// remembers longer which keys the compression API confirmed: while it
-// cannot be asked, only those keys are let in (the bounded fail-open).
-type AccountCache interface {
-	CachedAccount(ctx context.Context, owner string) (*Account, bool, error)
-	CacheAccount(ctx context.Context, owner string, acct *Account, ttl time.Duration) error
-	// ConfirmKey records that the compression API confirmed owner's key
-	// at at; the record is kept for grace, then forgotten.
-	ConfirmKey(ctx context.Context, owner string, at time.Time, grace time.Duration) error
-	// KeyConfirmedAt is when the compression API last confirmed owner's
-	// key, ok false when it never did (or the record was forgotten).
-	KeyConfirmedAt(ctx context.Context, owner string) (at time.Time, ok bool, err error)
-}
-
 // Compressed is a successful compression by the upstream API.
 type Compressed struct {
 	UpstreamJobID    string

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 
-	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/internal/app"
 )
 
@@ -13,23 +12,6 @@ import (
 // (internal/app): the handlers bind, call it and render. This file is the
 // glue: the service built from the server's Config, and requests turned
 // into its inputs.
-
-// JobStore is what the API reads of jobs and what its creation service
-// makes them with (redisstore.Jobs).
-type JobStore interface {
-	connector.JobStore
-	app.JobStore
-}
-
-// BatchStore is what the batch routes read and what the creation service
-// makes batches with (redisstore.Batches).
-type BatchStore interface {
-	app.BatchStore
-	// ListBatches returns owner's batches newest first.
-	ListBatches(ctx context.Context, owner string, filter connector.BatchFilter) (*connector.BatchPage, error)
-	// GetJobs reads the items' jobs in one go (nil for a job gone).
-	GetJobs(ctx context.Context, ids []string) ([]*connector.Job, error)
-}
 
 // newJobService builds the creation service on the server's stores.
 func newJobService(cfg *Config, s *Server) *app.JobService {

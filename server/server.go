@@ -33,7 +33,7 @@ type Config struct {
 	// round trip that makes the job.
 	InputBlobs  connector.BlobStore
 	Idempotency app.IdempotencyStore
-	Accounts    connector.AccountCache
+	Accounts    AccountCache
 	Hooks       connector.HookStore
 	// Batches keeps batches (POST /v1/batches and the routes under it);
 	// nil leaves them out (404).

@@ -199,7 +199,7 @@ type Config struct {
 	DeliveryIndex   connector.DeliveryIndex
 	CallbackSecrets connector.CallbackSecrets
 	HookAdmin       connector.HookAdmin
-	Budget          connector.OutboundBudget
+	Budget          OutboundBudget
 
 	// Observer, when set, is told about jobs, upstream calls and deliveries
 	// (for metrics).
@@ -246,6 +246,8 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, errors.New("worker: Deliveries is required")
 	case cfg.Runs == nil:
 		return cfg, errors.New("worker: Runs is required")
+	case cfg.Budget == nil:
+		return cfg, errors.New("worker: Budget is required")
 	case cfg.Compressor == nil:
 		return cfg, errors.New("worker: Compressor is required")
 	case cfg.Fetcher == nil:
@@ -340,11 +342,6 @@ func (cfg *Config) webhookStores() error {
 	if cfg.CallbackSecrets == nil {
 		if cfg.CallbackSecrets, ok = cfg.Hooks.(connector.CallbackSecrets); !ok {
 			return errors.New("worker: CallbackSecrets is required (Hooks does not keep secret versions)")
-		}
-	}
-	if cfg.Budget == nil {
-		if cfg.Budget, ok = cfg.Hooks.(connector.OutboundBudget); !ok {
-			return errors.New("worker: Budget is required (Hooks does not keep outbound budgets)")
 		}
 	}
 	if cfg.HookAdmin == nil {

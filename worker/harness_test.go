@@ -81,6 +81,7 @@ func newHarness(t *testing.T) *harness {
 		Hooks:                    h.store,
 		Deliveries:               h.store,
 		Runs:                     h.store.Runs(nil),
+		Budget:                   h.store.Accounts,
 		Keyring:                  kr,
 		PublicURL:                "https://imgflow.test",
 		DeliverySchedule:         []time.Duration{0, 50 * time.Millisecond, 100 * time.Millisecond},

@@ -95,7 +95,7 @@ func TestEveryStoreOperationWorksOnARedisCluster(t *testing.T) {
 	if err := s.DeleteHook(ctx, "owner-a", h.ID); err != nil {
 		t.Fatalf("DeleteHook on the cluster: %v", err)
 	}
-	if err := s.CacheAccount(ctx, "owner-a", &connector.Account{Valid: true}, generous); err != nil {
+	if err := s.Accounts.CacheAccount(ctx, "owner-a", &connector.Account{Valid: true}, generous); err != nil {
 		t.Fatalf("CacheAccount on the cluster: %v", err)
 	}
 

@@ -85,27 +85,6 @@ func (s *base) TakeSlot(ctx context.Context, id string, rate float64, maxWait ti
 	return time.Duration(r[1]) * time.Millisecond, r[0] == 1, nil
 }
 
-// outboundKey holds owner's outbound budget of free deliveries (its tat,
-// as takeSlotScript keeps an endpoint's).
-func (s *base) outboundKey(owner string) string { return s.prefix + "outbudget:{" + owner + "}" }
-
-// SpendOutbound takes one of owner's free deliveries: GCRA over the
-// budget's tat with a burst of perMinute (connector.OutboundBudget).
-func (s *base) SpendOutbound(ctx context.Context, owner string, perMinute int, maxWait time.Duration) (time.Duration, bool, error) {
-	if perMinute <= 0 {
-		return 0, true, nil
-	}
-	interval := 60000 / float64(perMinute)
-	burst := interval * float64(perMinute-1)
-	r, err := takeSlotScript.Run(ctx, s.rdb, []string{s.outboundKey(owner)}, s.now().UnixMilli(),
-		strconv.FormatFloat(interval, 'f', 3, 64), strconv.FormatFloat(burst, 'f', 3, 64),
-		maxWait.Milliseconds(), (time.Minute + maxWait).Milliseconds()).Int64Slice()
-	if err != nil {
-		return 0, false, storageErr(err)
-	}
-	return time.Duration(r[1]) * time.Millisecond, r[0] == 1, nil
-}
-
 // admitEndpointScript reads the endpoint's state and, when ARGV[5] is 1 and the
 // endpoint is neither disabled nor paused at ARGV[1], takes a slot as
 // takeSlotScript does (no burst). Returns failing_since, paused_until,

@@ -97,12 +97,12 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 			_, err := s.Idempotency.RenewIdempotencyKey(ctx, "o", "k", "j")
 			return err
 		},
-		"CachedAccount": func(ctx context.Context) error { _, _, err := s.CachedAccount(ctx, "o"); return err },
+		"CachedAccount": func(ctx context.Context) error { _, _, err := s.Accounts.CachedAccount(ctx, "o"); return err },
 		"CacheAccount": func(ctx context.Context) error {
-			return s.CacheAccount(ctx, "o", &connector.Account{Valid: true}, time.Minute)
+			return s.Accounts.CacheAccount(ctx, "o", &connector.Account{Valid: true}, time.Minute)
 		},
-		"ConfirmKey":     func(ctx context.Context) error { return s.ConfirmKey(ctx, "o", time.Now(), time.Hour) },
-		"KeyConfirmedAt": func(ctx context.Context) error { _, _, err := s.KeyConfirmedAt(ctx, "o"); return err },
+		"ConfirmKey":     func(ctx context.Context) error { return s.Accounts.ConfirmKey(ctx, "o", time.Now(), time.Hour) },
+		"KeyConfirmedAt": func(ctx context.Context) error { _, _, err := s.Accounts.KeyConfirmedAt(ctx, "o"); return err },
 		"CreateHook":     func(ctx context.Context) error { return s.CreateHook(ctx, &connector.Hook{ID: "h", Owner: "o"}) },
 		"GetHook":        func(ctx context.Context) error { _, err := s.GetHook(ctx, "h"); return err },
 		"ListHooks":      func(ctx context.Context) error { _, err := s.ListHooks(ctx, "o"); return err },

@@ -1,0 +1,46 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/internal/app"
+)
+
+// The stores the API reads and writes, each shaped by what the routes
+// call: redisstore's aggregates (Jobs, Batches, Accounts, Hooks, ...) fit
+// them, and main wires one field each. Interfaces with more than one
+// implementation (BlobStore) stay in package connector.
+
+// JobStore is what the API reads of jobs and what its creation service
+// makes them with (redisstore.Jobs).
+type JobStore interface {
+	connector.JobStore
+	app.JobStore
+}
+
+// BatchStore is what the batch routes read and what the creation service
+// makes batches with (redisstore.Batches).
+type BatchStore interface {
+	app.BatchStore
+	// ListBatches returns owner's batches newest first.
+	ListBatches(ctx context.Context, owner string, filter connector.BatchFilter) (*connector.BatchPage, error)
+	// GetJobs reads the items' jobs in one go (nil for a job gone).
+	GetJobs(ctx context.Context, ids []string) ([]*connector.Job, error)
+}
+
+// AccountCache keeps recent key checks briefly, per key hash, and
+// remembers longer which keys the compression API confirmed: while it
+// cannot be asked, only those keys are let in (the bounded fail-open).
+// redisstore.Accounts.
+type AccountCache interface {
+	CachedAccount(ctx context.Context, owner string) (*connector.Account, bool, error)
+	CacheAccount(ctx context.Context, owner string, acct *connector.Account, ttl time.Duration) error
+	// ConfirmKey records that the compression API confirmed owner's key
+	// at at; the record is kept for grace, then forgotten.
+	ConfirmKey(ctx context.Context, owner string, at time.Time, grace time.Duration) error
+	// KeyConfirmedAt is when the compression API last confirmed owner's
+	// key, ok false when it never did (or the record was forgotten).
+	KeyConfirmedAt(ctx context.Context, owner string) (at time.Time, ok bool, err error)
+}
