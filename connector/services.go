@@ -226,44 +226,11 @@ func (h *Hook) Subscribed(eventType string) bool {
 	return h.Event == eventType
 }
 
-// HookStore keeps hook subscriptions per owner.
-type HookStore interface {
-	CreateHook(ctx context.Context, h *Hook) error
-	GetHook(ctx context.Context, id string) (*Hook, error)
-	ListHooks(ctx context.Context, owner string) ([]*Hook, error)
-	DeleteHook(ctx context.Context, owner, id string) error // ENOTFOUND if not owner's
-	DisableHook(ctx context.Context, id string) error
-}
-
-// HookAdmin is what operating hooks needs beyond HookStore: a cap on how
-// many a key holds, disabling with a reason, enabling, and rotating the
-// signing secret. *redisstore.Store implements both.
-type HookAdmin interface {
-	// CreateHookLimited is CreateHook refusing, with ETOOMANYHOOKS, a hook
-	// beyond max for its owner (max <= 0: no cap).
-	CreateHookLimited(ctx context.Context, h *Hook, max int) error
-	// DisableHookFor disables the hook with reason at at; changed is false
-	// when it already was disabled.
-	DisableHookFor(ctx context.Context, id, reason string, at time.Time) (changed bool, err error)
-	// EnableHook turns owner's hook back on; ENOTFOUND if not owner's.
-	EnableHook(ctx context.Context, owner, id string) (*Hook, error)
-	// RotateHookSecret raises owner's hook's SecretVersion; the previous
-	// secret keeps signing until now+overlap.
-	RotateHookSecret(ctx context.Context, owner, id string, now time.Time, overlap time.Duration) (*Hook, error)
-}
-
 // SecretVersion is the version of an owner's callback secret and, until
 // PreviousUntil, that the previous version still signs.
 type SecretVersion struct {
 	Version       int
 	PreviousUntil time.Time
-}
-
-// CallbackSecrets keeps the version of each owner's callback signing
-// secret (the secrets themselves derive from IMGFLOW_SECRET).
-type CallbackSecrets interface {
-	CallbackSecretVersion(ctx context.Context, owner string) (SecretVersion, error)
-	RotateCallbackSecret(ctx context.Context, owner string, now time.Time, overlap time.Duration) (SecretVersion, error)
 }
 
 // SigningVersions are the secret versions a delivery is signed with at

@@ -106,7 +106,7 @@ func TestRecoveryQueuesTheHooksFailedDeliveriesSinceATimeOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		at := now.Add(time.Duration(i-1) * time.Minute) // the first before `since`
-		h.store.RecordDeliveryAttempt(ctx, j, &connector.DeliveryAttempt{DeliveryID: connector.HookDeliveryID(j.ID, hookID), HookID: hookID,
+		h.store.Hooks.RecordDeliveryAttempt(ctx, j, &connector.DeliveryAttempt{DeliveryID: connector.HookDeliveryID(j.ID, hookID), HookID: hookID,
 			Event: connector.EventJobCompleted, At: at, Outcome: o})
 		outcomes[connector.HookDeliveryID(j.ID, hookID)] = o
 	}

@@ -34,20 +34,14 @@ type Config struct {
 	InputBlobs  connector.BlobStore
 	Idempotency app.IdempotencyStore
 	Accounts    AccountCache
-	Hooks       connector.HookStore
+	// Hooks keeps hook subscriptions and what operating them needs: the
+	// cap, enabling, secret rotation (the hooks' and the callbacks'), test
+	// events and their delivery log, each job's delivery log, and the
+	// owner's deliveries across jobs.
+	Hooks HookStore
 	// Batches keeps batches (POST /v1/batches and the routes under it);
 	// nil leaves them out (404).
 	Batches BatchStore
-	// Deliveries is each job's delivery log, read by the deliveries routes.
-	Deliveries connector.DeliveryLog
-	// HookAdmin, Messages, DeliveryIndex and CallbackSecrets serve the
-	// webhook operations (limits, enable, rotation, test events, recovery,
-	// the delivery log across jobs). Each left nil is taken from Hooks
-	// when it implements it (*redisstore.Store implements all).
-	HookAdmin       connector.HookAdmin
-	Messages        connector.MessageStore
-	DeliveryIndex   connector.DeliveryIndex
-	CallbackSecrets connector.CallbackSecrets
 	// Sender sends test events (POST /v1/hooks/{id}/test) through the SSRF
 	// guard. Default: a *webhook.Sender that reaches public addresses only.
 	Sender HookSender
@@ -62,8 +56,8 @@ type Config struct {
 	// IMGFLOW_HOOK_TESTS_PER_MINUTE, IMGFLOW_HOOK_RECOVERS_PER_HOUR.
 	HookTestsPerMinute  int
 	HookRecoversPerHour int
-	// OpLimiter keeps those limits' state, shared by every process; nil
-	// takes Hooks when it implements SlotTaker (*redisstore.Store does).
+	// OpLimiter keeps those limits' state, shared by every process
+	// (redisstore.Hooks' endpoint rates); nil: no limit applies.
 	OpLimiter SlotTaker
 	// SecretOverlap is how long a rotated secret still signs deliveries
 	// beside the new one. Default 24h; env IMGFLOW_SECRET_OVERLAP.
@@ -149,23 +143,6 @@ type Config struct {
 	IdempotencyInFlightWait time.Duration
 }
 
-// webhookStores takes each webhook store left nil from Hooks, when it
-// implements it.
-func (cfg *Config) webhookStores() {
-	if cfg.HookAdmin == nil {
-		cfg.HookAdmin, _ = cfg.Hooks.(connector.HookAdmin)
-	}
-	if cfg.Messages == nil {
-		cfg.Messages, _ = cfg.Hooks.(connector.MessageStore)
-	}
-	if cfg.DeliveryIndex == nil {
-		cfg.DeliveryIndex, _ = cfg.Hooks.(connector.DeliveryIndex)
-	}
-	if cfg.CallbackSecrets == nil {
-		cfg.CallbackSecrets, _ = cfg.Hooks.(connector.CallbackSecrets)
-	}
-}
-
 // Server is the HTTP API.
 type Server struct {
 	cfg      Config
@@ -212,10 +189,6 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Sender == nil {
 		cfg.Sender = webhook.NewSender(webhook.SenderOptions{})
-	}
-	cfg.webhookStores()
-	if cfg.OpLimiter == nil {
-		cfg.OpLimiter, _ = cfg.Hooks.(SlotTaker)
 	}
 	if cfg.HookTestsPerMinute == 0 {
 		cfg.HookTestsPerMinute = DefaultHookTestsPerMinute

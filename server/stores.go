@@ -44,3 +44,37 @@ type AccountCache interface {
 	// key, ok false when it never did (or the record was forgotten).
 	KeyConfirmedAt(ctx context.Context, owner string) (at time.Time, ok bool, err error)
 }
+
+// HookStore keeps hook subscriptions and what operating them needs
+// (redisstore.Hooks).
+type HookStore interface {
+	GetHook(ctx context.Context, id string) (*connector.Hook, error)
+	ListHooks(ctx context.Context, owner string) ([]*connector.Hook, error)
+	DeleteHook(ctx context.Context, owner, id string) error // ENOTFOUND if not owner's
+	// CreateHookLimited stores a new hook, refusing with ETOOMANYHOOKS one
+	// beyond max for its owner (max <= 0: no cap).
+	CreateHookLimited(ctx context.Context, h *connector.Hook, max int) error
+	// EnableHook turns owner's hook back on; ENOTFOUND if not owner's.
+	EnableHook(ctx context.Context, owner, id string) (*connector.Hook, error)
+	// RotateHookSecret raises owner's hook's SecretVersion; the previous
+	// secret keeps signing until now+overlap.
+	RotateHookSecret(ctx context.Context, owner, id string, now time.Time, overlap time.Duration) (*connector.Hook, error)
+
+	// CallbackSecretVersion and RotateCallbackSecret keep the version of
+	// each owner's callback signing secret (the secrets themselves derive
+	// from IMGFLOW_SECRET).
+	CallbackSecretVersion(ctx context.Context, owner string) (connector.SecretVersion, error)
+	RotateCallbackSecret(ctx context.Context, owner string, now time.Time, overlap time.Duration) (connector.SecretVersion, error)
+
+	// PutMessage stores an event that is not a job's (hook.test).
+	PutMessage(ctx context.Context, m *connector.Message) error
+	// RecordMessageAttempt appends a to the message's delivery log and
+	// indexes it for the owner.
+	RecordMessageAttempt(ctx context.Context, m *connector.Message, a *connector.DeliveryAttempt) error
+	// DeliveryAttempts returns a job's delivery attempts, oldest first;
+	// none (and no error) for a job that has none.
+	DeliveryAttempts(ctx context.Context, jobID string) ([]*connector.DeliveryAttempt, error)
+	// ListDeliveries pages through owner's deliveries by first attempt,
+	// newest first.
+	ListDeliveries(ctx context.Context, owner string, f connector.DeliveryFilter) (*connector.DeliveryPage, error)
+}

@@ -51,7 +51,7 @@ func (h *harness) enqueueBatch(b *connector.Batch) {
 // batchDeliveries is the key's delivery log's batch.finished entries.
 func (h *harness) batchDeliveries() []*connector.DeliveryRecord {
 	h.t.Helper()
-	page, err := h.store.ListDeliveries(context.Background(), h.owner, connector.DeliveryFilter{Limit: 100})
+	page, err := h.store.Hooks.ListDeliveries(context.Background(), h.owner, connector.DeliveryFilter{Limit: 100})
 	if err != nil {
 		h.t.Fatalf("ListDeliveries: %v", err)
 	}
@@ -110,10 +110,10 @@ func TestBatchFinishedIsNotSentToADisabledEndpoint(t *testing.T) {
 	cb, hook := newReceiver(t), newReceiver(t)
 	h.newHook("hook_off", connector.EventBatchFinished, hook.URL)
 	ctx := context.Background()
-	if _, err := h.store.DisableHookFor(ctx, "hook_off", connector.DisabledFailing, time.Now()); err != nil {
+	if _, err := h.store.Hooks.DisableHookFor(ctx, "hook_off", connector.DisabledFailing, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.store.DisableEndpoint(ctx, connector.CallbackEndpointID(h.owner, cb.URL), connector.DisabledGone, time.Now()); err != nil {
+	if _, err := h.store.Hooks.DisableEndpoint(ctx, connector.CallbackEndpointID(h.owner, cb.URL), connector.DisabledGone, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	b := h.submitBatch(1, cb.URL)
@@ -133,10 +133,10 @@ func TestBatchFinishedIsNotSentToADisabledEndpoint(t *testing.T) {
 
 	// Enabled again, POST /v1/hooks/{id}/recover queues the failed
 	// delivery from the key's log (as server/hookops.go builds it): sent.
-	if _, err := h.store.EnableHook(ctx, h.owner, "hook_off"); err != nil {
+	if _, err := h.store.Hooks.EnableHook(ctx, h.owner, "hook_off"); err != nil {
 		t.Fatal(err)
 	}
-	page, err := h.store.ListDeliveries(ctx, h.owner, connector.DeliveryFilter{HookID: "hook_off", Status: connector.DeliveryFailed, Limit: 100})
+	page, err := h.store.Hooks.ListDeliveries(ctx, h.owner, connector.DeliveryFilter{HookID: "hook_off", Status: connector.DeliveryFailed, Limit: 100})
 	if err != nil || len(page.Deliveries) != 1 {
 		t.Fatalf("recover: expected the hook's failed batch.finished delivery listed, got %+v, %v", page, err)
 	}
@@ -171,10 +171,10 @@ func TestFailingBatchFinishedDeliveriesDisableTheHook(t *testing.T) {
 	h.enqueueBatch(b)
 
 	waitFor(t, "the hook disabled", func() bool {
-		hk, err := h.store.GetHook(context.Background(), "hook_failing")
+		hk, err := h.store.Hooks.GetHook(context.Background(), "hook_failing")
 		return err == nil && hk.Disabled
 	})
-	hk, _ := h.store.GetHook(context.Background(), "hook_failing")
+	hk, _ := h.store.Hooks.GetHook(context.Background(), "hook_failing")
 	if hk.DisabledReason != connector.DisabledFailing || failing.count() < 2 {
 		t.Errorf("expected the hook disabled for failing after at least 2 attempts, got reason %q after %d", hk.DisabledReason, failing.count())
 	}

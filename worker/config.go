@@ -64,13 +64,13 @@ type Config struct {
 	// dequeue per IdleWait to an idle worker's Redis load.
 	Fetchers int
 
-	// Jobs, Blobs and Hooks are the stores (required).
+	// Jobs and Blobs are the stores of jobs and their bytes (required).
 	Jobs  connector.JobStore
 	Blobs connector.BlobStore
-	Hooks connector.HookStore
-
-	// Deliveries keeps every delivery attempt of each job (required).
-	Deliveries connector.DeliveryLog
+	// Hooks keeps what deliveries need (required): hook subscriptions,
+	// endpoint pauses, rates and failures, events that are not a job's,
+	// every delivery's log, and secret versions (redisstore.Hooks).
+	Hooks HookStore
 	// Runs is the compress executor's store (required): a job's run, its
 	// call record (written before every call, it is what keeps a re-run
 	// from paying twice), and its end under the run guard.
@@ -187,19 +187,9 @@ type Config struct {
 	// connector.DefaultFreeDeliveriesPerMinute (120); negative: no budget.
 	FreeDeliveriesPerMinute int
 
-	// Endpoints, Messages, DeliveryIndex, CallbackSecrets, HookAdmin and
-	// Budget
-	// keep the state of webhook operations: endpoint pauses, rates and
-	// failures; events that are not a job's; the per-key delivery index;
-	// secret versions; disabling hooks; the keys' outbound budgets. Each
-	// left nil is taken from Hooks,
-	// which must then implement it (*redisstore.Store implements all).
-	Endpoints       connector.EndpointStore
-	Messages        connector.MessageStore
-	DeliveryIndex   connector.DeliveryIndex
-	CallbackSecrets connector.CallbackSecrets
-	HookAdmin       connector.HookAdmin
-	Budget          OutboundBudget
+	// Budget keeps the keys' outbound budgets of free deliveries
+	// (required; redisstore.Accounts).
+	Budget OutboundBudget
 
 	// Observer, when set, is told about jobs, upstream calls and deliveries
 	// (for metrics).
@@ -242,8 +232,6 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, errors.New("worker: RedisConnOpt is required")
 	case cfg.Jobs == nil, cfg.Blobs == nil, cfg.Hooks == nil:
 		return cfg, errors.New("worker: Jobs, Blobs and Hooks are required")
-	case cfg.Deliveries == nil:
-		return cfg, errors.New("worker: Deliveries is required")
 	case cfg.Runs == nil:
 		return cfg, errors.New("worker: Runs is required")
 	case cfg.Budget == nil:
@@ -258,9 +246,6 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, errors.New("worker: Keyring is required")
 	case cfg.PublicURL == "":
 		return cfg, errors.New("worker: PublicURL is required (IMGFLOW_PUBLIC_URL)")
-	}
-	if err := cfg.webhookStores(); err != nil {
-		return cfg, err
 	}
 	cfg.Endpoint = cfg.Endpoint.WithDefaults()
 	if cfg.Queue == "" {
@@ -319,37 +304,6 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.Observer = nopObserver{}
 	}
 	return cfg, nil
-}
-
-// webhookStores takes each webhook store left nil from Hooks.
-func (cfg *Config) webhookStores() error {
-	var ok bool
-	if cfg.Endpoints == nil {
-		if cfg.Endpoints, ok = cfg.Hooks.(connector.EndpointStore); !ok {
-			return errors.New("worker: Endpoints is required (Hooks does not keep endpoint state)")
-		}
-	}
-	if cfg.Messages == nil {
-		if cfg.Messages, ok = cfg.Hooks.(connector.MessageStore); !ok {
-			return errors.New("worker: Messages is required (Hooks does not keep messages)")
-		}
-	}
-	if cfg.DeliveryIndex == nil {
-		if cfg.DeliveryIndex, ok = cfg.Hooks.(connector.DeliveryIndex); !ok {
-			return errors.New("worker: DeliveryIndex is required (Hooks does not keep one)")
-		}
-	}
-	if cfg.CallbackSecrets == nil {
-		if cfg.CallbackSecrets, ok = cfg.Hooks.(connector.CallbackSecrets); !ok {
-			return errors.New("worker: CallbackSecrets is required (Hooks does not keep secret versions)")
-		}
-	}
-	if cfg.HookAdmin == nil {
-		if cfg.HookAdmin, ok = cfg.Hooks.(connector.HookAdmin); !ok {
-			return errors.New("worker: HookAdmin is required (Hooks cannot disable hooks with a reason)")
-		}
-	}
-	return nil
 }
 
 type nopObserver struct{}

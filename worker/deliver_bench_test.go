@@ -25,7 +25,7 @@ func BenchmarkHookDelivery(b *testing.B) {
 		b.Fatal(err)
 	}
 	hook := &connector.Hook{ID: "hook_bench", TargetURL: rcv.URL, Event: connector.EventJobFinished, Owner: h.owner}
-	if err := h.store.CreateHook(ctx, hook); err != nil {
+	if err := h.store.Hooks.CreateHook(ctx, hook); err != nil {
 		b.Fatal(err)
 	}
 	w, err := New(h.cfg)

@@ -3,6 +3,8 @@ package worker
 import (
 	"context"
 	"time"
+
+	"github.com/imgflow/imgflow/connector"
 )
 
 // The stores the worker reads and writes besides the executor's
@@ -17,4 +19,48 @@ type OutboundBudget interface {
 	// its turn comes within maxWait, and says how long to wait for it; ok
 	// is false, with the wait, when it is further off (nothing reserved).
 	SpendOutbound(ctx context.Context, owner string, perMinute int, maxWait time.Duration) (wait time.Duration, ok bool, err error)
+}
+
+// HookStore keeps what deliveries need (redisstore.Hooks): hook
+// subscriptions, the endpoints events are sent to, events that are not a
+// job's (messages), the delivery log, and callback secret versions.
+type HookStore interface {
+	GetHook(ctx context.Context, id string) (*connector.Hook, error)
+	ListHooks(ctx context.Context, owner string) ([]*connector.Hook, error)
+	// DisableHookFor disables the hook with reason at at; changed is false
+	// when it already was disabled.
+	DisableHookFor(ctx context.Context, id, reason string, at time.Time) (changed bool, err error)
+
+	// TakeSlot reserves the endpoint's next delivery slot under rate
+	// (deliveries per second, 1/rate apart) if it comes within maxWait,
+	// and says how long to wait for it; ok is false, with the wait, when
+	// the slot is further off (nothing is reserved then).
+	TakeSlot(ctx context.Context, id string, rate float64, maxWait time.Duration) (wait time.Duration, ok bool, err error)
+	// AdmitEndpoint reads the endpoint's state and, unless it is disabled
+	// or paused (or rate <= 0), takes a slot as TakeSlot, in one step.
+	AdmitEndpoint(ctx context.Context, id string, rate float64, maxWait time.Duration) (st connector.EndpointState, wait time.Duration, reserved bool, err error)
+	// EndpointFailed records a failed attempt at now (pausing the endpoint
+	// until now+retryAfter when retryAfter > 0) and returns the state.
+	EndpointFailed(ctx context.Context, id string, now time.Time, retryAfter time.Duration) (connector.EndpointState, error)
+	// EndpointSucceeded records a 2xx answer: the run of failures ends, and
+	// a disabled endpoint (reached by its owner's redelivery) is enabled.
+	EndpointSucceeded(ctx context.Context, id string) error
+	// DisableEndpoint marks the endpoint disabled; changed is false when it
+	// already was (so that one owner hears of it once).
+	DisableEndpoint(ctx context.Context, id, reason string, at time.Time) (changed bool, err error)
+	// MarkCreditsLow records whether the balance an account.credits_low
+	// hook watches is at or below its threshold; crossed is true only on
+	// the change from above to at-or-below, so the event fires once per
+	// crossing.
+	MarkCreditsLow(ctx context.Context, id string, low bool) (crossed bool, err error)
+
+	PutMessage(ctx context.Context, m *connector.Message) error
+	// GetMessage returns the message, or ENOTFOUND.
+	GetMessage(ctx context.Context, id string) (*connector.Message, error)
+	// RecordDeliveryAttempt appends a to job's delivery log;
+	// RecordMessageAttempt to a message's, indexing it for the owner.
+	RecordDeliveryAttempt(ctx context.Context, job *connector.Job, a *connector.DeliveryAttempt) error
+	RecordMessageAttempt(ctx context.Context, m *connector.Message, a *connector.DeliveryAttempt) error
+
+	CallbackSecretVersion(ctx context.Context, owner string) (connector.SecretVersion, error)
 }

@@ -83,16 +83,16 @@ func TestEveryStoreOperationWorksOnARedisCluster(t *testing.T) {
 	}
 
 	h := &connector.Hook{ID: uuid.NewString(), TargetURL: "https://hooks.example/x", Event: connector.EventJobFinished, Owner: "owner-a"}
-	if err := s.CreateHook(ctx, h); err != nil {
+	if err := s.Hooks.CreateHook(ctx, h); err != nil {
 		t.Fatalf("CreateHook on the cluster: %v", err)
 	}
-	if err := s.DisableHook(ctx, h.ID); err != nil {
+	if err := s.Hooks.DisableHook(ctx, h.ID); err != nil {
 		t.Fatalf("DisableHook on the cluster: %v", err)
 	}
-	if hooks, err := s.ListHooks(ctx, "owner-a"); err != nil || len(hooks) != 1 || !hooks[0].Disabled {
+	if hooks, err := s.Hooks.ListHooks(ctx, "owner-a"); err != nil || len(hooks) != 1 || !hooks[0].Disabled {
 		t.Fatalf("ListHooks on the cluster = %v, %v", hooks, err)
 	}
-	if err := s.DeleteHook(ctx, "owner-a", h.ID); err != nil {
+	if err := s.Hooks.DeleteHook(ctx, "owner-a", h.ID); err != nil {
 		t.Fatalf("DeleteHook on the cluster: %v", err)
 	}
 	if err := s.Accounts.CacheAccount(ctx, "owner-a", &connector.Account{Valid: true}, generous); err != nil {

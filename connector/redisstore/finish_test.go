@@ -115,7 +115,7 @@ func TestFinishJobTellsWhetherTheOwnerHasHooks(t *testing.T) {
 		if err != nil || hint != connector.HooksUnknown {
 			t.Fatalf("before the owner's older index was merged: expected HooksUnknown, got %v, %v", hint, err)
 		}
-		if _, err := s.ListHooks(ctx, "tenant"); err != nil { // merges it
+		if _, err := s.Hooks.ListHooks(ctx, "tenant"); err != nil { // merges it
 			t.Fatal(err)
 		}
 	}
@@ -123,7 +123,7 @@ func TestFinishJobTellsWhetherTheOwnerHasHooks(t *testing.T) {
 	if err != nil || hint != connector.HooksNone {
 		t.Fatalf("owner without hooks: expected HooksNone, got %v, %v", hint, err)
 	}
-	if err := s.CreateHook(ctx, &connector.Hook{ID: "h1", TargetURL: "https://hooks.example/x", Event: "job.finished", Owner: "tenant"}); err != nil {
+	if err := s.Hooks.CreateHook(ctx, &connector.Hook{ID: "h1", TargetURL: "https://hooks.example/x", Event: "job.finished", Owner: "tenant"}); err != nil {
 		t.Fatal(err)
 	}
 	_, hint, err = s.finishJob(ctx, newJob(t, s, "tenant", connector.StatusQueued).ID, finish)

@@ -85,11 +85,11 @@ func TestUpgradeKeepsRecordsOfTheUntaggedLayout(t *testing.T) {
 	if err != nil || reserved || rec.JobID != job.ID {
 		t.Fatalf("Reserve of a key used before the upgrade = %+v, reserved %v, %v; want a replay of %s", rec, reserved, err, job.ID)
 	}
-	hooks, err := s.ListHooks(ctx, owner)
+	hooks, err := s.Hooks.ListHooks(ctx, owner)
 	if err != nil || len(hooks) != 1 || hooks[0].ID != "h1" {
 		t.Fatalf("ListHooks after upgrade = %v, %v; want h1", hooks, err)
 	}
-	if err := s.DisableHook(ctx, "h1"); err != nil {
+	if err := s.Hooks.DisableHook(ctx, "h1"); err != nil {
 		t.Fatalf("DisableHook of the old hook: %v", err)
 	}
 	if n := r.Client.Exists(ctx, r.Prefix+"job:"+job.ID, r.Prefix+"jobs:"+owner, r.Prefix+"hook:h1", r.Prefix+"hooks:"+owner).Val(); n != 0 {

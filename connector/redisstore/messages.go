@@ -15,12 +15,6 @@ import (
 	"github.com/imgflow/imgflow/connector"
 )
 
-var (
-	_ connector.MessageStore    = (*Store)(nil)
-	_ connector.DeliveryIndex   = (*Store)(nil)
-	_ connector.CallbackSecrets = (*Store)(nil)
-)
-
 // msgKey holds a message (connector.Message, JSON), TTL JobTTL; its
 // deliveries go to deliveriesKey(id) as a job's do.
 func (s *base) msgKey(id string) string { return s.prefix + "msg:{" + id + "}" }
@@ -36,7 +30,7 @@ func (s *base) deliveryIndexKey(owner string) string { return s.prefix + "dlvidx
 func (s *base) cbSecretKey(owner string) string { return s.prefix + "cbsecret:{" + owner + "}" }
 
 // PutMessage stores m for JobTTL.
-func (s *base) PutMessage(ctx context.Context, m *connector.Message) error {
+func (s *Hooks) PutMessage(ctx context.Context, m *connector.Message) error {
 	data, err := json.Marshal(m)
 	if err != nil {
 		return internalErr(fmt.Errorf("encode message: %w", err))
@@ -45,7 +39,7 @@ func (s *base) PutMessage(ctx context.Context, m *connector.Message) error {
 }
 
 // GetMessage returns the message, or ENOTFOUND.
-func (s *base) GetMessage(ctx context.Context, id string) (*connector.Message, error) {
+func (s *Hooks) GetMessage(ctx context.Context, id string) (*connector.Message, error) {
 	data, err := s.rdb.Get(ctx, s.msgKey(id)).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, notFound("message", id)
@@ -62,12 +56,12 @@ func (s *base) GetMessage(ctx context.Context, id string) (*connector.Message, e
 
 // RecordMessageAttempt appends a to the message's delivery log, which
 // expires with the message, and indexes the delivery for its owner.
-func (s *base) RecordMessageAttempt(ctx context.Context, m *connector.Message, a *connector.DeliveryAttempt) error {
+func (s *Hooks) RecordMessageAttempt(ctx context.Context, m *connector.Message, a *connector.DeliveryAttempt) error {
 	return s.recordAttempt(ctx, "m", m.ID, s.msgKey(m.ID), m.Owner, a)
 }
 
 // MessageDeliveryAttempts returns the message's attempts, oldest first.
-func (s *base) MessageDeliveryAttempts(ctx context.Context, msgID string) ([]*connector.DeliveryAttempt, error) {
+func (s *Hooks) MessageDeliveryAttempts(ctx context.Context, msgID string) ([]*connector.DeliveryAttempt, error) {
 	return s.DeliveryAttempts(ctx, msgID)
 }
 
@@ -122,7 +116,7 @@ func parseIndexEntry(z redis.Z) (indexEntry, bool) {
 
 // ListDeliveries pages through owner's deliveries by first attempt,
 // newest first, each with its attempts and status.
-func (s *base) ListDeliveries(ctx context.Context, owner string, f connector.DeliveryFilter) (*connector.DeliveryPage, error) {
+func (s *Hooks) ListDeliveries(ctx context.Context, owner string, f connector.DeliveryFilter) (*connector.DeliveryPage, error) {
 	if f.Limit <= 0 || f.Limit > 100 {
 		f.Limit = 100
 	}
@@ -245,7 +239,7 @@ func decodeDeliveryCursor(c string) (maxScore, afterMember string, err error) {
 }
 
 // CallbackSecretVersion is the version of owner's callback secret.
-func (s *base) CallbackSecretVersion(ctx context.Context, owner string) (connector.SecretVersion, error) {
+func (s *Hooks) CallbackSecretVersion(ctx context.Context, owner string) (connector.SecretVersion, error) {
 	r, err := s.rdb.HMGet(ctx, s.cbSecretKey(owner), "version", "previous_until").Result()
 	if err != nil {
 		return connector.SecretVersion{}, storageErr(err)
@@ -280,7 +274,7 @@ return {v, ARGV[1]}
 
 // RotateCallbackSecret raises owner's callback secret version; the
 // previous one keeps signing until now+overlap.
-func (s *base) RotateCallbackSecret(ctx context.Context, owner string, now time.Time, overlap time.Duration) (connector.SecretVersion, error) {
+func (s *Hooks) RotateCallbackSecret(ctx context.Context, owner string, now time.Time, overlap time.Duration) (connector.SecretVersion, error) {
 	r, err := rotateCallbackScript.Run(ctx, s.rdb, []string{s.cbSecretKey(owner)}, now.Add(overlap).UnixMilli()).Slice()
 	if err != nil {
 		return connector.SecretVersion{}, storageErr(err)

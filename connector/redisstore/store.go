@@ -52,7 +52,6 @@ import (
 var (
 	_ connector.JobStore  = (*Store)(nil)
 	_ connector.BlobStore = (*Store)(nil)
-	_ connector.HookStore = (*Store)(nil)
 )
 
 // Default option values.
@@ -94,6 +93,7 @@ type Store struct {
 	*base
 	Idempotency *Idempotency
 	Accounts    *Accounts
+	Hooks       *Hooks
 }
 
 // base is what every aggregate of the store shares: the client, the key
@@ -145,7 +145,7 @@ func New(rdb redis.UniversalClient, opts Options) *Store {
 	if _, cluster := rdb.(*redis.ClusterClient); !cluster {
 		s.legacy = &legacyKeys{}
 	}
-	return &Store{base: s, Idempotency: &Idempotency{s}, Accounts: &Accounts{s}}
+	return &Store{base: s, Idempotency: &Idempotency{s}, Accounts: &Accounts{s}, Hooks: &Hooks{s}}
 }
 
 // Batched is the autopipeliner of rdb (see Options.Unbatched), or rdb

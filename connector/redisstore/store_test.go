@@ -103,11 +103,11 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 		},
 		"ConfirmKey":     func(ctx context.Context) error { return s.Accounts.ConfirmKey(ctx, "o", time.Now(), time.Hour) },
 		"KeyConfirmedAt": func(ctx context.Context) error { _, _, err := s.Accounts.KeyConfirmedAt(ctx, "o"); return err },
-		"CreateHook":     func(ctx context.Context) error { return s.CreateHook(ctx, &connector.Hook{ID: "h", Owner: "o"}) },
-		"GetHook":        func(ctx context.Context) error { _, err := s.GetHook(ctx, "h"); return err },
-		"ListHooks":      func(ctx context.Context) error { _, err := s.ListHooks(ctx, "o"); return err },
-		"DeleteHook":     func(ctx context.Context) error { return s.DeleteHook(ctx, "o", "h") },
-		"DisableHook":    func(ctx context.Context) error { return s.DisableHook(ctx, "h") },
+		"CreateHook":     func(ctx context.Context) error { return s.Hooks.CreateHook(ctx, &connector.Hook{ID: "h", Owner: "o"}) },
+		"GetHook":        func(ctx context.Context) error { _, err := s.Hooks.GetHook(ctx, "h"); return err },
+		"ListHooks":      func(ctx context.Context) error { _, err := s.Hooks.ListHooks(ctx, "o"); return err },
+		"DeleteHook":     func(ctx context.Context) error { return s.Hooks.DeleteHook(ctx, "o", "h") },
+		"DisableHook":    func(ctx context.Context) error { return s.Hooks.DisableHook(ctx, "h") },
 	}
 	for name, call := range calls {
 		t.Run(name, func(t *testing.T) {
