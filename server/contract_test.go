@@ -326,7 +326,7 @@ func TestEveryRouteMatchesTheOpenAPIDocument(t *testing.T) {
 	// Redis down: every route that needs storage answers 503.
 	dead := redisstore.New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1}), redisstore.Options{})
 	gone := newHarness(t, withDefinitions, func(cfg *server.Config) {
-		cfg.Jobs, cfg.Blobs, cfg.Idempotency, cfg.Accounts, cfg.Hooks, cfg.OpLimiter, cfg.Batches = dead, dead, dead.Idempotency, dead.Accounts, dead.Hooks, dead.Hooks, dead
+		cfg.Jobs, cfg.Blobs, cfg.Idempotency, cfg.Accounts, cfg.Hooks, cfg.OpLimiter, cfg.Batches = dead, dead, dead.Idempotency, dead.Accounts, dead.Hooks, dead.Hooks, dead.Batches
 		cfg.Ready = map[string]func(context.Context) error{"redis": dead.Ping}
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	})
@@ -434,16 +434,16 @@ func TestWebhookPayloadsMatchTheOpenAPIDocument(t *testing.T) {
 	}
 
 	bid := c.do(h, "POST", "/v1/batches", []byte(`{"items":[{"image_url":"https://images.example.com/a.png"},{"image_base64":"`+png+`"}]}`), jsonKey, false).str("id")
-	b, err := h.store.GetBatch(ctx, bid)
+	b, err := h.store.Batches.GetBatch(ctx, bid)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range b.JobIDs {
-		if _, err := h.store.BatchItemEnded(ctx, bid, id, true, 10, time.Now()); err != nil {
+		if _, err := h.store.Batches.BatchItemEnded(ctx, bid, id, true, 10, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if b, err = h.store.GetBatch(ctx, bid); err != nil || b.FinishedAt == nil {
+	if b, err = h.store.Batches.GetBatch(ctx, bid); err != nil || b.FinishedAt == nil {
 		t.Fatalf("batch: expected it finished, got %+v, %v", b, err)
 	}
 	body, err := json.Marshal(view.BatchEvent(b))

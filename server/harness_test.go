@@ -141,7 +141,7 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 	h := &harness{t: t, store: redisstore.New(r.Client, redisstore.Options{Prefix: r.Prefix}), queue: &recordingQueue{}, ledger: ledger, keys: kr, key: key, redis: r,
 		sender: &stubSender{}}
 	cfg := server.Config{
-		Jobs: h.store, Blobs: h.store, Idempotency: h.store.Idempotency, Accounts: h.store.Accounts, Hooks: h.store.Hooks, OpLimiter: h.store.Hooks, Batches: h.store,
+		Jobs: h.store, Blobs: h.store, Idempotency: h.store.Idempotency, Accounts: h.store.Accounts, Hooks: h.store.Hooks, OpLimiter: h.store.Hooks, Batches: h.store.Batches,
 		Queue:      h.queue,
 		Sender:     h.sender,
 		Compressor: upstream.New(up.URL + "/api"),

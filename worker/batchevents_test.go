@@ -18,7 +18,7 @@ import (
 // sends batch.finished.
 func (h *harness) submitBatch(n int, callbackURL string) *connector.Batch {
 	h.t.Helper()
-	h.cfg.Batches = h.store
+	h.cfg.Batches = h.store.Batches
 	ctx := context.Background()
 	url := "https://images.test/batch.png"
 	h.fetcher.set(url, &connector.Image{Data: bytes.NewReader(images.Read(h.t, "photo.png")), MIMEType: "image/png", Filename: "photo.png"})
@@ -31,7 +31,7 @@ func (h *harness) submitBatch(n int, callbackURL string) *connector.Batch {
 		jobs = append(jobs, job)
 	}
 	b.Counts.Total = n
-	if err := h.store.CreateBatch(ctx, b); err != nil {
+	if err := h.store.Batches.CreateBatch(ctx, b); err != nil {
 		h.t.Fatalf("CreateBatch: %v", err)
 	}
 	for _, job := range jobs {
@@ -97,7 +97,7 @@ func TestBatchFinishedIsDeliveredThroughTheDeliveryLog(t *testing.T) {
 	if typ != connector.EventBatchFinished || data["id"] != b.ID || data["callback"] != nil {
 		t.Errorf("body: expected batch.finished of %s without its callback state, got %s %v", b.ID, typ, data)
 	}
-	got, err := h.store.GetBatch(context.Background(), b.ID)
+	got, err := h.store.Batches.GetBatch(context.Background(), b.ID)
 	if err != nil || got.Callback == nil || got.Callback.Status != connector.DeliveryDelivered {
 		t.Errorf("batch callback state: expected delivered, got %+v (%v)", got, err)
 	}
@@ -191,7 +191,7 @@ func TestAnOlderBatchFinishedTaskIsDeliveredAsItsMessage(t *testing.T) {
 	cb := newReceiver(t)
 	b := h.submitBatch(1, cb.URL)
 	ctx := context.Background()
-	if _, err := h.store.BatchItemEnded(ctx, b.ID, b.JobIDs[0], false, 0, time.Now()); err != nil {
+	if _, err := h.store.Batches.BatchItemEnded(ctx, b.ID, b.JobIDs[0], false, 0, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	h.start()
@@ -218,7 +218,7 @@ func TestBatchFinishedKeepsTheHookCap(t *testing.T) {
 
 	waitFor(t, "batch.finished at the first hook", func() bool { return first.count() == 1 })
 	waitFor(t, "the batch counted finished", func() bool {
-		got, err := h.store.GetBatch(context.Background(), b.ID)
+		got, err := h.store.Batches.GetBatch(context.Background(), b.ID)
 		return err == nil && got.FinishedAt != nil
 	})
 	if n := len(h.batchDeliveries()); n != 1 || second.count() != 0 {

@@ -77,9 +77,11 @@ type Config struct {
 	// (*redisstore.Store).Runs fits, given Blobs when they are not in Redis.
 	Runs connector.JobRuns
 	// Batches counts the items of batches as they start and end, and
-	// holds the batch a batch.finished delivery sends (batch.go). Nil: the
-	// worker serves no batches (their items run, uncounted).
-	Batches connector.BatchStore
+	// holds the batch a batch.finished delivery sends (batch.go); the
+	// sweeper finishes batches left half made and counts missed ends with
+	// it (redisstore.Batches). Nil: the worker serves no batches (their
+	// items run, uncounted).
+	Batches BatchStore
 
 	// Compressor is the compression API client (required).
 	Compressor connector.Compressor

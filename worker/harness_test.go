@@ -81,6 +81,7 @@ func newHarness(t *testing.T) *harness {
 		Hooks:                    h.store.Hooks,
 		Runs:                     h.store.Runs(nil),
 		Budget:                   h.store.Accounts,
+		Batches:                  h.store.Batches,
 		Keyring:                  kr,
 		PublicURL:                "https://imgflow.test",
 		DeliverySchedule:         []time.Duration{0, 50 * time.Millisecond, 100 * time.Millisecond},

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/internal/app"
 )
 
 // The stores the worker reads and writes besides the executor's
@@ -63,4 +64,32 @@ type HookStore interface {
 	RecordMessageAttempt(ctx context.Context, m *connector.Message, a *connector.DeliveryAttempt) error
 
 	CallbackSecretVersion(ctx context.Context, owner string) (connector.SecretVersion, error)
+}
+
+// BatchStore keeps batches and counts their items (redisstore.Batches).
+// Counting is idempotent per job: a job started or ended twice (a task
+// retried, a duplicate) is counted once. The sweeper settles batches left
+// half made through the creation service (app.BatchStore).
+type BatchStore interface {
+	app.BatchStore
+	// BatchItemStarted counts job as processing.
+	BatchItemStarted(ctx context.Context, batchID, jobID string) error
+	// BatchItemEnded counts job as completed (saved bytes) or failed. It
+	// reports eventDue while every item has ended and the batch.finished
+	// event is not yet marked queued (BatchEventQueued): so a caller that
+	// fails to queue it, and runs again, is told again.
+	BatchItemEnded(ctx context.Context, batchID, jobID string, completed bool, saved int64, now time.Time) (eventDue bool, err error)
+	// BatchEventQueued marks the batch.finished deliveries as queued.
+	BatchEventQueued(ctx context.Context, batchID string) error
+	// UpdateBatchCallback applies set to the callback's delivery state.
+	UpdateBatchCallback(ctx context.Context, batchID string, set func(*connector.DeliveryState)) error
+	// GetJobs reads the items' jobs in one go (nil for a job gone).
+	GetJobs(ctx context.Context, ids []string) ([]*connector.Job, error)
+
+	// RunningBatches, BatchDone and BatchEndsCounted serve the sweeper's
+	// count of missed ends (batchsweep.go): the batches not looked at
+	// since before, forgetting one, and which items' ends are counted.
+	RunningBatches(ctx context.Context, before time.Time, limit int) ([]string, error)
+	BatchDone(ctx context.Context, id string) error
+	BatchEndsCounted(ctx context.Context, batchID string, ids []string) (counted []bool, eventQueued bool, err error)
 }

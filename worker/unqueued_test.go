@@ -40,7 +40,7 @@ func TestSweeperTakesBackAnUnansweredJobAndQueuesAMadeBatchsItems(t *testing.T) 
 	if err := h.store.DeleteJob(ctx, deleted.ID); err != nil {
 		t.Fatal(err)
 	}
-	maker := app.New(app.Config{Jobs: h.store, Batches: h.store, Queue: failingQueue{}, Keyring: h.keyring})
+	maker := app.New(app.Config{Jobs: h.store, Batches: h.store.Batches, Queue: failingQueue{}, Keyring: h.keyring})
 	defer maker.Close()
 	b, _, err := maker.CreateBatch(ctx, &app.BatchRequest{Owner: h.owner, Key: h.apiKey,
 		Items: []app.Input{{Kind: connector.InputURL, URL: url}, {Kind: connector.InputURL, URL: url, Dedupe: new(bool)}}})
@@ -119,9 +119,9 @@ func TestSweeperCountsABatchItemsMissedEnd(t *testing.T) {
 	h.tweak = func(w *Worker) {
 		w.sweepEvery, w.unqueuedAfter, w.makingAfter, w.runningAfter = 50*time.Millisecond, time.Hour, time.Hour, 100*time.Millisecond
 	}
-	h.cfg.Batches = h.store
+	h.cfg.Batches = h.store.Batches
 	ctx := context.Background()
-	maker := app.New(app.Config{Jobs: h.store, Batches: h.store, Queue: failingQueue{}, Keyring: h.keyring})
+	maker := app.New(app.Config{Jobs: h.store, Batches: h.store.Batches, Queue: failingQueue{}, Keyring: h.keyring})
 	defer maker.Close()
 	b, _, err := maker.CreateBatch(ctx, &app.BatchRequest{Owner: h.owner, Key: h.apiKey, CallbackURL: "https://hooks.example/batch",
 		Items: []app.Input{{Kind: connector.InputURL, URL: "https://images.test/a.png"}, {Kind: connector.InputURL, URL: "https://images.test/b.png"}}})
@@ -137,7 +137,7 @@ func TestSweeperCountsABatchItemsMissedEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i == 0 { // the other's count is lost
-			if _, err := h.store.BatchItemEnded(ctx, b.ID, id, false, 0, time.Now()); err != nil {
+			if _, err := h.store.Batches.BatchItemEnded(ctx, b.ID, id, false, 0, time.Now()); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -145,11 +145,11 @@ func TestSweeperCountsABatchItemsMissedEnd(t *testing.T) {
 	h.start()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		got, err := h.store.GetBatch(ctx, b.ID)
+		got, err := h.store.Batches.GetBatch(ctx, b.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, queued, err := h.store.BatchEndsCounted(ctx, b.ID, b.JobIDs)
+		_, queued, err := h.store.Batches.BatchEndsCounted(ctx, b.ID, b.JobIDs)
 		if err != nil {
 			t.Fatal(err)
 		}

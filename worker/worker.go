@@ -157,16 +157,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	if notes, ok := w.cfg.Jobs.(unqueuedLister); ok {
 		sw := &unqueuedSweeper{notes: notes, jobs: w.cfg.Jobs, queue: w.queue, rdb: w.rdb,
 			inspector: asynq.NewInspectorFromRedisClient(w.rdb), qname: w.cfg.Queue, log: w.log, makingAfter: w.makingAfter}
-		st, isJobs := w.cfg.Jobs.(app.JobStore)
-		bs, isBatches := w.cfg.Jobs.(app.BatchStore)
-		if isJobs && isBatches {
-			maker := app.New(app.Config{Jobs: st, Batches: bs, Queue: w.queue, Logger: w.log})
+		if st, isJobs := w.cfg.Jobs.(app.JobStore); isJobs && w.cfg.Batches != nil {
+			maker := app.New(app.Config{Jobs: st, Batches: w.cfg.Batches, Queue: w.queue, Logger: w.log})
 			defer maker.Close()
 			sw.batches = maker
-		}
-		if running, ok := w.cfg.Batches.(runningBatches); ok {
-			sw.countMissed = func(ctx context.Context, before time.Time) { w.countMissedEnds(ctx, running, before) }
-			sw.runningAfter = w.runningAfter
+			sw.countMissed, sw.runningAfter = w.countMissedEnds, w.runningAfter
 		}
 		sweepCtx, stopSweeping := context.WithCancel(ctx)
 		sweepDone := make(chan struct{})

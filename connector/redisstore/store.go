@@ -94,6 +94,7 @@ type Store struct {
 	Idempotency *Idempotency
 	Accounts    *Accounts
 	Hooks       *Hooks
+	Batches     *Batches
 }
 
 // base is what every aggregate of the store shares: the client, the key
@@ -145,7 +146,7 @@ func New(rdb redis.UniversalClient, opts Options) *Store {
 	if _, cluster := rdb.(*redis.ClusterClient); !cluster {
 		s.legacy = &legacyKeys{}
 	}
-	return &Store{base: s, Idempotency: &Idempotency{s}, Accounts: &Accounts{s}, Hooks: &Hooks{s}}
+	return &Store{base: s, Idempotency: &Idempotency{s}, Accounts: &Accounts{s}, Hooks: &Hooks{s}, Batches: &Batches{s}}
 }
 
 // Batched is the autopipeliner of rdb (see Options.Unbatched), or rdb

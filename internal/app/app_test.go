@@ -85,7 +85,7 @@ func newFixture(t *testing.T) *fixture {
 // service is the creation service on the fixture's store; mod may swap
 // in a store that fails a step.
 func (f *fixture) service(mod func(*app.Config)) *app.JobService {
-	cfg := app.Config{Jobs: f.store, Batches: f.store, Idempotency: f.store.Idempotency,
+	cfg := app.Config{Jobs: f.store, Batches: f.store.Batches, Idempotency: f.store.Idempotency,
 		Queue: f.queue, Keyring: f.kr, IdempotencyWait: 3 * time.Second}
 	if mod != nil {
 		mod(&cfg)
@@ -119,7 +119,7 @@ func (f *fixture) nothingLeft(owner string) {
 			}
 		}
 	}
-	page, err := f.store.ListBatches(ctx, owner, connector.BatchFilter{})
+	page, err := f.store.Batches.ListBatches(ctx, owner, connector.BatchFilter{})
 	if err != nil || len(page.Batches) != 0 {
 		f.t.Errorf("batches listed: %v %v", page, err)
 	}
@@ -175,11 +175,11 @@ func TestBatchMadeWhileTheQueueIsDownIsWholeAndNoted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := f.store.GetBatch(ctx, b.ID)
+	got, err := f.store.Batches.GetBatch(ctx, b.ID)
 	if err != nil || got.Counts.Total != 30 {
 		t.Fatalf("batch %+v %v, want published with 30 items", got, err)
 	}
-	jobs, err := f.store.GetJobs(ctx, b.JobIDs)
+	jobs, err := f.store.Batches.GetJobs(ctx, b.JobIDs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,31 +194,37 @@ func TestBatchMadeWhileTheQueueIsDownIsWholeAndNoted(t *testing.T) {
 	}
 }
 
-// killedAt makes the service's jobs and batches b, a request killed at a
-// step of its making.
-func killedAt(b *beginOnly) func(*app.Config) {
-	return func(c *app.Config) { c.Jobs, c.Batches = b, b }
+// killedAt makes the service's stores those of a request killed after its
+// items were stored: before deciding, or (stopAfterDecide) decided made
+// but not finished.
+func (f *fixture) killedAt(stopAfterDecide bool) func(*app.Config) {
+	return func(c *app.Config) {
+		c.Jobs = &commitFails{Store: f.store}
+		c.Batches = &decideOnly{Batches: f.store.Batches, stopAfterDecide: stopAfterDecide}
+	}
 }
 
-// beginOnly makes a batch as a request killed after its items were stored
-// would leave it: creating, or (decide) made but not finished.
-type beginOnly struct {
-	*redisstore.Store
+// decideOnly is the batch store of a request killed before its batch was
+// decided, or (stopAfterDecide) right after.
+type decideOnly struct {
+	*redisstore.Batches
 	stopAfterDecide bool
 }
 
-func (b *beginOnly) DecideBatch(ctx context.Context, id string, to connector.MakingState) (connector.MakingState, error) {
+func (b *decideOnly) DecideBatch(ctx context.Context, id string, to connector.MakingState) (connector.MakingState, error) {
 	if !b.stopAfterDecide {
 		return "", errors.New("killed before deciding")
 	}
-	st, err := b.Store.DecideBatch(ctx, id, to)
-	if err != nil {
-		return st, err
-	}
-	return st, nil
+	return b.Batches.DecideBatch(ctx, id, to)
 }
 
-func (b *beginOnly) CommitStagedJobs(context.Context, string, []string) error {
+// commitFails is the job store of a request killed before its items were
+// made visible.
+type commitFails struct {
+	*redisstore.Store
+}
+
+func (commitFails) CommitStagedJobs(context.Context, string, []string) error {
 	return errors.New("killed after deciding")
 }
 
@@ -228,7 +234,7 @@ func TestSweepRemovesABatchLeftCreatingAndFinishesOneLeftMade(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 
-	killed := f.service(killedAt(&beginOnly{Store: f.store}))
+	killed := f.service(f.killedAt(false))
 	if _, _, err := killed.CreateBatch(ctx, &app.BatchRequest{Owner: "o1", Key: "k", Items: urlItems(20)}); err == nil {
 		t.Fatal("the killed request answered")
 	}
@@ -238,7 +244,7 @@ func TestSweepRemovesABatchLeftCreatingAndFinishesOneLeftMade(t *testing.T) {
 	}
 	f.nothingLeft("o1")
 
-	made := f.service(killedAt(&beginOnly{Store: f.store, stopAfterDecide: true}))
+	made := f.service(f.killedAt(true))
 	b, _, err := made.CreateBatch(ctx, &app.BatchRequest{Owner: "o2", Key: "k", Items: urlItems(20)})
 	if err != nil {
 		t.Fatalf("a batch decided made is the answer: %v", err)
@@ -249,7 +255,7 @@ func TestSweepRemovesABatchLeftCreatingAndFinishesOneLeftMade(t *testing.T) {
 	if n, err := sweeper.SweepBatches(ctx, time.Now().Add(time.Second)); err != nil || n != 1 {
 		t.Fatalf("swept %d (%v), want 1", n, err)
 	}
-	got, err := f.store.GetBatch(ctx, b.ID)
+	got, err := f.store.Batches.GetBatch(ctx, b.ID)
 	if err != nil || got.Counts.Total != 20 {
 		t.Fatalf("made batch after the sweep: %+v %v, want published", got, err)
 	}
@@ -313,7 +319,7 @@ func TestBatchTakeoverFinishesAMadeBatchOrRemakesACreatingOne(t *testing.T) {
 			req := func() *app.BatchRequest {
 				return &app.BatchRequest{Owner: "o1", Key: "k", IdempotencyKey: "abc", Fingerprint: "fp", Items: urlItems(5)}
 			}
-			killed := f.service(killedAt(&beginOnly{Store: f.store, stopAfterDecide: madeBefore}))
+			killed := f.service(f.killedAt(madeBefore))
 			first, _, firstErr := killed.CreateBatch(ctx, req())
 			// The killed request never completed nor released its key:
 			// put the reservation back as it would have stayed.
@@ -325,7 +331,7 @@ func TestBatchTakeoverFinishesAMadeBatchOrRemakesACreatingOne(t *testing.T) {
 				f.r.Client.Del(ctx, f.r.Prefix+"idem:{o1}:batch:abc")
 			}
 			if planned == "" {
-				ids, _ := f.store.MakingBatches(ctx, time.Now().Add(time.Second), 10)
+				ids, _ := f.store.Batches.MakingBatches(ctx, time.Now().Add(time.Second), 10)
 				if len(ids) != 1 {
 					t.Fatalf("making batches %v, want the killed one", ids)
 				}
@@ -346,7 +352,7 @@ func TestBatchTakeoverFinishesAMadeBatchOrRemakesACreatingOne(t *testing.T) {
 			if q := f.queue.ids(); len(q) != 5 {
 				t.Errorf("%d items queued, want 5 (one batch)", len(q))
 			}
-			page, _ := f.store.ListBatches(ctx, "o1", connector.BatchFilter{})
+			page, _ := f.store.Batches.ListBatches(ctx, "o1", connector.BatchFilter{})
 			if len(page.Batches) != 1 {
 				t.Errorf("%d batches listed, want 1", len(page.Batches))
 			}
@@ -391,7 +397,7 @@ func TestBatchItemsCarryDedupeAndTheirHash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobs, err := f.store.GetJobs(ctx, b.JobIDs)
+	jobs, err := f.store.Batches.GetJobs(ctx, b.JobIDs)
 	if err != nil {
 		t.Fatal(err)
 	}
