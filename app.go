@@ -459,12 +459,19 @@ func (a *app) freeDeliveriesPerMinute() int {
 	return a.opts.FreeDeliveriesPerMinute
 }
 
+// dedupeStore is the content dedupe index as the API and the worker use
+// it (redisstore.Dedupe).
+type dedupeStore interface {
+	server.DedupeIndex
+	worker.DedupeIndex
+}
+
 // dedupeIndex is the content dedupe index, nil when IMGFLOW_DEDUPE=off.
-func (a *app) dedupeIndex() connector.DedupeIndex {
+func (a *app) dedupeIndex() dedupeStore {
 	if a.opts.Dedupe == "off" {
 		return nil
 	}
-	return a.store
+	return a.store.Dedupe
 }
 
 // readyChecks are what /ready asks: Redis, the upstream, and the S3

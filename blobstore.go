@@ -41,15 +41,15 @@ func (o *appOptions) s3Config() (*s3blob.Config, error) {
 func (a *app) openBlobs() error {
 	c, err := a.opts.s3Config()
 	if err != nil || c == nil {
-		a.blobs = a.store
+		a.blobs = a.store.Blobs
 		return err
 	}
-	s3, err := s3blob.New(*c, a.store)
+	s3, err := s3blob.New(*c, a.store.Blobs)
 	if err != nil {
 		return err
 	}
 	a.s3 = s3
-	a.blobs = afterRedis{s3: s3, redis: a.store}
+	a.blobs = afterRedis{s3: s3, redis: a.store.Blobs}
 	return nil
 }
 
@@ -92,7 +92,7 @@ func (a *app) fileURL(j *connector.Job, exp time.Time) string {
 // Redis, where it may have been written before the switch.
 type afterRedis struct {
 	s3    *s3blob.Store
-	redis *redisstore.Store
+	redis *redisstore.Blobs
 }
 
 func (b afterRedis) PutBlob(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error {

@@ -326,7 +326,7 @@ func TestEveryRouteMatchesTheOpenAPIDocument(t *testing.T) {
 	// Redis down: every route that needs storage answers 503.
 	dead := redisstore.New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1}), redisstore.Options{})
 	gone := newHarness(t, withDefinitions, func(cfg *server.Config) {
-		cfg.Jobs, cfg.Blobs, cfg.Idempotency, cfg.Accounts, cfg.Hooks, cfg.OpLimiter, cfg.Batches = dead, dead, dead.Idempotency, dead.Accounts, dead.Hooks, dead.Hooks, dead.Batches
+		cfg.Jobs, cfg.Blobs, cfg.Idempotency, cfg.Accounts, cfg.Hooks, cfg.OpLimiter, cfg.Batches = dead, dead.Blobs, dead.Idempotency, dead.Accounts, dead.Hooks, dead.Hooks, dead.Batches
 		cfg.Ready = map[string]func(context.Context) error{"redis": dead.Ping}
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	})

@@ -42,7 +42,7 @@ func TestCreateJobAcceptsEveryInputForm(t *testing.T) {
 	t.Run("image_base64", func(t *testing.T) {
 		r := h.postJSON("/v1/jobs", map[string]any{"image_base64": b64, "filename": "photo.png"}, nil)
 		expectStatus(t, r, http.StatusAccepted)
-		stored, err := connector.ReadBlob(context.Background(), h.store, connector.InputBlobKey(r.str("id")))
+		stored, err := connector.ReadBlob(context.Background(), h.store.Blobs, connector.InputBlobKey(r.str("id")))
 		if err != nil || !bytes.Equal(stored, png) {
 			t.Fatalf("input blob = %d bytes, %v; want the decoded image (%d bytes)", len(stored), err, len(png))
 		}

@@ -70,7 +70,7 @@ type Config struct {
 	Fetcher connector.ImageFetcher
 	// Dedupe is the content dedupe index, read by dry runs to tell whether
 	// a job would be charged; nil when dedupe is off (IMGFLOW_DEDUPE=off).
-	Dedupe  connector.DedupeIndex
+	Dedupe  DedupeIndex
 	Keyring *keyring.Keyring
 
 	// PublicURL is the address flows reach this server at, without a

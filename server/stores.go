@@ -78,3 +78,11 @@ type HookStore interface {
 	// newest first.
 	ListDeliveries(ctx context.Context, owner string, f connector.DeliveryFilter) (*connector.DeliveryPage, error)
 }
+
+// DedupeIndex is the content dedupe index as a dry run reads it
+// (redisstore.Dedupe).
+type DedupeIndex interface {
+	// DedupeSource returns the job recorded for k, else the job holding its
+	// claim (which may not have completed), "" when neither.
+	DedupeSource(ctx context.Context, k connector.DedupeKey) (jobID string, err error)
+}

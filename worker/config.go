@@ -157,8 +157,8 @@ type Config struct {
 	// Dedupe is the content dedupe index (dedupe.go): a job whose key,
 	// image bytes and options match a completed job's completes from its
 	// stored result, uncharged. Nil turns dedupe off (IMGFLOW_DEDUPE=off).
-	// *redisstore.Store fits.
-	Dedupe connector.DedupeIndex
+	// redisstore.Dedupe fits.
+	Dedupe DedupeIndex
 	// DedupeWait is how long a job waits for an identical job that is
 	// being compressed right now, to complete from its result, before it
 	// calls the compression API itself (charged). Default 30s.

@@ -77,7 +77,7 @@ func newHarness(t *testing.T) *harness {
 		Fetcher:                  h.fetcher,
 		Sender:                   webhook.NewSender(webhook.SenderOptions{Allow: guard.Loopback(), Timeout: 5 * time.Second}),
 		Jobs:                     h.store,
-		Blobs:                    h.store,
+		Blobs:                    h.store.Blobs,
 		Hooks:                    h.store.Hooks,
 		Runs:                     h.store.Runs(nil),
 		Budget:                   h.store.Accounts,
@@ -406,7 +406,16 @@ func (o *outage) PutBlob(ctx context.Context, key string, r io.Reader, size int6
 	if err := o.check(); err != nil {
 		return err
 	}
-	return o.Store.PutBlob(ctx, key, r, size, ttl)
+	return o.Store.Blobs.PutBlob(ctx, key, r, size, ttl)
+}
+
+// OpenBlob and DeleteBlob go to the store, down or not.
+func (o *outage) OpenBlob(ctx context.Context, key string) (*connector.Blob, error) {
+	return o.Store.Blobs.OpenBlob(ctx, key)
+}
+
+func (o *outage) DeleteBlob(ctx context.Context, key string) error {
+	return o.Store.Blobs.DeleteBlob(ctx, key)
 }
 
 // runs is the executor's store behind the same outage.

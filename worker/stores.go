@@ -93,3 +93,22 @@ type BatchStore interface {
 	BatchDone(ctx context.Context, id string) error
 	BatchEndsCounted(ctx context.Context, batchID string, ids []string) (counted []bool, eventQueued bool, err error)
 }
+
+// DedupeIndex remembers, per connector.DedupeKey, the last completed job
+// whose result is stored, and lets one job at a time compress a given image
+// (the claim) while identical jobs wait for it (redisstore.Dedupe).
+type DedupeIndex interface {
+	// EnterDedupe, in one step, returns the job recorded for k (source),
+	// or else lets jobID be the one job compressing k's image for at most
+	// lease (holder == jobID; a re-run of it renews its claim), or else
+	// names the job that is (holder).
+	EnterDedupe(ctx context.Context, k connector.DedupeKey, jobID string, lease time.Duration) (source, holder string, err error)
+	// FinishDedupe records jobID, completed, as k's source for ttl (how
+	// long its result is kept) and drops jobID's claim on k.
+	FinishDedupe(ctx context.Context, k connector.DedupeKey, jobID string, ttl time.Duration) error
+	// ForgetDedupe drops k's entry if it still names jobID (its result is
+	// gone).
+	ForgetDedupe(ctx context.Context, k connector.DedupeKey, jobID string) error
+	// ReleaseDedupe drops jobID's claim on k; another job's claim stays.
+	ReleaseDedupe(ctx context.Context, k connector.DedupeKey, jobID string) error
+}

@@ -136,7 +136,7 @@ func hashInt(v any) (int, error) {
 // the job's slot). Bytes over one blob chunk take PutBlob's own path.
 func (s *base) keepAnswer(ctx context.Context, jobID string, call int, answer *connector.KeptAnswer, data connector.Bytes, ttl time.Duration) error {
 	if data.Size() > blobChunk {
-		if err := s.PutBlob(ctx, connector.OutputBlobKey(jobID), connector.BytesReader(data), data.Size(), ttl); err != nil {
+		if err := s.putBlob(ctx, connector.OutputBlobKey(jobID), connector.BytesReader(data), data.Size(), ttl); err != nil {
 			return err
 		}
 		return s.keepAnswerOnly(ctx, jobID, call, answer)

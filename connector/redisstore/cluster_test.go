@@ -101,7 +101,7 @@ func TestEveryStoreOperationWorksOnARedisCluster(t *testing.T) {
 
 	t.Run("blobs", func(t *testing.T) {
 		blobtest.Run(t, func(t *testing.T) connector.BlobStore {
-			return New(c.Client, Options{Prefix: c.Prefix + uuid.NewString()[:8] + ":"})
+			return New(c.Client, Options{Prefix: c.Prefix + uuid.NewString()[:8] + ":"}).Blobs
 		})
 	})
 }

@@ -50,7 +50,7 @@ func (s *base) CreateJobWithInput(ctx context.Context, job *connector.Job, input
 	var in []byte
 	if input != nil {
 		if input.Size() > blobChunk {
-			if err := s.PutBlob(ctx, connector.InputBlobKey(job.ID), connector.BytesReader(input), input.Size(), inputTTL); err != nil {
+			if err := s.putBlob(ctx, connector.InputBlobKey(job.ID), connector.BytesReader(input), input.Size(), inputTTL); err != nil {
 				return err
 			}
 		} else {

@@ -17,19 +17,19 @@ func TestFinishingAJobDeletesItsInputInTheSameWrite(t *testing.T) {
 	ctx := context.Background()
 	job := newJob(t, s, "tenant", connector.StatusQueued)
 	in := connector.InputBlobKey(job.ID)
-	if err := s.PutBlob(ctx, in, bytes.NewReader([]byte("png")), 3, time.Hour); err != nil {
+	if err := s.Blobs.PutBlob(ctx, in, bytes.NewReader([]byte("png")), 3, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusProcessing; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := connector.ReadBlob(ctx, s, in); err != nil {
+	if _, err := connector.ReadBlob(ctx, s.Blobs, in); err != nil {
 		t.Fatalf("input of a running job: expected it kept, got %v", err)
 	}
 	if _, err := s.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := connector.ReadBlob(ctx, s, in); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+	if _, err := connector.ReadBlob(ctx, s.Blobs, in); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Fatalf("input of a finished job: expected ENOTFOUND, got %v", err)
 	}
 }
@@ -58,7 +58,7 @@ func TestKeepAnswerKeepsTheBytesAndTheAnswer(t *testing.T) {
 		if err != nil || got.Kept == nil || got.Kept.Result.UpstreamJobID != "up-1" || got.Answered != 1 {
 			t.Fatalf("run %d: call record: expected the kept answer, 1 answered, got %+v, %v", i, got, err)
 		}
-		out, err := connector.ReadBlob(ctx, s, connector.OutputBlobKey(id))
+		out, err := connector.ReadBlob(ctx, s.Blobs, connector.OutputBlobKey(id))
 		if err != nil || string(out) != "tiny" {
 			t.Fatalf("run %d: output blob: expected %q, got %q, %v", i, "tiny", out, err)
 		}
@@ -81,7 +81,7 @@ func TestCreateJobWithInputAdmitsStoresAndLists(t *testing.T) {
 	if got, err := s.GetJob(ctx, a.ID); err != nil || got.Owner != "tenant" {
 		t.Fatalf("record: expected the job, got %+v, %v", got, err)
 	}
-	if in, err := connector.ReadBlob(ctx, s, connector.InputBlobKey(a.ID)); err != nil || string(in) != "png-a" {
+	if in, err := connector.ReadBlob(ctx, s.Blobs, connector.InputBlobKey(a.ID)); err != nil || string(in) != "png-a" {
 		t.Fatalf("input: expected %q, got %q, %v", "png-a", in, err)
 	}
 	b := mk()
@@ -89,7 +89,7 @@ func TestCreateJobWithInputAdmitsStoresAndLists(t *testing.T) {
 	if _, err := s.GetJob(ctx, b.ID); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Errorf("refused job's record: expected ENOTFOUND, got %v", err)
 	}
-	if _, err := connector.ReadBlob(ctx, s, connector.InputBlobKey(b.ID)); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+	if _, err := connector.ReadBlob(ctx, s.Blobs, connector.InputBlobKey(b.ID)); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Errorf("refused job's input: expected ENOTFOUND, got %v", err)
 	}
 	c := mk()
@@ -146,7 +146,7 @@ func TestGetJobWithInputOpensTheInputBeside(t *testing.T) {
 	if err != nil || got.ID != job.ID || in != nil {
 		t.Fatalf("job without input: expected it and no blob, got %+v, %v, %v", got, in, err)
 	}
-	if err := s.PutBlob(ctx, connector.InputBlobKey(job.ID), bytes.NewReader([]byte("png-bytes")), 9, time.Hour); err != nil {
+	if err := s.Blobs.PutBlob(ctx, connector.InputBlobKey(job.ID), bytes.NewReader([]byte("png-bytes")), 9, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	got, in, err = s.getJobWithInput(ctx, job.ID)

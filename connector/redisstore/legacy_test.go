@@ -77,7 +77,7 @@ func TestUpgradeKeepsRecordsOfTheUntaggedLayout(t *testing.T) {
 	if ttl := r.Client.TTL(ctx, s.jobKey(job.ID)).Val(); ttl <= 0 || ttl > time.Hour {
 		t.Errorf("adopted job TTL = %v, want the old record's (≤ 1h)", ttl)
 	}
-	blob, err := connector.ReadBlob(ctx, s, connector.InputBlobKey(job.ID))
+	blob, err := connector.ReadBlob(ctx, s.Blobs, connector.InputBlobKey(job.ID))
 	if err != nil || string(blob) != "input bytes" {
 		t.Fatalf("GetBlob of the old input = %q, %v", blob, err)
 	}

@@ -86,10 +86,10 @@ func TestFinishRunRefusesAFailureWhileAnAnswerIsKept(t *testing.T) {
 func TestRunsDelegateBlobsToAnotherStore(t *testing.T) {
 	s, _ := newStore(t, Options{})
 	other, _ := newStore(t, Options{Prefix: "elsewhere:"})
-	runs := s.Runs(other)
+	runs := s.Runs(other.Blobs)
 	ctx := context.Background()
 	job := newJob(t, s, "tenant", connector.StatusQueued)
-	if err := other.PutBlob(ctx, connector.InputBlobKey(job.ID), bytes.NewReader([]byte("in")), 2, time.Hour); err != nil {
+	if err := other.Blobs.PutBlob(ctx, connector.InputBlobKey(job.ID), bytes.NewReader([]byte("in")), 2, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	if _, in, err := runs.OpenJob(ctx, job.ID); err != nil || in != nil {
@@ -101,16 +101,16 @@ func TestRunsDelegateBlobsToAnotherStore(t *testing.T) {
 	if err := runs.KeepAnswer(ctx, job.ID, 1, &connector.KeptAnswer{Result: &connector.JobResult{}}, bytes.NewReader([]byte("out")), time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := connector.ReadBlob(ctx, other, connector.OutputBlobKey(job.ID)); err != nil {
+	if _, err := connector.ReadBlob(ctx, other.Blobs, connector.OutputBlobKey(job.ID)); err != nil {
 		t.Fatalf("output: expected it in the other store, got %v", err)
 	}
-	if _, err := connector.ReadBlob(ctx, s, connector.OutputBlobKey(job.ID)); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+	if _, err := connector.ReadBlob(ctx, s.Blobs, connector.OutputBlobKey(job.ID)); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Fatalf("output: expected none in Redis, got %v", err)
 	}
 	if _, _, err := runs.FinishRun(ctx, job.ID, 1, func(j *connector.Job) { j.Status = connector.StatusCompleted }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := connector.ReadBlob(ctx, other, connector.InputBlobKey(job.ID)); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+	if _, err := connector.ReadBlob(ctx, other.Blobs, connector.InputBlobKey(job.ID)); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Fatalf("input: expected it deleted from the other store at the end, got %v", err)
 	}
 }

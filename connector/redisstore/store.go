@@ -41,7 +41,6 @@ package redisstore
 import (
 	"context"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/imgflow/imgflow/connector"
@@ -50,8 +49,7 @@ import (
 
 // Compile-time checks that *Store is every store the domain asks for.
 var (
-	_ connector.JobStore  = (*Store)(nil)
-	_ connector.BlobStore = (*Store)(nil)
+	_ connector.JobStore = (*Store)(nil)
 )
 
 // Default option values.
@@ -95,6 +93,8 @@ type Store struct {
 	Accounts    *Accounts
 	Hooks       *Hooks
 	Batches     *Batches
+	Blobs       *Blobs
+	Dedupe      *Dedupe
 }
 
 // base is what every aggregate of the store shares: the client, the key
@@ -114,9 +114,6 @@ type base struct {
 	hub         *waitHub    // shared by every WaitJob
 	legacy      *legacyKeys // nil on a cluster, where no untagged keys can exist
 	jobs        *jobCache   // unfinished records last seen, for UpdateJob
-
-	sweepMu   sync.Mutex
-	sweepFrom int64 // next unix minute DueBlobs looks at; 0 until the first sweep
 }
 
 // New returns a Store over rdb. It does not contact Redis; see Ping.
@@ -146,7 +143,7 @@ func New(rdb redis.UniversalClient, opts Options) *Store {
 	if _, cluster := rdb.(*redis.ClusterClient); !cluster {
 		s.legacy = &legacyKeys{}
 	}
-	return &Store{base: s, Idempotency: &Idempotency{s}, Accounts: &Accounts{s}, Hooks: &Hooks{s}, Batches: &Batches{s}}
+	return &Store{base: s, Idempotency: &Idempotency{s}, Accounts: &Accounts{s}, Hooks: &Hooks{s}, Batches: &Batches{s}, Blobs: &Blobs{base: s}, Dedupe: &Dedupe{s}}
 }
 
 // Batched is the autopipeliner of rdb (see Options.Unbatched), or rdb

@@ -84,9 +84,9 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 		"UpdateJob":  func(ctx context.Context) error { _, err := s.UpdateJob(ctx, job.ID, noop); return err },
 		"ListJobs":   func(ctx context.Context) error { _, err := s.ListJobs(ctx, "o", connector.JobFilter{}); return err },
 		"WaitJob":    func(ctx context.Context) error { _, err := s.WaitJob(ctx, job.ID); return err },
-		"PutBlob":    func(ctx context.Context) error { return s.PutBlob(ctx, "k", strings.NewReader("x"), 1, time.Minute) },
-		"OpenBlob":   func(ctx context.Context) error { _, err := connector.ReadBlob(ctx, s, "k"); return err },
-		"DeleteBlob": func(ctx context.Context) error { return s.DeleteBlob(ctx, "k") },
+		"PutBlob":    func(ctx context.Context) error { return s.Blobs.PutBlob(ctx, "k", strings.NewReader("x"), 1, time.Minute) },
+		"OpenBlob":   func(ctx context.Context) error { _, err := connector.ReadBlob(ctx, s.Blobs, "k"); return err },
+		"DeleteBlob": func(ctx context.Context) error { return s.Blobs.DeleteBlob(ctx, "k") },
 		"ReserveIdempotencyKey": func(ctx context.Context) error {
 			_, _, err := s.Idempotency.ReserveIdempotencyKey(ctx, "o", "k", "f", "j")
 			return err
