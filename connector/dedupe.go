@@ -46,7 +46,6 @@ func DedupeKeyOf(j *Job) (k DedupeKey, ok bool) {
 	return DedupeKey{Owner: j.Owner, SHA256: j.Input.SHA256, Options: DedupeOptions(j)}, true
 }
 
-
 // BlobCopier copies a blob inside its store, without the bytes passing
 // through imgflow; a BlobStore that cannot may leave it out (CopyBlob then
 // streams the copy).

@@ -78,13 +78,15 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 	job := &connector.Job{ID: uuid.Must(uuid.NewV7()).String(), Owner: "o"}
 	noop := func(*connector.Job) error { return nil }
 	calls := map[string]func(ctx context.Context) error{
-		"Ping":       s.Ping,
-		"CreateJob":  func(ctx context.Context) error { return s.CreateJob(ctx, job) },
-		"GetJob":     func(ctx context.Context) error { _, err := s.GetJob(ctx, job.ID); return err },
-		"UpdateJob":  func(ctx context.Context) error { _, err := s.UpdateJob(ctx, job.ID, noop); return err },
-		"ListJobs":   func(ctx context.Context) error { _, err := s.ListJobs(ctx, "o", connector.JobFilter{}); return err },
-		"WaitJob":    func(ctx context.Context) error { _, err := s.WaitJob(ctx, job.ID); return err },
-		"PutBlob":    func(ctx context.Context) error { return s.Blobs.PutBlob(ctx, "k", strings.NewReader("x"), 1, time.Minute) },
+		"Ping":      s.Ping,
+		"CreateJob": func(ctx context.Context) error { return s.CreateJob(ctx, job) },
+		"GetJob":    func(ctx context.Context) error { _, err := s.GetJob(ctx, job.ID); return err },
+		"UpdateJob": func(ctx context.Context) error { _, err := s.UpdateJob(ctx, job.ID, noop); return err },
+		"ListJobs":  func(ctx context.Context) error { _, err := s.ListJobs(ctx, "o", connector.JobFilter{}); return err },
+		"WaitJob":   func(ctx context.Context) error { _, err := s.WaitJob(ctx, job.ID); return err },
+		"PutBlob": func(ctx context.Context) error {
+			return s.Blobs.PutBlob(ctx, "k", strings.NewReader("x"), 1, time.Minute)
+		},
 		"OpenBlob":   func(ctx context.Context) error { _, err := connector.ReadBlob(ctx, s.Blobs, "k"); return err },
 		"DeleteBlob": func(ctx context.Context) error { return s.Blobs.DeleteBlob(ctx, "k") },
 		"ReserveIdempotencyKey": func(ctx context.Context) error {
