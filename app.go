@@ -350,7 +350,7 @@ func (a *app) apiServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 		inputs = a.blobs
 	}
 	api := server.New(server.Config{
-		Jobs:                a.store,
+		Jobs:                a.store.Jobs,
 		Blobs:               a.blobs,
 		InputBlobs:          inputs,
 		FileURL:             a.fileURL,
@@ -369,7 +369,6 @@ func (a *app) apiServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 		ResultTTL:           a.opts.ResultTTL,
 		Ready:               a.readyChecks(),
 		MaxLargeBodies:      a.opts.MaxLargeBodies,
-		Inflight:            a.store,
 		MaxJobsPerKey:       a.opts.MaxJobsPerKey,
 		HookTestsPerMinute:  a.opts.HookTestsPerMinute,
 		HookRecoversPerHour: a.opts.HookRecoversPerHour,
@@ -413,7 +412,7 @@ func (a *app) worker(logger *slog.Logger, concurrency int) (*worker.Worker, erro
 		Queue:          a.opts.Queue,
 		Concurrency:    concurrency,
 		KeyShare:       a.opts.KeyShare,
-		Jobs:           a.store,
+		Jobs:           a.store.Jobs,
 		Blobs:          a.blobs,
 		FileURL:        a.fileURL,
 		Hooks:          a.store.Hooks,

@@ -57,9 +57,9 @@ func (a *app) openBlobs() error {
 // steps, or delegating the blob halves to S3.
 func (a *app) runs() *redisstore.Runs {
 	if a.s3 != nil {
-		return a.store.Runs(a.blobs)
+		return a.store.Runs.WithBlobs(a.blobs)
 	}
-	return a.store.Runs(nil)
+	return a.store.Runs
 }
 
 // startBlobSweeper deletes expired S3 blobs every sweepInterval until ctx

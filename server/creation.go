@@ -28,21 +28,12 @@ func newJobService(cfg *Config, s *Server) *app.JobService {
 		Keyring:         cfg.Keyring,
 		CheckURL:        cfg.CheckURL,
 		Preflight:       func(ctx context.Context, key string) error { return s.checkKey(ctx, loggerOf(ctx, s.log), key) },
-		MaxJobsPerKey:   cfg.maxJobsPerKey(),
+		MaxJobsPerKey:   cfg.MaxJobsPerKey,
 		InputTTL:        cfg.ResultTTL,
 		IdempotencyWait: cfg.IdempotencyInFlightWait,
 		Now:             cfg.Now,
 		Logger:          cfg.Logger,
 	})
-}
-
-// maxJobsPerKey is the cap the service holds keys to: none without an
-// in-flight limiter.
-func (cfg *Config) maxJobsPerKey() int {
-	if cfg.Inflight == nil {
-		return 0
-	}
-	return cfg.MaxJobsPerKey
 }
 
 // JobService is the creation service the routes call, for other front

@@ -19,7 +19,7 @@ func (h *harness) finishedJobWithCallback() *connector.Job {
 		"callback_url": "https://flows.example.com/resume/7?signature=s3cret"}, nil)
 	expectStatus(h.t, r, http.StatusAccepted)
 	h.finish(r.str("id"), []byte("small"))
-	job, err := h.store.GetJob(context.Background(), r.str("id"))
+	job, err := h.store.Jobs.GetJob(context.Background(), r.str("id"))
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -141,7 +141,7 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 	h := &harness{t: t, store: redisstore.New(r.Client, redisstore.Options{Prefix: r.Prefix}), queue: &recordingQueue{}, ledger: ledger, keys: kr, key: key, redis: r,
 		sender: &stubSender{}}
 	cfg := server.Config{
-		Jobs: h.store, Blobs: h.store.Blobs, Idempotency: h.store.Idempotency, Accounts: h.store.Accounts, Hooks: h.store.Hooks, OpLimiter: h.store.Hooks, Batches: h.store.Batches,
+		Jobs: h.store.Jobs, Blobs: h.store.Blobs, Idempotency: h.store.Idempotency, Accounts: h.store.Accounts, Hooks: h.store.Hooks, OpLimiter: h.store.Hooks, Batches: h.store.Batches,
 		Queue:      h.queue,
 		Sender:     h.sender,
 		Compressor: upstream.New(up.URL + "/api"),
@@ -286,7 +286,7 @@ func (h *harness) finish(id string, data []byte) {
 		h.t.Fatal(err)
 	}
 	remaining := int64(499)
-	_, err := h.store.UpdateJob(ctx, id, func(j *connector.Job) error {
+	_, err := h.store.Jobs.UpdateJob(ctx, id, func(j *connector.Job) error {
 		now := time.Now().UTC()
 		j.Status, j.FinishedAt = connector.StatusCompleted, &now
 		j.Result = &connector.JobResult{OriginalSize: 100, CompressedSize: int64(len(data)), CompressionRatio: 50,

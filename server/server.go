@@ -106,13 +106,12 @@ type Config struct {
 	// Retry-After. Default DefaultLargeBodies(), sized from the memory limit.
 	// Flag --max-large-bodies, env IMGFLOW_MAX_LARGE_BODIES.
 	MaxLargeBodies int
-	// Inflight and MaxJobsPerKey cap each key's unfinished jobs: beyond
-	// the cap a new job gets 429 too_many_jobs with Retry-After, so one
-	// tenant cannot starve the others. Batch items count: a batch is
-	// admitted while its key is under the cap, and its items then hold
-	// places until they end. Nil or 0: no cap. Flag
-	// --max-jobs-per-key, env IMGFLOW_MAX_JOBS_PER_KEY.
-	Inflight      connector.InflightLimiter
+	// MaxJobsPerKey caps each key's unfinished jobs: beyond the cap a new
+	// job gets 429 too_many_jobs with Retry-After, so one tenant cannot
+	// starve the others. Batch items count: a batch is admitted while its
+	// key is under the cap, and its items then hold places until they end.
+	// Jobs keeps the places, in the round trip that makes a job. 0: no cap.
+	// Flag --max-jobs-per-key, env IMGFLOW_MAX_JOBS_PER_KEY.
 	MaxJobsPerKey int
 	// LargeBodyWait is how long a large body waits for a slot. Default 2s.
 	LargeBodyWait time.Duration

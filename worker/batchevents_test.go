@@ -35,7 +35,7 @@ func (h *harness) submitBatch(n int, callbackURL string) *connector.Batch {
 		h.t.Fatalf("CreateBatch: %v", err)
 	}
 	for _, job := range jobs {
-		if err := h.store.CreateJob(ctx, job); err != nil {
+		if err := h.store.Jobs.CreateJob(ctx, job); err != nil {
 			h.t.Fatalf("CreateJob: %v", err)
 		}
 	}

@@ -255,8 +255,8 @@ func TestKillBeforeTheAnswerIsKeptFlagsTheChargeAsUncertain(t *testing.T) {
 // when Redis is back, without a second call.
 func TestStoreIsRetriedThroughARedisOutageWithoutCallingAgain(t *testing.T) {
 	h := newHarness(t)
-	out := &outage{Store: h.store}
-	h.cfg.Jobs, h.cfg.Blobs, h.cfg.Runs = out, out, out.runs()
+	out := &outage{store: h.store}
+	h.cfg.Jobs, h.cfg.Blobs, h.cfg.Runs = out.jobs(), out.blobs(), out.runs()
 	h.comp.onAnswer = func() { out.downFor(4 * time.Second) }
 	h.start()
 	job := h.submitURLJob("")
@@ -291,7 +291,7 @@ func TestDuplicateTaskOfAFinishedJobDoesNothing(t *testing.T) {
 	if err := w.Handler().ProcessTask(context.Background(), task); err != nil {
 		t.Fatalf("ProcessTask of a finished job: expected nil, got %v", err)
 	}
-	again, err := h.store.GetJob(context.Background(), job.ID)
+	again, err := h.store.Jobs.GetJob(context.Background(), job.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,7 @@ type Config struct {
 	Fetchers int
 
 	// Jobs and Blobs are the stores of jobs and their bytes (required).
-	Jobs  connector.JobStore
+	Jobs  JobStore
 	Blobs connector.BlobStore
 	// Hooks keeps what deliveries need (required): hook subscriptions,
 	// endpoint pauses, rates and failures, events that are not a job's,

@@ -149,7 +149,7 @@ func TestFailedRedeliveryIsNotRetriedAndAnotherCanFollow(t *testing.T) {
 	if n := cb.count(); n != 2 {
 		t.Fatalf("expected no retry of a redelivery, got %d requests", n)
 	}
-	if j, _ := h.store.GetJob(context.Background(), job.ID); j.Callback.Status != connector.DeliveryDelivered {
+	if j, _ := h.store.Jobs.GetJob(context.Background(), job.ID); j.Callback.Status != connector.DeliveryDelivered {
 		t.Errorf("expected a failed redelivery to leave the callback delivered, got %+v", j.Callback)
 	}
 	if err := h.queue.EnqueueDelivery(context.Background(), d); err != nil {

@@ -43,7 +43,7 @@ func (r iotestErr) Read([]byte) (int, error) { return 0, r.err }
 func TestStoredImageCutOffMidCallIsRetriedWithoutAnUncertainCharge(t *testing.T) {
 	h := newHarness(t)
 	h.cfg.Blobs = &breakingBlobs{BlobStore: h.store.Blobs, after: 64 << 10}
-	h.cfg.Runs = h.store.Runs(h.cfg.Blobs) // the blobs are elsewhere: the executor's store delegates to them
+	h.cfg.Runs = h.store.Runs.WithBlobs(h.cfg.Blobs) // the blobs are elsewhere: the executor's store delegates to them
 	h.start()
 	data := images.Read(t, "photo.png")
 	job := h.newJob(connector.JobInput{Kind: connector.InputUpload}, "")

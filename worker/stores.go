@@ -12,6 +12,21 @@ import (
 // (connector.JobRuns), each shaped by what the worker calls:
 // redisstore's aggregates fit them, and main wires one field each.
 
+// JobStore keeps job records (redisstore.Jobs): what the worker reads
+// and updates besides the executor's steps, and what its sweeper needs to
+// queue jobs left without a task (unqueued.go) and to finish batches left
+// half made through the creation service (app.JobStore).
+type JobStore interface {
+	connector.JobStore
+	app.JobStore
+	// UnqueuedJobs returns up to limit ids of jobs created before before
+	// whose notes the sweeper has not forgotten yet, oldest first.
+	UnqueuedJobs(ctx context.Context, before time.Time, limit int) ([]string, error)
+	// ForgetUnqueued drops the notes of ids: their tasks are queued, or
+	// they are gone or finished.
+	ForgetUnqueued(ctx context.Context, ids ...string) error
+}
+
 // OutboundBudget keeps each key's budget of deliveries of free jobs
 // (redisstore.Accounts).
 type OutboundBudget interface {

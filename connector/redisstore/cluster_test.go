@@ -38,7 +38,7 @@ func TestEveryStoreOperationWorksOnARedisCluster(t *testing.T) {
 	if len(nodes) < 2 {
 		t.Fatalf("12 jobs all landed on %v; the test needs them on several nodes", nodes)
 	}
-	page, err := s.ListJobs(ctx, "owner-a", connector.JobFilter{Limit: 5})
+	page, err := s.Jobs.ListJobs(ctx, "owner-a", connector.JobFilter{Limit: 5})
 	if err != nil || len(page.Jobs) != 5 || page.Jobs[0].ID != jobs[11].ID || page.NextCursor == "" {
 		t.Fatalf("ListJobs on the cluster = %+v, %v; want the 5 newest and a cursor", page, err)
 	}
@@ -48,7 +48,7 @@ func TestEveryStoreOperationWorksOnARedisCluster(t *testing.T) {
 	for _, j := range jobs {
 		wctx, cancel := context.WithTimeout(ctx, generous)
 		done := make(chan waitResult, 1)
-		go func() { job, err := s.WaitJob(wctx, j.ID); done <- waitResult{job, err} }()
+		go func() { job, err := s.Jobs.WaitJob(wctx, j.ID); done <- waitResult{job, err} }()
 		for !s.subscribedFor(j.ID) {
 			select {
 			case res := <-done:
@@ -56,7 +56,7 @@ func TestEveryStoreOperationWorksOnARedisCluster(t *testing.T) {
 			case <-time.After(5 * time.Millisecond):
 			}
 		}
-		if _, err := s.UpdateJob(ctx, j.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil }); err != nil {
+		if _, err := s.Jobs.UpdateJob(ctx, j.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil }); err != nil {
 			t.Fatalf("UpdateJob on the cluster: %v", err)
 		}
 		res := <-done
@@ -65,7 +65,7 @@ func TestEveryStoreOperationWorksOnARedisCluster(t *testing.T) {
 			t.Fatalf("WaitJob on the cluster = %v, %v; want completed (woken across nodes)", res.job, res.err)
 		}
 	}
-	if err := s.DeleteJob(ctx, jobs[0].ID); err != nil {
+	if err := s.Jobs.DeleteJob(ctx, jobs[0].ID); err != nil {
 		t.Fatalf("DeleteJob on the cluster: %v", err)
 	}
 

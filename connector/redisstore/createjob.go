@@ -41,7 +41,7 @@ return 1
 // The record and the input go in the job's slot, the place and the listing
 // entry in the owner's (admitAndListScript), in one pipeline. An input over
 // one blob chunk is written first by PutBlob's own path.
-func (s *base) CreateJobWithInput(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration, limit int) error {
+func (s *Jobs) CreateJobWithInput(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration, limit int) error {
 	now := s.now()
 	data, err := newJobRecord(job, now)
 	if err != nil {

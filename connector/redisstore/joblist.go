@@ -29,7 +29,7 @@ const (
 // Limit <= 0 means DefaultListLimit; above MaxListLimit it is capped.
 // NextCursor is the id of the last job returned when older entries remain,
 // "" otherwise.
-func (s *base) ListJobs(ctx context.Context, owner string, f connector.JobFilter) (*connector.JobPage, error) {
+func (s *Jobs) ListJobs(ctx context.Context, owner string, f connector.JobFilter) (*connector.JobPage, error) {
 	limit := f.Limit
 	if limit <= 0 {
 		limit = DefaultListLimit

@@ -45,7 +45,7 @@ return 1
 
 // AdmitJobs takes an in-flight place for each of ids (a batch's items)
 // when owner holds fewer than limit (0: no cap); ETOOMANY otherwise.
-func (s *base) AdmitJobs(ctx context.Context, owner string, ids []string, limit int) error {
+func (s *Jobs) AdmitJobs(ctx context.Context, owner string, ids []string, limit int) error {
 	now := s.now()
 	args := make([]any, 0, 3+len(ids))
 	args = append(args, now.UnixMilli(), now.Add(s.inflightTTL).UnixMilli(), limit)
@@ -66,7 +66,7 @@ func (s *base) AdmitJobs(ctx context.Context, owner string, ids []string, limit 
 // StageJob stores a batch item's input (for inputTTL; nil: none) and its
 // record where nothing reads it until CommitStagedJobs: one round trip,
 // both in the job's slot.
-func (s *base) StageJob(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration) error {
+func (s *Jobs) StageJob(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration) error {
 	data, err := newJobRecord(job, s.now())
 	if err != nil {
 		return err
@@ -106,7 +106,7 @@ return redis.call('EXISTS', KEYS[2])
 // under its owner and noted for the unqueued sweeper (unqueued.go), which
 // queues it should its request not. A record in neither place (expired)
 // is an error.
-func (s *base) CommitStagedJobs(ctx context.Context, owner string, ids []string) error {
+func (s *Jobs) CommitStagedJobs(ctx context.Context, owner string, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -141,7 +141,7 @@ func (s *base) CommitStagedJobs(ctx context.Context, owner string, ids []string)
 
 // RemoveStagedJobs deletes owner's staged jobs ids, their inputs and their
 // in-flight places (a batch decided removed).
-func (s *base) RemoveStagedJobs(ctx context.Context, owner string, ids []string) error {
+func (s *Jobs) RemoveStagedJobs(ctx context.Context, owner string, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -179,8 +179,8 @@ return 1
 // record and input are deleted, with its listing entry and in-flight
 // place, unless a run started it already (removed false: it is made, and
 // the answer is the job). A task queued for it finds no job and ends.
-func (s *base) UndoJob(ctx context.Context, owner, id string) (removed bool, err error) {
-	s.jobs.forget(id)
+func (s *Jobs) UndoJob(ctx context.Context, owner, id string) (removed bool, err error) {
+	s.records.forget(id)
 	n, err := undoJobScript.Run(ctx, s.rdb, []string{s.jobKey(id), s.blobKey(connector.InputBlobKey(id))}).Int()
 	if err != nil {
 		return false, storageErr(err)

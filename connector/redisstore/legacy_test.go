@@ -63,14 +63,14 @@ func TestUpgradeKeepsRecordsOfTheUntaggedLayout(t *testing.T) {
 	}
 	newer := newJob(t, s, owner, connector.StatusQueued)
 
-	page, err := s.ListJobs(ctx, owner, connector.JobFilter{})
+	page, err := s.Jobs.ListJobs(ctx, owner, connector.JobFilter{})
 	if err != nil {
 		t.Fatalf("ListJobs: %v", err)
 	}
 	if len(page.Jobs) != 2 || page.Jobs[0].ID != newer.ID || page.Jobs[1].ID != job.ID {
 		t.Fatalf("ListJobs after upgrade = %v, want the new job then the old one %s", jobIDs(page.Jobs), job.ID)
 	}
-	got, err := s.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusProcessing; return nil })
+	got, err := s.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusProcessing; return nil })
 	if err != nil || got.Status != connector.StatusProcessing {
 		t.Fatalf("UpdateJob of the old job = %v, %v; want processing", got, err)
 	}

@@ -43,13 +43,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/imgflow/imgflow/connector"
 	"github.com/redis/go-redis/v9"
-)
-
-// Compile-time checks that *Store is every store the domain asks for.
-var (
-	_ connector.JobStore = (*Store)(nil)
 )
 
 // Default option values.
@@ -85,16 +79,31 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Store is the Redis implementation of connector.JobStore, BlobStore,
-// IdempotencyStore, AccountCache and HookStore. It is safe for concurrent use.
+// Store is imgflow's state in Redis, one aggregate per field, all on one
+// client and key prefix. Each caller takes the aggregate it needs. It is
+// safe for concurrent use.
 type Store struct {
-	*base
+	*base // unexported: nothing of it is promoted outside the package
+
+	// Jobs keeps job records, their listing, their finish for waiters and
+	// the key's cap of unfinished jobs (jobs.go).
+	Jobs *Jobs
+	// Runs is the compress executor's store, a job's life step by step
+	// with blobs in this Redis (runs.go; Runs.WithBlobs for S3).
+	Runs *Runs
+	// Batches keeps batches and their making (batches.go, batchmaking.go).
+	Batches *Batches
+	// Hooks keeps subscriptions, endpoints, messages and delivery logs
+	// (hooks.go).
+	Hooks *Hooks
+	// Idempotency keeps Idempotency-Key records (idempotency.go).
 	Idempotency *Idempotency
-	Accounts    *Accounts
-	Hooks       *Hooks
-	Batches     *Batches
-	Blobs       *Blobs
-	Dedupe      *Dedupe
+	// Accounts keeps key checks and outbound budgets (accounts.go).
+	Accounts *Accounts
+	// Blobs keeps image bytes (blobs.go).
+	Blobs *Blobs
+	// Dedupe is the content dedupe index (dedupe.go).
+	Dedupe *Dedupe
 }
 
 // base is what every aggregate of the store shares: the client, the key
@@ -113,7 +122,7 @@ type base struct {
 	now         func() time.Time
 	hub         *waitHub    // shared by every WaitJob
 	legacy      *legacyKeys // nil on a cluster, where no untagged keys can exist
-	jobs        *jobCache   // unfinished records last seen, for UpdateJob
+	records     *jobCache   // unfinished job records last seen, for UpdateJob
 }
 
 // New returns a Store over rdb. It does not contact Redis; see Ping.
@@ -122,7 +131,7 @@ func New(rdb redis.UniversalClient, opts Options) *Store {
 	if !opts.Unbatched {
 		batchedRDB = Batched(rdb)
 	}
-	s := &base{rdb: batchedRDB, bulk: rdb, prefix: opts.Prefix, jobTTL: opts.JobTTL, now: opts.Now, hub: newWaitHub(), jobs: newJobCache()}
+	s := &base{rdb: batchedRDB, bulk: rdb, prefix: opts.Prefix, jobTTL: opts.JobTTL, now: opts.Now, hub: newWaitHub(), records: newJobCache()}
 	if s.prefix == "" {
 		s.prefix = DefaultPrefix
 	}
@@ -143,7 +152,9 @@ func New(rdb redis.UniversalClient, opts Options) *Store {
 	if _, cluster := rdb.(*redis.ClusterClient); !cluster {
 		s.legacy = &legacyKeys{}
 	}
-	return &Store{base: s, Idempotency: &Idempotency{s}, Accounts: &Accounts{s}, Hooks: &Hooks{s}, Batches: &Batches{s}, Blobs: &Blobs{base: s}, Dedupe: &Dedupe{s}}
+	jobs := &Jobs{s}
+	return &Store{base: s, Jobs: jobs, Runs: &Runs{jobs: jobs}, Batches: &Batches{s}, Hooks: &Hooks{s},
+		Idempotency: &Idempotency{s}, Accounts: &Accounts{s}, Blobs: &Blobs{base: s}, Dedupe: &Dedupe{s}}
 }
 
 // Batched is the autopipeliner of rdb (see Options.Unbatched), or rdb
@@ -179,7 +190,7 @@ func (s *base) clientFor(n int64) redis.UniversalClient {
 
 // Ping reports whether Redis answers, as EUNAVAILABLE when it does not. The
 // server's /ready uses it.
-func (s *base) Ping(ctx context.Context) error {
+func (s *Store) Ping(ctx context.Context) error {
 	return storageErr(s.rdb.Ping(ctx).Err())
 }
 

@@ -31,7 +31,7 @@ func newJob(t testing.TB, s *Store, owner string, status connector.JobStatus) *c
 		Input:  connector.JobInput{Kind: connector.InputURL, URL: "https://example.com/a.png"},
 		Owner:  owner,
 	}
-	if err := s.CreateJob(context.Background(), job); err != nil {
+	if err := s.Jobs.CreateJob(context.Background(), job); err != nil {
 		t.Fatalf("CreateJob: %v", err)
 	}
 	return job
@@ -79,11 +79,14 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 	noop := func(*connector.Job) error { return nil }
 	calls := map[string]func(ctx context.Context) error{
 		"Ping":      s.Ping,
-		"CreateJob": func(ctx context.Context) error { return s.CreateJob(ctx, job) },
-		"GetJob":    func(ctx context.Context) error { _, err := s.GetJob(ctx, job.ID); return err },
-		"UpdateJob": func(ctx context.Context) error { _, err := s.UpdateJob(ctx, job.ID, noop); return err },
-		"ListJobs":  func(ctx context.Context) error { _, err := s.ListJobs(ctx, "o", connector.JobFilter{}); return err },
-		"WaitJob":   func(ctx context.Context) error { _, err := s.WaitJob(ctx, job.ID); return err },
+		"CreateJob": func(ctx context.Context) error { return s.Jobs.CreateJob(ctx, job) },
+		"GetJob":    func(ctx context.Context) error { _, err := s.Jobs.GetJob(ctx, job.ID); return err },
+		"UpdateJob": func(ctx context.Context) error { _, err := s.Jobs.UpdateJob(ctx, job.ID, noop); return err },
+		"ListJobs": func(ctx context.Context) error {
+			_, err := s.Jobs.ListJobs(ctx, "o", connector.JobFilter{})
+			return err
+		},
+		"WaitJob": func(ctx context.Context) error { _, err := s.Jobs.WaitJob(ctx, job.ID); return err },
 		"PutBlob": func(ctx context.Context) error {
 			return s.Blobs.PutBlob(ctx, "k", strings.NewReader("x"), 1, time.Minute)
 		},
@@ -140,11 +143,11 @@ func TestUnbatchedAndBatchedStoresRunTheSameJob(t *testing.T) {
 		}
 		ctx := context.Background()
 		job := newJob(t, s, "owner", connector.StatusQueued)
-		done, err := s.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil })
+		done, err := s.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil })
 		if err != nil || done.Status != connector.StatusCompleted {
 			t.Fatalf("unbatched %v: UpdateJob = %v, %v", unbatched, done, err)
 		}
-		if got, err := s.GetJob(ctx, job.ID); err != nil || got.Status != connector.StatusCompleted {
+		if got, err := s.Jobs.GetJob(ctx, job.ID); err != nil || got.Status != connector.StatusCompleted {
 			t.Fatalf("unbatched %v: GetJob = %v, %v", unbatched, got, err)
 		}
 	}

@@ -182,7 +182,7 @@ func TestListDeliveriesPagesAcrossJobsAndMessagesNewestFirst(t *testing.T) {
 	var jobs []*connector.Job
 	for i := range 5 {
 		j := &connector.Job{ID: "0190a0a0-0000-7000-8000-00000000000" + strconv.Itoa(i), Status: connector.StatusCompleted, Owner: "me"}
-		if err := s.CreateJob(ctx, j); err != nil {
+		if err := s.Jobs.CreateJob(ctx, j); err != nil {
 			t.Fatal(err)
 		}
 		jobs = append(jobs, j)
@@ -203,7 +203,7 @@ func TestListDeliveriesPagesAcrossJobsAndMessagesNewestFirst(t *testing.T) {
 	s.Hooks.RecordMessageAttempt(ctx, msg, &connector.DeliveryAttempt{DeliveryID: connector.MessageDeliveryID(msg.ID, "h2"), HookID: "h2",
 		Event: connector.EventHookTest, At: now.Add(10 * time.Second), Outcome: connector.OutcomeDelivered})
 	other := &connector.Job{ID: "0190a0a0-0000-7000-8000-0000000000ff", Status: connector.StatusCompleted, Owner: "you"}
-	s.CreateJob(ctx, other)
+	s.Jobs.CreateJob(ctx, other)
 	s.Hooks.RecordDeliveryAttempt(ctx, other, &connector.DeliveryAttempt{DeliveryID: "x", At: now, Outcome: connector.OutcomeDelivered})
 
 	var ids []string

@@ -44,7 +44,7 @@ func (q *queue) ids() []string {
 // failingStage is the store with item number failAt's staging failing
 // (Redis lost mid-request), or calling onStage before each item.
 type failingStage struct {
-	*redisstore.Store
+	*redisstore.Jobs
 	mu      sync.Mutex
 	staged  int
 	failAt  int
@@ -62,7 +62,7 @@ func (f *failingStage) StageJob(ctx context.Context, job *connector.Job, input c
 	if n == f.failAt {
 		return &connector.Error{Code: connector.EUNAVAILABLE, Message: "storage unavailable"}
 	}
-	return f.Store.StageJob(ctx, job, input, ttl)
+	return f.Jobs.StageJob(ctx, job, input, ttl)
 }
 
 type fixture struct {
@@ -85,7 +85,7 @@ func newFixture(t *testing.T) *fixture {
 // service is the creation service on the fixture's store; mod may swap
 // in a store that fails a step.
 func (f *fixture) service(mod func(*app.Config)) *app.JobService {
-	cfg := app.Config{Jobs: f.store, Batches: f.store.Batches, Idempotency: f.store.Idempotency,
+	cfg := app.Config{Jobs: f.store.Jobs, Batches: f.store.Batches, Idempotency: f.store.Idempotency,
 		Queue: f.queue, Keyring: f.kr, IdempotencyWait: 3 * time.Second}
 	if mod != nil {
 		mod(&cfg)
@@ -130,7 +130,7 @@ func (f *fixture) nothingLeft(owner string) {
 // place under the key's cap, and nothing queued.
 func TestBatchWhoseItemFailsLeavesNothing(t *testing.T) {
 	f := newFixture(t)
-	store := &failingStage{Store: f.store, failAt: 150}
+	store := &failingStage{Jobs: f.store.Jobs, failAt: 150}
 	s := f.service(func(c *app.Config) { c.Jobs, c.MaxJobsPerKey = store, 1000 })
 	_, _, err := s.CreateBatch(context.Background(), &app.BatchRequest{Owner: "o1", Key: "k", Items: urlItems(200)})
 	if connector.ErrorCodeOf(err) != connector.EUNAVAILABLE {
@@ -147,7 +147,7 @@ func TestBatchWhoseItemFailsLeavesNothing(t *testing.T) {
 func TestBatchWhoseClientGoesAwayLeavesNothing(t *testing.T) {
 	f := newFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	store := &failingStage{Store: f.store, onStage: func(n int) {
+	store := &failingStage{Jobs: f.store.Jobs, onStage: func(n int) {
 		if n == 100 {
 			cancel()
 		}
@@ -188,7 +188,7 @@ func TestBatchMadeWhileTheQueueIsDownIsWholeAndNoted(t *testing.T) {
 			t.Fatalf("item %d: %+v, want made", i, j)
 		}
 	}
-	noted, err := f.store.UnqueuedJobs(ctx, time.Now().Add(time.Minute), 100)
+	noted, err := f.store.Jobs.UnqueuedJobs(ctx, time.Now().Add(time.Minute), 100)
 	if err != nil || len(noted) != 30 {
 		t.Fatalf("%d items noted for the sweeper (%v), want 30", len(noted), err)
 	}
@@ -199,7 +199,7 @@ func TestBatchMadeWhileTheQueueIsDownIsWholeAndNoted(t *testing.T) {
 // but not finished.
 func (f *fixture) killedAt(stopAfterDecide bool) func(*app.Config) {
 	return func(c *app.Config) {
-		c.Jobs = &commitFails{Store: f.store}
+		c.Jobs = &commitFails{Jobs: f.store.Jobs}
 		c.Batches = &decideOnly{Batches: f.store.Batches, stopAfterDecide: stopAfterDecide}
 	}
 }
@@ -221,7 +221,7 @@ func (b *decideOnly) DecideBatch(ctx context.Context, id string, to connector.Ma
 // commitFails is the job store of a request killed before its items were
 // made visible.
 type commitFails struct {
-	*redisstore.Store
+	*redisstore.Jobs
 }
 
 func (commitFails) CommitStagedJobs(context.Context, string, []string) error {
@@ -435,7 +435,7 @@ func TestBatchTakeoverNamesItsOwnBatchInTheKey(t *testing.T) {
 	}
 	f.r.Client.Del(ctx, f.r.Prefix+"idemlease:{o1}:batch:abc") // the dead request's lease lapsed
 	seen := make(chan string, 1)
-	store := &failingStage{Store: f.store, onStage: func(n int) {
+	store := &failingStage{Jobs: f.store.Jobs, onStage: func(n int) {
 		if n == 1 {
 			rec, _, err := f.store.Idempotency.ReserveIdempotencyKey(ctx, "o1", "batch:abc", "fp", "probe")
 			if err == nil {
