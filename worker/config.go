@@ -74,7 +74,8 @@ type Config struct {
 	// Runs is the compress executor's store (required): a job's run, its
 	// call record (written before every call, it is what keeps a re-run
 	// from paying twice), and its end under the run guard.
-	// (*redisstore.Store).Runs fits, given Blobs when they are not in Redis.
+	// redisstore.Store.Runs fits (Runs.WithBlobs(Blobs) when they are not
+	// in Redis).
 	Runs connector.JobRuns
 	// Batches counts the items of batches as they start and end, and
 	// holds the batch a batch.finished delivery sends (batch.go); the

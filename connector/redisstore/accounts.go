@@ -17,6 +17,9 @@ import (
 // and its outbound budget of free deliveries.
 type Accounts struct{ *base }
 
+func (s *Accounts) acctKey(owner string) string      { return s.prefix + "acct:{" + owner + "}" }
+func (s *Accounts) confirmedKey(owner string) string { return s.prefix + "acctok:{" + owner + "}" }
+
 // CachedAccount returns the cached key check of owner and true, or nil and
 // false when there is none (never cached or expired).
 func (s *Accounts) CachedAccount(ctx context.Context, owner string) (*connector.Account, bool, error) {
@@ -72,7 +75,7 @@ func (s *Accounts) KeyConfirmedAt(ctx context.Context, owner string) (time.Time,
 
 // outboundKey holds owner's outbound budget of free deliveries (its tat,
 // as takeSlotScript keeps an endpoint's).
-func (s *base) outboundKey(owner string) string { return s.prefix + "outbudget:{" + owner + "}" }
+func (s *Accounts) outboundKey(owner string) string { return s.prefix + "outbudget:{" + owner + "}" }
 
 // SpendOutbound takes one of owner's free deliveries: GCRA over the
 // budget's tat with a burst of perMinute (the worker's OutboundBudget).

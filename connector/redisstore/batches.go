@@ -296,7 +296,10 @@ func (s *Batches) BatchItemStarted(ctx context.Context, batchID, jobID string) e
 	return storageErr(err)
 }
 
-// BatchItemEnded counts jobID as ended; see connector.BatchStore.
+// BatchItemEnded counts jobID as completed (saved bytes) or failed. It
+// reports whether the batch.finished event is due: every item has ended
+// and the event is not yet marked queued (BatchEventQueued), so a caller
+// that fails to queue it, and runs again, is told again.
 func (s *Batches) BatchItemEnded(ctx context.Context, batchID, jobID string, completed bool, saved int64, now time.Time) (bool, error) {
 	field := "failed"
 	if completed {
@@ -363,7 +366,8 @@ func (s *Batches) UpdateBatchCallback(ctx context.Context, batchID string, set f
 }
 
 // GetJobs reads many jobs in one round trip, nil for those gone: the items
-// of a batch's page or archive.
+// of a batch's page or archive. The records are Jobs'; the batch routes
+// read them through the batch that names them.
 func (s *Batches) GetJobs(ctx context.Context, ids []string) ([]*connector.Job, error) {
 	return s.getJobs(ctx, ids)
 }

@@ -130,7 +130,9 @@ func hashInt(v any) (int, error) {
 	return 0, internalErr(errors.New("call record: unexpected value type"))
 }
 
-// keepAnswer is PutBlob of the charged call's compressed bytes under
+// keepAnswer, the executor's keep step (Runs.KeepAnswer), writes the
+// result's bytes where Blobs keeps them, beside the call record, in one
+// round trip: it is PutBlob of the charged call's compressed bytes under
 // connector.OutputBlobKey(jobID), then keepAnswerOnly, in one round trip
 // (the bytes first, as the worker's keep step wants them; both keys are in
 // the job's slot). Bytes over one blob chunk take PutBlob's own path.

@@ -39,7 +39,9 @@ return 1
 // owner gets ETOOMANY, as from AdmitJob, and nothing of the job is left.
 //
 // The record and the input go in the job's slot, the place and the listing
-// entry in the owner's (admitAndListScript), in one pipeline. An input over
+// entry in the owner's (admitAndListScript), in one pipeline. The input is
+// written where Blobs keeps it, in the same round trip as the record: the
+// making of a job is one step, so it stays here. An input over
 // one blob chunk is written first by PutBlob's own path.
 func (s *Jobs) CreateJobWithInput(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration, limit int) error {
 	now := s.now()

@@ -31,6 +31,14 @@ const (
 // service's IdempotencyStore).
 type Idempotency struct{ *base }
 
+func (s *Idempotency) idemKey(owner, key string) string {
+	return s.prefix + "idem:{" + owner + "}:" + key
+}
+
+func (s *Idempotency) idemLeaseKey(owner, key string) string {
+	return s.prefix + "idemlease:{" + owner + "}:" + key
+}
+
 type storedIdem struct {
 	connector.IdempotencyRecord
 	ReservedAt time.Time `json:"reserved_at"`
@@ -154,7 +162,7 @@ func (s *Idempotency) RenewIdempotencyKey(ctx context.Context, owner, key, jobID
 // reserve is SET NX of the tagged key. Against a single Redis an older
 // version's untagged record is first moved there (legacy.go), in the same
 // round trip, so a retry across an upgrade is still recognised.
-func (s *base) reserve(ctx context.Context, owner, key string, data []byte) (bool, error) {
+func (s *Idempotency) reserve(ctx context.Context, owner, key string, data []byte) (bool, error) {
 	rkey := s.idemKey(owner, key)
 	if s.legacy == nil {
 		ok, err := s.rdb.SetNX(ctx, rkey, data, IdempotencyTTL).Result()

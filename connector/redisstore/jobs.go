@@ -261,6 +261,13 @@ func (s *base) updateJob(ctx context.Context, id string, fn func(*connector.Job)
 //
 // With hooks set it also asks, in that pipeline, whether the owner's hook
 // index exists (EXISTS, the owner's slot) and says so in *hooks.
+//
+// This one round trip spans aggregates on purpose: the job's end and its
+// key's place (Jobs), the call record's kept answer (Runs), the input blob
+// (Blobs) and a peek at the owner's hooks (Hooks). It stays here, the step
+// that ends a job (Runs.FinishRun), so that a job's end costs one trip
+// (.ci/perf.sh counts them); the batch count and the fan-out are the
+// worker's follow-ups after it.
 func (s *base) casJob(ctx context.Context, key, id string, job *connector.Job, finishing bool, seen string, data []byte, extras casExtras) (any, error) {
 	hooks := extras.hooks
 	if extras.begun != nil && !finishing {

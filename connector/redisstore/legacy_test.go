@@ -30,7 +30,7 @@ func TestKeysOfAJobOrAnOwnerShareOneClusterSlot(t *testing.T) {
 			t.Errorf("key %q hashes on %q, want the job id %q", k, got, id)
 		}
 	}
-	for _, k := range []string{s.jobIndexKey(owner), s.idemKey(owner, "retry-{1}"), s.acctKey(owner), s.hookIndexKey(owner)} {
+	for _, k := range []string{s.jobIndexKey(owner), s.Idempotency.idemKey(owner, "retry-{1}"), s.Accounts.acctKey(owner), s.hookIndexKey(owner)} {
 		if got := hashTag(k); got != owner {
 			t.Errorf("key %q hashes on %q, want the owner %q", k, got, owner)
 		}

@@ -1,9 +1,22 @@
-// Package redisstore keeps imgflow's state in Redis: job records and their
-// per-key listing, image blobs, Idempotency-Key records, the preflight account
-// cache, REST hook subscriptions and each job's delivery log. One *Store
-// implements every storage interface of package connector, so the server and
-// the worker can share a Redis (or a Sentinel / Cluster set-up through
-// redis.UniversalClient).
+// Package redisstore keeps imgflow's state in Redis, split by aggregate:
+// New returns a Store whose fields are small types on one client, key
+// prefix and set of scripts, and each caller takes the one it needs:
+//
+//	Jobs         job records, their listing, waits, the per-key cap, batch items' staging (jobs.go)
+//	Runs         the compress executor's steps, fused into few round trips (runs.go, calls.go)
+//	Batches      batches, their counts and the decision of their making (batches.go, batchmaking.go)
+//	Hooks        subscriptions, endpoints, messages, delivery logs, secret versions (hooks.go)
+//	Idempotency  Idempotency-Key records and their leases (idempotency.go)
+//	Accounts     key checks, confirmed keys, outbound budgets (accounts.go)
+//	Blobs        image bytes, and the S3 objects' deadlines (blobs.go)
+//	Dedupe       the content dedupe index (dedupe.go)
+//
+// The server and the worker can share a Redis (or a Sentinel / Cluster
+// set-up through redis.UniversalClient). A step that touches keys of two
+// aggregates in one round trip (a job's end, its making) stays whole, in
+// the aggregate whose step it is, and says so. Tests: go test
+// ./connector/redisstore (miniredis; REDIS_URL for a real Redis; the
+// cluster tests start their own redis-server when one is installed).
 //
 // Every failure to reach Redis comes back as a *connector.Error with code
 // EUNAVAILABLE and a RetryAfter hint, which the HTTP layer answers with 503.
@@ -194,14 +207,9 @@ func (s *Store) Ping(ctx context.Context) error {
 	return storageErr(s.rdb.Ping(ctx).Err())
 }
 
-func (s *base) jobKey(id string) string         { return s.prefix + "job:{" + id + "}" }
-func (s *base) jobIndexKey(owner string) string { return s.prefix + "jobs:{" + owner + "}" }
-func (s *base) doneChannel(id string) string    { return s.prefix + "done:{" + id + "}" }
-func (s *base) idemKey(owner, key string) string {
-	return s.prefix + "idem:{" + owner + "}:" + key
-}
-func (s *base) acctKey(owner string) string      { return s.prefix + "acct:{" + owner + "}" }
-func (s *base) confirmedKey(owner string) string { return s.prefix + "acctok:{" + owner + "}" }
+func (s *base) jobKey(id string) string          { return s.prefix + "job:{" + id + "}" }
+func (s *base) jobIndexKey(owner string) string  { return s.prefix + "jobs:{" + owner + "}" }
+func (s *base) doneChannel(id string) string     { return s.prefix + "done:{" + id + "}" }
 func (s *base) hookKey(id string) string         { return s.prefix + "hook:{" + id + "}" }
 func (s *base) hookIndexKey(owner string) string { return s.prefix + "hooks:{" + owner + "}" }
 
@@ -212,7 +220,4 @@ func (s *base) blobKey(key string) string {
 	return s.prefix + "blob:" + key[:i+1] + "{" + key[i+1:] + "}"
 }
 
-func (s *base) idemLeaseKey(owner, key string) string {
-	return s.prefix + "idemlease:{" + owner + "}:" + key
-}
 func (s *base) callsKey(id string) string { return s.prefix + "attempts:{" + id + "}" }
