@@ -15,13 +15,9 @@ import (
 
 // newJobService builds the creation service on the server's stores.
 func newJobService(cfg *Config, s *Server) *app.JobService {
-	var batches app.BatchStore
-	if cfg.Batches != nil {
-		batches = cfg.Batches
-	}
 	return app.New(app.Config{
 		Jobs:            cfg.Jobs,
-		Batches:         batches,
+		Batches:         cfg.Batches, // nil stays nil: no batch routes
 		Idempotency:     cfg.Idempotency,
 		Inputs:          cfg.InputBlobs,
 		Queue:           cfg.Queue,

@@ -23,8 +23,10 @@ import (
 	"github.com/imgflow/imgflow/server/console"
 )
 
-// Config is everything the API needs. Stores, queue and compressor are
-// interfaces from connector; main wires the real ones.
+// Config is everything the API needs. The stores are the interfaces of
+// stores.go, shaped by the routes' calls (redisstore's aggregates fit
+// them), and connector's BlobStore; queue and compressor are connector's
+// interfaces; main wires the real ones.
 type Config struct {
 	Jobs  JobStore
 	Blobs connector.BlobStore
