@@ -1,7 +1,6 @@
 package connector
 
 import (
-	"context"
 	"encoding/json"
 	"time"
 )
@@ -100,35 +99,4 @@ type BatchFilter struct {
 type BatchPage struct {
 	Batches    []*Batch
 	NextCursor string
-}
-
-// BatchStore keeps batches and counts their items. Counting is idempotent
-// per job: a job started or ended twice (a task retried, a duplicate) is
-// counted once.
-type BatchStore interface {
-	// CreateBatch publishes a batch whose items exist (Counts.Total =
-	// len(JobIDs)) and lists it under its owner; again is a no-op. The
-	// creation service (internal/app) calls it once the batch is decided
-	// made, before any item is queued.
-	CreateBatch(ctx context.Context, b *Batch) error
-	// GetBatch returns the batch with its counts and status; ENOTFOUND
-	// when unknown or expired.
-	GetBatch(ctx context.Context, id string) (*Batch, error)
-	// ListBatches returns owner's batches newest first.
-	ListBatches(ctx context.Context, owner string, filter BatchFilter) (*BatchPage, error)
-	// DeleteBatch forgets a batch whose making failed.
-	DeleteBatch(ctx context.Context, id string) error
-	// BatchItemStarted counts job as processing.
-	BatchItemStarted(ctx context.Context, batchID, jobID string) error
-	// BatchItemEnded counts job as completed (saved bytes) or failed. It
-	// reports eventDue while every item has ended and the batch.finished
-	// event is not yet marked queued (BatchEventQueued): so a caller that
-	// fails to queue it, and runs again, is told again.
-	BatchItemEnded(ctx context.Context, batchID, jobID string, completed bool, saved int64, now time.Time) (eventDue bool, err error)
-	// BatchEventQueued marks the batch.finished deliveries as queued.
-	BatchEventQueued(ctx context.Context, batchID string) error
-	// UpdateBatchCallback applies set to the callback's delivery state.
-	UpdateBatchCallback(ctx context.Context, batchID string, set func(*DeliveryState)) error
-	// GetJobs reads the items' jobs in one go (nil for a job gone).
-	GetJobs(ctx context.Context, ids []string) ([]*Job, error)
 }

@@ -1,10 +1,5 @@
 package connector
 
-import (
-	"context"
-	"time"
-)
-
 // Free jobs cost their key nothing (a deduplicated repeat completes from an
 // earlier job's result, uncharged), so their deliveries are held to a
 // per-key outbound budget: without it, one charged job and a stream of
@@ -20,12 +15,3 @@ const DefaultFreeDeliveriesPerMinute = 120
 // Free reports whether the job cost its key nothing: it completed from an
 // identical job's result (deduplicated).
 func (j *Job) Free() bool { return j.DeduplicatedFrom != "" }
-
-// OutboundBudget keeps each key's budget of deliveries of free jobs.
-type OutboundBudget interface {
-	// SpendOutbound reserves one of owner's free deliveries under
-	// perMinute (a burst of perMinute, then perMinute a minute, evenly) if
-	// its turn comes within maxWait, and says how long to wait for it; ok
-	// is false, with the wait, when it is further off (nothing reserved).
-	SpendOutbound(ctx context.Context, owner string, perMinute int, maxWait time.Duration) (wait time.Duration, ok bool, err error)
-}

@@ -46,28 +46,6 @@ func DedupeKeyOf(j *Job) (k DedupeKey, ok bool) {
 	return DedupeKey{Owner: j.Owner, SHA256: j.Input.SHA256, Options: DedupeOptions(j)}, true
 }
 
-// DedupeIndex remembers, per DedupeKey, the last completed job whose result
-// is stored, and lets one job at a time compress a given image (the claim)
-// while identical jobs wait for it.
-type DedupeIndex interface {
-	// DedupeSource returns the job recorded for k, else the job holding its
-	// claim (which may not have completed), "" when neither.
-	DedupeSource(ctx context.Context, k DedupeKey) (jobID string, err error)
-	// EnterDedupe, in one step, returns the job recorded for k (source),
-	// or else lets jobID be the one job compressing k's image for at most
-	// lease (holder == jobID; a re-run of it renews its claim), or else
-	// names the job that is (holder).
-	EnterDedupe(ctx context.Context, k DedupeKey, jobID string, lease time.Duration) (source, holder string, err error)
-	// FinishDedupe records jobID, completed, as k's source for ttl (how
-	// long its result is kept) and drops jobID's claim on k.
-	FinishDedupe(ctx context.Context, k DedupeKey, jobID string, ttl time.Duration) error
-	// ForgetDedupe drops k's entry if it still names jobID (its result is
-	// gone).
-	ForgetDedupe(ctx context.Context, k DedupeKey, jobID string) error
-	// ReleaseDedupe drops jobID's claim on k; another job's claim stays.
-	ReleaseDedupe(ctx context.Context, k DedupeKey, jobID string) error
-}
-
 // BlobCopier copies a blob inside its store, without the bytes passing
 // through imgflow; a BlobStore that cannot may leave it out (CopyBlob then
 // streams the copy).

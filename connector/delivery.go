@@ -1,7 +1,6 @@
 package connector
 
 import (
-	"context"
 	"net/url"
 	"time"
 )
@@ -82,16 +81,6 @@ type DeliveryAttempt struct {
 // MaxResponseSnippet bounds DeliveryAttempt.Response: enough to read an
 // error page's message, small enough to keep hundreds of attempts per job.
 const MaxResponseSnippet = 512
-
-// DeliveryLog keeps every delivery attempt of a job for as long as the job
-// itself is kept.
-type DeliveryLog interface {
-	// RecordDeliveryAttempt appends a to job's attempts.
-	RecordDeliveryAttempt(ctx context.Context, job *Job, a *DeliveryAttempt) error
-	// DeliveryAttempts returns the job's attempts, oldest first; none (and
-	// no error) for a job that has none.
-	DeliveryAttempts(ctx context.Context, jobID string) ([]*DeliveryAttempt, error)
-}
 
 // TargetForDisplay is a receiver URL fit for the delivery log and for
 // logs: scheme, host and path, without user info or query string.

@@ -1,7 +1,6 @@
 package connector
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -120,38 +119,6 @@ func HookEndpointID(hookID string) string { return "hook:" + hookID }
 func CallbackEndpointID(owner, target string) string {
 	sum := sha256.Sum256([]byte(TargetForDisplay(target)))
 	return "cb:" + owner + ":" + hex.EncodeToString(sum[:12])
-}
-
-// EndpointStore keeps endpoint states and their delivery rates.
-type EndpointStore interface {
-	// Endpoint returns the endpoint's state; the zero state for one never
-	// seen.
-	Endpoint(ctx context.Context, id string) (EndpointState, error)
-	// TakeSlot reserves the endpoint's next delivery slot under rate
-	// (deliveries per second, 1/rate apart) if it comes within maxWait,
-	// and says how long to wait for it; ok is false, with the wait, when
-	// the slot is further off (nothing is reserved then).
-	TakeSlot(ctx context.Context, id string, rate float64, maxWait time.Duration) (wait time.Duration, ok bool, err error)
-	// AdmitEndpoint is Endpoint and, unless the endpoint is disabled or
-	// paused (or rate <= 0), TakeSlot, in one step: the state an attempt's
-	// admission is judged by, and the slot it reserved.
-	AdmitEndpoint(ctx context.Context, id string, rate float64, maxWait time.Duration) (st EndpointState, wait time.Duration, reserved bool, err error)
-	// EndpointFailed records a failed attempt at now (pausing the endpoint
-	// until now+retryAfter when retryAfter > 0) and returns the state.
-	EndpointFailed(ctx context.Context, id string, now time.Time, retryAfter time.Duration) (EndpointState, error)
-	// EndpointSucceeded records a 2xx answer: the run of failures ends, and
-	// a disabled endpoint (reached by its owner's redelivery) is enabled.
-	EndpointSucceeded(ctx context.Context, id string) error
-	// DisableEndpoint marks the endpoint disabled; changed is false when it
-	// already was (so that one owner hears of it once).
-	DisableEndpoint(ctx context.Context, id, reason string, at time.Time) (changed bool, err error)
-	// ResetEndpoint forgets the endpoint's failures and disabling.
-	ResetEndpoint(ctx context.Context, id string) error
-	// MarkCreditsLow records whether the balance an account.credits_low
-	// hook watches is at or below its threshold; crossed is true only on
-	// the change from above to at-or-below, so the event fires once per
-	// crossing.
-	MarkCreditsLow(ctx context.Context, id string, low bool) (crossed bool, err error)
 }
 
 // HookDisabledData is the data of a hook.disabled event.

@@ -1,7 +1,6 @@
 package connector
 
 import (
-	"context"
 	"encoding/json"
 	"time"
 )
@@ -50,13 +49,6 @@ func NewMessage(id, owner, typ string, at time.Time, data any) (*Message, error)
 // MessageDeliveryID is the webhook-id of a message's delivery to one hook.
 func MessageDeliveryID(msgID, hookID string) string { return msgID + "_" + hookID }
 
-// MessageStore keeps messages for as long as jobs are kept.
-type MessageStore interface {
-	PutMessage(ctx context.Context, m *Message) error
-	// GetMessage returns the message, or ENOTFOUND.
-	GetMessage(ctx context.Context, id string) (*Message, error)
-}
-
 // DeliveryFilter selects a page of an owner's deliveries, newest first.
 type DeliveryFilter struct {
 	Status DeliveryStatus // "" for all
@@ -71,17 +63,4 @@ type DeliveryFilter struct {
 type DeliveryPage struct {
 	Deliveries []*DeliveryRecord `json:"deliveries"`
 	NextCursor string            `json:"next_cursor,omitempty"`
-}
-
-// DeliveryIndex is the owner-wide view of deliveries: every job's and
-// message's deliveries, newest first, expiring with them.
-type DeliveryIndex interface {
-	// RecordMessageAttempt appends a to the message's delivery log (and
-	// indexes it for the owner), as DeliveryLog does for a job.
-	RecordMessageAttempt(ctx context.Context, m *Message, a *DeliveryAttempt) error
-	// MessageDeliveryAttempts returns the message's attempts, oldest first.
-	MessageDeliveryAttempts(ctx context.Context, msgID string) ([]*DeliveryAttempt, error)
-	// ListDeliveries pages through owner's deliveries by first attempt,
-	// newest first.
-	ListDeliveries(ctx context.Context, owner string, f DeliveryFilter) (*DeliveryPage, error)
 }

@@ -114,29 +114,6 @@ type IdempotencyRecord struct {
 	PlannedJobID string `json:"planned_job_id,omitempty"`
 }
 
-// IdempotencyStore remembers Idempotency-Keys per owner for 24 hours. A
-// request holds a key it reserved through a lease of a few seconds that it
-// renews while it lives, so a key whose request died (a server killed) is
-// free again within seconds.
-type IdempotencyStore interface {
-	// ReserveIdempotencyKey claims key for a request with this fingerprint
-	// that would make job jobID (a fresh id, also the lease's token).
-	// reserved is true when the caller holds it now: rec.PlannedJobID is the
-	// job to make, jobID unless the caller took over the key from a request
-	// that died, whose job it must then find or make. Otherwise rec is the
-	// earlier request's record (in flight while JobID is "").
-	ReserveIdempotencyKey(ctx context.Context, owner, key, fingerprint, jobID string) (rec *IdempotencyRecord, reserved bool, err error)
-	// RenewIdempotencyKey extends the lease of the request that reserved key
-	// with jobID; held is false when the lease was lost (another request
-	// took over).
-	RenewIdempotencyKey(ctx context.Context, owner, key, jobID string) (held bool, err error)
-	// CompleteIdempotencyKey records the job the request created.
-	CompleteIdempotencyKey(ctx context.Context, owner, key, jobID string) error
-	// ReleaseIdempotencyKey forgets a reservation whose request failed, so a
-	// retry can go through.
-	ReleaseIdempotencyKey(ctx context.Context, owner, key string) error
-}
-
 // Account is the compression API's key check (/validate) as imgflow sees it.
 type Account struct {
 	Valid            bool   `json:"valid"`
@@ -146,20 +123,6 @@ type Account struct {
 	MaxImageSize     int64  `json:"max_image_size,omitempty"`
 	// CanCompress is the older listing's optional field; nil when absent.
 	CanCompress *bool `json:"can_compress,omitempty"`
-}
-
-// AccountCache keeps recent key checks briefly, per key hash, and
-// remembers longer which keys the compression API confirmed: while it
-// cannot be asked, only those keys are let in (the bounded fail-open).
-type AccountCache interface {
-	CachedAccount(ctx context.Context, owner string) (*Account, bool, error)
-	CacheAccount(ctx context.Context, owner string, acct *Account, ttl time.Duration) error
-	// ConfirmKey records that the compression API confirmed owner's key
-	// at at; the record is kept for grace, then forgotten.
-	ConfirmKey(ctx context.Context, owner string, at time.Time, grace time.Duration) error
-	// KeyConfirmedAt is when the compression API last confirmed owner's
-	// key, ok false when it never did (or the record was forgotten).
-	KeyConfirmedAt(ctx context.Context, owner string) (at time.Time, ok bool, err error)
 }
 
 // Compressed is a successful compression by the upstream API.
@@ -263,44 +226,11 @@ func (h *Hook) Subscribed(eventType string) bool {
 	return h.Event == eventType
 }
 
-// HookStore keeps hook subscriptions per owner.
-type HookStore interface {
-	CreateHook(ctx context.Context, h *Hook) error
-	GetHook(ctx context.Context, id string) (*Hook, error)
-	ListHooks(ctx context.Context, owner string) ([]*Hook, error)
-	DeleteHook(ctx context.Context, owner, id string) error // ENOTFOUND if not owner's
-	DisableHook(ctx context.Context, id string) error
-}
-
-// HookAdmin is what operating hooks needs beyond HookStore: a cap on how
-// many a key holds, disabling with a reason, enabling, and rotating the
-// signing secret. *redisstore.Store implements both.
-type HookAdmin interface {
-	// CreateHookLimited is CreateHook refusing, with ETOOMANYHOOKS, a hook
-	// beyond max for its owner (max <= 0: no cap).
-	CreateHookLimited(ctx context.Context, h *Hook, max int) error
-	// DisableHookFor disables the hook with reason at at; changed is false
-	// when it already was disabled.
-	DisableHookFor(ctx context.Context, id, reason string, at time.Time) (changed bool, err error)
-	// EnableHook turns owner's hook back on; ENOTFOUND if not owner's.
-	EnableHook(ctx context.Context, owner, id string) (*Hook, error)
-	// RotateHookSecret raises owner's hook's SecretVersion; the previous
-	// secret keeps signing until now+overlap.
-	RotateHookSecret(ctx context.Context, owner, id string, now time.Time, overlap time.Duration) (*Hook, error)
-}
-
 // SecretVersion is the version of an owner's callback secret and, until
 // PreviousUntil, that the previous version still signs.
 type SecretVersion struct {
 	Version       int
 	PreviousUntil time.Time
-}
-
-// CallbackSecrets keeps the version of each owner's callback signing
-// secret (the secrets themselves derive from IMGFLOW_SECRET).
-type CallbackSecrets interface {
-	CallbackSecretVersion(ctx context.Context, owner string) (SecretVersion, error)
-	RotateCallbackSecret(ctx context.Context, owner string, now time.Time, overlap time.Duration) (SecretVersion, error)
 }
 
 // SigningVersions are the secret versions a delivery is signed with at

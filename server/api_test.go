@@ -95,7 +95,7 @@ func TestHealthAndReady(t *testing.T) {
 func TestRedisDownIs503WithRetryAfter(t *testing.T) {
 	dead := redisstore.New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1}), redisstore.Options{})
 	h := newHarness(t, func(c *server.Config) {
-		c.Jobs, c.Blobs, c.Idempotency, c.Accounts, c.Hooks = dead, dead, dead, dead, dead
+		c.Jobs, c.Blobs, c.Idempotency, c.Accounts, c.Hooks, c.OpLimiter = dead.Jobs, dead.Blobs, dead.Idempotency, dead.Accounts, dead.Hooks, dead.Hooks
 		c.Ready = map[string]func(context.Context) error{"redis": dead.Ping}
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	})

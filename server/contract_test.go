@@ -314,7 +314,7 @@ func TestEveryRouteMatchesTheOpenAPIDocument(t *testing.T) {
 		http.StatusConflict, connector.ETOOMANYHOOKS, "")
 
 	// A key at its cap of unfinished jobs: 429 too_many_jobs.
-	capped := newHarness(t, withDefinitions, func(cfg *server.Config) { cfg.Inflight, cfg.MaxJobsPerKey = cfg.Jobs.(connector.InflightLimiter), 1 })
+	capped := newHarness(t, withDefinitions, func(cfg *server.Config) { cfg.MaxJobsPerKey = 1 })
 	cj := map[string]string{"X-API-Key": capped.key, "Content-Type": "application/json"}
 	expectStatus(t, c.do(capped, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/a.png"}`), cj, false), http.StatusAccepted)
 	full := c.do(capped, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/b.png"}`), cj, false)
@@ -326,7 +326,7 @@ func TestEveryRouteMatchesTheOpenAPIDocument(t *testing.T) {
 	// Redis down: every route that needs storage answers 503.
 	dead := redisstore.New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1}), redisstore.Options{})
 	gone := newHarness(t, withDefinitions, func(cfg *server.Config) {
-		cfg.Jobs, cfg.Blobs, cfg.Idempotency, cfg.Accounts, cfg.Hooks, cfg.Deliveries, cfg.Batches = dead, dead, dead, dead, dead, dead, dead
+		cfg.Jobs, cfg.Blobs, cfg.Idempotency, cfg.Accounts, cfg.Hooks, cfg.OpLimiter, cfg.Batches = dead.Jobs, dead.Blobs, dead.Idempotency, dead.Accounts, dead.Hooks, dead.Hooks, dead.Batches
 		cfg.Ready = map[string]func(context.Context) error{"redis": dead.Ping}
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	})
@@ -399,7 +399,7 @@ func TestWebhookPayloadsMatchTheOpenAPIDocument(t *testing.T) {
 	completed := c.do(h, "POST", "/v1/jobs", []byte(`{"image_base64":"`+png+`","metadata":{"row":1}}`), jsonKey, false).str("id")
 	h.finish(completed, []byte("\x89PNG compressed"))
 	failed := c.do(h, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/a.png"}`), jsonKey, false).str("id")
-	if _, err := h.store.UpdateJob(ctx, failed, func(j *connector.Job) error {
+	if _, err := h.store.Jobs.UpdateJob(ctx, failed, func(j *connector.Job) error {
 		now := time.Now().UTC()
 		j.Status, j.FinishedAt = connector.StatusFailed, &now
 		j.Error = &connector.JobError{Code: connector.EINVALID, Message: "No file uploaded", UpstreamStatus: 400}
@@ -408,7 +408,7 @@ func TestWebhookPayloadsMatchTheOpenAPIDocument(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{completed, failed} {
-		job, err := h.store.GetJob(ctx, id)
+		job, err := h.store.Jobs.GetJob(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -434,16 +434,16 @@ func TestWebhookPayloadsMatchTheOpenAPIDocument(t *testing.T) {
 	}
 
 	bid := c.do(h, "POST", "/v1/batches", []byte(`{"items":[{"image_url":"https://images.example.com/a.png"},{"image_base64":"`+png+`"}]}`), jsonKey, false).str("id")
-	b, err := h.store.GetBatch(ctx, bid)
+	b, err := h.store.Batches.GetBatch(ctx, bid)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range b.JobIDs {
-		if _, err := h.store.BatchItemEnded(ctx, bid, id, true, 10, time.Now()); err != nil {
+		if _, err := h.store.Batches.BatchItemEnded(ctx, bid, id, true, 10, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if b, err = h.store.GetBatch(ctx, bid); err != nil || b.FinishedAt == nil {
+	if b, err = h.store.Batches.GetBatch(ctx, bid); err != nil || b.FinishedAt == nil {
 		t.Fatalf("batch: expected it finished, got %+v, %v", b, err)
 	}
 	body, err := json.Marshal(view.BatchEvent(b))

@@ -13,35 +13,23 @@ import (
 // glue: the service built from the server's Config, and requests turned
 // into its inputs.
 
-// newJobService builds the creation service on the server's stores. The
-// job store must be the Redis store (it implements app.Store).
+// newJobService builds the creation service on the server's stores.
 func newJobService(cfg *Config, s *Server) *app.JobService {
-	store, ok := cfg.Jobs.(app.Store)
-	if !ok {
-		panic("server: Config.Jobs must implement app.Store (redisstore.Store)")
-	}
 	return app.New(app.Config{
-		Store:           store,
+		Jobs:            cfg.Jobs,
+		Batches:         cfg.Batches, // nil stays nil: no batch routes
+		Idempotency:     cfg.Idempotency,
 		Inputs:          cfg.InputBlobs,
 		Queue:           cfg.Queue,
 		Keyring:         cfg.Keyring,
 		CheckURL:        cfg.CheckURL,
 		Preflight:       func(ctx context.Context, key string) error { return s.checkKey(ctx, loggerOf(ctx, s.log), key) },
-		MaxJobsPerKey:   cfg.maxJobsPerKey(),
+		MaxJobsPerKey:   cfg.MaxJobsPerKey,
 		InputTTL:        cfg.ResultTTL,
 		IdempotencyWait: cfg.IdempotencyInFlightWait,
 		Now:             cfg.Now,
 		Logger:          cfg.Logger,
 	})
-}
-
-// maxJobsPerKey is the cap the service holds keys to: none without an
-// in-flight limiter.
-func (cfg *Config) maxJobsPerKey() int {
-	if cfg.Inflight == nil {
-		return 0
-	}
-	return cfg.MaxJobsPerKey
 }
 
 // JobService is the creation service the routes call, for other front

@@ -24,7 +24,7 @@ func (s *Server) listDeliveries(c echo.Context) error {
 }
 
 func (s *Server) deliveries(c echo.Context, job *connector.Job) ([]*connector.DeliveryRecord, error) {
-	log, err := s.cfg.Deliveries.DeliveryAttempts(c.Request().Context(), job.ID)
+	log, err := s.cfg.Hooks.DeliveryAttempts(c.Request().Context(), job.ID)
 	if err != nil {
 		return nil, err
 	}

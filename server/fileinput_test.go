@@ -21,7 +21,7 @@ func TestCreateJobTakesFileContentAndRawImageBodies(t *testing.T) {
 	b64 := base64.StdEncoding.EncodeToString(png)
 	stored := func(t *testing.T, r *response) {
 		t.Helper()
-		got, err := connector.ReadBlob(context.Background(), h.store, connector.InputBlobKey(r.str("id")))
+		got, err := connector.ReadBlob(context.Background(), h.store.Blobs, connector.InputBlobKey(r.str("id")))
 		if err != nil || !bytes.Equal(got, png) {
 			t.Fatalf("input blob = %d bytes, %v; want the image (%d bytes)", len(got), err, len(png))
 		}

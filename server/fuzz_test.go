@@ -45,7 +45,7 @@ func inProcessAPI(tb testing.TB) (http.Handler, string, *redistest.Redis) {
 	}
 	store := redisstore.New(r.Client, redisstore.Options{Prefix: r.Prefix})
 	api := server.New(server.Config{
-		Jobs: store, Blobs: store, Idempotency: store, Accounts: store, Hooks: store,
+		Jobs: store.Jobs, Blobs: store.Blobs, Idempotency: store.Idempotency, Accounts: store.Accounts, Hooks: store.Hooks, OpLimiter: store.Hooks,
 		Queue:      &recordingQueue{},
 		Compressor: upstream.New(up.URL + "/api"),
 		Keyring:    kr,

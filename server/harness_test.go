@@ -141,7 +141,7 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 	h := &harness{t: t, store: redisstore.New(r.Client, redisstore.Options{Prefix: r.Prefix}), queue: &recordingQueue{}, ledger: ledger, keys: kr, key: key, redis: r,
 		sender: &stubSender{}}
 	cfg := server.Config{
-		Jobs: h.store, Blobs: h.store, Idempotency: h.store, Accounts: h.store, Hooks: h.store, Deliveries: h.store, Batches: h.store,
+		Jobs: h.store.Jobs, Blobs: h.store.Blobs, Idempotency: h.store.Idempotency, Accounts: h.store.Accounts, Hooks: h.store.Hooks, OpLimiter: h.store.Hooks, Batches: h.store.Batches,
 		Queue:      h.queue,
 		Sender:     h.sender,
 		Compressor: upstream.New(up.URL + "/api"),
@@ -282,11 +282,11 @@ func truncate(b []byte) string {
 func (h *harness) finish(id string, data []byte) {
 	h.t.Helper()
 	ctx := context.Background()
-	if err := h.store.PutBlob(ctx, connector.OutputBlobKey(id), bytes.NewReader(data), int64(len(data)), time.Hour); err != nil {
+	if err := h.store.Blobs.PutBlob(ctx, connector.OutputBlobKey(id), bytes.NewReader(data), int64(len(data)), time.Hour); err != nil {
 		h.t.Fatal(err)
 	}
 	remaining := int64(499)
-	_, err := h.store.UpdateJob(ctx, id, func(j *connector.Job) error {
+	_, err := h.store.Jobs.UpdateJob(ctx, id, func(j *connector.Job) error {
 		now := time.Now().UTC()
 		j.Status, j.FinishedAt = connector.StatusCompleted, &now
 		j.Result = &connector.JobResult{OriginalSize: 100, CompressedSize: int64(len(data)), CompressionRatio: 50,

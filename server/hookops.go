@@ -62,7 +62,7 @@ func (s *Server) testHook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.cfg.Messages.PutMessage(ctx, msg); err != nil {
+	if err := s.cfg.Hooks.PutMessage(ctx, msg); err != nil {
 		return err
 	}
 	id := connector.MessageDeliveryID(msg.ID, h.ID)
@@ -83,7 +83,7 @@ func (s *Server) testHook(c echo.Context) error {
 		}
 		out.Status, out.Error = connector.DeliveryFailed, a.Error
 	}
-	if err := s.cfg.DeliveryIndex.RecordMessageAttempt(ctx, msg, a); err != nil {
+	if err := s.cfg.Hooks.RecordMessageAttempt(ctx, msg, a); err != nil {
 		s.logger(c).Warn("could not record the test delivery", "err", err)
 	}
 	s.logger(c).Info("test event sent", "hook_id", h.ID, "status", res.Status, "delivered", res.Err == nil)
@@ -136,7 +136,7 @@ func (s *Server) recoverHook(c echo.Context) error {
 	f := connector.DeliveryFilter{HookID: h.ID, Status: connector.DeliveryFailed, Since: since, Limit: 100}
 	queued := 0
 	for range maxRecoverPages {
-		page, err := s.cfg.DeliveryIndex.ListDeliveries(ctx, h.Owner, f)
+		page, err := s.cfg.Hooks.ListDeliveries(ctx, h.Owner, f)
 		if err != nil {
 			return err
 		}
@@ -170,7 +170,7 @@ func (s *Server) listAllDeliveries(c echo.Context) error {
 	default:
 		return invalidField("status", "must be pending, delivered or failed")
 	}
-	page, err := s.cfg.DeliveryIndex.ListDeliveries(c.Request().Context(), s.owner(apiKey(c)), f)
+	page, err := s.cfg.Hooks.ListDeliveries(c.Request().Context(), s.owner(apiKey(c)), f)
 	if err != nil {
 		return err
 	}
@@ -188,7 +188,7 @@ type secretAnswer struct {
 // previous one's signature too.
 func (s *Server) rotateCallbackSecret(c echo.Context) error {
 	owner := s.owner(apiKey(c))
-	v, err := s.cfg.CallbackSecrets.RotateCallbackSecret(c.Request().Context(), owner, s.cfg.Now(), s.cfg.SecretOverlap)
+	v, err := s.cfg.Hooks.RotateCallbackSecret(c.Request().Context(), owner, s.cfg.Now(), s.cfg.SecretOverlap)
 	if err != nil {
 		return err
 	}
@@ -199,7 +199,7 @@ func (s *Server) rotateCallbackSecret(c echo.Context) error {
 
 // callbackSecret is the key's current callback signing secret.
 func (s *Server) callbackSecret(c echo.Context, owner string) (string, error) {
-	v, err := s.cfg.CallbackSecrets.CallbackSecretVersion(c.Request().Context(), owner)
+	v, err := s.cfg.Hooks.CallbackSecretVersion(c.Request().Context(), owner)
 	if err != nil {
 		return "", err
 	}

@@ -80,7 +80,7 @@ func (s *Server) createHook(c echo.Context) error {
 	}
 	h := &connector.Hook{ID: uuid.NewString(), TargetURL: in.TargetURL, Event: in.Event, Threshold: in.Threshold,
 		CreatedAt: s.cfg.Now().UTC(), Owner: s.owner(key)}
-	if err := s.cfg.HookAdmin.CreateHookLimited(ctx, h, s.cfg.MaxHooksPerKey); err != nil {
+	if err := s.cfg.Hooks.CreateHookLimited(ctx, h, s.cfg.MaxHooksPerKey); err != nil {
 		return err
 	}
 	s.logger(c).Info("hook created", "hook_id", h.ID, "event", h.Event)
@@ -205,7 +205,7 @@ func (s *Server) deleteHook(c echo.Context) error {
 // enableHook is POST /v1/hooks/:id/enable: a disabled hook gets events
 // again, its count of failures started afresh.
 func (s *Server) enableHook(c echo.Context) error {
-	h, err := s.cfg.HookAdmin.EnableHook(c.Request().Context(), s.owner(apiKey(c)), c.Param("id"))
+	h, err := s.cfg.Hooks.EnableHook(c.Request().Context(), s.owner(apiKey(c)), c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -217,7 +217,7 @@ func (s *Server) enableHook(c echo.Context) error {
 // the new secret; for SecretOverlap every delivery carries the previous
 // secret's signature as well, so receivers can switch without a gap.
 func (s *Server) rotateHookSecret(c echo.Context) error {
-	h, err := s.cfg.HookAdmin.RotateHookSecret(c.Request().Context(), s.owner(apiKey(c)), c.Param("id"), s.cfg.Now(), s.cfg.SecretOverlap)
+	h, err := s.cfg.Hooks.RotateHookSecret(c.Request().Context(), s.owner(apiKey(c)), c.Param("id"), s.cfg.Now(), s.cfg.SecretOverlap)
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ func TestCreateJobAcceptsEveryInputForm(t *testing.T) {
 	t.Run("image_base64", func(t *testing.T) {
 		r := h.postJSON("/v1/jobs", map[string]any{"image_base64": b64, "filename": "photo.png"}, nil)
 		expectStatus(t, r, http.StatusAccepted)
-		stored, err := connector.ReadBlob(context.Background(), h.store, connector.InputBlobKey(r.str("id")))
+		stored, err := connector.ReadBlob(context.Background(), h.store.Blobs, connector.InputBlobKey(r.str("id")))
 		if err != nil || !bytes.Equal(stored, png) {
 			t.Fatalf("input blob = %d bytes, %v; want the decoded image (%d bytes)", len(stored), err, len(png))
 		}
@@ -198,11 +198,11 @@ func TestIdempotencyKeyInFlightIsConflict(t *testing.T) {
 	// another Idempotency-Key, then reserve a fresh one with it.
 	first := h.postJSON("/v1/jobs", body, map[string]string{"Idempotency-Key": "probe"})
 	expectStatus(t, first, http.StatusAccepted)
-	rec, _, err := h.store.ReserveIdempotencyKey(context.Background(), h.keys.KeyHash(h.key), "probe", "", "probe-job")
+	rec, _, err := h.store.Idempotency.ReserveIdempotencyKey(context.Background(), h.keys.KeyHash(h.key), "probe", "", "probe-job")
 	if err != nil || rec == nil {
 		t.Fatalf("reading the probe record: %v", err)
 	}
-	if _, ok, err := h.store.ReserveIdempotencyKey(context.Background(), h.keys.KeyHash(h.key), "busy", rec.Fingerprint, "busy-job"); err != nil || !ok {
+	if _, ok, err := h.store.Idempotency.ReserveIdempotencyKey(context.Background(), h.keys.KeyHash(h.key), "busy", rec.Fingerprint, "busy-job"); err != nil || !ok {
 		t.Fatalf("reserve: %v %v", ok, err)
 	}
 	r := h.postJSON("/v1/jobs", body, map[string]string{"Idempotency-Key": "busy"})
@@ -217,19 +217,19 @@ func TestIdempotencyKeyInFlightIsWaitedFor(t *testing.T) {
 	first := h.postJSON("/v1/jobs", body, map[string]string{"Idempotency-Key": "probe"})
 	expectStatus(t, first, http.StatusAccepted)
 	owner := h.keys.KeyHash(h.key)
-	rec, _, err := h.store.ReserveIdempotencyKey(context.Background(), owner, "probe", "", "probe-job")
+	rec, _, err := h.store.Idempotency.ReserveIdempotencyKey(context.Background(), owner, "probe", "", "probe-job")
 	if err != nil || rec == nil {
 		t.Fatalf("reading the probe record: %v", err)
 	}
 	held := uuid.Must(uuid.NewV7()).String()
-	if _, ok, err := h.store.ReserveIdempotencyKey(context.Background(), owner, "busy", rec.Fingerprint, held); err != nil || !ok {
+	if _, ok, err := h.store.Idempotency.ReserveIdempotencyKey(context.Background(), owner, "busy", rec.Fingerprint, held); err != nil || !ok {
 		t.Fatalf("reserve: %v %v", ok, err)
 	}
 	go func() { // the first request finishes 300 ms later
 		time.Sleep(300 * time.Millisecond)
-		h.store.CreateJob(context.Background(), &connector.Job{ID: held, Status: connector.StatusQueued, Owner: owner,
+		h.store.Jobs.CreateJob(context.Background(), &connector.Job{ID: held, Status: connector.StatusQueued, Owner: owner,
 			Input: connector.JobInput{Kind: connector.InputURL, URL: "https://images.example.com/cat.png"}})
-		h.store.CompleteIdempotencyKey(context.Background(), owner, "busy", held)
+		h.store.Idempotency.CompleteIdempotencyKey(context.Background(), owner, "busy", held)
 	}()
 	r := h.postJSON("/v1/jobs", body, map[string]string{"Idempotency-Key": "busy"})
 	expectStatus(t, r, http.StatusAccepted)
@@ -251,19 +251,19 @@ func TestIdempotencyKeyRetryAfterAServerCrashGetsTheJobOnce(t *testing.T) {
 			probe := h.postJSON("/v1/jobs", body, map[string]string{"Idempotency-Key": "probe"})
 			expectStatus(t, probe, http.StatusAccepted)
 			owner := h.keys.KeyHash(h.key)
-			rec, _, err := h.store.ReserveIdempotencyKey(ctx, owner, "probe", "", "x")
+			rec, _, err := h.store.Idempotency.ReserveIdempotencyKey(ctx, owner, "probe", "", "x")
 			if err != nil {
 				t.Fatal(err)
 			}
 			// The request that crashed: it reserved the key for job dead.
 			dead := uuid.Must(uuid.NewV7()).String()
-			if _, ok, err := h.store.ReserveIdempotencyKey(ctx, owner, "crashed", rec.Fingerprint, dead); err != nil || !ok {
+			if _, ok, err := h.store.Idempotency.ReserveIdempotencyKey(ctx, owner, "crashed", rec.Fingerprint, dead); err != nil || !ok {
 				t.Fatalf("reserve: %v %v", ok, err)
 			}
 			if made {
 				job := &connector.Job{ID: dead, Status: connector.StatusQueued, Owner: owner, SealedKey: h.keys.Seal(h.key),
 					Input: connector.JobInput{Kind: connector.InputURL, URL: "https://images.example.com/cat.png"}}
-				if err := h.store.CreateJob(ctx, job); err != nil {
+				if err := h.store.Jobs.CreateJob(ctx, job); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -452,16 +452,16 @@ func TestBatchIdempotencyKeyInFlightIsWaitedFor(t *testing.T) {
 	first := h.postJSON("/v1/batches", body, map[string]string{"Idempotency-Key": "probe"})
 	expectStatus(t, first, http.StatusAccepted)
 	owner := h.keys.KeyHash(h.key)
-	rec, _, err := h.store.ReserveIdempotencyKey(context.Background(), owner, "batch:probe", "", "probe-batch")
+	rec, _, err := h.store.Idempotency.ReserveIdempotencyKey(context.Background(), owner, "batch:probe", "", "probe-batch")
 	if err != nil || rec == nil {
 		t.Fatalf("reading the probe record: %v", err)
 	}
-	if _, ok, err := h.store.ReserveIdempotencyKey(context.Background(), owner, "batch:busy", rec.Fingerprint, "held"); err != nil || !ok {
+	if _, ok, err := h.store.Idempotency.ReserveIdempotencyKey(context.Background(), owner, "batch:busy", rec.Fingerprint, "held"); err != nil || !ok {
 		t.Fatalf("reserve: %v %v", ok, err)
 	}
 	go func() { // the first request finishes 300 ms later, with the probe's batch
 		time.Sleep(300 * time.Millisecond)
-		h.store.CompleteIdempotencyKey(context.Background(), owner, "batch:busy", first.str("id"))
+		h.store.Idempotency.CompleteIdempotencyKey(context.Background(), owner, "batch:busy", first.str("id"))
 	}()
 	r := h.postJSON("/v1/batches", body, map[string]string{"Idempotency-Key": "busy"})
 	expectStatus(t, r, http.StatusAccepted)

@@ -22,8 +22,8 @@ const (
 	DefaultHookRecoversPerHour = 6
 )
 
-// SlotTaker reserves the next slot of a rate: *redisstore.Store's TakeSlot
-// (connector.EndpointStore) fits. A slot up to maxWait ahead is granted at
+// SlotTaker reserves the next slot of a rate: redisstore.Hooks' TakeSlot
+// (the endpoints' rate) fits. A slot up to maxWait ahead is granted at
 // once, which lets a burst of rate × maxWait through; beyond it the answer
 // is the wait until one is free.
 type SlotTaker interface {

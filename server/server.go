@@ -23,31 +23,27 @@ import (
 	"github.com/imgflow/imgflow/server/console"
 )
 
-// Config is everything the API needs. Stores, queue and compressor are
-// interfaces from connector; main wires the real ones.
+// Config is everything the API needs. The stores are the interfaces of
+// stores.go, shaped by the routes' calls (redisstore's aggregates fit
+// them), and connector's BlobStore; queue and compressor are connector's
+// interfaces; main wires the real ones.
 type Config struct {
-	Jobs  connector.JobStore
+	Jobs  JobStore
 	Blobs connector.BlobStore
 	// InputBlobs is where new jobs' inputs are written when blobs live
 	// apart from the job store (S3); nil: the job store keeps them, in the
 	// round trip that makes the job.
 	InputBlobs  connector.BlobStore
-	Idempotency connector.IdempotencyStore
-	Accounts    connector.AccountCache
-	Hooks       connector.HookStore
+	Idempotency app.IdempotencyStore
+	Accounts    AccountCache
+	// Hooks keeps hook subscriptions and what operating them needs: the
+	// cap, enabling, secret rotation (the hooks' and the callbacks'), test
+	// events and their delivery log, each job's delivery log, and the
+	// owner's deliveries across jobs.
+	Hooks HookStore
 	// Batches keeps batches (POST /v1/batches and the routes under it);
 	// nil leaves them out (404).
-	Batches connector.BatchStore
-	// Deliveries is each job's delivery log, read by the deliveries routes.
-	Deliveries connector.DeliveryLog
-	// HookAdmin, Messages, DeliveryIndex and CallbackSecrets serve the
-	// webhook operations (limits, enable, rotation, test events, recovery,
-	// the delivery log across jobs). Each left nil is taken from Hooks
-	// when it implements it (*redisstore.Store implements all).
-	HookAdmin       connector.HookAdmin
-	Messages        connector.MessageStore
-	DeliveryIndex   connector.DeliveryIndex
-	CallbackSecrets connector.CallbackSecrets
+	Batches BatchStore
 	// Sender sends test events (POST /v1/hooks/{id}/test) through the SSRF
 	// guard. Default: a *webhook.Sender that reaches public addresses only.
 	Sender HookSender
@@ -62,8 +58,8 @@ type Config struct {
 	// IMGFLOW_HOOK_TESTS_PER_MINUTE, IMGFLOW_HOOK_RECOVERS_PER_HOUR.
 	HookTestsPerMinute  int
 	HookRecoversPerHour int
-	// OpLimiter keeps those limits' state, shared by every process; nil
-	// takes Hooks when it implements SlotTaker (*redisstore.Store does).
+	// OpLimiter keeps those limits' state, shared by every process
+	// (redisstore.Hooks' endpoint rates); nil: no limit applies.
 	OpLimiter SlotTaker
 	// SecretOverlap is how long a rotated secret still signs deliveries
 	// beside the new one. Default 24h; env IMGFLOW_SECRET_OVERLAP.
@@ -76,7 +72,7 @@ type Config struct {
 	Fetcher connector.ImageFetcher
 	// Dedupe is the content dedupe index, read by dry runs to tell whether
 	// a job would be charged; nil when dedupe is off (IMGFLOW_DEDUPE=off).
-	Dedupe  connector.DedupeIndex
+	Dedupe  DedupeIndex
 	Keyring *keyring.Keyring
 
 	// PublicURL is the address flows reach this server at, without a
@@ -112,13 +108,12 @@ type Config struct {
 	// Retry-After. Default DefaultLargeBodies(), sized from the memory limit.
 	// Flag --max-large-bodies, env IMGFLOW_MAX_LARGE_BODIES.
 	MaxLargeBodies int
-	// Inflight and MaxJobsPerKey cap each key's unfinished jobs: beyond
-	// the cap a new job gets 429 too_many_jobs with Retry-After, so one
-	// tenant cannot starve the others. Batch items count: a batch is
-	// admitted while its key is under the cap, and its items then hold
-	// places until they end. Nil or 0: no cap. Flag
-	// --max-jobs-per-key, env IMGFLOW_MAX_JOBS_PER_KEY.
-	Inflight      connector.InflightLimiter
+	// MaxJobsPerKey caps each key's unfinished jobs: beyond the cap a new
+	// job gets 429 too_many_jobs with Retry-After, so one tenant cannot
+	// starve the others. Batch items count: a batch is admitted while its
+	// key is under the cap, and its items then hold places until they end.
+	// Jobs keeps the places, in the round trip that makes a job. 0: no cap.
+	// Flag --max-jobs-per-key, env IMGFLOW_MAX_JOBS_PER_KEY.
 	MaxJobsPerKey int
 	// LargeBodyWait is how long a large body waits for a slot. Default 2s.
 	LargeBodyWait time.Duration
@@ -147,23 +142,6 @@ type Config struct {
 	// lease) before answering 409. Default 12 s: past the store's 10 s
 	// lease, so a dead request's key is taken over, not refused.
 	IdempotencyInFlightWait time.Duration
-}
-
-// webhookStores takes each webhook store left nil from Hooks, when it
-// implements it.
-func (cfg *Config) webhookStores() {
-	if cfg.HookAdmin == nil {
-		cfg.HookAdmin, _ = cfg.Hooks.(connector.HookAdmin)
-	}
-	if cfg.Messages == nil {
-		cfg.Messages, _ = cfg.Hooks.(connector.MessageStore)
-	}
-	if cfg.DeliveryIndex == nil {
-		cfg.DeliveryIndex, _ = cfg.Hooks.(connector.DeliveryIndex)
-	}
-	if cfg.CallbackSecrets == nil {
-		cfg.CallbackSecrets, _ = cfg.Hooks.(connector.CallbackSecrets)
-	}
 }
 
 // Server is the HTTP API.
@@ -212,10 +190,6 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Sender == nil {
 		cfg.Sender = webhook.NewSender(webhook.SenderOptions{})
-	}
-	cfg.webhookStores()
-	if cfg.OpLimiter == nil {
-		cfg.OpLimiter, _ = cfg.Hooks.(SlotTaker)
 	}
 	if cfg.HookTestsPerMinute == 0 {
 		cfg.HookTestsPerMinute = DefaultHookTestsPerMinute

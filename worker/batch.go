@@ -118,7 +118,7 @@ func (w *Worker) batchMessage(ctx context.Context, batchID string) (*connector.M
 		return nil, nil, err
 	}
 	msg.BatchID, msg.CallbackURL = b.ID, b.CallbackURL
-	if err := w.cfg.Messages.PutMessage(ctx, msg); err != nil {
+	if err := w.cfg.Hooks.PutMessage(ctx, msg); err != nil {
 		return nil, nil, err
 	}
 	return msg, b, nil

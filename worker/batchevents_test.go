@@ -18,7 +18,7 @@ import (
 // sends batch.finished.
 func (h *harness) submitBatch(n int, callbackURL string) *connector.Batch {
 	h.t.Helper()
-	h.cfg.Batches = h.store
+	h.cfg.Batches = h.store.Batches
 	ctx := context.Background()
 	url := "https://images.test/batch.png"
 	h.fetcher.set(url, &connector.Image{Data: bytes.NewReader(images.Read(h.t, "photo.png")), MIMEType: "image/png", Filename: "photo.png"})
@@ -31,11 +31,11 @@ func (h *harness) submitBatch(n int, callbackURL string) *connector.Batch {
 		jobs = append(jobs, job)
 	}
 	b.Counts.Total = n
-	if err := h.store.CreateBatch(ctx, b); err != nil {
+	if err := h.store.Batches.CreateBatch(ctx, b); err != nil {
 		h.t.Fatalf("CreateBatch: %v", err)
 	}
 	for _, job := range jobs {
-		if err := h.store.CreateJob(ctx, job); err != nil {
+		if err := h.store.Jobs.CreateJob(ctx, job); err != nil {
 			h.t.Fatalf("CreateJob: %v", err)
 		}
 	}
@@ -51,7 +51,7 @@ func (h *harness) enqueueBatch(b *connector.Batch) {
 // batchDeliveries is the key's delivery log's batch.finished entries.
 func (h *harness) batchDeliveries() []*connector.DeliveryRecord {
 	h.t.Helper()
-	page, err := h.store.ListDeliveries(context.Background(), h.owner, connector.DeliveryFilter{Limit: 100})
+	page, err := h.store.Hooks.ListDeliveries(context.Background(), h.owner, connector.DeliveryFilter{Limit: 100})
 	if err != nil {
 		h.t.Fatalf("ListDeliveries: %v", err)
 	}
@@ -100,7 +100,7 @@ func TestBatchFinishedIsDeliveredThroughTheDeliveryLog(t *testing.T) {
 	// The batch's own callback state is written after the delivery is
 	// logged (recordCallback), so it may trail the log by a moment.
 	waitFor(t, "the batch's callback state delivered", func() bool {
-		got, err := h.store.GetBatch(context.Background(), b.ID)
+		got, err := h.store.Batches.GetBatch(context.Background(), b.ID)
 		return err == nil && got.Callback != nil && got.Callback.Status == connector.DeliveryDelivered
 	})
 }
@@ -112,10 +112,10 @@ func TestBatchFinishedIsNotSentToADisabledEndpoint(t *testing.T) {
 	cb, hook := newReceiver(t), newReceiver(t)
 	h.newHook("hook_off", connector.EventBatchFinished, hook.URL)
 	ctx := context.Background()
-	if _, err := h.store.DisableHookFor(ctx, "hook_off", connector.DisabledFailing, time.Now()); err != nil {
+	if _, err := h.store.Hooks.DisableHookFor(ctx, "hook_off", connector.DisabledFailing, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.store.DisableEndpoint(ctx, connector.CallbackEndpointID(h.owner, cb.URL), connector.DisabledGone, time.Now()); err != nil {
+	if _, err := h.store.Hooks.DisableEndpoint(ctx, connector.CallbackEndpointID(h.owner, cb.URL), connector.DisabledGone, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	b := h.submitBatch(1, cb.URL)
@@ -135,10 +135,10 @@ func TestBatchFinishedIsNotSentToADisabledEndpoint(t *testing.T) {
 
 	// Enabled again, POST /v1/hooks/{id}/recover queues the failed
 	// delivery from the key's log (as server/hookops.go builds it): sent.
-	if _, err := h.store.EnableHook(ctx, h.owner, "hook_off"); err != nil {
+	if _, err := h.store.Hooks.EnableHook(ctx, h.owner, "hook_off"); err != nil {
 		t.Fatal(err)
 	}
-	page, err := h.store.ListDeliveries(ctx, h.owner, connector.DeliveryFilter{HookID: "hook_off", Status: connector.DeliveryFailed, Limit: 100})
+	page, err := h.store.Hooks.ListDeliveries(ctx, h.owner, connector.DeliveryFilter{HookID: "hook_off", Status: connector.DeliveryFailed, Limit: 100})
 	if err != nil || len(page.Deliveries) != 1 {
 		t.Fatalf("recover: expected the hook's failed batch.finished delivery listed, got %+v, %v", page, err)
 	}
@@ -173,10 +173,10 @@ func TestFailingBatchFinishedDeliveriesDisableTheHook(t *testing.T) {
 	h.enqueueBatch(b)
 
 	waitFor(t, "the hook disabled", func() bool {
-		hk, err := h.store.GetHook(context.Background(), "hook_failing")
+		hk, err := h.store.Hooks.GetHook(context.Background(), "hook_failing")
 		return err == nil && hk.Disabled
 	})
-	hk, _ := h.store.GetHook(context.Background(), "hook_failing")
+	hk, _ := h.store.Hooks.GetHook(context.Background(), "hook_failing")
 	if hk.DisabledReason != connector.DisabledFailing || failing.count() < 2 {
 		t.Errorf("expected the hook disabled for failing after at least 2 attempts, got reason %q after %d", hk.DisabledReason, failing.count())
 	}
@@ -193,7 +193,7 @@ func TestAnOlderBatchFinishedTaskIsDeliveredAsItsMessage(t *testing.T) {
 	cb := newReceiver(t)
 	b := h.submitBatch(1, cb.URL)
 	ctx := context.Background()
-	if _, err := h.store.BatchItemEnded(ctx, b.ID, b.JobIDs[0], false, 0, time.Now()); err != nil {
+	if _, err := h.store.Batches.BatchItemEnded(ctx, b.ID, b.JobIDs[0], false, 0, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	h.start()
@@ -220,7 +220,7 @@ func TestBatchFinishedKeepsTheHookCap(t *testing.T) {
 
 	waitFor(t, "batch.finished at the first hook", func() bool { return first.count() == 1 })
 	waitFor(t, "the batch counted finished", func() bool {
-		got, err := h.store.GetBatch(context.Background(), b.ID)
+		got, err := h.store.Batches.GetBatch(context.Background(), b.ID)
 		return err == nil && got.FinishedAt != nil
 	})
 	if n := len(h.batchDeliveries()); n != 1 || second.count() != 0 {

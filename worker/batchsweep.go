@@ -18,42 +18,34 @@ import (
 // runningAfter is how often a running batch is looked at.
 const runningAfter = time.Minute
 
-// runningBatches is a batch store that notes running batches
-// (redisstore.Store).
-type runningBatches interface {
-	RunningBatches(ctx context.Context, before time.Time, limit int) ([]string, error)
-	BatchDone(ctx context.Context, id string) error
-	BatchEndsCounted(ctx context.Context, batchID string, ids []string) (counted []bool, eventQueued bool, err error)
-}
-
 // countMissedEnds looks at running batches last looked at before before.
-func (w *Worker) countMissedEnds(ctx context.Context, running runningBatches, before time.Time) {
-	ids, err := running.RunningBatches(ctx, before, 100)
+func (w *Worker) countMissedEnds(ctx context.Context, before time.Time) {
+	ids, err := w.cfg.Batches.RunningBatches(ctx, before, 100)
 	if err != nil {
 		return // Redis down: next time
 	}
 	for _, id := range ids {
-		if err := w.countBatchEnds(ctx, running, id); err != nil {
+		if err := w.countBatchEnds(ctx, id); err != nil {
 			w.log.Warn("a running batch could not be looked at; next time", "batch_id", id, "err", err)
 		}
 	}
 }
 
 // countBatchEnds counts the ended items of batch id whose end was missed.
-func (w *Worker) countBatchEnds(ctx context.Context, running runningBatches, id string) error {
+func (w *Worker) countBatchEnds(ctx context.Context, id string) error {
 	b, err := w.cfg.Batches.GetBatch(ctx, id)
 	if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
-		return running.BatchDone(ctx, id)
+		return w.cfg.Batches.BatchDone(ctx, id)
 	}
 	if err != nil {
 		return err
 	}
-	counted, queued, err := running.BatchEndsCounted(ctx, id, b.JobIDs)
+	counted, queued, err := w.cfg.Batches.BatchEndsCounted(ctx, id, b.JobIDs)
 	if err != nil {
 		return err
 	}
 	if queued {
-		return running.BatchDone(ctx, id)
+		return w.cfg.Batches.BatchDone(ctx, id)
 	}
 	jobs, err := w.cfg.Batches.GetJobs(ctx, b.JobIDs)
 	if err != nil {

@@ -39,7 +39,7 @@ func TestURLJobCompletesAndStoresOutput(t *testing.T) {
 	if got.StartedAt == nil || got.FinishedAt == nil || got.Attempts != 1 {
 		t.Errorf("expected started_at, finished_at and 1 attempt, got %v, %v, %d", got.StartedAt, got.FinishedAt, got.Attempts)
 	}
-	out, err := connector.ReadBlob(context.Background(), h.store, connector.OutputBlobKey(job.ID))
+	out, err := connector.ReadBlob(context.Background(), h.store.Blobs, connector.OutputBlobKey(job.ID))
 	if err != nil || !bytes.Equal(out, want) {
 		t.Errorf("output blob: expected the %d compressed bytes, got %d bytes, err %v", len(want), len(out), err)
 	}
@@ -54,7 +54,7 @@ func TestUploadedJobCompletesAndItsInputIsDeleted(t *testing.T) {
 	data := images.Read(t, "photo.webp")
 	job := h.newJob(connector.JobInput{Kind: connector.InputUpload, Filename: "holiday.jpeg"}, "")
 	ctx := context.Background()
-	if err := h.store.PutBlob(ctx, connector.InputBlobKey(job.ID), bytes.NewReader(data), int64(len(data)), 0); err != nil {
+	if err := h.store.Blobs.PutBlob(ctx, connector.InputBlobKey(job.ID), bytes.NewReader(data), int64(len(data)), 0); err != nil {
 		t.Fatal(err)
 	}
 	h.enqueue(job.ID)
@@ -66,10 +66,10 @@ func TestUploadedJobCompletesAndItsInputIsDeleted(t *testing.T) {
 	if got.Result.MIMEType != "image/webp" || got.Result.Filename != "holiday.webp" {
 		t.Errorf("result: expected image/webp named holiday.webp (the bytes decide), got %s %q", got.Result.MIMEType, got.Result.Filename)
 	}
-	if out, err := connector.ReadBlob(ctx, h.store, connector.OutputBlobKey(job.ID)); err != nil || !bytes.Equal(out, data) {
+	if out, err := connector.ReadBlob(ctx, h.store.Blobs, connector.OutputBlobKey(job.ID)); err != nil || !bytes.Equal(out, data) {
 		t.Errorf("output blob: expected %d bytes, got %d, err %v", len(data), len(out), err)
 	}
-	if _, err := connector.ReadBlob(ctx, h.store, connector.InputBlobKey(job.ID)); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+	if _, err := connector.ReadBlob(ctx, h.store.Blobs, connector.InputBlobKey(job.ID)); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Errorf("input blob: expected it deleted (not_found), got err %v", err)
 	}
 }
@@ -210,7 +210,7 @@ func TestKillAfterTheChargedAnswerIsKeptDoesNotChargeAgain(t *testing.T) {
 			if got.UpstreamCalls != 1 || got.ChargeUncertain {
 				t.Errorf("job: expected upstream_calls 1, charge_uncertain false, got %d, %v", got.UpstreamCalls, got.ChargeUncertain)
 			}
-			if out, err := connector.ReadBlob(context.Background(), h.store, connector.OutputBlobKey(job.ID)); err != nil || len(out) == 0 {
+			if out, err := connector.ReadBlob(context.Background(), h.store.Blobs, connector.OutputBlobKey(job.ID)); err != nil || len(out) == 0 {
 				t.Errorf("output blob: expected the kept bytes, got %d bytes, err %v", len(out), err)
 			}
 		})
@@ -256,8 +256,8 @@ func TestKillBeforeTheAnswerIsKeptFlagsTheChargeAsUncertain(t *testing.T) {
 // when Redis is back, without a second call.
 func TestStoreIsRetriedThroughARedisOutageWithoutCallingAgain(t *testing.T) {
 	h := newHarness(t)
-	out := &outage{Store: h.store}
-	h.cfg.Jobs, h.cfg.Blobs, h.cfg.Runs = out, out, out.runs()
+	out := &outage{store: h.store}
+	h.cfg.Jobs, h.cfg.Blobs, h.cfg.Runs = out.jobs(), out.blobs(), out.runs()
 	h.comp.onAnswer = func() { out.downFor(4 * time.Second) }
 	h.start()
 	job := h.submitURLJob("")
@@ -292,7 +292,7 @@ func TestDuplicateTaskOfAFinishedJobDoesNothing(t *testing.T) {
 	if err := w.Handler().ProcessTask(context.Background(), task); err != nil {
 		t.Fatalf("ProcessTask of a finished job: expected nil, got %v", err)
 	}
-	again, err := h.store.GetJob(context.Background(), job.ID)
+	again, err := h.store.Jobs.GetJob(context.Background(), job.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,22 +64,25 @@ type Config struct {
 	// dequeue per IdleWait to an idle worker's Redis load.
 	Fetchers int
 
-	// Jobs, Blobs and Hooks are the stores (required).
-	Jobs  connector.JobStore
+	// Jobs and Blobs are the stores of jobs and their bytes (required).
+	Jobs  JobStore
 	Blobs connector.BlobStore
-	Hooks connector.HookStore
-
-	// Deliveries keeps every delivery attempt of each job (required).
-	Deliveries connector.DeliveryLog
+	// Hooks keeps what deliveries need (required): hook subscriptions,
+	// endpoint pauses, rates and failures, events that are not a job's,
+	// every delivery's log, and secret versions (redisstore.Hooks).
+	Hooks HookStore
 	// Runs is the compress executor's store (required): a job's run, its
 	// call record (written before every call, it is what keeps a re-run
 	// from paying twice), and its end under the run guard.
-	// (*redisstore.Store).Runs fits, given Blobs when they are not in Redis.
+	// redisstore.Store.Runs fits (Runs.WithBlobs(Blobs) when they are not
+	// in Redis).
 	Runs connector.JobRuns
 	// Batches counts the items of batches as they start and end, and
-	// holds the batch a batch.finished delivery sends (batch.go). Nil: the
-	// worker serves no batches (their items run, uncounted).
-	Batches connector.BatchStore
+	// holds the batch a batch.finished delivery sends (batch.go); the
+	// sweeper finishes batches left half made and counts missed ends with
+	// it (redisstore.Batches). Nil: the worker serves no batches (their
+	// items run, uncounted).
+	Batches BatchStore
 
 	// Compressor is the compression API client (required).
 	Compressor connector.Compressor
@@ -155,8 +158,8 @@ type Config struct {
 	// Dedupe is the content dedupe index (dedupe.go): a job whose key,
 	// image bytes and options match a completed job's completes from its
 	// stored result, uncharged. Nil turns dedupe off (IMGFLOW_DEDUPE=off).
-	// *redisstore.Store fits.
-	Dedupe connector.DedupeIndex
+	// redisstore.Dedupe fits.
+	Dedupe DedupeIndex
 	// DedupeWait is how long a job waits for an identical job that is
 	// being compressed right now, to complete from its result, before it
 	// calls the compression API itself (charged). Default 30s.
@@ -187,19 +190,9 @@ type Config struct {
 	// connector.DefaultFreeDeliveriesPerMinute (120); negative: no budget.
 	FreeDeliveriesPerMinute int
 
-	// Endpoints, Messages, DeliveryIndex, CallbackSecrets, HookAdmin and
-	// Budget
-	// keep the state of webhook operations: endpoint pauses, rates and
-	// failures; events that are not a job's; the per-key delivery index;
-	// secret versions; disabling hooks; the keys' outbound budgets. Each
-	// left nil is taken from Hooks,
-	// which must then implement it (*redisstore.Store implements all).
-	Endpoints       connector.EndpointStore
-	Messages        connector.MessageStore
-	DeliveryIndex   connector.DeliveryIndex
-	CallbackSecrets connector.CallbackSecrets
-	HookAdmin       connector.HookAdmin
-	Budget          connector.OutboundBudget
+	// Budget keeps the keys' outbound budgets of free deliveries
+	// (required; redisstore.Accounts).
+	Budget OutboundBudget
 
 	// Observer, when set, is told about jobs, upstream calls and deliveries
 	// (for metrics).
@@ -242,10 +235,10 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, errors.New("worker: RedisConnOpt is required")
 	case cfg.Jobs == nil, cfg.Blobs == nil, cfg.Hooks == nil:
 		return cfg, errors.New("worker: Jobs, Blobs and Hooks are required")
-	case cfg.Deliveries == nil:
-		return cfg, errors.New("worker: Deliveries is required")
 	case cfg.Runs == nil:
 		return cfg, errors.New("worker: Runs is required")
+	case cfg.Budget == nil:
+		return cfg, errors.New("worker: Budget is required")
 	case cfg.Compressor == nil:
 		return cfg, errors.New("worker: Compressor is required")
 	case cfg.Fetcher == nil:
@@ -256,9 +249,6 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, errors.New("worker: Keyring is required")
 	case cfg.PublicURL == "":
 		return cfg, errors.New("worker: PublicURL is required (IMGFLOW_PUBLIC_URL)")
-	}
-	if err := cfg.webhookStores(); err != nil {
-		return cfg, err
 	}
 	cfg.Endpoint = cfg.Endpoint.WithDefaults()
 	if cfg.Queue == "" {
@@ -317,42 +307,6 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.Observer = nopObserver{}
 	}
 	return cfg, nil
-}
-
-// webhookStores takes each webhook store left nil from Hooks.
-func (cfg *Config) webhookStores() error {
-	var ok bool
-	if cfg.Endpoints == nil {
-		if cfg.Endpoints, ok = cfg.Hooks.(connector.EndpointStore); !ok {
-			return errors.New("worker: Endpoints is required (Hooks does not keep endpoint state)")
-		}
-	}
-	if cfg.Messages == nil {
-		if cfg.Messages, ok = cfg.Hooks.(connector.MessageStore); !ok {
-			return errors.New("worker: Messages is required (Hooks does not keep messages)")
-		}
-	}
-	if cfg.DeliveryIndex == nil {
-		if cfg.DeliveryIndex, ok = cfg.Hooks.(connector.DeliveryIndex); !ok {
-			return errors.New("worker: DeliveryIndex is required (Hooks does not keep one)")
-		}
-	}
-	if cfg.CallbackSecrets == nil {
-		if cfg.CallbackSecrets, ok = cfg.Hooks.(connector.CallbackSecrets); !ok {
-			return errors.New("worker: CallbackSecrets is required (Hooks does not keep secret versions)")
-		}
-	}
-	if cfg.Budget == nil {
-		if cfg.Budget, ok = cfg.Hooks.(connector.OutboundBudget); !ok {
-			return errors.New("worker: Budget is required (Hooks does not keep outbound budgets)")
-		}
-	}
-	if cfg.HookAdmin == nil {
-		if cfg.HookAdmin, ok = cfg.Hooks.(connector.HookAdmin); !ok {
-			return errors.New("worker: HookAdmin is required (Hooks cannot disable hooks with a reason)")
-		}
-	}
-	return nil
 }
 
 type nopObserver struct{}

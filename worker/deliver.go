@@ -230,7 +230,7 @@ func (w *Worker) olderBatchDelivery(ctx context.Context, d *connector.Delivery) 
 // deliverySubject loads what d is about; ENOTFOUND once it expired.
 func (w *Worker) deliverySubject(ctx context.Context, d connector.Delivery) (subject, error) {
 	if d.MessageID != "" {
-		m, err := w.cfg.Messages.GetMessage(ctx, d.MessageID)
+		m, err := w.cfg.Hooks.GetMessage(ctx, d.MessageID)
 		if err != nil || m.BatchID == "" || d.HookID != "" || w.cfg.Batches == nil {
 			return subject{msg: m}, err
 		}
@@ -364,7 +364,7 @@ func (w *Worker) deliveryTarget(ctx context.Context, d connector.Delivery, s sub
 		if target == "" {
 			return endpoint{}, "", nil
 		}
-		v, err := w.cfg.CallbackSecrets.CallbackSecretVersion(ctx, owner)
+		v, err := w.cfg.Hooks.CallbackSecretVersion(ctx, owner)
 		if err != nil {
 			return endpoint{}, "", err
 		}
@@ -391,9 +391,9 @@ func (w *Worker) deliveryTarget(ctx context.Context, d connector.Delivery, s sub
 func (w *Worker) recordAttempt(ctx context.Context, r *deliveryRun) {
 	var err error
 	if r.subject.msg != nil {
-		err = w.cfg.DeliveryIndex.RecordMessageAttempt(ctx, r.subject.msg, r.attempt)
+		err = w.cfg.Hooks.RecordMessageAttempt(ctx, r.subject.msg, r.attempt)
 	} else {
-		err = w.cfg.Deliveries.RecordDeliveryAttempt(ctx, r.subject.job, r.attempt)
+		err = w.cfg.Hooks.RecordDeliveryAttempt(ctx, r.subject.job, r.attempt)
 	}
 	if err != nil {
 		r.log.Warn("could not record the delivery attempt", "err", err)

@@ -36,7 +36,7 @@ func (w *Worker) admit(ctx context.Context, r *deliveryRun) (bool, error) {
 	if r.d.SlotTaken {
 		rate = -1 // put off until a slot it holds
 	}
-	st, slotWait, reserved, err := w.cfg.Endpoints.AdmitEndpoint(ctx, r.target.id, rate, maxSlotWait)
+	st, slotWait, reserved, err := w.cfg.Hooks.AdmitEndpoint(ctx, r.target.id, rate, maxSlotWait)
 	if err != nil {
 		return false, err
 	}
@@ -76,7 +76,7 @@ func (w *Worker) takeSlot(ctx context.Context, r *deliveryRun, rate float64) (ti
 	if rate <= 0 {
 		return 0, true, nil
 	}
-	return w.cfg.Endpoints.TakeSlot(ctx, r.target.id, rate, maxSlotWait)
+	return w.cfg.Hooks.TakeSlot(ctx, r.target.id, rate, maxSlotWait)
 }
 
 // putOff queues the delivery again to run after wait, as a new task that
@@ -113,7 +113,7 @@ func (w *Worker) endpointSucceeded(ctx context.Context, r *deliveryRun) {
 	if r.endpoint.FailingSince.IsZero() && r.endpoint.DisabledAt.IsZero() {
 		return
 	}
-	if err := w.cfg.Endpoints.EndpointSucceeded(ctx, r.target.id); err != nil {
+	if err := w.cfg.Hooks.EndpointSucceeded(ctx, r.target.id); err != nil {
 		r.log.Warn("could not record the endpoint's success", "err", err)
 	}
 }
@@ -123,7 +123,7 @@ func (w *Worker) endpointSucceeded(ctx context.Context, r *deliveryRun) {
 // true when the endpoint is disabled now.
 func (w *Worker) endpointFailed(ctx context.Context, r *deliveryRun, res webhook.Result) bool {
 	now := time.Now()
-	st, err := w.cfg.Endpoints.EndpointFailed(ctx, r.target.id, now, min(res.RetryAfter, maxRetryAfter))
+	st, err := w.cfg.Hooks.EndpointFailed(ctx, r.target.id, now, min(res.RetryAfter, maxRetryAfter))
 	if err != nil {
 		r.log.Warn("could not record the endpoint's failure", "err", err)
 		return false
@@ -147,12 +147,12 @@ func (w *Worker) disableEndpoint(ctx context.Context, r *deliveryRun, reason str
 	var changed bool
 	var err error
 	if h := r.target.hook; h != nil {
-		changed, err = w.cfg.HookAdmin.DisableHookFor(ctx, h.ID, reason, now)
+		changed, err = w.cfg.Hooks.DisableHookFor(ctx, h.ID, reason, now)
 		if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
 			return nil // deleted meanwhile
 		}
 	} else {
-		changed, err = w.cfg.Endpoints.DisableEndpoint(ctx, r.target.id, reason, now)
+		changed, err = w.cfg.Hooks.DisableEndpoint(ctx, r.target.id, reason, now)
 	}
 	if err != nil || !changed {
 		return err

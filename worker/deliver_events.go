@@ -40,7 +40,7 @@ func (w *Worker) publish(ctx context.Context, owner, typ string, data any, only 
 
 // sendMessage stores msg and queues its delivery to each hook.
 func (w *Worker) sendMessage(ctx context.Context, msg *connector.Message, hooks []*connector.Hook) error {
-	if err := w.cfg.Messages.PutMessage(ctx, msg); err != nil {
+	if err := w.cfg.Hooks.PutMessage(ctx, msg); err != nil {
 		return err
 	}
 	for _, h := range hooks {
@@ -69,7 +69,7 @@ func (w *Worker) creditsLow(ctx context.Context, log *slog.Logger, job *connecto
 			threshold = *h.Threshold
 		}
 		low := *balance <= threshold
-		crossed, err := w.cfg.Endpoints.MarkCreditsLow(ctx, connector.HookEndpointID(h.ID), low)
+		crossed, err := w.cfg.Hooks.MarkCreditsLow(ctx, connector.HookEndpointID(h.ID), low)
 		if err != nil {
 			return err
 		}
@@ -84,7 +84,7 @@ func (w *Worker) creditsLow(ctx context.Context, log *slog.Logger, job *connecto
 		}
 		if err != nil {
 			// Armed again, so the fan-out's retry crosses again and sends it.
-			w.cfg.Endpoints.MarkCreditsLow(context.WithoutCancel(ctx), connector.HookEndpointID(h.ID), false)
+			w.cfg.Hooks.MarkCreditsLow(context.WithoutCancel(ctx), connector.HookEndpointID(h.ID), false)
 			return err
 		}
 		log.Info("credits low", "hook_id", h.ID, "credits_remaining", *balance, "threshold", threshold)

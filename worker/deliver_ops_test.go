@@ -85,7 +85,7 @@ func TestAHookFailingForDisableAfterIsDisabledAndTheOwnersOtherHooksHearOfIt(t *
 	h.submitURLJob("")
 
 	waitFor(t, "the hook.disabled event", func() bool { return watcher.count() == 1 })
-	hk, err := h.store.GetHook(context.Background(), "hook_failing")
+	hk, err := h.store.Hooks.GetHook(context.Background(), "hook_failing")
 	if err != nil || !hk.Disabled || hk.Status != connector.HookDisabled || hk.DisabledReason != connector.DisabledFailing || hk.DisabledAt == nil {
 		t.Fatalf("expected the hook disabled for failing, with a time, got %+v (%v)", hk, err)
 	}
@@ -110,7 +110,7 @@ func TestAHookFailingForDisableAfterIsDisabledAndTheOwnersOtherHooksHearOfIt(t *
 	if n := failing.count(); n != attempts {
 		t.Errorf("expected no attempt after the hook was disabled, got %d more", n-attempts)
 	}
-	page, err := h.store.ListDeliveries(context.Background(), h.owner, connector.DeliveryFilter{HookID: "hook_watch"})
+	page, err := h.store.Hooks.ListDeliveries(context.Background(), h.owner, connector.DeliveryFilter{HookID: "hook_watch"})
 	if err != nil || len(page.Deliveries) != 1 || page.Deliveries[0].MessageID == "" || page.Deliveries[0].Status != connector.DeliveryDelivered {
 		t.Errorf("expected the hook.disabled delivery in the key's delivery log, got %+v (%v)", page, err)
 	}
@@ -170,7 +170,7 @@ func TestARetryAfterPausesEveryMessageToTheEndpoint(t *testing.T) {
 	if !ids[connector.HookDeliveryID(first.ID, "hook_busy")] || !ids[connector.HookDeliveryID(second.ID, "hook_busy")] {
 		t.Errorf("expected both jobs' events delivered, got ids %v", ids)
 	}
-	log, _ := h.store.DeliveryAttempts(context.Background(), second.ID)
+	log, _ := h.store.Hooks.DeliveryAttempts(context.Background(), second.ID)
 	if len(log) != 1 || log[0].Outcome != connector.OutcomeDelivered {
 		t.Errorf("expected the second job's delivery put off, not failed: one attempt, delivered; got %+v", log)
 	}
@@ -223,13 +223,13 @@ func TestDuringASecretsOverlapDeliveriesCarryBothSignatures(t *testing.T) {
 	rcv := newTimedReceiver(t, nil)
 	h.newHook("hook_rot", connector.EventJobFinished, rcv.URL)
 	old := h.keyring.WebhookSecret("hook", "hook_rot")
-	rotated, err := h.store.RotateHookSecret(context.Background(), h.owner, "hook_rot", time.Now(), time.Hour)
+	rotated, err := h.store.Hooks.RotateHookSecret(context.Background(), h.owner, "hook_rot", time.Now(), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cb := newTimedReceiver(t, nil)
 	oldCallback := h.keyring.WebhookSecret("callback", h.owner)
-	v, err := h.store.RotateCallbackSecret(context.Background(), h.owner, time.Now(), time.Hour)
+	v, err := h.store.Hooks.RotateCallbackSecret(context.Background(), h.owner, time.Now(), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func TestAfterTheOverlapOnlyTheNewSecretSigns(t *testing.T) {
 	rcv := newTimedReceiver(t, nil)
 	h.newHook("hook_rot", connector.EventJobFinished, rcv.URL)
 	old := h.keyring.WebhookSecret("hook", "hook_rot")
-	rotated, err := h.store.RotateHookSecret(context.Background(), h.owner, "hook_rot", time.Now().Add(-2*time.Hour), time.Hour)
+	rotated, err := h.store.Hooks.RotateHookSecret(context.Background(), h.owner, "hook_rot", time.Now().Add(-2*time.Hour), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +285,7 @@ func TestCreditsLowFiresOnceWhenTheBalanceCrossesTheThreshold(t *testing.T) {
 	low := newTimedReceiver(t, nil)
 	threshold := int64(498)
 	hook := &connector.Hook{ID: "hook_low", TargetURL: low.URL, Event: connector.EventCreditsLow, Threshold: &threshold, Owner: h.owner}
-	if err := h.store.CreateHook(context.Background(), hook); err != nil {
+	if err := h.store.Hooks.CreateHook(context.Background(), hook); err != nil {
 		t.Fatal(err)
 	}
 	balances := []int64{500, 498, 497, 499, 490}

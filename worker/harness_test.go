@@ -76,11 +76,12 @@ func newHarness(t *testing.T) *harness {
 		Compressor:               h.comp,
 		Fetcher:                  h.fetcher,
 		Sender:                   webhook.NewSender(webhook.SenderOptions{Allow: guard.Loopback(), Timeout: 5 * time.Second}),
-		Jobs:                     h.store,
-		Blobs:                    h.store,
-		Hooks:                    h.store,
-		Deliveries:               h.store,
-		Runs:                     h.store.Runs(nil),
+		Jobs:                     h.store.Jobs,
+		Blobs:                    h.store.Blobs,
+		Hooks:                    h.store.Hooks,
+		Runs:                     h.store.Runs,
+		Budget:                   h.store.Accounts,
+		Batches:                  h.store.Batches,
 		Keyring:                  kr,
 		PublicURL:                "https://imgflow.test",
 		DeliverySchedule:         []time.Duration{0, 50 * time.Millisecond, 100 * time.Millisecond},
@@ -142,7 +143,7 @@ func (h *harness) newJob(in connector.JobInput, callbackURL string) *connector.J
 		CallbackURL: callbackURL,
 		Metadata:    json.RawMessage(`{"flow":"test"}`),
 	}
-	if err := h.store.CreateJob(context.Background(), job); err != nil {
+	if err := h.store.Jobs.CreateJob(context.Background(), job); err != nil {
 		h.t.Fatalf("CreateJob: %v", err)
 	}
 	return job
@@ -173,7 +174,7 @@ func (h *harness) waitJob(id string, what string, cond func(*connector.Job) bool
 	var job *connector.Job
 	for time.Now().Before(deadline) {
 		var err error
-		job, err = h.store.GetJob(context.Background(), id)
+		job, err = h.store.Jobs.GetJob(context.Background(), id)
 		if err != nil {
 			h.t.Fatalf("GetJob(%s): %v", id, err)
 		}
@@ -372,7 +373,7 @@ func deliveryTask(t *testing.T, d connector.Delivery) *asynq.Task {
 // answers when Redis is down) for the worker while down; the test's own
 // reads go to the store directly.
 type outage struct {
-	*redisstore.Store
+	store   *redisstore.Store
 	until   atomic.Int64 // unix nanos
 	refused atomic.Int64
 }
@@ -387,29 +388,42 @@ func (o *outage) check() error {
 	return nil
 }
 
-func (o *outage) GetJob(ctx context.Context, id string) (*connector.Job, error) {
-	if err := o.check(); err != nil {
-		return nil, err
-	}
-	return o.Store.GetJob(ctx, id)
+// jobs, blobs and runs are the worker's stores behind the outage.
+func (o *outage) jobs() JobStore             { return outageJobs{Jobs: o.store.Jobs, o: o} }
+func (o *outage) blobs() connector.BlobStore { return outageBlobs{BlobStore: o.store.Blobs, o: o} }
+func (o *outage) runs() connector.JobRuns    { return outageRuns{o: o, JobRuns: o.store.Runs} }
+
+type outageJobs struct {
+	*redisstore.Jobs
+	o *outage
 }
 
-func (o *outage) UpdateJob(ctx context.Context, id string, fn func(*connector.Job) error) (*connector.Job, error) {
-	if err := o.check(); err != nil {
+func (j outageJobs) GetJob(ctx context.Context, id string) (*connector.Job, error) {
+	if err := j.o.check(); err != nil {
 		return nil, err
 	}
-	return o.Store.UpdateJob(ctx, id, fn)
+	return j.Jobs.GetJob(ctx, id)
 }
 
-func (o *outage) PutBlob(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error {
-	if err := o.check(); err != nil {
+func (j outageJobs) UpdateJob(ctx context.Context, id string, fn func(*connector.Job) error) (*connector.Job, error) {
+	if err := j.o.check(); err != nil {
+		return nil, err
+	}
+	return j.Jobs.UpdateJob(ctx, id, fn)
+}
+
+// outageBlobs fails writes while down; reads and deletes go through.
+type outageBlobs struct {
+	connector.BlobStore
+	o *outage
+}
+
+func (b outageBlobs) PutBlob(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error {
+	if err := b.o.check(); err != nil {
 		return err
 	}
-	return o.Store.PutBlob(ctx, key, r, size, ttl)
+	return b.BlobStore.PutBlob(ctx, key, r, size, ttl)
 }
-
-// runs is the executor's store behind the same outage.
-func (o *outage) runs() connector.JobRuns { return outageRuns{o: o, JobRuns: o.Store.Runs(nil)} }
 
 type outageRuns struct {
 	connector.JobRuns

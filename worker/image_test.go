@@ -42,13 +42,13 @@ func (r iotestErr) Read([]byte) (int, error) { return 0, r.err }
 // a possible second charge.
 func TestStoredImageCutOffMidCallIsRetriedWithoutAnUncertainCharge(t *testing.T) {
 	h := newHarness(t)
-	h.cfg.Blobs = &breakingBlobs{BlobStore: h.store, after: 64 << 10}
-	h.cfg.Runs = h.store.Runs(h.cfg.Blobs) // the blobs are elsewhere: the executor's store delegates to them
+	h.cfg.Blobs = &breakingBlobs{BlobStore: h.store.Blobs, after: 64 << 10}
+	h.cfg.Runs = h.store.Runs.WithBlobs(h.cfg.Blobs) // the blobs are elsewhere: the executor's store delegates to them
 	h.start()
 	data := images.Read(t, "photo.png")
 	job := h.newJob(connector.JobInput{Kind: connector.InputUpload}, "")
 	ctx := context.Background()
-	if err := h.store.PutBlob(ctx, connector.InputBlobKey(job.ID), bytes.NewReader(data), int64(len(data)), 0); err != nil {
+	if err := h.store.Blobs.PutBlob(ctx, connector.InputBlobKey(job.ID), bytes.NewReader(data), int64(len(data)), 0); err != nil {
 		t.Fatal(err)
 	}
 	h.enqueue(job.ID)
@@ -61,7 +61,7 @@ func TestStoredImageCutOffMidCallIsRetriedWithoutAnUncertainCharge(t *testing.T)
 		t.Errorf("expected 2 attempts, upstream_calls 2, charge certain (the cut-off call sent no whole image), got %d, %d, %v",
 			got.Attempts, got.UpstreamCalls, got.ChargeUncertain)
 	}
-	if out, err := connector.ReadBlob(ctx, h.store, connector.OutputBlobKey(job.ID)); err != nil || !bytes.Equal(out, data) {
+	if out, err := connector.ReadBlob(ctx, h.store.Blobs, connector.OutputBlobKey(job.ID)); err != nil || !bytes.Equal(out, data) {
 		t.Errorf("output blob: expected the %d bytes sent whole on the retry, got %d, err %v", len(data), len(out), err)
 	}
 }

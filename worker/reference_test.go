@@ -65,7 +65,7 @@ func TestJobsCompressThroughTheReferenceUpstreamForOneCreditEach(t *testing.T) {
 		if r.Filename != name || r.CompressedSize <= 0 || r.CompressedSize > r.OriginalSize || r.CreditsRemaining == nil {
 			t.Errorf("%s: expected a result named %s no larger than the input with credits_remaining, got %+v", name, name, r)
 		}
-		out, err := connector.ReadBlob(context.Background(), h.store, connector.OutputBlobKey(id))
+		out, err := connector.ReadBlob(context.Background(), h.store.Blobs, connector.OutputBlobKey(id))
 		if err != nil || int64(len(out)) != r.CompressedSize || connector.SniffImageType(out) != r.MIMEType {
 			t.Errorf("%s: expected a stored %s of %d bytes, got %d bytes (%s), err %v", name, r.MIMEType, r.CompressedSize, len(out), connector.SniffImageType(out), err)
 		}

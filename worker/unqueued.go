@@ -64,7 +64,7 @@ const sweepEvery = 10 * time.Second
 const sweepBatch = 500
 
 // unqueuedLister is a job store that notes new jobs and takes back those
-// never queued (redisstore.Store).
+// never queued (JobStore: redisstore.Jobs).
 type unqueuedLister interface {
 	UnqueuedJobs(ctx context.Context, before time.Time, limit int) ([]string, error)
 	ForgetUnqueued(ctx context.Context, ids ...string) error

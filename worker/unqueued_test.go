@@ -50,10 +50,10 @@ func TestSweeperTakesBackAnUnansweredJobAndQueuesAMadeBatchsItems(t *testing.T) 
 	orphan := h.newJob(connector.JobInput{Kind: connector.InputURL, URL: url}, "") // never enqueued
 	queued := h.submitURLJob("")
 	deleted := h.newJob(connector.JobInput{Kind: connector.InputURL, URL: url}, "")
-	if err := h.store.DeleteJob(ctx, deleted.ID); err != nil {
+	if err := h.store.Jobs.DeleteJob(ctx, deleted.ID); err != nil {
 		t.Fatal(err)
 	}
-	maker := app.New(app.Config{Store: h.store, Queue: failingQueue{}, Keyring: h.keyring})
+	maker := app.New(app.Config{Jobs: h.store.Jobs, Batches: h.store.Batches, Queue: failingQueue{}, Keyring: h.keyring})
 	defer maker.Close()
 	b, _, err := maker.CreateBatch(ctx, &app.BatchRequest{Owner: h.owner, Key: h.apiKey,
 		Items: []app.Input{{Kind: connector.InputURL, URL: url}, {Kind: connector.InputURL, URL: url, Dedupe: new(bool)}}})
@@ -69,7 +69,7 @@ func TestSweeperTakesBackAnUnansweredJobAndQueuesAMadeBatchsItems(t *testing.T) 
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		left, err := h.store.UnqueuedJobs(ctx, time.Now(), 10)
+		left, err := h.store.Jobs.UnqueuedJobs(ctx, time.Now(), 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +81,7 @@ func TestSweeperTakesBackAnUnansweredJobAndQueuesAMadeBatchsItems(t *testing.T) 
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if _, err := h.store.GetJob(ctx, orphan.ID); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+	if _, err := h.store.Jobs.GetJob(ctx, orphan.ID); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Errorf("the unanswered job without a task: %v, want it taken back (not found)", err)
 	}
 	// The first batch item may complete from the queued job's result
@@ -102,7 +102,7 @@ func TestJobBehindAFinishedTaskIsQueuedAgain(t *testing.T) {
 	h.fetcher.set(url, &connector.Image{Data: bytes.NewReader(images.Read(t, "photo.png")), MIMEType: "image/png"})
 	ctx := context.Background()
 	job := h.newJob(connector.JobInput{Kind: connector.InputURL, URL: url}, "")
-	if err := h.store.DeleteJob(ctx, job.ID); err != nil {
+	if err := h.store.Jobs.DeleteJob(ctx, job.ID); err != nil {
 		t.Fatal(err)
 	}
 	h.enqueue(job.ID)
@@ -115,7 +115,7 @@ func TestJobBehindAFinishedTaskIsQueuedAgain(t *testing.T) {
 	}
 	// The retry makes the job again under its id; its enqueue is a no-op.
 	job.Status, job.CreatedAt, job.UpdatedAt = connector.StatusQueued, time.Time{}, time.Time{}
-	if err := h.store.CreateJob(ctx, job); err != nil {
+	if err := h.store.Jobs.CreateJob(ctx, job); err != nil {
 		t.Fatal(err)
 	}
 	h.enqueue(job.ID)
@@ -132,9 +132,9 @@ func TestSweeperCountsABatchItemsMissedEnd(t *testing.T) {
 	h.tweak = func(w *Worker) {
 		w.sweepEvery, w.unqueuedAfter, w.makingAfter, w.runningAfter = 50*time.Millisecond, time.Hour, time.Hour, 100*time.Millisecond
 	}
-	h.cfg.Batches = h.store
+	h.cfg.Batches = h.store.Batches
 	ctx := context.Background()
-	maker := app.New(app.Config{Store: h.store, Queue: failingQueue{}, Keyring: h.keyring})
+	maker := app.New(app.Config{Jobs: h.store.Jobs, Batches: h.store.Batches, Queue: failingQueue{}, Keyring: h.keyring})
 	defer maker.Close()
 	b, _, err := maker.CreateBatch(ctx, &app.BatchRequest{Owner: h.owner, Key: h.apiKey, CallbackURL: "https://hooks.example/batch",
 		Items: []app.Input{{Kind: connector.InputURL, URL: "https://images.test/a.png"}, {Kind: connector.InputURL, URL: "https://images.test/b.png"}}})
@@ -142,7 +142,7 @@ func TestSweeperCountsABatchItemsMissedEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, id := range b.JobIDs {
-		if _, err := h.store.UpdateJob(ctx, id, func(j *connector.Job) error {
+		if _, err := h.store.Jobs.UpdateJob(ctx, id, func(j *connector.Job) error {
 			j.Status = connector.StatusFailed
 			j.Error = &connector.JobError{Code: "fetch_failed", Message: "test"}
 			return nil
@@ -150,7 +150,7 @@ func TestSweeperCountsABatchItemsMissedEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i == 0 { // the other's count is lost
-			if _, err := h.store.BatchItemEnded(ctx, b.ID, id, false, 0, time.Now()); err != nil {
+			if _, err := h.store.Batches.BatchItemEnded(ctx, b.ID, id, false, 0, time.Now()); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -158,11 +158,11 @@ func TestSweeperCountsABatchItemsMissedEnd(t *testing.T) {
 	h.start()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		got, err := h.store.GetBatch(ctx, b.ID)
+		got, err := h.store.Batches.GetBatch(ctx, b.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, queued, err := h.store.BatchEndsCounted(ctx, b.ID, b.JobIDs)
+		_, queued, err := h.store.Batches.BatchEndsCounted(ctx, b.ID, b.JobIDs)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -154,23 +154,18 @@ func (w *Worker) Run(ctx context.Context) error {
 		recovering.Go(func() { rec.run(recCtx, w.recoverEvery) })
 	}
 	defer func() { stopRecovering(); recovering.Wait() }()
-	if notes, ok := w.cfg.Jobs.(unqueuedLister); ok {
-		sw := &unqueuedSweeper{notes: notes, jobs: w.cfg.Jobs, queue: w.queue, rdb: w.rdb,
-			inspector: asynq.NewInspectorFromRedisClient(w.rdb), qname: w.cfg.Queue, log: w.log, makingAfter: w.makingAfter}
-		if st, ok := w.cfg.Jobs.(app.Store); ok {
-			maker := app.New(app.Config{Store: st, Queue: w.queue, Logger: w.log})
-			defer maker.Close()
-			sw.batches = maker
-		}
-		if running, ok := w.cfg.Batches.(runningBatches); ok {
-			sw.countMissed = func(ctx context.Context, before time.Time) { w.countMissedEnds(ctx, running, before) }
-			sw.runningAfter = w.runningAfter
-		}
-		sweepCtx, stopSweeping := context.WithCancel(ctx)
-		sweepDone := make(chan struct{})
-		go func() { defer close(sweepDone); sw.run(sweepCtx, w.sweepEvery, w.unqueuedAfter) }()
-		defer func() { stopSweeping(); <-sweepDone }()
+	sw := &unqueuedSweeper{notes: w.cfg.Jobs, jobs: w.cfg.Jobs, queue: w.queue, rdb: w.rdb,
+		inspector: asynq.NewInspectorFromRedisClient(w.rdb), qname: w.cfg.Queue, log: w.log, makingAfter: w.makingAfter}
+	if w.cfg.Batches != nil {
+		maker := app.New(app.Config{Jobs: w.cfg.Jobs, Batches: w.cfg.Batches, Queue: w.queue, Logger: w.log})
+		defer maker.Close()
+		sw.batches = maker
+		sw.countMissed, sw.runningAfter = w.countMissedEnds, w.runningAfter
 	}
+	sweepCtx, stopSweeping := context.WithCancel(ctx)
+	sweepDone := make(chan struct{})
+	go func() { defer close(sweepDone); sw.run(sweepCtx, w.sweepEvery, w.unqueuedAfter) }()
+	defer func() { stopSweeping(); <-sweepDone }()
 	<-ctx.Done()
 	w.log.Info("worker stopping", "shutdown_timeout", w.cfg.ShutdownTimeout)
 	w.wk.shutdown()

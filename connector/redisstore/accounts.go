@@ -5,15 +5,24 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/imgflow/imgflow/connector"
 	"github.com/redis/go-redis/v9"
 )
 
+// Accounts keeps what imgflow knows of each key (owner): its recent key
+// checks, the keys the compression API confirmed (the bounded fail-open),
+// and its outbound budget of free deliveries.
+type Accounts struct{ *base }
+
+func (s *Accounts) acctKey(owner string) string      { return s.prefix + "acct:{" + owner + "}" }
+func (s *Accounts) confirmedKey(owner string) string { return s.prefix + "acctok:{" + owner + "}" }
+
 // CachedAccount returns the cached key check of owner and true, or nil and
 // false when there is none (never cached or expired).
-func (s *Store) CachedAccount(ctx context.Context, owner string) (*connector.Account, bool, error) {
+func (s *Accounts) CachedAccount(ctx context.Context, owner string) (*connector.Account, bool, error) {
 	data, err := s.rdb.Get(ctx, s.acctKey(owner)).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, false, nil
@@ -30,7 +39,7 @@ func (s *Store) CachedAccount(ctx context.Context, owner string) (*connector.Acc
 
 // CacheAccount keeps owner's key check for ttl. A cache entry must expire, so
 // ttl <= 0 stores nothing.
-func (s *Store) CacheAccount(ctx context.Context, owner string, acct *connector.Account, ttl time.Duration) error {
+func (s *Accounts) CacheAccount(ctx context.Context, owner string, acct *connector.Account, ttl time.Duration) error {
 	if ttl <= 0 {
 		return nil
 	}
@@ -44,7 +53,7 @@ func (s *Store) CacheAccount(ctx context.Context, owner string, acct *connector.
 // ConfirmKey records that the compression API confirmed owner's key at at,
 // for grace: while the API cannot be asked, a key confirmed within the
 // grace is still let in. grace <= 0 stores nothing.
-func (s *Store) ConfirmKey(ctx context.Context, owner string, at time.Time, grace time.Duration) error {
+func (s *Accounts) ConfirmKey(ctx context.Context, owner string, at time.Time, grace time.Duration) error {
 	if grace <= 0 {
 		return nil
 	}
@@ -53,7 +62,7 @@ func (s *Store) ConfirmKey(ctx context.Context, owner string, at time.Time, grac
 
 // KeyConfirmedAt returns when the compression API last confirmed owner's
 // key, and false when there is no record (never, or older than its grace).
-func (s *Store) KeyConfirmedAt(ctx context.Context, owner string) (time.Time, bool, error) {
+func (s *Accounts) KeyConfirmedAt(ctx context.Context, owner string) (time.Time, bool, error) {
 	ms, err := s.rdb.Get(ctx, s.confirmedKey(owner)).Int64()
 	if errors.Is(err, redis.Nil) {
 		return time.Time{}, false, nil
@@ -62,4 +71,25 @@ func (s *Store) KeyConfirmedAt(ctx context.Context, owner string) (time.Time, bo
 		return time.Time{}, false, storageErr(err)
 	}
 	return time.UnixMilli(ms).UTC(), true, nil
+}
+
+// outboundKey holds owner's outbound budget of free deliveries (its tat,
+// as takeSlotScript keeps an endpoint's).
+func (s *Accounts) outboundKey(owner string) string { return s.prefix + "outbudget:{" + owner + "}" }
+
+// SpendOutbound takes one of owner's free deliveries: GCRA over the
+// budget's tat with a burst of perMinute (the worker's OutboundBudget).
+func (s *Accounts) SpendOutbound(ctx context.Context, owner string, perMinute int, maxWait time.Duration) (time.Duration, bool, error) {
+	if perMinute <= 0 {
+		return 0, true, nil
+	}
+	interval := 60000 / float64(perMinute)
+	burst := interval * float64(perMinute-1)
+	r, err := takeSlotScript.Run(ctx, s.rdb, []string{s.outboundKey(owner)}, s.now().UnixMilli(),
+		strconv.FormatFloat(interval, 'f', 3, 64), strconv.FormatFloat(burst, 'f', 3, 64),
+		maxWait.Milliseconds(), (time.Minute + maxWait).Milliseconds()).Int64Slice()
+	if err != nil {
+		return 0, false, storageErr(err)
+	}
+	return time.Duration(r[1]) * time.Millisecond, r[0] == 1, nil
 }

@@ -12,26 +12,26 @@ import (
 func TestAccountCacheHitsThenExpires(t *testing.T) {
 	s, r := newStore(t, Options{})
 	ctx := context.Background()
-	if acct, ok, err := s.CachedAccount(ctx, "o"); err != nil || ok || acct != nil {
+	if acct, ok, err := s.Accounts.CachedAccount(ctx, "o"); err != nil || ok || acct != nil {
 		t.Fatalf("empty cache = %v, %v, %v; want nil, false, nil", acct, ok, err)
 	}
 	yes := true
 	want := &connector.Account{Valid: true, UserID: "u1", SubscriptionType: "pro", CreditsRemaining: 42, MaxImageSize: 10 << 20, CanCompress: &yes}
-	if err := s.CacheAccount(ctx, "o", want, time.Minute); err != nil {
+	if err := s.Accounts.CacheAccount(ctx, "o", want, time.Minute); err != nil {
 		t.Fatalf("CacheAccount: %v", err)
 	}
-	got, ok, err := s.CachedAccount(ctx, "o")
+	got, ok, err := s.Accounts.CachedAccount(ctx, "o")
 	if err != nil || !ok || !reflect.DeepEqual(got, want) {
 		t.Fatalf("CachedAccount = %+v, %v, %v; want %+v, true, nil", got, ok, err, want)
 	}
-	if _, ok, _ := s.CachedAccount(ctx, "other"); ok {
+	if _, ok, _ := s.Accounts.CachedAccount(ctx, "other"); ok {
 		t.Fatal("another owner hit the cache, want a miss")
 	}
 	if r.Mini == nil {
 		t.Skip("expiry is checked on miniredis only (FastForward)")
 	}
 	r.Mini.FastForward(time.Minute + time.Second)
-	if _, ok, err := s.CachedAccount(ctx, "o"); ok || err != nil {
+	if _, ok, err := s.Accounts.CachedAccount(ctx, "o"); ok || err != nil {
 		t.Fatalf("after the TTL: hit %v, err %v; want a miss", ok, err)
 	}
 }
@@ -39,10 +39,10 @@ func TestAccountCacheHitsThenExpires(t *testing.T) {
 func TestCacheAccountWithoutTTLStoresNothing(t *testing.T) {
 	s, _ := newStore(t, Options{})
 	ctx := context.Background()
-	if err := s.CacheAccount(ctx, "o", &connector.Account{Valid: true}, 0); err != nil {
+	if err := s.Accounts.CacheAccount(ctx, "o", &connector.Account{Valid: true}, 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := s.CachedAccount(ctx, "o"); ok {
+	if _, ok, _ := s.Accounts.CachedAccount(ctx, "o"); ok {
 		t.Fatal("ttl 0 was cached (forever), want nothing stored")
 	}
 }
@@ -50,31 +50,31 @@ func TestCacheAccountWithoutTTLStoresNothing(t *testing.T) {
 func TestConfirmedKeyIsRememberedForItsGraceOnly(t *testing.T) {
 	s, r := newStore(t, Options{})
 	ctx := context.Background()
-	if _, ok, err := s.KeyConfirmedAt(ctx, "o"); ok || err != nil {
+	if _, ok, err := s.Accounts.KeyConfirmedAt(ctx, "o"); ok || err != nil {
 		t.Fatalf("before any confirmation: ok %v, err %v; want false, nil", ok, err)
 	}
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	if err := s.ConfirmKey(ctx, "o", at, time.Hour); err != nil {
+	if err := s.Accounts.ConfirmKey(ctx, "o", at, time.Hour); err != nil {
 		t.Fatalf("ConfirmKey: %v", err)
 	}
-	got, ok, err := s.KeyConfirmedAt(ctx, "o")
+	got, ok, err := s.Accounts.KeyConfirmedAt(ctx, "o")
 	if err != nil || !ok || !got.Equal(at) {
 		t.Fatalf("KeyConfirmedAt = %v, %v, %v; want %v, true, nil", got, ok, err, at)
 	}
-	if _, ok, _ := s.KeyConfirmedAt(ctx, "other"); ok {
+	if _, ok, _ := s.Accounts.KeyConfirmedAt(ctx, "other"); ok {
 		t.Fatal("another owner reads as confirmed")
 	}
-	if err := s.ConfirmKey(ctx, "nograce", at, 0); err != nil {
+	if err := s.Accounts.ConfirmKey(ctx, "nograce", at, 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := s.KeyConfirmedAt(ctx, "nograce"); ok {
+	if _, ok, _ := s.Accounts.KeyConfirmedAt(ctx, "nograce"); ok {
 		t.Fatal("a grace of 0 stored a record, want nothing (it would never expire)")
 	}
 	if r.Mini == nil {
 		t.Skip("expiry is checked on miniredis only (FastForward)")
 	}
 	r.Mini.FastForward(time.Hour + time.Second)
-	if _, ok, err := s.KeyConfirmedAt(ctx, "o"); ok || err != nil {
+	if _, ok, err := s.Accounts.KeyConfirmedAt(ctx, "o"); ok || err != nil {
 		t.Fatalf("after the grace: ok %v, err %v; want the record forgotten", ok, err)
 	}
 }

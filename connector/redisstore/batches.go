@@ -12,7 +12,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Batches (connector.BatchStore). Keys, besides the jobs of the items:
+// Batches keeps batches, counts their items as they start and end, and
+// holds the one decision of each batch's making (batchmaking.go). Keys,
+// besides the jobs of the items:
 //
 //	batch:{id}       JSON batch record (owner, callback URL, item job ids), TTL JobTTL
 //	batchn:{id}      hash: total, started, completed, failed, saved,
@@ -24,11 +26,11 @@ import (
 // hash, whose per-item fields make counting idempotent: a task retried or
 // run twice counts its job once.
 
-var _ connector.BatchStore = (*Store)(nil)
+type Batches struct{ *base }
 
-func (s *Store) batchKey(id string) string         { return s.prefix + "batch:{" + id + "}" }
-func (s *Store) batchCountKey(id string) string    { return s.prefix + "batchn:{" + id + "}" }
-func (s *Store) batchIndexKey(owner string) string { return s.prefix + "batches:{" + owner + "}" }
+func (s *base) batchKey(id string) string         { return s.prefix + "batch:{" + id + "}" }
+func (s *base) batchCountKey(id string) string    { return s.prefix + "batchn:{" + id + "}" }
+func (s *base) batchIndexKey(owner string) string { return s.prefix + "batches:{" + owner + "}" }
 
 // storedBatch is a batch as kept in Redis, with the fields connector.Batch
 // hides from JSON.
@@ -60,7 +62,7 @@ func decodeBatch(data []byte) (*connector.Batch, error) {
 // CreateBatch publishes a batch whose items exist: its record, its
 // counters and its listing entry. Publishing again is a no-op: whoever
 // finishes a batch's making (connector.MakingState) may meet another.
-func (s *Store) CreateBatch(ctx context.Context, b *connector.Batch) error {
+func (s *Batches) CreateBatch(ctx context.Context, b *connector.Batch) error {
 	if b.ID == "" || len(b.JobIDs) == 0 {
 		return internalErr(errors.New("create batch: no id or no items"))
 	}
@@ -94,11 +96,11 @@ func (s *Store) CreateBatch(ctx context.Context, b *connector.Batch) error {
 // worker's count met a Redis outage and its task was lost) is counted
 // late rather than never, and the batch still finishes.
 
-func (s *Store) runningBatchesKey() string { return s.prefix + "batches:running" }
+func (s *base) runningBatchesKey() string { return s.prefix + "batches:running" }
 
 // RunningBatches returns up to limit batches last looked at before before,
 // oldest first, and marks them looked at now.
-func (s *Store) RunningBatches(ctx context.Context, before time.Time, limit int) ([]string, error) {
+func (s *Batches) RunningBatches(ctx context.Context, before time.Time, limit int) ([]string, error) {
 	ids, err := s.rdb.ZRangeByScore(ctx, s.runningBatchesKey(), &redis.ZRangeBy{
 		Min: "-inf", Max: "(" + strconv.FormatInt(before.UnixMilli(), 10), Count: int64(limit),
 	}).Result()
@@ -113,13 +115,13 @@ func (s *Store) RunningBatches(ctx context.Context, before time.Time, limit int)
 }
 
 // BatchDone forgets a running batch: its event is queued, or it is gone.
-func (s *Store) BatchDone(ctx context.Context, id string) error {
+func (s *Batches) BatchDone(ctx context.Context, id string) error {
 	return storageErr(s.rdb.ZRem(ctx, s.runningBatchesKey(), id).Err())
 }
 
 // BatchEndsCounted reports, for each of a batch's jobs ids, whether its
 // end was counted, and whether the batch.finished event is queued.
-func (s *Store) BatchEndsCounted(ctx context.Context, batchID string, ids []string) (counted []bool, eventQueued bool, err error) {
+func (s *Batches) BatchEndsCounted(ctx context.Context, batchID string, ids []string) (counted []bool, eventQueued bool, err error) {
 	fields := make([]string, 0, len(ids)+1)
 	fields = append(fields, "event_queued")
 	for _, id := range ids {
@@ -140,7 +142,7 @@ func (s *Store) BatchEndsCounted(ctx context.Context, batchID string, ids []stri
 var batchCountFields = []string{"total", "started", "completed", "failed", "saved", "finished_at"}
 
 // GetBatch reads the record and its counters in one round trip.
-func (s *Store) GetBatch(ctx context.Context, id string) (*connector.Batch, error) {
+func (s *Batches) GetBatch(ctx context.Context, id string) (*connector.Batch, error) {
 	var rec *redis.StringCmd
 	var counts *redis.SliceCmd
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -192,7 +194,7 @@ func applyCounts(b *connector.Batch, vals []any) {
 }
 
 // ListBatches pages through owner's batches, newest first (ids are UUIDv7).
-func (s *Store) ListBatches(ctx context.Context, owner string, f connector.BatchFilter) (*connector.BatchPage, error) {
+func (s *Batches) ListBatches(ctx context.Context, owner string, f connector.BatchFilter) (*connector.BatchPage, error) {
 	limit := f.Limit
 	if limit <= 0 {
 		limit = DefaultListLimit
@@ -243,7 +245,7 @@ func (s *Store) ListBatches(ctx context.Context, owner string, f connector.Batch
 }
 
 // DeleteBatch forgets a batch and its counters.
-func (s *Store) DeleteBatch(ctx context.Context, id string) error {
+func (s *Batches) DeleteBatch(ctx context.Context, id string) error {
 	b, err := s.GetBatch(ctx, id)
 	if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
 		return nil
@@ -289,13 +291,16 @@ return 1
 `)
 
 // BatchItemStarted counts jobID as processing.
-func (s *Store) BatchItemStarted(ctx context.Context, batchID, jobID string) error {
+func (s *Batches) BatchItemStarted(ctx context.Context, batchID, jobID string) error {
 	err := batchStartedScript.Run(ctx, s.rdb, []string{s.batchCountKey(batchID)}, jobID).Err()
 	return storageErr(err)
 }
 
-// BatchItemEnded counts jobID as ended; see connector.BatchStore.
-func (s *Store) BatchItemEnded(ctx context.Context, batchID, jobID string, completed bool, saved int64, now time.Time) (bool, error) {
+// BatchItemEnded counts jobID as completed (saved bytes) or failed. It
+// reports whether the batch.finished event is due: every item has ended
+// and the event is not yet marked queued (BatchEventQueued), so a caller
+// that fails to queue it, and runs again, is told again.
+func (s *Batches) BatchItemEnded(ctx context.Context, batchID, jobID string, completed bool, saved int64, now time.Time) (bool, error) {
 	field := "failed"
 	if completed {
 		field = "completed"
@@ -312,7 +317,7 @@ func (s *Store) BatchItemEnded(ctx context.Context, batchID, jobID string, compl
 }
 
 // BatchEventQueued marks the batch.finished deliveries as queued.
-func (s *Store) BatchEventQueued(ctx context.Context, batchID string) error {
+func (s *Batches) BatchEventQueued(ctx context.Context, batchID string) error {
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, s.batchCountKey(batchID), "event_queued", 1)
 		p.ZRem(ctx, s.runningBatchesKey(), batchID)
@@ -323,7 +328,7 @@ func (s *Store) BatchEventQueued(ctx context.Context, batchID string) error {
 
 // UpdateBatchCallback changes the record's callback state, keeping its
 // expiry (optimistic, with WATCH on the record).
-func (s *Store) UpdateBatchCallback(ctx context.Context, batchID string, set func(*connector.DeliveryState)) error {
+func (s *Batches) UpdateBatchCallback(ctx context.Context, batchID string, set func(*connector.DeliveryState)) error {
 	key := s.batchKey(batchID)
 	for range maxTxAttempts {
 		err := s.bulk.Watch(ctx, func(tx *redis.Tx) error {
@@ -361,7 +366,8 @@ func (s *Store) UpdateBatchCallback(ctx context.Context, batchID string, set fun
 }
 
 // GetJobs reads many jobs in one round trip, nil for those gone: the items
-// of a batch's page or archive.
-func (s *Store) GetJobs(ctx context.Context, ids []string) ([]*connector.Job, error) {
+// of a batch's page or archive. The records are Jobs'; the batch routes
+// read them through the batch that names them.
+func (s *Batches) GetJobs(ctx context.Context, ids []string) ([]*connector.Job, error) {
 	return s.getJobs(ctx, ids)
 }

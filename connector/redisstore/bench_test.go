@@ -23,10 +23,10 @@ func BenchmarkCreateJobThenGetJob(b *testing.B) {
 	for b.Loop() {
 		job := *tmpl
 		job.ID = uuid.Must(uuid.NewV7()).String()
-		if err := s.CreateJob(ctx, &job); err != nil {
+		if err := s.Jobs.CreateJob(ctx, &job); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := s.GetJob(ctx, job.ID); err != nil {
+		if _, err := s.Jobs.GetJob(ctx, job.ID); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -39,7 +39,7 @@ func BenchmarkPutBlob10MiB(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := s.PutBlob(ctx, "bench", bytes.NewReader(data), int64(len(data)), time.Minute); err != nil {
+		if err := s.Blobs.PutBlob(ctx, "bench", bytes.NewReader(data), int64(len(data)), time.Minute); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -49,13 +49,13 @@ func BenchmarkReadBlob10MiB(b *testing.B) {
 	s, _ := newStore(b, Options{})
 	ctx := context.Background()
 	data := bytes.Repeat([]byte{1, 2, 3, 4}, connector.MaxImageSize/4)
-	if err := s.PutBlob(ctx, "bench", bytes.NewReader(data), int64(len(data)), time.Minute); err != nil {
+	if err := s.Blobs.PutBlob(ctx, "bench", bytes.NewReader(data), int64(len(data)), time.Minute); err != nil {
 		b.Fatal(err)
 	}
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		got, err := connector.ReadBlob(ctx, s, "bench")
+		got, err := connector.ReadBlob(ctx, s.Blobs, "bench")
 		if err != nil || len(got) != len(data) {
 			b.Fatalf("GetBlob: %d bytes, %v", len(got), err)
 		}
@@ -70,13 +70,13 @@ func BenchmarkOpenBlob10MiBStreamed(b *testing.B) {
 	s, _ := newStore(b, Options{})
 	ctx := context.Background()
 	data := bytes.Repeat([]byte{1, 2, 3, 4}, connector.MaxImageSize/4)
-	if err := s.PutBlob(ctx, "bench", bytes.NewReader(data), int64(len(data)), time.Minute); err != nil {
+	if err := s.Blobs.PutBlob(ctx, "bench", bytes.NewReader(data), int64(len(data)), time.Minute); err != nil {
 		b.Fatal(err)
 	}
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		blob, err := s.OpenBlob(ctx, "bench")
+		blob, err := s.Blobs.OpenBlob(ctx, "bench")
 		if err != nil {
 			b.Fatal(err)
 		}

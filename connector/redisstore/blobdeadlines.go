@@ -24,12 +24,12 @@ const (
 	BlobSweepLookback = blobDueKeep
 )
 
-func (s *Store) blobDueKey(minute int64) string {
+func (s *base) blobDueKey(minute int64) string {
 	return s.prefix + "blobdue:{" + strconv.FormatInt(minute, 10) + "}"
 }
 
 // AddBlobDeadline records that object name is due at.
-func (s *Store) AddBlobDeadline(ctx context.Context, name string, at time.Time) error {
+func (s *Blobs) AddBlobDeadline(ctx context.Context, name string, at time.Time) error {
 	minute := at.Unix() / 60
 	key := s.blobDueKey(minute)
 	_, err := s.bulk.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -47,7 +47,7 @@ func (s *Store) AddBlobDeadline(ctx context.Context, name string, at time.Time) 
 // (in this process) starts BlobSweepLookback back and moves past a minute
 // once its set is empty. Two sweepers may run at once: SPOP hands each name
 // to one of them.
-func (s *Store) DueBlobs(ctx context.Context, now time.Time, max int) ([]string, error) {
+func (s *Blobs) DueBlobs(ctx context.Context, now time.Time, max int) ([]string, error) {
 	last := now.Unix()/60 - 1 // the last minute that is over
 	s.sweepMu.Lock()
 	defer s.sweepMu.Unlock()

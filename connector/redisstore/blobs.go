@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/imgflow/imgflow/connector"
@@ -21,12 +22,33 @@ const blobChunk = 1 << 20
 // when the blob itself has no expiry.
 const partTTL = time.Hour
 
-// PutBlob stores the bytes read from r under key for ttl. A blob of up to
+// Blobs keeps image bytes (connector.BlobStore): job inputs until their
+// job ends, results for the result TTL. With blobs in S3 (package s3blob)
+// it keeps the objects' deadlines instead (blobdeadlines.go). Jobs and
+// Runs write a small blob in the same round trip as the job's record.
+type Blobs struct {
+	*base
+
+	sweepMu   sync.Mutex
+	sweepFrom int64 // next unix minute DueBlobs looks at; 0 until the first sweep
+}
+
+var (
+	_ connector.BlobStore  = (*Blobs)(nil)
+	_ connector.BlobCopier = (*Blobs)(nil)
+)
+
+// PutBlob stores the bytes read from r under key for ttl (see putBlob).
+func (s *Blobs) PutBlob(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error {
+	return s.putBlob(ctx, key, r, size, ttl)
+}
+
+// putBlob stores the bytes read from r under key for ttl. A blob of up to
 // blobChunk bytes is one SET. A larger one is appended chunk by chunk to a
 // part key in the blob's slot, which one MULTI then renames over the blob,
 // so readers never see half a blob and a writer that dies leaves a part
 // that expires. Errors of r come back unchanged.
-func (s *Store) PutBlob(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error {
+func (s *base) putBlob(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error {
 	first := blobChunk
 	if size >= 0 && size < blobChunk {
 		first = int(size)
@@ -68,7 +90,7 @@ func (s *Store) PutBlob(ctx context.Context, key string, r io.Reader, size int64
 }
 
 // appendParts writes buf[:n] and the rest of r to part.
-func (s *Store) appendParts(ctx context.Context, part string, buf []byte, n int, r io.Reader, size int64, expiry time.Duration) error {
+func (s *base) appendParts(ctx context.Context, part string, buf []byte, n int, r io.Reader, size int64, expiry time.Duration) error {
 	if err := s.bulk.Set(ctx, part, buf[:n], expiry).Err(); err != nil {
 		return storageErr(err)
 	}
@@ -125,7 +147,7 @@ func wantSize(got, size int64, r io.Reader) error {
 // OpenBlob returns the blob under key, or ENOTFOUND when it is gone. Its
 // size and first chunk come in one round trip; each further chunk is one
 // GETRANGE, read as the caller reads.
-func (s *Store) OpenBlob(ctx context.Context, key string) (b *connector.Blob, err error) {
+func (s *Blobs) OpenBlob(ctx context.Context, key string) (b *connector.Blob, err error) {
 	err = s.orAdopted(ctx, s.legacyBlobKey(key), s.blobKey(key), func() error {
 		b, err = s.openBlob(ctx, key)
 		return err
@@ -133,7 +155,7 @@ func (s *Store) OpenBlob(ctx context.Context, key string) (b *connector.Blob, er
 	return b, err
 }
 
-func (s *Store) openBlob(ctx context.Context, key string) (*connector.Blob, error) {
+func (s *base) openBlob(ctx context.Context, key string) (*connector.Blob, error) {
 	var o blobOpening
 	_, err := s.bulk.Pipelined(ctx, func(p redis.Pipeliner) error {
 		o = s.queueOpenBlob(ctx, p, key, blobChunk)
@@ -155,7 +177,7 @@ type blobOpening struct {
 	exists *redis.IntCmd
 }
 
-func (s *Store) queueOpenBlob(ctx context.Context, p redis.Pipeliner, key string, first int64) blobOpening {
+func (s *base) queueOpenBlob(ctx context.Context, p redis.Pipeliner, key string, first int64) blobOpening {
 	k := s.blobKey(key)
 	return blobOpening{key: k, size: p.StrLen(ctx, k), first: p.GetRange(ctx, k, 0, first-1), exists: p.Exists(ctx, k)}
 }
@@ -204,12 +226,47 @@ func (r *rangeReader) Read(p []byte) (int, error) {
 func (r *rangeReader) Close() error { r.buf = nil; r.off = r.size; return nil }
 
 // DeleteBlob removes the bytes under key; a missing blob is not an error.
-func (s *Store) DeleteBlob(ctx context.Context, key string) error {
+func (s *Blobs) DeleteBlob(ctx context.Context, key string) error {
 	if s.legacy != nil {
 		// One node: an older version's copy goes in the same command.
 		return storageErr(s.bulk.Del(ctx, s.blobKey(key), s.legacyBlobKey(key)).Err())
 	}
 	return storageErr(s.bulk.Del(ctx, s.blobKey(key)).Err())
+}
+
+// CopyBlob copies a blob inside Redis (COPY: the bytes never leave it). On
+// a cluster the two blobs live in other slots (each job's own), so the copy
+// streams through imgflow instead, a chunk at a time.
+func (s *Blobs) CopyBlob(ctx context.Context, from, to string, ttl time.Duration) error {
+	if _, cluster := s.bulk.(*redis.ClusterClient); cluster {
+		b, err := s.OpenBlob(ctx, from)
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		return s.putBlob(ctx, to, b, b.Size, ttl)
+	}
+	dst := s.blobKey(to)
+	var copied *redis.Cmd
+	_, err := s.bulk.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		// COPY without DB: into the client's own database (go-redis's
+		// Copy always names one, and 0 is not the store's under a
+		// redis://…/12 URL).
+		copied = p.Do(ctx, "COPY", s.blobKey(from), dst, "REPLACE")
+		if ttl > 0 {
+			p.PExpire(ctx, dst, ttl)
+		} else {
+			p.Persist(ctx, dst)
+		}
+		return nil
+	})
+	if err != nil {
+		return storageErr(err)
+	}
+	if n, _ := copied.Int(); n == 0 {
+		return connector.Errorf(connector.ENOTFOUND, "blob %s not found", from)
+	}
+	return nil
 }
 
 func randomHex(n int) string {

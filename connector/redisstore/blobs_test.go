@@ -19,10 +19,10 @@ func TestBlobExpiresAfterItsTTL(t *testing.T) {
 	if r.Mini == nil {
 		ttl = 1100 * time.Millisecond // real Redis: wait it out
 	}
-	if err := s.PutBlob(ctx, "out:j1", strings.NewReader("x"), 1, ttl); err != nil {
+	if err := s.Blobs.PutBlob(ctx, "out:j1", strings.NewReader("x"), 1, ttl); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := connector.ReadBlob(ctx, s, "out:j1"); err != nil {
+	if _, err := connector.ReadBlob(ctx, s.Blobs, "out:j1"); err != nil {
 		t.Fatalf("GetBlob before expiry: %v", err)
 	}
 	if r.Mini != nil {
@@ -30,7 +30,7 @@ func TestBlobExpiresAfterItsTTL(t *testing.T) {
 	} else {
 		time.Sleep(ttl + 400*time.Millisecond)
 	}
-	_, err := connector.ReadBlob(ctx, s, "out:j1")
+	_, err := connector.ReadBlob(ctx, s.Blobs, "out:j1")
 	wantCode(t, err, connector.ENOTFOUND)
 }
 
@@ -44,7 +44,7 @@ func TestBlobStoreContract(t *testing.T) {
 				t.Errorf("parts left behind: %v", keys)
 			}
 		})
-		return s
+		return s.Blobs
 	})
 }
 
@@ -52,10 +52,10 @@ func TestBlobExpiredWhileReadIsNotFound(t *testing.T) {
 	s, r := newStore(t, Options{})
 	ctx := context.Background()
 	data := bytes.Repeat([]byte("x"), 3*blobChunk)
-	if err := s.PutBlob(ctx, "out:j", bytes.NewReader(data), int64(len(data)), time.Hour); err != nil {
+	if err := s.Blobs.PutBlob(ctx, "out:j", bytes.NewReader(data), int64(len(data)), time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	b, err := s.OpenBlob(ctx, "out:j")
+	b, err := s.Blobs.OpenBlob(ctx, "out:j")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ return 1
 
 // callRecord returns the job's call record, its open calls included; a job
 // without one has a zero record.
-func (s *Store) callRecord(ctx context.Context, jobID string) (connector.CallRecord, error) {
+func (s *base) callRecord(ctx context.Context, jobID string) (connector.CallRecord, error) {
 	h, err := s.rdb.HGetAll(ctx, s.callsKey(jobID)).Result()
 	if err != nil {
 		return connector.CallRecord{}, storageErr(err)
@@ -104,7 +104,7 @@ const defaultCallOpen = 2 * time.Minute
 
 // beginCall counts a call of the compression API about to begin in run
 // number run, marks it open, and returns the record with it.
-func (s *Store) beginCall(ctx context.Context, jobID string, run int) (connector.CallRecord, error) {
+func (s *base) beginCall(ctx context.Context, jobID string, run int) (connector.CallRecord, error) {
 	r, err := beginCallScript.Run(ctx, s.rdb, []string{s.callsKey(jobID)}, s.jobTTL.Milliseconds(), openMark(ctx, run)).Slice()
 	if err != nil {
 		return connector.CallRecord{}, storageErr(err)
@@ -117,7 +117,7 @@ func (s *Store) beginCall(ctx context.Context, jobID string, run int) (connector
 
 // keepAnswerOnly records that call number call was answered 200 and keeps
 // its answer for any later run of the job (the bytes are stored apart).
-func (s *Store) keepAnswerOnly(ctx context.Context, jobID string, call int, answer *connector.KeptAnswer) error {
+func (s *base) keepAnswerOnly(ctx context.Context, jobID string, call int, answer *connector.KeptAnswer) error {
 	data, err := json.Marshal(answer)
 	if err != nil {
 		return internalErr(err)
@@ -125,7 +125,7 @@ func (s *Store) keepAnswerOnly(ctx context.Context, jobID string, call int, answ
 	return s.answer(ctx, jobID, call, string(data))
 }
 
-func (s *Store) answer(ctx context.Context, jobID string, call int, kept string) error {
+func (s *base) answer(ctx context.Context, jobID string, call int, kept string) error {
 	n, err := answerCallScript.Run(ctx, s.rdb, []string{s.callsKey(jobID)},
 		s.jobTTL.Milliseconds(), strconv.Itoa(call), kept).Int()
 	if err != nil {
@@ -176,13 +176,15 @@ func hashInt(v any) (int, error) {
 	return 0, internalErr(errors.New("call record: unexpected value type"))
 }
 
-// keepAnswer is PutBlob of the charged call's compressed bytes under
+// keepAnswer, the executor's keep step (Runs.KeepAnswer), writes the
+// result's bytes where Blobs keeps them, beside the call record, in one
+// round trip: it is PutBlob of the charged call's compressed bytes under
 // connector.OutputBlobKey(jobID), then keepAnswerOnly, in one round trip
 // (the bytes first, as the worker's keep step wants them; both keys are in
 // the job's slot). Bytes over one blob chunk take PutBlob's own path.
-func (s *Store) keepAnswer(ctx context.Context, jobID string, call int, answer *connector.KeptAnswer, data connector.Bytes, ttl time.Duration) error {
+func (s *base) keepAnswer(ctx context.Context, jobID string, call int, answer *connector.KeptAnswer, data connector.Bytes, ttl time.Duration) error {
 	if data.Size() > blobChunk {
-		if err := s.PutBlob(ctx, connector.OutputBlobKey(jobID), connector.BytesReader(data), data.Size(), ttl); err != nil {
+		if err := s.putBlob(ctx, connector.OutputBlobKey(jobID), connector.BytesReader(data), data.Size(), ttl); err != nil {
 			return err
 		}
 		return s.keepAnswerOnly(ctx, jobID, call, answer)
@@ -235,7 +237,7 @@ return {calls, r[2] or '0', r[3] or ''}
 // same script: for a worker that holds the job's input already, so that
 // nothing can fail between the two but the call itself. It returns the
 // call record with that call.
-func (s *Store) startJob(ctx context.Context, id string, fn func(*connector.Job) error) (job *connector.Job, rec connector.CallRecord, err error) {
+func (s *base) startJob(ctx context.Context, id string, fn func(*connector.Job) error) (job *connector.Job, rec connector.CallRecord, err error) {
 	err = s.orAdopted(ctx, s.legacyKey("job", id), s.jobKey(id), func() error {
 		rec = connector.CallRecord{}
 		job, err = s.updateJob(ctx, id, fn, casExtras{begun: &rec})
@@ -246,7 +248,7 @@ func (s *Store) startJob(ctx context.Context, id string, fn func(*connector.Job)
 
 // casBeginCall runs casBeginScript for updateJob and answers as casScript
 // does (1, -1 or the current record), keeping the call record in *begun.
-func (s *Store) casBeginCall(ctx context.Context, key, id string, run int, seen string, data []byte, begun *connector.CallRecord) (any, error) {
+func (s *base) casBeginCall(ctx context.Context, key, id string, run int, seen string, data []byte, begun *connector.CallRecord) (any, error) {
 	res, err := casBeginScript.Run(ctx, s.rdb, []string{key, s.callsKey(id)}, seen, data, s.jobTTL.Milliseconds(), openMark(ctx, run)).Result()
 	if err != nil {
 		return nil, err

@@ -38,7 +38,7 @@ func TestEveryStoreOperationWorksOnARedisCluster(t *testing.T) {
 	if len(nodes) < 2 {
 		t.Fatalf("12 jobs all landed on %v; the test needs them on several nodes", nodes)
 	}
-	page, err := s.ListJobs(ctx, "owner-a", connector.JobFilter{Limit: 5})
+	page, err := s.Jobs.ListJobs(ctx, "owner-a", connector.JobFilter{Limit: 5})
 	if err != nil || len(page.Jobs) != 5 || page.Jobs[0].ID != jobs[11].ID || page.NextCursor == "" {
 		t.Fatalf("ListJobs on the cluster = %+v, %v; want the 5 newest and a cursor", page, err)
 	}
@@ -48,7 +48,7 @@ func TestEveryStoreOperationWorksOnARedisCluster(t *testing.T) {
 	for _, j := range jobs {
 		wctx, cancel := context.WithTimeout(ctx, generous)
 		done := make(chan waitResult, 1)
-		go func() { job, err := s.WaitJob(wctx, j.ID); done <- waitResult{job, err} }()
+		go func() { job, err := s.Jobs.WaitJob(wctx, j.ID); done <- waitResult{job, err} }()
 		for !s.subscribedFor(j.ID) {
 			select {
 			case res := <-done:
@@ -56,7 +56,7 @@ func TestEveryStoreOperationWorksOnARedisCluster(t *testing.T) {
 			case <-time.After(5 * time.Millisecond):
 			}
 		}
-		if _, err := s.UpdateJob(ctx, j.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil }); err != nil {
+		if _, err := s.Jobs.UpdateJob(ctx, j.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil }); err != nil {
 			t.Fatalf("UpdateJob on the cluster: %v", err)
 		}
 		res := <-done
@@ -65,43 +65,43 @@ func TestEveryStoreOperationWorksOnARedisCluster(t *testing.T) {
 			t.Fatalf("WaitJob on the cluster = %v, %v; want completed (woken across nodes)", res.job, res.err)
 		}
 	}
-	if err := s.DeleteJob(ctx, jobs[0].ID); err != nil {
+	if err := s.Jobs.DeleteJob(ctx, jobs[0].ID); err != nil {
 		t.Fatalf("DeleteJob on the cluster: %v", err)
 	}
 
-	if _, ok, err := s.ReserveIdempotencyKey(ctx, "owner-a", "k", "fp", "job-a"); err != nil || !ok {
+	if _, ok, err := s.Idempotency.ReserveIdempotencyKey(ctx, "owner-a", "k", "fp", "job-a"); err != nil || !ok {
 		t.Fatalf("Reserve on the cluster = %v, %v", ok, err)
 	}
-	if err := s.CompleteIdempotencyKey(ctx, "owner-a", "k", jobs[1].ID); err != nil {
+	if err := s.Idempotency.CompleteIdempotencyKey(ctx, "owner-a", "k", jobs[1].ID); err != nil {
 		t.Fatalf("Complete on the cluster: %v", err)
 	}
-	if _, ok, _ := s.ReserveIdempotencyKey(ctx, "owner-b", "k2", "fp", "job-b"); !ok {
+	if _, ok, _ := s.Idempotency.ReserveIdempotencyKey(ctx, "owner-b", "k2", "fp", "job-b"); !ok {
 		t.Fatal("second owner could not reserve")
 	}
-	if err := s.ReleaseIdempotencyKey(ctx, "owner-b", "k2"); err != nil {
+	if err := s.Idempotency.ReleaseIdempotencyKey(ctx, "owner-b", "k2"); err != nil {
 		t.Fatalf("Release on the cluster: %v", err)
 	}
 
 	h := &connector.Hook{ID: uuid.NewString(), TargetURL: "https://hooks.example/x", Event: connector.EventJobFinished, Owner: "owner-a"}
-	if err := s.CreateHook(ctx, h); err != nil {
+	if err := s.Hooks.CreateHook(ctx, h); err != nil {
 		t.Fatalf("CreateHook on the cluster: %v", err)
 	}
-	if err := s.DisableHook(ctx, h.ID); err != nil {
+	if err := s.Hooks.DisableHook(ctx, h.ID); err != nil {
 		t.Fatalf("DisableHook on the cluster: %v", err)
 	}
-	if hooks, err := s.ListHooks(ctx, "owner-a"); err != nil || len(hooks) != 1 || !hooks[0].Disabled {
+	if hooks, err := s.Hooks.ListHooks(ctx, "owner-a"); err != nil || len(hooks) != 1 || !hooks[0].Disabled {
 		t.Fatalf("ListHooks on the cluster = %v, %v", hooks, err)
 	}
-	if err := s.DeleteHook(ctx, "owner-a", h.ID); err != nil {
+	if err := s.Hooks.DeleteHook(ctx, "owner-a", h.ID); err != nil {
 		t.Fatalf("DeleteHook on the cluster: %v", err)
 	}
-	if err := s.CacheAccount(ctx, "owner-a", &connector.Account{Valid: true}, generous); err != nil {
+	if err := s.Accounts.CacheAccount(ctx, "owner-a", &connector.Account{Valid: true}, generous); err != nil {
 		t.Fatalf("CacheAccount on the cluster: %v", err)
 	}
 
 	t.Run("blobs", func(t *testing.T) {
 		blobtest.Run(t, func(t *testing.T) connector.BlobStore {
-			return New(c.Client, Options{Prefix: c.Prefix + uuid.NewString()[:8] + ":"})
+			return New(c.Client, Options{Prefix: c.Prefix + uuid.NewString()[:8] + ":"}).Blobs
 		})
 	})
 }

@@ -39,9 +39,11 @@ return 1
 // owner gets ETOOMANY, as from AdmitJob, and nothing of the job is left.
 //
 // The record and the input go in the job's slot, the place and the listing
-// entry in the owner's (admitAndListScript), in one pipeline. An input over
+// entry in the owner's (admitAndListScript), in one pipeline. The input is
+// written where Blobs keeps it, in the same round trip as the record: the
+// making of a job is one step, so it stays here. An input over
 // one blob chunk is written first by PutBlob's own path.
-func (s *Store) CreateJobWithInput(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration, limit int) error {
+func (s *Jobs) CreateJobWithInput(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration, limit int) error {
 	now := s.now()
 	data, err := newJobRecord(job, now)
 	if err != nil {
@@ -50,7 +52,7 @@ func (s *Store) CreateJobWithInput(ctx context.Context, job *connector.Job, inpu
 	var in []byte
 	if input != nil {
 		if input.Size() > blobChunk {
-			if err := s.PutBlob(ctx, connector.InputBlobKey(job.ID), connector.BytesReader(input), input.Size(), inputTTL); err != nil {
+			if err := s.putBlob(ctx, connector.InputBlobKey(job.ID), connector.BytesReader(input), input.Size(), inputTTL); err != nil {
 				return err
 			}
 		} else {

@@ -11,8 +11,6 @@ import (
 	"github.com/imgflow/imgflow/connector"
 )
 
-var _ connector.DeliveryLog = (*Store)(nil)
-
 // MaxDeliveryAttempts bounds one job's delivery log: the oldest attempts
 // make way beyond it. Ten scheduled attempts each for a callback and a
 // dozen hooks, plus redeliveries, fit; at most about 1 KiB each.
@@ -20,7 +18,7 @@ const MaxDeliveryAttempts = 300
 
 // deliveriesKey holds a job's delivery attempts, JSON, oldest first. The job
 // id is its hash tag, so it shares the job's slot on a cluster.
-func (s *Store) deliveriesKey(jobID string) string { return s.prefix + "deliveries:{" + jobID + "}" }
+func (s *base) deliveriesKey(jobID string) string { return s.prefix + "deliveries:{" + jobID + "}" }
 
 // recordAttemptScript appends an attempt (ARGV[1]) to a job's delivery log
 // (KEYS[2]), keeps the newest ARGV[2], and gives the log the job record's
@@ -37,12 +35,12 @@ return 1
 
 // RecordDeliveryAttempt appends a to the job's delivery log, which expires
 // with the job record, and indexes the delivery for the job's owner.
-func (s *Store) RecordDeliveryAttempt(ctx context.Context, job *connector.Job, a *connector.DeliveryAttempt) error {
+func (s *Hooks) RecordDeliveryAttempt(ctx context.Context, job *connector.Job, a *connector.DeliveryAttempt) error {
 	return s.recordAttempt(ctx, "j", job.ID, s.jobKey(job.ID), job.Owner, a)
 }
 
 // DeliveryAttempts returns the job's delivery attempts, oldest first.
-func (s *Store) DeliveryAttempts(ctx context.Context, jobID string) ([]*connector.DeliveryAttempt, error) {
+func (s *Hooks) DeliveryAttempts(ctx context.Context, jobID string) ([]*connector.DeliveryAttempt, error) {
 	items, err := s.rdb.LRange(ctx, s.deliveriesKey(jobID), 0, -1).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, storageErr(err)

@@ -25,11 +25,11 @@ func TestDeliveryAttemptsComeBackInOrderAndExpireWithTheJob(t *testing.T) {
 			At: next, StatusCode: 200, Outcome: connector.OutcomeDelivered, Redelivery: true},
 	}
 	for _, a := range want {
-		if err := s.RecordDeliveryAttempt(ctx, job, a); err != nil {
+		if err := s.Hooks.RecordDeliveryAttempt(ctx, job, a); err != nil {
 			t.Fatalf("RecordDeliveryAttempt: %v", err)
 		}
 	}
-	got, err := s.DeliveryAttempts(ctx, job.ID)
+	got, err := s.Hooks.DeliveryAttempts(ctx, job.ID)
 	if err != nil {
 		t.Fatalf("DeliveryAttempts: %v", err)
 	}
@@ -45,7 +45,7 @@ func TestDeliveryAttemptsComeBackInOrderAndExpireWithTheJob(t *testing.T) {
 
 func TestDeliveryAttemptsOfAJobWithoutAnyAreEmpty(t *testing.T) {
 	s, _ := newStore(t, Options{})
-	got, err := s.DeliveryAttempts(context.Background(), "no-such-job")
+	got, err := s.Hooks.DeliveryAttempts(context.Background(), "no-such-job")
 	if err != nil || got == nil || len(got) != 0 {
 		t.Errorf("expected an empty list and no error, got %v, %v", got, err)
 	}
@@ -57,11 +57,11 @@ func TestDeliveryLogKeepsTheNewestAttemptsUpToTheCap(t *testing.T) {
 	job := newJob(t, s, "o", connector.StatusCompleted)
 	for i := range MaxDeliveryAttempts + 5 {
 		a := &connector.DeliveryAttempt{DeliveryID: fmt.Sprintf("d%d", i), Outcome: connector.OutcomeFailed}
-		if err := s.RecordDeliveryAttempt(ctx, job, a); err != nil {
+		if err := s.Hooks.RecordDeliveryAttempt(ctx, job, a); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, _ := s.DeliveryAttempts(ctx, job.ID)
+	got, _ := s.Hooks.DeliveryAttempts(ctx, job.ID)
 	if len(got) != MaxDeliveryAttempts || got[0].DeliveryID != "d5" || got[len(got)-1].DeliveryID != fmt.Sprintf("d%d", MaxDeliveryAttempts+4) {
 		t.Errorf("expected the newest %d attempts (d5 ... d%d), got %d from %s", MaxDeliveryAttempts, MaxDeliveryAttempts+4, len(got), got[0].DeliveryID)
 	}
@@ -74,14 +74,14 @@ func TestDeliveryLogExpiresOnMiniredisWhenTheJobDoes(t *testing.T) {
 	}
 	ctx := context.Background()
 	job := newJob(t, s, "o", connector.StatusCompleted)
-	if err := s.RecordDeliveryAttempt(ctx, job, &connector.DeliveryAttempt{DeliveryID: "d"}); err != nil {
+	if err := s.Hooks.RecordDeliveryAttempt(ctx, job, &connector.DeliveryAttempt{DeliveryID: "d"}); err != nil {
 		t.Fatal(err)
 	}
 	r.Mini.FastForward(time.Hour + time.Second)
-	if _, err := s.GetJob(ctx, job.ID); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+	if _, err := s.Jobs.GetJob(ctx, job.ID); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Fatalf("expected the job gone, got %v", err)
 	}
-	if got, _ := s.DeliveryAttempts(ctx, job.ID); len(got) != 0 {
+	if got, _ := s.Hooks.DeliveryAttempts(ctx, job.ID); len(got) != 0 {
 		t.Errorf("expected the delivery log gone with the job, got %d attempts", len(got))
 	}
 }
@@ -91,7 +91,7 @@ func TestNoDeliveryLogIsKeptForAJobThatIsGone(t *testing.T) {
 	ctx := context.Background()
 	job := newJob(t, s, "o", connector.StatusCompleted)
 	r.Client.Del(ctx, s.jobKey(job.ID))
-	if err := s.RecordDeliveryAttempt(ctx, job, &connector.DeliveryAttempt{DeliveryID: "d"}); err != nil {
+	if err := s.Hooks.RecordDeliveryAttempt(ctx, job, &connector.DeliveryAttempt{DeliveryID: "d"}); err != nil {
 		t.Fatal(err)
 	}
 	if n := r.Client.Exists(ctx, s.deliveriesKey(job.ID)).Val(); n != 0 {

@@ -11,8 +11,6 @@ import (
 	"github.com/imgflow/imgflow/connector"
 )
 
-var _ connector.EndpointStore = (*Store)(nil)
-
 // endpointKey is a hash of one endpoint's state (connector.EndpointState),
 // all times in unix milliseconds, living JobTTL from its last write:
 //
@@ -22,10 +20,10 @@ var _ connector.EndpointStore = (*Store)(nil)
 //	reason         why it was disabled
 //	tat            the rate limit's next free slot (GCRA's theoretical arrival time)
 //	credits_low    set while an account.credits_low hook's balance is at or below its threshold
-func (s *Store) endpointKey(id string) string { return s.prefix + "endpoint:{" + id + "}" }
+func (s *base) endpointKey(id string) string { return s.prefix + "endpoint:{" + id + "}" }
 
 // Endpoint returns the endpoint's state; the zero state for one never seen.
-func (s *Store) Endpoint(ctx context.Context, id string) (connector.EndpointState, error) {
+func (s *Hooks) Endpoint(ctx context.Context, id string) (connector.EndpointState, error) {
 	r, err := s.rdb.HMGet(ctx, s.endpointKey(id), "failing_since", "paused_until", "disabled_at", "reason").Result()
 	if err != nil {
 		return connector.EndpointState{}, storageErr(err)
@@ -70,7 +68,7 @@ return {1, math.ceil(wait)}
 // TakeSlot reserves the endpoint's next delivery slot under rate if it
 // comes within maxWait (generic cell rate algorithm without burst: slots
 // 1/rate apart, so a receiver never sees more than rate in a second).
-func (s *Store) TakeSlot(ctx context.Context, id string, rate float64, maxWait time.Duration) (time.Duration, bool, error) {
+func (s *Hooks) TakeSlot(ctx context.Context, id string, rate float64, maxWait time.Duration) (time.Duration, bool, error) {
 	if rate <= 0 {
 		return 0, true, nil
 	}
@@ -79,27 +77,6 @@ func (s *Store) TakeSlot(ctx context.Context, id string, rate float64, maxWait t
 	r, err := takeSlotScript.Run(ctx, s.rdb, []string{s.endpointKey(id)}, s.now().UnixMilli(),
 		strconv.FormatFloat(interval, 'f', 3, 64), strconv.FormatFloat(burst, 'f', 3, 64),
 		maxWait.Milliseconds(), s.jobTTL.Milliseconds()).Int64Slice()
-	if err != nil {
-		return 0, false, storageErr(err)
-	}
-	return time.Duration(r[1]) * time.Millisecond, r[0] == 1, nil
-}
-
-// outboundKey holds owner's outbound budget of free deliveries (its tat,
-// as takeSlotScript keeps an endpoint's).
-func (s *Store) outboundKey(owner string) string { return s.prefix + "outbudget:{" + owner + "}" }
-
-// SpendOutbound takes one of owner's free deliveries: GCRA over the
-// budget's tat with a burst of perMinute (connector.OutboundBudget).
-func (s *Store) SpendOutbound(ctx context.Context, owner string, perMinute int, maxWait time.Duration) (time.Duration, bool, error) {
-	if perMinute <= 0 {
-		return 0, true, nil
-	}
-	interval := 60000 / float64(perMinute)
-	burst := interval * float64(perMinute-1)
-	r, err := takeSlotScript.Run(ctx, s.rdb, []string{s.outboundKey(owner)}, s.now().UnixMilli(),
-		strconv.FormatFloat(interval, 'f', 3, 64), strconv.FormatFloat(burst, 'f', 3, 64),
-		maxWait.Milliseconds(), (time.Minute + maxWait).Milliseconds()).Int64Slice()
 	if err != nil {
 		return 0, false, storageErr(err)
 	}
@@ -130,7 +107,7 @@ return {st[1], st[2], st[3], st[4], reserved, math.ceil(wait)}
 // AdmitEndpoint reads the endpoint's state and takes its next rate slot
 // (within maxWait) unless it is disabled or paused or rate <= 0, in one
 // round trip.
-func (s *Store) AdmitEndpoint(ctx context.Context, id string, rate float64, maxWait time.Duration) (connector.EndpointState, time.Duration, bool, error) {
+func (s *Hooks) AdmitEndpoint(ctx context.Context, id string, rate float64, maxWait time.Duration) (connector.EndpointState, time.Duration, bool, error) {
 	reserve, interval := "0", 0.0
 	if rate > 0 {
 		reserve, interval = "1", 1000/rate
@@ -163,7 +140,7 @@ return redis.call('HMGET', KEYS[1], 'failing_since', 'paused_until', 'disabled_a
 
 // EndpointFailed records a failed attempt at now, pausing the endpoint for
 // retryAfter when it is positive, and returns the state.
-func (s *Store) EndpointFailed(ctx context.Context, id string, now time.Time, retryAfter time.Duration) (connector.EndpointState, error) {
+func (s *Hooks) EndpointFailed(ctx context.Context, id string, now time.Time, retryAfter time.Duration) (connector.EndpointState, error) {
 	var until int64
 	if retryAfter > 0 {
 		// Rounded up to the stored millisecond: truncating would end the
@@ -182,7 +159,7 @@ func (s *Store) EndpointFailed(ctx context.Context, id string, now time.Time, re
 
 // EndpointSucceeded ends the endpoint's run of failures and any disabling
 // (a receiver that answers 2xx works).
-func (s *Store) EndpointSucceeded(ctx context.Context, id string) error {
+func (s *Hooks) EndpointSucceeded(ctx context.Context, id string) error {
 	return storageErr(s.rdb.HDel(ctx, s.endpointKey(id), "failing_since", "disabled_at", "reason").Err())
 }
 
@@ -197,7 +174,7 @@ return 1
 
 // DisableEndpoint marks the endpoint disabled; changed is false when it
 // already was.
-func (s *Store) DisableEndpoint(ctx context.Context, id, reason string, at time.Time) (bool, error) {
+func (s *Hooks) DisableEndpoint(ctx context.Context, id, reason string, at time.Time) (bool, error) {
 	n, err := disableEndpointScript.Run(ctx, s.rdb, []string{s.endpointKey(id)}, at.UnixMilli(), reason, s.jobTTL.Milliseconds()).Int()
 	if err != nil {
 		return false, storageErr(err)
@@ -207,13 +184,13 @@ func (s *Store) DisableEndpoint(ctx context.Context, id, reason string, at time.
 
 // ResetEndpoint forgets the endpoint's failures, pause and disabling; its
 // rate slot stays.
-func (s *Store) ResetEndpoint(ctx context.Context, id string) error {
+func (s *Hooks) ResetEndpoint(ctx context.Context, id string) error {
 	return storageErr(s.rdb.HDel(ctx, s.endpointKey(id), "failing_since", "paused_until", "disabled_at", "reason").Err())
 }
 
 // MarkCreditsLow sets or clears the endpoint's credits_low field; crossed
 // when it was set now.
-func (s *Store) MarkCreditsLow(ctx context.Context, id string, low bool) (bool, error) {
+func (s *Hooks) MarkCreditsLow(ctx context.Context, id string, low bool) (bool, error) {
 	key := s.endpointKey(id)
 	if !low {
 		return false, storageErr(s.rdb.HDel(ctx, key, "credits_low").Err())

@@ -84,7 +84,7 @@ func (e callerErr) Error() string { return e.err.Error() }
 // watch runs fn under WATCH key and retries it when another client changed
 // key before fn's MULTI/EXEC ran. fn should queue its writes with
 // tx.TxPipelined; errors it returns wrapped in callerErr come back as they are.
-func (s *Store) watch(ctx context.Context, key string, fn func(tx *redis.Tx) error) error {
+func (s *base) watch(ctx context.Context, key string, fn func(tx *redis.Tx) error) error {
 	for range maxTxAttempts {
 		err := s.bulk.Watch(ctx, fn, key)
 		if errors.Is(err, redis.TxFailedErr) {

@@ -13,7 +13,7 @@ import (
 )
 
 // A worker finishes a job while the API waits for it (POST /v1/jobs?wait=N).
-func ExampleStore_WaitJob() {
+func ExampleJobs_WaitJob() {
 	mr := miniredis.NewMiniRedis()
 	if err := mr.Start(); err != nil {
 		panic(err)
@@ -21,15 +21,15 @@ func ExampleStore_WaitJob() {
 	defer mr.Close()
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer rdb.Close()
-	store := redisstore.New(rdb, redisstore.Options{})
+	jobs := redisstore.New(rdb, redisstore.Options{}).Jobs // the aggregate the API and the worker take
 	ctx := context.Background()
 
 	job := &connector.Job{ID: uuid.Must(uuid.NewV7()).String(), Status: connector.StatusQueued, Owner: "keyhash"}
-	if err := store.CreateJob(ctx, job); err != nil {
+	if err := jobs.CreateJob(ctx, job); err != nil {
 		panic(err)
 	}
 	go func() { // the worker
-		store.UpdateJob(ctx, job.ID, func(j *connector.Job) error {
+		jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error {
 			j.Status = connector.StatusCompleted
 			return nil
 		})
@@ -37,7 +37,7 @@ func ExampleStore_WaitJob() {
 
 	wctx, cancel := context.WithTimeout(ctx, 25*time.Second)
 	defer cancel()
-	done, err := store.WaitJob(wctx, job.ID)
+	done, err := jobs.WaitJob(wctx, job.ID)
 	fmt.Println(done.Status, err)
 	// Output: completed <nil>
 }

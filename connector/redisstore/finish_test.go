@@ -17,19 +17,19 @@ func TestFinishingAJobDeletesItsInputInTheSameWrite(t *testing.T) {
 	ctx := context.Background()
 	job := newJob(t, s, "tenant", connector.StatusQueued)
 	in := connector.InputBlobKey(job.ID)
-	if err := s.PutBlob(ctx, in, bytes.NewReader([]byte("png")), 3, time.Hour); err != nil {
+	if err := s.Blobs.PutBlob(ctx, in, bytes.NewReader([]byte("png")), 3, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusProcessing; return nil }); err != nil {
+	if _, err := s.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusProcessing; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := connector.ReadBlob(ctx, s, in); err != nil {
+	if _, err := connector.ReadBlob(ctx, s.Blobs, in); err != nil {
 		t.Fatalf("input of a running job: expected it kept, got %v", err)
 	}
-	if _, err := s.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil }); err != nil {
+	if _, err := s.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := connector.ReadBlob(ctx, s, in); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+	if _, err := connector.ReadBlob(ctx, s.Blobs, in); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Fatalf("input of a finished job: expected ENOTFOUND, got %v", err)
 	}
 }
@@ -58,7 +58,7 @@ func TestKeepAnswerKeepsTheBytesAndTheAnswer(t *testing.T) {
 		if err != nil || got.Kept == nil || got.Kept.Result.UpstreamJobID != "up-1" || got.Answered != 1 {
 			t.Fatalf("run %d: call record: expected the kept answer, 1 answered, got %+v, %v", i, got, err)
 		}
-		out, err := connector.ReadBlob(ctx, s, connector.OutputBlobKey(id))
+		out, err := connector.ReadBlob(ctx, s.Blobs, connector.OutputBlobKey(id))
 		if err != nil || string(out) != "tiny" {
 			t.Fatalf("run %d: output blob: expected %q, got %q, %v", i, "tiny", out, err)
 		}
@@ -75,28 +75,28 @@ func TestCreateJobWithInputAdmitsStoresAndLists(t *testing.T) {
 			Input: connector.JobInput{Kind: connector.InputBase64}}
 	}
 	a := mk()
-	if err := s.CreateJobWithInput(ctx, a, bytes.NewReader([]byte("png-a")), time.Hour, 1); err != nil {
+	if err := s.Jobs.CreateJobWithInput(ctx, a, bytes.NewReader([]byte("png-a")), time.Hour, 1); err != nil {
 		t.Fatalf("first job: %v", err)
 	}
-	if got, err := s.GetJob(ctx, a.ID); err != nil || got.Owner != "tenant" {
+	if got, err := s.Jobs.GetJob(ctx, a.ID); err != nil || got.Owner != "tenant" {
 		t.Fatalf("record: expected the job, got %+v, %v", got, err)
 	}
-	if in, err := connector.ReadBlob(ctx, s, connector.InputBlobKey(a.ID)); err != nil || string(in) != "png-a" {
+	if in, err := connector.ReadBlob(ctx, s.Blobs, connector.InputBlobKey(a.ID)); err != nil || string(in) != "png-a" {
 		t.Fatalf("input: expected %q, got %q, %v", "png-a", in, err)
 	}
 	b := mk()
-	wantCode(t, s.CreateJobWithInput(ctx, b, bytes.NewReader([]byte("png-b")), time.Hour, 1), connector.ETOOMANY)
-	if _, err := s.GetJob(ctx, b.ID); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+	wantCode(t, s.Jobs.CreateJobWithInput(ctx, b, bytes.NewReader([]byte("png-b")), time.Hour, 1), connector.ETOOMANY)
+	if _, err := s.Jobs.GetJob(ctx, b.ID); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Errorf("refused job's record: expected ENOTFOUND, got %v", err)
 	}
-	if _, err := connector.ReadBlob(ctx, s, connector.InputBlobKey(b.ID)); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+	if _, err := connector.ReadBlob(ctx, s.Blobs, connector.InputBlobKey(b.ID)); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Errorf("refused job's input: expected ENOTFOUND, got %v", err)
 	}
 	c := mk()
-	if err := s.CreateJobWithInput(ctx, c, nil, time.Hour, 0); err != nil {
+	if err := s.Jobs.CreateJobWithInput(ctx, c, nil, time.Hour, 0); err != nil {
 		t.Fatalf("uncapped job without input: %v", err)
 	}
-	page, err := s.ListJobs(ctx, "tenant", connector.JobFilter{Limit: 10})
+	page, err := s.Jobs.ListJobs(ctx, "tenant", connector.JobFilter{Limit: 10})
 	if err != nil || len(page.Jobs) != 2 || page.Jobs[0].ID != c.ID || page.Jobs[1].ID != a.ID {
 		t.Fatalf("listing: expected %s then %s, got %+v, %v", c.ID, a.ID, page, err)
 	}
@@ -115,7 +115,7 @@ func TestFinishJobTellsWhetherTheOwnerHasHooks(t *testing.T) {
 		if err != nil || hint != connector.HooksUnknown {
 			t.Fatalf("before the owner's older index was merged: expected HooksUnknown, got %v, %v", hint, err)
 		}
-		if _, err := s.ListHooks(ctx, "tenant"); err != nil { // merges it
+		if _, err := s.Hooks.ListHooks(ctx, "tenant"); err != nil { // merges it
 			t.Fatal(err)
 		}
 	}
@@ -123,7 +123,7 @@ func TestFinishJobTellsWhetherTheOwnerHasHooks(t *testing.T) {
 	if err != nil || hint != connector.HooksNone {
 		t.Fatalf("owner without hooks: expected HooksNone, got %v, %v", hint, err)
 	}
-	if err := s.CreateHook(ctx, &connector.Hook{ID: "h1", TargetURL: "https://hooks.example/x", Event: "job.finished", Owner: "tenant"}); err != nil {
+	if err := s.Hooks.CreateHook(ctx, &connector.Hook{ID: "h1", TargetURL: "https://hooks.example/x", Event: "job.finished", Owner: "tenant"}); err != nil {
 		t.Fatal(err)
 	}
 	_, hint, err = s.finishJob(ctx, newJob(t, s, "tenant", connector.StatusQueued).ID, finish)
@@ -142,14 +142,14 @@ func TestGetJobWithInputOpensTheInputBeside(t *testing.T) {
 	s, _ := newStore(t, Options{})
 	ctx := context.Background()
 	job := newJob(t, s, "tenant", connector.StatusQueued)
-	got, in, err := s.getJobWithInput(ctx, job.ID)
+	got, in, err := s.Jobs.getJobWithInput(ctx, job.ID)
 	if err != nil || got.ID != job.ID || in != nil {
 		t.Fatalf("job without input: expected it and no blob, got %+v, %v, %v", got, in, err)
 	}
-	if err := s.PutBlob(ctx, connector.InputBlobKey(job.ID), bytes.NewReader([]byte("png-bytes")), 9, time.Hour); err != nil {
+	if err := s.Blobs.PutBlob(ctx, connector.InputBlobKey(job.ID), bytes.NewReader([]byte("png-bytes")), 9, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	got, in, err = s.getJobWithInput(ctx, job.ID)
+	got, in, err = s.Jobs.getJobWithInput(ctx, job.ID)
 	if err != nil || got.ID != job.ID || in == nil || in.Size != 9 {
 		t.Fatalf("job with input: expected it and a 9-byte blob, got %+v, %+v, %v", got, in, err)
 	}
@@ -158,7 +158,7 @@ func TestGetJobWithInputOpensTheInputBeside(t *testing.T) {
 	if _, err := io.ReadFull(in, data); err != nil || string(data) != "png-bytes" {
 		t.Fatalf("input: expected %q, got %q, %v", "png-bytes", data, err)
 	}
-	if _, _, err := s.getJobWithInput(ctx, "nope"); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+	if _, _, err := s.Jobs.getJobWithInput(ctx, "nope"); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Fatalf("unknown job: expected ENOTFOUND, got %v", err)
 	}
 }
@@ -184,7 +184,7 @@ func TestStartJobBeginsTheCallWithTheStart(t *testing.T) {
 	if stored, err := s.callRecord(ctx, job.ID); err != nil || stored.Calls != 1 {
 		t.Fatalf("call record: expected 1 call, got %+v, %v", stored, err)
 	}
-	if _, err := s.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusFailed; return nil }); err != nil {
+	if _, err := s.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusFailed; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := s.startJob(ctx, job.ID, start); connector.ErrorCodeOf(err) != connector.ECONFLICT {

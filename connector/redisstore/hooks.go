@@ -13,6 +13,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// Hooks keeps what delivering events needs: the REST hook subscriptions,
+// the endpoints they and callback URLs are sent to (failures, pauses,
+// rates), the events that are not a job's (messages), every delivery's
+// log, and each owner's callback secret version. Files: hooks.go,
+// endpoints.go, messages.go, deliveries.go.
+type Hooks struct{ *base }
+
 // storedHook is a hook as kept in Redis, with the owner connector.Hook hides
 // from JSON.
 type storedHook struct {
@@ -48,7 +55,7 @@ func decodeHook(data []byte) (*connector.Hook, error) {
 
 // CreateHook stores a new subscription (no expiry) and adds it to its owner's
 // set. An id that already exists is an internal error: ids are generated.
-func (s *Store) CreateHook(ctx context.Context, h *connector.Hook) error {
+func (s *Hooks) CreateHook(ctx context.Context, h *connector.Hook) error {
 	if h.ID == "" {
 		return internalErr(errors.New("create hook: empty id"))
 	}
@@ -83,7 +90,7 @@ return 1
 // added to in one script, so concurrent creations cannot pass the cap; the
 // record follows (another slot on a cluster), and the set entry is taken
 // back if it cannot be written.
-func (s *Store) CreateHookLimited(ctx context.Context, h *connector.Hook, max int) error {
+func (s *Hooks) CreateHookLimited(ctx context.Context, h *connector.Hook, max int) error {
 	if h.ID == "" {
 		return internalErr(errors.New("create hook: empty id"))
 	}
@@ -118,7 +125,7 @@ func (s *Store) CreateHookLimited(ctx context.Context, h *connector.Hook, max in
 
 // GetHook returns the hook, or ENOTFOUND. It does not check the owner: the
 // worker reads hooks by id; the HTTP layer compares Owner itself.
-func (s *Store) GetHook(ctx context.Context, id string) (h *connector.Hook, err error) {
+func (s *Hooks) GetHook(ctx context.Context, id string) (h *connector.Hook, err error) {
 	err = s.orAdopted(ctx, s.legacyKey("hook", id), s.hookKey(id), func() error {
 		h, err = s.getHook(ctx, id)
 		return err
@@ -126,7 +133,7 @@ func (s *Store) GetHook(ctx context.Context, id string) (h *connector.Hook, err 
 	return h, err
 }
 
-func (s *Store) getHook(ctx context.Context, id string) (*connector.Hook, error) {
+func (s *base) getHook(ctx context.Context, id string) (*connector.Hook, error) {
 	data, err := s.rdb.Get(ctx, s.hookKey(id)).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, notFound("hook", id)
@@ -139,7 +146,7 @@ func (s *Store) getHook(ctx context.Context, id string) (*connector.Hook, error)
 
 // ListHooks returns all of owner's hooks, disabled ones included, oldest
 // first (by CreatedAt, then id).
-func (s *Store) ListHooks(ctx context.Context, owner string) ([]*connector.Hook, error) {
+func (s *Hooks) ListHooks(ctx context.Context, owner string) ([]*connector.Hook, error) {
 	idx := s.hookIndexKey(owner)
 	if err := s.mergeIndex(ctx, s.legacyKey("hooks", owner), idx, false); err != nil {
 		return nil, err
@@ -204,7 +211,7 @@ func (s *Store) ListHooks(ctx context.Context, owner string) ([]*connector.Hook,
 
 // DeleteHook removes owner's hook; ENOTFOUND when it is missing or belongs to
 // another owner, so that other keys' hooks stay invisible.
-func (s *Store) DeleteHook(ctx context.Context, owner, id string) error {
+func (s *Hooks) DeleteHook(ctx context.Context, owner, id string) error {
 	h, err := s.GetHook(ctx, id)
 	if err != nil {
 		return err
@@ -221,14 +228,14 @@ func (s *Store) DeleteHook(ctx context.Context, owner, id string) error {
 // DisableHook marks the hook disabled because its target answered 410
 // Gone; it stays listed so the owner can see why deliveries stopped.
 // ENOTFOUND if missing.
-func (s *Store) DisableHook(ctx context.Context, id string) error {
+func (s *Hooks) DisableHook(ctx context.Context, id string) error {
 	_, err := s.DisableHookFor(ctx, id, connector.DisabledGone, s.now())
 	return err
 }
 
 // DisableHookFor marks the hook disabled with reason; changed is false when
 // it already was. ENOTFOUND if missing.
-func (s *Store) DisableHookFor(ctx context.Context, id, reason string, at time.Time) (changed bool, err error) {
+func (s *Hooks) DisableHookFor(ctx context.Context, id, reason string, at time.Time) (changed bool, err error) {
 	err = s.orAdopted(ctx, s.legacyKey("hook", id), s.hookKey(id), func() error {
 		changed = false
 		return s.updateHook(ctx, id, func(h *connector.Hook) bool {
@@ -247,7 +254,7 @@ func (s *Store) DisableHookFor(ctx context.Context, id, reason string, at time.T
 
 // EnableHook turns owner's disabled hook back on and forgets its
 // endpoint's failures, so the next failure starts a new count.
-func (s *Store) EnableHook(ctx context.Context, owner, id string) (*connector.Hook, error) {
+func (s *Hooks) EnableHook(ctx context.Context, owner, id string) (*connector.Hook, error) {
 	h, err := s.ownedHook(ctx, owner, id)
 	if err != nil {
 		return nil, err
@@ -271,7 +278,7 @@ func (s *Store) EnableHook(ctx context.Context, owner, id string) (*connector.Ho
 
 // RotateHookSecret raises owner's hook's secret version; the previous
 // version keeps signing until now+overlap.
-func (s *Store) RotateHookSecret(ctx context.Context, owner, id string, now time.Time, overlap time.Duration) (*connector.Hook, error) {
+func (s *Hooks) RotateHookSecret(ctx context.Context, owner, id string, now time.Time, overlap time.Duration) (*connector.Hook, error) {
 	if _, err := s.ownedHook(ctx, owner, id); err != nil {
 		return nil, err
 	}
@@ -287,7 +294,7 @@ func (s *Store) RotateHookSecret(ctx context.Context, owner, id string, now time
 }
 
 // ownedHook is owner's hook, or ENOTFOUND.
-func (s *Store) ownedHook(ctx context.Context, owner, id string) (*connector.Hook, error) {
+func (s *Hooks) ownedHook(ctx context.Context, owner, id string) (*connector.Hook, error) {
 	h, err := s.GetHook(ctx, id)
 	if err != nil {
 		return nil, err
@@ -300,7 +307,7 @@ func (s *Store) ownedHook(ctx context.Context, owner, id string) (*connector.Hoo
 
 // updateHook applies change to the stored hook in one transaction; change
 // returns false to leave it as it is.
-func (s *Store) updateHook(ctx context.Context, id string, change func(*connector.Hook) bool) error {
+func (s *Hooks) updateHook(ctx context.Context, id string, change func(*connector.Hook) bool) error {
 	key := s.hookKey(id)
 	return s.watch(ctx, key, func(tx *redis.Tx) error {
 		data, err := tx.Get(ctx, key).Bytes()

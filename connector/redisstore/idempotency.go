@@ -26,6 +26,19 @@ const (
 // storedIdem is an idempotency record as kept in Redis: the domain record and
 // when it was reserved, which fixes its 24-hour expiry. ReservedMS is the
 // same instant in Unix milliseconds, for completeIdemScript.
+// Idempotency keeps Idempotency-Key records per owner for 24 hours, each
+// held by its request through a short lease it renews (the creation
+// service's IdempotencyStore).
+type Idempotency struct{ *base }
+
+func (s *Idempotency) idemKey(owner, key string) string {
+	return s.prefix + "idem:{" + owner + "}:" + key
+}
+
+func (s *Idempotency) idemLeaseKey(owner, key string) string {
+	return s.prefix + "idemlease:{" + owner + "}:" + key
+}
+
 type storedIdem struct {
 	connector.IdempotencyRecord
 	ReservedAt time.Time `json:"reserved_at"`
@@ -53,7 +66,7 @@ func decodeIdem(data []byte) (*storedIdem, error) {
 //   - (earlier record, false, nil) otherwise: the caller compares
 //     fingerprints (422 when they differ) and job ids (409 while "", a
 //     replay otherwise).
-func (s *Store) ReserveIdempotencyKey(ctx context.Context, owner, key, fingerprint, jobID string) (*connector.IdempotencyRecord, bool, error) {
+func (s *Idempotency) ReserveIdempotencyKey(ctx context.Context, owner, key, fingerprint, jobID string) (*connector.IdempotencyRecord, bool, error) {
 	rkey, lkey := s.idemKey(owner, key), s.idemLeaseKey(owner, key)
 	now := s.now().UTC()
 	fresh := storedIdem{
@@ -138,7 +151,7 @@ return 0
 
 // RenewIdempotencyKey extends the lease of the request that reserved key
 // with jobID; held is false when it was lost.
-func (s *Store) RenewIdempotencyKey(ctx context.Context, owner, key, jobID string) (bool, error) {
+func (s *Idempotency) RenewIdempotencyKey(ctx context.Context, owner, key, jobID string) (bool, error) {
 	n, err := renewLeaseScript.Run(ctx, s.rdb, []string{s.idemLeaseKey(owner, key)}, jobID, s.idemLease.Milliseconds()).Int()
 	if err != nil {
 		return false, storageErr(err)
@@ -149,7 +162,7 @@ func (s *Store) RenewIdempotencyKey(ctx context.Context, owner, key, jobID strin
 // reserve is SET NX of the tagged key. Against a single Redis an older
 // version's untagged record is first moved there (legacy.go), in the same
 // round trip, so a retry across an upgrade is still recognised.
-func (s *Store) reserve(ctx context.Context, owner, key string, data []byte) (bool, error) {
+func (s *Idempotency) reserve(ctx context.Context, owner, key string, data []byte) (bool, error) {
 	rkey := s.idemKey(owner, key)
 	if s.legacy == nil {
 		ok, err := s.rdb.SetNX(ctx, rkey, data, IdempotencyTTL).Result()
@@ -172,7 +185,7 @@ func (s *Store) reserve(ctx context.Context, owner, key string, data []byte) (bo
 // keeps the record until 24 hours after the reservation and drops the
 // lease. A record that is gone is ENOTFOUND: the job exists, but a retry
 // with the same key will not be recognised; the caller should log it.
-func (s *Store) CompleteIdempotencyKey(ctx context.Context, owner, key, jobID string) error {
+func (s *Idempotency) CompleteIdempotencyKey(ctx context.Context, owner, key, jobID string) error {
 	// One script, one round trip; a record without reserved_ms (or a clock
 	// far off) is remembered for a full day from now.
 	n, err := completeIdemScript.Run(ctx, s.rdb, []string{s.idemKey(owner, key), s.idemLeaseKey(owner, key)},
@@ -189,7 +202,7 @@ func (s *Store) CompleteIdempotencyKey(ctx context.Context, owner, key, jobID st
 // ReleaseIdempotencyKey forgets a reservation whose request failed, so that a
 // retry can go through. A completed record (job id set) is kept; a missing
 // one is not an error.
-func (s *Store) ReleaseIdempotencyKey(ctx context.Context, owner, key string) error {
+func (s *Idempotency) ReleaseIdempotencyKey(ctx context.Context, owner, key string) error {
 	rkey := s.idemKey(owner, key)
 	return s.watch(ctx, rkey, func(tx *redis.Tx) error {
 		data, err := tx.Get(ctx, rkey).Bytes()
@@ -219,7 +232,7 @@ func (s *Store) ReleaseIdempotencyKey(ctx context.Context, owner, key string) er
 // and found the dead request's work removed makes its own, and a request
 // taking the key over from it in turn must find that one. held is false
 // when the lease is no longer this request's.
-func (s *Store) ReplanIdempotencyKey(ctx context.Context, owner, key, token, planned string) (held bool, err error) {
+func (s *Idempotency) ReplanIdempotencyKey(ctx context.Context, owner, key, token, planned string) (held bool, err error) {
 	rkey, lkey := s.idemKey(owner, key), s.idemLeaseKey(owner, key)
 	err = s.watch(ctx, rkey, func(tx *redis.Tx) error {
 		held = false

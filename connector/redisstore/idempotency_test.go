@@ -15,7 +15,7 @@ var planned atomic.Int64
 // reserve reserves key for a request that would make a fresh job id.
 func reserve(t *testing.T, s *Store, owner, key, fp string) (*connector.IdempotencyRecord, bool) {
 	t.Helper()
-	rec, ok, err := s.ReserveIdempotencyKey(context.Background(), owner, key, fp, fmt.Sprintf("job-%d", planned.Add(1)))
+	rec, ok, err := s.Idempotency.ReserveIdempotencyKey(context.Background(), owner, key, fp, fmt.Sprintf("job-%d", planned.Add(1)))
 	if err != nil {
 		t.Fatalf("ReserveIdempotencyKey: %v", err)
 	}
@@ -31,21 +31,21 @@ func TestIdempotencyReserveThenCompleteThenReplay(t *testing.T) {
 	if rec, ok := reserve(t, s, "o", "k1", "fp-a"); !ok || rec == nil || rec.PlannedJobID == "" {
 		t.Fatalf("first reserve = %+v, %v; want the caller's planned job, true", rec, ok)
 	}
-	if ttl := r.Client.PTTL(ctx, s.idemLeaseKey("o", "k1")).Val(); ttl <= 0 || ttl > DefaultIdempotencyLease {
+	if ttl := r.Client.PTTL(ctx, s.Idempotency.idemLeaseKey("o", "k1")).Val(); ttl <= 0 || ttl > DefaultIdempotencyLease {
 		t.Fatalf("lease TTL = %v, want (0, %v]", ttl, DefaultIdempotencyLease)
 	}
 	rec, ok := reserve(t, s, "o", "k1", "fp-b")
 	if ok || rec == nil || rec.Fingerprint != "fp-a" || rec.JobID != "" {
 		t.Fatalf("reserve while in flight = %+v, %v; want {fp-a, \"\"}, false", rec, ok)
 	}
-	if err := s.CompleteIdempotencyKey(ctx, "o", "k1", "job-1"); err != nil {
+	if err := s.Idempotency.CompleteIdempotencyKey(ctx, "o", "k1", "job-1"); err != nil {
 		t.Fatalf("CompleteIdempotencyKey: %v", err)
 	}
 	rec, ok = reserve(t, s, "o", "k1", "fp-a")
 	if ok || rec == nil || rec.Fingerprint != "fp-a" || rec.JobID != "job-1" {
 		t.Fatalf("reserve after completion = %+v, %v; want {fp-a, job-1}, false", rec, ok)
 	}
-	if ttl := r.Client.PTTL(ctx, s.idemKey("o", "k1")).Val(); ttl <= 23*time.Hour || ttl > IdempotencyTTL {
+	if ttl := r.Client.PTTL(ctx, s.Idempotency.idemKey("o", "k1")).Val(); ttl <= 23*time.Hour || ttl > IdempotencyTTL {
 		t.Fatalf("completed TTL = %v, want about 24h", ttl)
 	}
 	if _, ok := reserve(t, s, "other", "k1", "fp-a"); !ok {
@@ -65,7 +65,7 @@ func TestIdempotencyCompletedRecordLasts24HoursFromFirstUse(t *testing.T) {
 	now = now.Add(2 * time.Minute)
 	r.Mini.SetTime(now)
 	r.Mini.FastForward(2 * time.Minute)
-	if err := s.CompleteIdempotencyKey(ctx, "o", "k", "job-1"); err != nil {
+	if err := s.Idempotency.CompleteIdempotencyKey(ctx, "o", "k", "job-1"); err != nil {
 		t.Fatal(err)
 	}
 	r.Mini.FastForward(IdempotencyTTL - 3*time.Minute)
@@ -93,7 +93,7 @@ func TestIdempotencyKeyOfADeadRequestIsTakenOverWithinItsLease(t *testing.T) {
 			time.Sleep(lease + 50*time.Millisecond)
 		}
 	}
-	if _, ok, err := s.ReserveIdempotencyKey(ctx, "o", "live", "fp", "job-live"); err != nil || !ok {
+	if _, ok, err := s.Idempotency.ReserveIdempotencyKey(ctx, "o", "live", "fp", "job-live"); err != nil || !ok {
 		t.Fatalf("reserve = %v, %v", ok, err)
 	}
 	for range 3 { // the live holder renews within each lease
@@ -102,7 +102,7 @@ func TestIdempotencyKeyOfADeadRequestIsTakenOverWithinItsLease(t *testing.T) {
 		} else {
 			time.Sleep(lease / 2)
 		}
-		if held, err := s.RenewIdempotencyKey(ctx, "o", "live", "job-live"); err != nil || !held {
+		if held, err := s.Idempotency.RenewIdempotencyKey(ctx, "o", "live", "job-live"); err != nil || !held {
 			t.Fatalf("RenewIdempotencyKey by the holder = %v, %v; want held", held, err)
 		}
 	}
@@ -126,7 +126,7 @@ func TestIdempotencyKeyOfADeadRequestIsTakenOverWithinItsLease(t *testing.T) {
 	if !ok || rec.PlannedJobID != planned {
 		t.Fatalf("retry after the lease = %+v, %v; want taken over with the dead request's job %s", rec, ok, planned)
 	}
-	if held, _ := s.RenewIdempotencyKey(ctx, "o", "dead", planned); held {
+	if held, _ := s.Idempotency.RenewIdempotencyKey(ctx, "o", "dead", planned); held {
 		t.Error("the dead request's lease still renews after a takeover, want it lost")
 	}
 }
@@ -135,7 +135,7 @@ func TestIdempotencyReleaseFreesOnlyPendingKeys(t *testing.T) {
 	s, _ := newStore(t, Options{})
 	ctx := context.Background()
 	reserve(t, s, "o", "failed", "fp")
-	if err := s.ReleaseIdempotencyKey(ctx, "o", "failed"); err != nil {
+	if err := s.Idempotency.ReleaseIdempotencyKey(ctx, "o", "failed"); err != nil {
 		t.Fatalf("ReleaseIdempotencyKey: %v", err)
 	}
 	if _, ok := reserve(t, s, "o", "failed", "fp2"); !ok {
@@ -143,22 +143,22 @@ func TestIdempotencyReleaseFreesOnlyPendingKeys(t *testing.T) {
 	}
 
 	reserve(t, s, "o", "done", "fp")
-	if err := s.CompleteIdempotencyKey(ctx, "o", "done", "job-1"); err != nil {
+	if err := s.Idempotency.CompleteIdempotencyKey(ctx, "o", "done", "job-1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.ReleaseIdempotencyKey(ctx, "o", "done"); err != nil {
+	if err := s.Idempotency.ReleaseIdempotencyKey(ctx, "o", "done"); err != nil {
 		t.Fatalf("ReleaseIdempotencyKey of a completed key: %v", err)
 	}
 	if rec, ok := reserve(t, s, "o", "done", "fp"); ok || rec.JobID != "job-1" {
 		t.Fatalf("after releasing a completed key: reserve = %+v, %v; want the record kept", rec, ok)
 	}
-	if err := s.ReleaseIdempotencyKey(ctx, "o", "never"); err != nil {
+	if err := s.Idempotency.ReleaseIdempotencyKey(ctx, "o", "never"); err != nil {
 		t.Fatalf("ReleaseIdempotencyKey of an unknown key = %v, want nil", err)
 	}
 }
 
 func TestIdempotencyCompleteWithoutReservationIsNotFound(t *testing.T) {
 	s, _ := newStore(t, Options{})
-	err := s.CompleteIdempotencyKey(context.Background(), "o", "gone", "job-1")
+	err := s.Idempotency.CompleteIdempotencyKey(context.Background(), "o", "gone", "job-1")
 	wantCode(t, err, connector.ENOTFOUND)
 }

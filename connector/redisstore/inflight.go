@@ -8,8 +8,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-var _ connector.InflightLimiter = (*Store)(nil)
-
 // DefaultInflightTTL is how long an admitted job counts against its key
 // when nothing frees its place (a process died between admission and the
 // job's record, or the record expired unfinished): its score is a deadline
@@ -19,7 +17,7 @@ const DefaultInflightTTL = time.Hour
 // inflightRetryAfter is the Retry-After of a refusal: about one job's time.
 const inflightRetryAfter = 5 * time.Second
 
-func (s *Store) inflightKey(owner string) string { return s.prefix + "inflight:{" + owner + "}" }
+func (s *base) inflightKey(owner string) string { return s.prefix + "inflight:{" + owner + "}" }
 
 // admitScript prunes the owner's stale places, then takes one if fewer than
 // the limit are held. One key, so it runs on a cluster too.
@@ -35,8 +33,10 @@ redis.call('PEXPIREAT', KEYS[1], ARGV[2])
 return 1
 `)
 
-// AdmitJob implements connector.InflightLimiter.
-func (s *Store) AdmitJob(ctx context.Context, owner, id string, limit int) error {
+// AdmitJob counts job id against owner's limit of unfinished jobs:
+// ETOOMANY (with RetryAfter) when owner already has limit. Admission is
+// atomic, so concurrent requests cannot overshoot the limit.
+func (s *Jobs) AdmitJob(ctx context.Context, owner, id string, limit int) error {
 	now := s.now()
 	ok, err := admitScript.Run(ctx, s.rdb, []string{s.inflightKey(owner)},
 		now.UnixMilli(), now.Add(s.inflightTTL).UnixMilli(), limit, id).Int()
@@ -50,7 +50,8 @@ func (s *Store) AdmitJob(ctx context.Context, owner, id string, limit int) error
 	return nil
 }
 
-// ReleaseJob implements connector.InflightLimiter.
-func (s *Store) ReleaseJob(ctx context.Context, owner, id string) error {
+// ReleaseJob frees id's place, for a job that was admitted but never
+// made. Releasing an id twice, or one never admitted, is not an error.
+func (s *Jobs) ReleaseJob(ctx context.Context, owner, id string) error {
 	return storageErr(s.rdb.ZRem(ctx, s.inflightKey(owner), id).Err())
 }

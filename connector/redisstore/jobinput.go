@@ -14,7 +14,7 @@ import (
 // which costs the pipeline three commands on a missing key. input is nil
 // when there is no blob (or the record took the older-version path); the
 // caller closes it otherwise.
-func (s *Store) getJobWithInput(ctx context.Context, id string) (*connector.Job, *connector.Blob, error) {
+func (s *Jobs) getJobWithInput(ctx context.Context, id string) (*connector.Job, *connector.Blob, error) {
 	var rec *redis.StringCmd
 	var o blobOpening
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -36,7 +36,7 @@ func (s *Store) getJobWithInput(ctx context.Context, id string) (*connector.Job,
 	if err != nil {
 		return nil, nil, err
 	}
-	s.jobs.put(id, data, job.Status.Finished())
+	s.records.put(id, data, job.Status.Finished())
 	input, err := o.blob(ctx, s.bulk, connector.InputBlobKey(id))
 	if err != nil {
 		return job, nil, nil // no input blob: the caller's own read says why

@@ -29,7 +29,7 @@ const (
 // Limit <= 0 means DefaultListLimit; above MaxListLimit it is capped.
 // NextCursor is the id of the last job returned when older entries remain,
 // "" otherwise.
-func (s *Store) ListJobs(ctx context.Context, owner string, f connector.JobFilter) (*connector.JobPage, error) {
+func (s *Jobs) ListJobs(ctx context.Context, owner string, f connector.JobFilter) (*connector.JobPage, error) {
 	limit := f.Limit
 	if limit <= 0 {
 		limit = DefaultListLimit
@@ -105,7 +105,7 @@ scan:
 // record is gone. GETs are pipelined rather than one MGET so that the keys
 // may live on different cluster nodes. Records missing under their tagged
 // key are adopted from an older version's key (legacy.go) and read again.
-func (s *Store) getJobs(ctx context.Context, ids []string) ([]*connector.Job, error) {
+func (s *base) getJobs(ctx context.Context, ids []string) ([]*connector.Job, error) {
 	jobs, err := s.readJobs(ctx, ids)
 	if err != nil || s.legacy == nil {
 		return jobs, err
@@ -135,7 +135,7 @@ func (s *Store) getJobs(ctx context.Context, ids []string) ([]*connector.Job, er
 	return jobs, nil
 }
 
-func (s *Store) readJobs(ctx context.Context, ids []string) ([]*connector.Job, error) {
+func (s *base) readJobs(ctx context.Context, ids []string) ([]*connector.Job, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}

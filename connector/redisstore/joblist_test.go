@@ -26,7 +26,7 @@ func reversed(jobs ...*connector.Job) []string {
 
 func list(t *testing.T, s *Store, owner string, f connector.JobFilter) *connector.JobPage {
 	t.Helper()
-	page, err := s.ListJobs(context.Background(), owner, f)
+	page, err := s.Jobs.ListJobs(context.Background(), owner, f)
 	if err != nil {
 		t.Fatalf("ListJobs(%q, %+v): %v", owner, f, err)
 	}
@@ -136,7 +136,7 @@ func TestListJobsNextCursorOnlyWhenOlderJobsRemain(t *testing.T) {
 	}
 	// One older job in the index: now the cursor must point past the page.
 	older := &connector.Job{ID: idAt(time.Now().Add(-time.Hour), 1), Owner: "me", Status: connector.StatusQueued}
-	if err := s.CreateJob(context.Background(), older); err != nil {
+	if err := s.Jobs.CreateJob(context.Background(), older); err != nil {
 		t.Fatal(err)
 	}
 	page := list(t, s, "me", f)
@@ -167,7 +167,7 @@ func TestCreateJobPrunesListEntriesOlderThanJobTTL(t *testing.T) {
 	ctx := context.Background()
 	create := func(id string) {
 		t.Helper()
-		if err := s.CreateJob(ctx, &connector.Job{ID: id, Owner: "me", Status: connector.StatusQueued}); err != nil {
+		if err := s.Jobs.CreateJob(ctx, &connector.Job{ID: id, Owner: "me", Status: connector.StatusQueued}); err != nil {
 			t.Fatal(err)
 		}
 	}

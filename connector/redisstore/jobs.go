@@ -21,6 +21,16 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// Jobs keeps job records (connector.JobStore): each job's record, its
+// owner's listing, its finish published to waiters (jobwait.go), the
+// owner's cap of unfinished jobs (inflight.go, admitted in the round trip
+// that makes a job: createjob.go), batch items stored hidden until their
+// batch is made (jobmaking.go), and the notes of jobs whose task may not be
+// queued (unqueued.go).
+type Jobs struct{ *base }
+
+var _ connector.JobStore = (*Jobs)(nil)
+
 // storedJob is a job as kept in Redis: the public record plus the fields
 // connector.Job hides from JSON (json:"-"), which the store must keep. The job
 // is nested rather than embedded so that a field added to connector.Job can
@@ -55,7 +65,7 @@ func decodeJob(data []byte) (*connector.Job, error) {
 // The record and the index entry go in one pipeline (one round trip), not
 // one MULTI: they may live in different cluster slots. Should the index
 // writes fail, the job is still readable by id and expires unlisted.
-func (s *Store) CreateJob(ctx context.Context, job *connector.Job) error {
+func (s *Jobs) CreateJob(ctx context.Context, job *connector.Job) error {
 	now := s.now()
 	data, err := newJobRecord(job, now)
 	if err != nil {
@@ -103,7 +113,7 @@ func newJobRecord(job *connector.Job, now time.Time) ([]byte, error) {
 }
 
 // GetJob returns the job, or ENOTFOUND when it is unknown or expired.
-func (s *Store) GetJob(ctx context.Context, id string) (job *connector.Job, err error) {
+func (s *Jobs) GetJob(ctx context.Context, id string) (job *connector.Job, err error) {
 	err = s.orAdopted(ctx, s.legacyKey("job", id), s.jobKey(id), func() error {
 		job, err = s.getJob(ctx, id)
 		return err
@@ -111,10 +121,10 @@ func (s *Store) GetJob(ctx context.Context, id string) (job *connector.Job, err 
 	return job, err
 }
 
-func (s *Store) getJob(ctx context.Context, id string) (*connector.Job, error) {
+func (s *base) getJob(ctx context.Context, id string) (*connector.Job, error) {
 	data, err := s.rdb.Get(ctx, s.jobKey(id)).Bytes()
 	if errors.Is(err, redis.Nil) {
-		s.jobs.forget(id)
+		s.records.forget(id)
 		return nil, notFound("job", id)
 	}
 	if err != nil {
@@ -122,7 +132,7 @@ func (s *Store) getJob(ctx context.Context, id string) (*connector.Job, error) {
 	}
 	job, err := decodeJob(data)
 	if err == nil {
-		s.jobs.put(id, data, job.Status.Finished())
+		s.records.put(id, data, job.Status.Finished())
 	}
 	return job, err
 }
@@ -138,7 +148,7 @@ func (s *Store) getJob(ctx context.Context, id string) (*connector.Job, error) {
 //
 // One round trip when this process read or wrote the unfinished record last
 // (jobCache), two (GET, then the script) otherwise.
-func (s *Store) UpdateJob(ctx context.Context, id string, fn func(*connector.Job) error) (job *connector.Job, err error) {
+func (s *Jobs) UpdateJob(ctx context.Context, id string, fn func(*connector.Job) error) (job *connector.Job, err error) {
 	err = s.orAdopted(ctx, s.legacyKey("job", id), s.jobKey(id), func() error {
 		job, err = s.updateJob(ctx, id, fn, casExtras{})
 		return err
@@ -153,7 +163,7 @@ func (s *Store) UpdateJob(ctx context.Context, id string, fn func(*connector.Job
 // did not finish the job, or the owner's hooks may still sit under an older
 // version's key). A failure is refused (connector.ErrAnswerKept) while the
 // job's call record keeps a charged answer, in the same script.
-func (s *Store) finishJob(ctx context.Context, id string, fn func(*connector.Job) error) (job *connector.Job, hooks connector.HooksHint, err error) {
+func (s *base) finishJob(ctx context.Context, id string, fn func(*connector.Job) error) (job *connector.Job, hooks connector.HooksHint, err error) {
 	err = s.orAdopted(ctx, s.legacyKey("job", id), s.jobKey(id), func() error {
 		hooks = connector.HooksUnknown
 		job, err = s.updateJob(ctx, id, fn, casExtras{hooks: &hooks, runEnd: true})
@@ -171,15 +181,15 @@ type casExtras struct {
 	runEnd bool
 }
 
-func (s *Store) updateJob(ctx context.Context, id string, fn func(*connector.Job) error, extras casExtras) (*connector.Job, error) {
+func (s *base) updateJob(ctx context.Context, id string, fn func(*connector.Job) error, extras casExtras) (*connector.Job, error) {
 	key := s.jobKey(id)
-	old := s.jobs.get(id)
+	old := s.records.get(id)
 	cached := old != nil
 	for range maxTxAttempts {
 		if old == nil {
 			data, err := s.rdb.Get(ctx, key).Bytes()
 			if errors.Is(err, redis.Nil) {
-				s.jobs.forget(id)
+				s.records.forget(id)
 				return nil, notFound("job", id)
 			}
 			if err != nil {
@@ -210,22 +220,22 @@ func (s *Store) updateJob(ctx context.Context, id string, fn func(*connector.Job
 		sum := sha1.Sum(old)
 		res, err := s.casJob(ctx, key, id, job, finishing, hex.EncodeToString(sum[:]), data, extras)
 		if err != nil {
-			s.jobs.forget(id)
+			s.records.forget(id)
 			return nil, storageErr(err)
 		}
 		switch v := res.(type) {
 		case int64:
 			if v == -2 {
 				// A run's failure refused: the call record keeps a charged answer.
-				s.jobs.forget(id)
+				s.records.forget(id)
 				return nil, connector.ErrAnswerKept
 			}
 			if v == -1 {
 				// Expired meanwhile: it must not come back without a TTL.
-				s.jobs.forget(id)
+				s.records.forget(id)
 				return nil, notFound("job", id)
 			}
-			s.jobs.put(id, data, job.Status.Finished())
+			s.records.put(id, data, job.Status.Finished())
 			return job, nil
 		case string:
 			old, cached = []byte(v), false // changed meanwhile: retry on the current record
@@ -251,7 +261,14 @@ func (s *Store) updateJob(ctx context.Context, id string, fn func(*connector.Job
 //
 // With hooks set it also asks, in that pipeline, whether the owner's hook
 // index exists (EXISTS, the owner's slot) and says so in *hooks.
-func (s *Store) casJob(ctx context.Context, key, id string, job *connector.Job, finishing bool, seen string, data []byte, extras casExtras) (any, error) {
+//
+// This one round trip spans aggregates on purpose: the job's end and its
+// key's place (Jobs), the call record's kept answer (Runs), the input blob
+// (Blobs) and a peek at the owner's hooks (Hooks). It stays here, the step
+// that ends a job (Runs.FinishRun), so that a job's end costs one trip
+// (.ci/perf.sh counts them); the batch count and the fan-out are the
+// worker's follow-ups after it.
+func (s *base) casJob(ctx context.Context, key, id string, job *connector.Job, finishing bool, seen string, data []byte, extras casExtras) (any, error) {
 	hooks := extras.hooks
 	if extras.begun != nil && !finishing {
 		return s.casBeginCall(ctx, key, id, job.Attempts, seen, data, extras.begun)
@@ -296,7 +313,7 @@ func (s *Store) casJob(ctx context.Context, key, id string, job *connector.Job, 
 // hooksMerged reports whether owner's hook index can only be under its
 // tagged key: on a cluster, or once this process merged the older untagged
 // one (ListHooks does, once per owner).
-func (s *Store) hooksMerged(owner string) bool {
+func (s *base) hooksMerged(owner string) bool {
 	if s.legacy == nil {
 		return true
 	}
@@ -307,7 +324,7 @@ func (s *Store) hooksMerged(owner string) bool {
 // DeleteJob forgets a job that never ran (its enqueue failed): the record
 // and its listing entry, so no polling trigger sees a job its caller was
 // told does not exist. Unknown ids are not an error.
-func (s *Store) DeleteJob(ctx context.Context, id string) error {
+func (s *Jobs) DeleteJob(ctx context.Context, id string) error {
 	job, err := s.GetJob(ctx, id)
 	if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
 		return nil
@@ -319,7 +336,7 @@ func (s *Store) DeleteJob(ctx context.Context, id string) error {
 	// different nodes in no set order. Either half alone is safe: a listing
 	// entry without its record is dropped by ListJobs, a record without its
 	// entry expires unlisted.
-	s.jobs.forget(id)
+	s.records.forget(id)
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZRem(ctx, s.jobIndexKey(job.Owner), id)
 		p.ZRem(ctx, s.inflightKey(job.Owner), id)

@@ -12,7 +12,7 @@ import (
 // process's first), nothing can finish the job unseen from here on, so Wait
 // answers from the published record alone: a ?wait job costs no read of its
 // record. Otherwise Wait falls back to WaitJob's read-then-wait.
-func (s *Store) WatchJob(ctx context.Context, id string) (connector.JobWatch, error) {
+func (s *Jobs) WatchJob(ctx context.Context, id string) (connector.JobWatch, error) {
 	s.hub.start(s.bulk, s.prefix)
 	w := &jobWatch{s: s, id: id, wake: s.hub.add(id)}
 	w.confirmed = s.hub.subscribed() // after add: a message from here on reaches wake
@@ -21,7 +21,7 @@ func (s *Store) WatchJob(ctx context.Context, id string) (connector.JobWatch, er
 
 // jobWatch is WatchJob's connector.JobWatch.
 type jobWatch struct {
-	s         *Store
+	s         *Jobs
 	id        string
 	wake      chan *connector.Job
 	confirmed bool // the subscription was confirmed when the waiter was added
@@ -63,7 +63,7 @@ const finalReadTimeout = 2 * time.Second
 // ends first it returns the job as it is then, read afresh, together with
 // ctx.Err(), so a caller with a deadline can tell "not finished yet" from a
 // result and still show the current state. An unknown id is ENOTFOUND.
-func (s *Store) WaitJob(ctx context.Context, id string) (*connector.Job, error) {
+func (s *Jobs) WaitJob(ctx context.Context, id string) (*connector.Job, error) {
 	s.hub.start(s.bulk, s.prefix)
 	wake := s.hub.add(id)
 	defer s.hub.remove(id, wake)
@@ -72,7 +72,7 @@ func (s *Store) WaitJob(ctx context.Context, id string) (*connector.Job, error) 
 
 // waitOn is WaitJob's loop over the registered waiter wake: read the job,
 // then wait for its finish.
-func (s *Store) waitOn(ctx context.Context, id string, wake chan *connector.Job, last *connector.Job) (*connector.Job, error) {
+func (s *Jobs) waitOn(ctx context.Context, id string, wake chan *connector.Job, last *connector.Job) (*connector.Job, error) {
 	for {
 		subscribed := s.hub.subscribed()
 		job, err := s.GetJob(ctx, id)
@@ -107,7 +107,7 @@ func (s *Store) waitOn(ctx context.Context, id string, wake chan *connector.Job,
 // jobAfterWait reads the job once more after ctx ended, on a short context of
 // its own, and returns it with ctx's error. If that read fails the last job
 // seen is returned instead.
-func (s *Store) jobAfterWait(ctx context.Context, id string, last *connector.Job) (*connector.Job, error) {
+func (s *Jobs) jobAfterWait(ctx context.Context, id string, last *connector.Job) (*connector.Job, error) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalReadTimeout)
 	defer cancel()
 	if job, err := s.GetJob(rctx, id); err == nil {

@@ -21,7 +21,7 @@ type waitResult struct {
 func waitInBackground(ctx context.Context, s *Store, id string) <-chan waitResult {
 	done := make(chan waitResult, 1)
 	go func() {
-		job, err := s.WaitJob(ctx, id)
+		job, err := s.Jobs.WaitJob(ctx, id)
 		done <- waitResult{job, err}
 	}()
 	return done
@@ -46,7 +46,7 @@ func TestWaitJobReturnsAtOnceForAFinishedJob(t *testing.T) {
 	job := newJob(t, s, "o", connector.StatusCompleted)
 	ctx, cancel := context.WithTimeout(context.Background(), generous)
 	defer cancel()
-	got, err := s.WaitJob(ctx, job.ID)
+	got, err := s.Jobs.WaitJob(ctx, job.ID)
 	if err != nil || got.Status != connector.StatusCompleted {
 		t.Fatalf("WaitJob = %v, %v; want the completed job, nil", got, err)
 	}
@@ -62,7 +62,7 @@ func TestWaitJobWakesWhenAnotherWriterFinishesTheJob(t *testing.T) {
 
 	update := func(status connector.JobStatus) {
 		t.Helper()
-		_, err := s.UpdateJob(context.Background(), job.ID, func(j *connector.Job) error {
+		_, err := s.Jobs.UpdateJob(context.Background(), job.ID, func(j *connector.Job) error {
 			j.Status = status
 			if status == connector.StatusCompleted {
 				j.Result = &connector.JobResult{CompressedSize: 7}
@@ -93,7 +93,7 @@ func TestWaitJobReturnsTheCurrentJobAndCtxErrorWhenTheWaitEnds(t *testing.T) {
 	t.Run("deadline", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
-		got, err := s.WaitJob(ctx, job.ID)
+		got, err := s.Jobs.WaitJob(ctx, job.ID)
 		if !errors.Is(err, context.DeadlineExceeded) || got == nil || got.ID != job.ID || got.Status != connector.StatusQueued {
 			t.Fatalf("WaitJob = %v, %v; want the queued job and context.DeadlineExceeded", got, err)
 		}
@@ -102,7 +102,7 @@ func TestWaitJobReturnsTheCurrentJobAndCtxErrorWhenTheWaitEnds(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := waitInBackground(ctx, s, job.ID)
 		untilSubscribed(t, r, s, job.ID)
-		if _, err := s.UpdateJob(context.Background(), job.ID, func(j *connector.Job) error {
+		if _, err := s.Jobs.UpdateJob(context.Background(), job.ID, func(j *connector.Job) error {
 			j.Status = connector.StatusProcessing
 			return nil
 		}); err != nil {
@@ -124,7 +124,7 @@ func TestWaitJobOnUnknownJobIsNotFound(t *testing.T) {
 	s, _ := newStore(t, Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), generous)
 	defer cancel()
-	_, err := s.WaitJob(ctx, "nope")
+	_, err := s.Jobs.WaitJob(ctx, "nope")
 	wantCode(t, err, connector.ENOTFOUND)
 }
 
@@ -150,7 +150,7 @@ func TestManyWaitersShareOneSubscription(t *testing.T) {
 		}
 	}
 	for _, job := range jobs {
-		if _, err := s.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil }); err != nil {
+		if _, err := s.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil }); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -29,13 +29,13 @@ type legacyKeys struct {
 	merged sync.Map // index key -> struct{}: owner indexes already merged
 }
 
-func (s *Store) legacyKey(kind, id string) string { return s.prefix + kind + ":" + id }
+func (s *base) legacyKey(kind, id string) string { return s.prefix + kind + ":" + id }
 
-func (s *Store) legacyBlobKey(key string) string { return s.prefix + "blob:" + key }
+func (s *base) legacyBlobKey(key string) string { return s.prefix + "blob:" + key }
 
 // adopt moves oldKey to newKey unless newKey exists, and reports whether
 // the caller should read newKey again (it moved, or another process moved it).
-func (s *Store) adopt(ctx context.Context, oldKey, newKey string) (bool, error) {
+func (s *base) adopt(ctx context.Context, oldKey, newKey string) (bool, error) {
 	if s.legacy == nil {
 		return false, nil
 	}
@@ -51,7 +51,7 @@ func (s *Store) adopt(ctx context.Context, oldKey, newKey string) (bool, error) 
 
 // adoptMany is adopt for several keys in one round trip; it reports whether
 // any moved.
-func (s *Store) adoptMany(ctx context.Context, oldKeys, newKeys []string) (bool, error) {
+func (s *base) adoptMany(ctx context.Context, oldKeys, newKeys []string) (bool, error) {
 	if s.legacy == nil || len(oldKeys) == 0 {
 		return false, nil
 	}
@@ -78,7 +78,7 @@ func (s *Store) adoptMany(ctx context.Context, oldKeys, newKeys []string) (bool,
 
 // orAdopted runs op, and once more when it ended in ENOTFOUND and an
 // untagged record was adopted meanwhile.
-func (s *Store) orAdopted(ctx context.Context, oldKey, newKey string, op func() error) error {
+func (s *base) orAdopted(ctx context.Context, oldKey, newKey string, op func() error) error {
 	err := op()
 	if s.legacy == nil || connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		return err
@@ -96,7 +96,7 @@ func (s *Store) orAdopted(ctx context.Context, oldKey, newKey string, op func() 
 // mergeIndex folds the untagged index oldKey into newKey once per process:
 // union (ZUNIONSTORE for job listings, SUNIONSTORE for hook sets) and delete,
 // in one MULTI (one node: untagged keys only exist on a single Redis).
-func (s *Store) mergeIndex(ctx context.Context, oldKey, newKey string, sorted bool) error {
+func (s *base) mergeIndex(ctx context.Context, oldKey, newKey string, sorted bool) error {
 	if s.legacy == nil {
 		return nil
 	}

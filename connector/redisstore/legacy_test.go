@@ -30,7 +30,7 @@ func TestKeysOfAJobOrAnOwnerShareOneClusterSlot(t *testing.T) {
 			t.Errorf("key %q hashes on %q, want the job id %q", k, got, id)
 		}
 	}
-	for _, k := range []string{s.jobIndexKey(owner), s.idemKey(owner, "retry-{1}"), s.acctKey(owner), s.hookIndexKey(owner)} {
+	for _, k := range []string{s.jobIndexKey(owner), s.Idempotency.idemKey(owner, "retry-{1}"), s.Accounts.acctKey(owner), s.hookIndexKey(owner)} {
 		if got := hashTag(k); got != owner {
 			t.Errorf("key %q hashes on %q, want the owner %q", k, got, owner)
 		}
@@ -63,33 +63,33 @@ func TestUpgradeKeepsRecordsOfTheUntaggedLayout(t *testing.T) {
 	}
 	newer := newJob(t, s, owner, connector.StatusQueued)
 
-	page, err := s.ListJobs(ctx, owner, connector.JobFilter{})
+	page, err := s.Jobs.ListJobs(ctx, owner, connector.JobFilter{})
 	if err != nil {
 		t.Fatalf("ListJobs: %v", err)
 	}
 	if len(page.Jobs) != 2 || page.Jobs[0].ID != newer.ID || page.Jobs[1].ID != job.ID {
 		t.Fatalf("ListJobs after upgrade = %v, want the new job then the old one %s", jobIDs(page.Jobs), job.ID)
 	}
-	got, err := s.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusProcessing; return nil })
+	got, err := s.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusProcessing; return nil })
 	if err != nil || got.Status != connector.StatusProcessing {
 		t.Fatalf("UpdateJob of the old job = %v, %v; want processing", got, err)
 	}
 	if ttl := r.Client.TTL(ctx, s.jobKey(job.ID)).Val(); ttl <= 0 || ttl > time.Hour {
 		t.Errorf("adopted job TTL = %v, want the old record's (≤ 1h)", ttl)
 	}
-	blob, err := connector.ReadBlob(ctx, s, connector.InputBlobKey(job.ID))
+	blob, err := connector.ReadBlob(ctx, s.Blobs, connector.InputBlobKey(job.ID))
 	if err != nil || string(blob) != "input bytes" {
 		t.Fatalf("GetBlob of the old input = %q, %v", blob, err)
 	}
-	rec, reserved, err := s.ReserveIdempotencyKey(ctx, owner, "k1", "fp", "job-new")
+	rec, reserved, err := s.Idempotency.ReserveIdempotencyKey(ctx, owner, "k1", "fp", "job-new")
 	if err != nil || reserved || rec.JobID != job.ID {
 		t.Fatalf("Reserve of a key used before the upgrade = %+v, reserved %v, %v; want a replay of %s", rec, reserved, err, job.ID)
 	}
-	hooks, err := s.ListHooks(ctx, owner)
+	hooks, err := s.Hooks.ListHooks(ctx, owner)
 	if err != nil || len(hooks) != 1 || hooks[0].ID != "h1" {
 		t.Fatalf("ListHooks after upgrade = %v, %v; want h1", hooks, err)
 	}
-	if err := s.DisableHook(ctx, "h1"); err != nil {
+	if err := s.Hooks.DisableHook(ctx, "h1"); err != nil {
 		t.Fatalf("DisableHook of the old hook: %v", err)
 	}
 	if n := r.Client.Exists(ctx, r.Prefix+"job:"+job.ID, r.Prefix+"jobs:"+owner, r.Prefix+"hook:h1", r.Prefix+"hooks:"+owner).Val(); n != 0 {

@@ -15,28 +15,22 @@ import (
 	"github.com/imgflow/imgflow/connector"
 )
 
-var (
-	_ connector.MessageStore    = (*Store)(nil)
-	_ connector.DeliveryIndex   = (*Store)(nil)
-	_ connector.CallbackSecrets = (*Store)(nil)
-)
-
 // msgKey holds a message (connector.Message, JSON), TTL JobTTL; its
 // deliveries go to deliveriesKey(id) as a job's do.
-func (s *Store) msgKey(id string) string { return s.prefix + "msg:{" + id + "}" }
+func (s *base) msgKey(id string) string { return s.prefix + "msg:{" + id + "}" }
 
 // deliveryIndexKey is the owner's deliveries across jobs and messages: a
 // sorted set scored by first attempt (unix ms), members
 // "j|<job id>|<delivery id>|<hook id>" or "m|<message id>|...", trimmed to
 // JobTTL on every add and expiring JobTTL after the last.
-func (s *Store) deliveryIndexKey(owner string) string { return s.prefix + "dlvidx:{" + owner + "}" }
+func (s *base) deliveryIndexKey(owner string) string { return s.prefix + "dlvidx:{" + owner + "}" }
 
 // cbSecretKey holds the version of the owner's callback secret: version,
 // previous_until (unix ms). No TTL.
-func (s *Store) cbSecretKey(owner string) string { return s.prefix + "cbsecret:{" + owner + "}" }
+func (s *base) cbSecretKey(owner string) string { return s.prefix + "cbsecret:{" + owner + "}" }
 
 // PutMessage stores m for JobTTL.
-func (s *Store) PutMessage(ctx context.Context, m *connector.Message) error {
+func (s *Hooks) PutMessage(ctx context.Context, m *connector.Message) error {
 	data, err := json.Marshal(m)
 	if err != nil {
 		return internalErr(fmt.Errorf("encode message: %w", err))
@@ -45,7 +39,7 @@ func (s *Store) PutMessage(ctx context.Context, m *connector.Message) error {
 }
 
 // GetMessage returns the message, or ENOTFOUND.
-func (s *Store) GetMessage(ctx context.Context, id string) (*connector.Message, error) {
+func (s *Hooks) GetMessage(ctx context.Context, id string) (*connector.Message, error) {
 	data, err := s.rdb.Get(ctx, s.msgKey(id)).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, notFound("message", id)
@@ -62,18 +56,18 @@ func (s *Store) GetMessage(ctx context.Context, id string) (*connector.Message, 
 
 // RecordMessageAttempt appends a to the message's delivery log, which
 // expires with the message, and indexes the delivery for its owner.
-func (s *Store) RecordMessageAttempt(ctx context.Context, m *connector.Message, a *connector.DeliveryAttempt) error {
+func (s *Hooks) RecordMessageAttempt(ctx context.Context, m *connector.Message, a *connector.DeliveryAttempt) error {
 	return s.recordAttempt(ctx, "m", m.ID, s.msgKey(m.ID), m.Owner, a)
 }
 
 // MessageDeliveryAttempts returns the message's attempts, oldest first.
-func (s *Store) MessageDeliveryAttempts(ctx context.Context, msgID string) ([]*connector.DeliveryAttempt, error) {
+func (s *Hooks) MessageDeliveryAttempts(ctx context.Context, msgID string) ([]*connector.DeliveryAttempt, error) {
 	return s.DeliveryAttempts(ctx, msgID)
 }
 
 // recordAttempt appends a to subject's log (living as long as the record
 // at recordKey) and adds the delivery to owner's index, in one round trip.
-func (s *Store) recordAttempt(ctx context.Context, kind, subject, recordKey, owner string, a *connector.DeliveryAttempt) error {
+func (s *base) recordAttempt(ctx context.Context, kind, subject, recordKey, owner string, a *connector.DeliveryAttempt) error {
 	data, err := json.Marshal(a)
 	if err != nil {
 		return internalErr(fmt.Errorf("encode delivery attempt: %w", err))
@@ -122,7 +116,7 @@ func parseIndexEntry(z redis.Z) (indexEntry, bool) {
 
 // ListDeliveries pages through owner's deliveries by first attempt,
 // newest first, each with its attempts and status.
-func (s *Store) ListDeliveries(ctx context.Context, owner string, f connector.DeliveryFilter) (*connector.DeliveryPage, error) {
+func (s *Hooks) ListDeliveries(ctx context.Context, owner string, f connector.DeliveryFilter) (*connector.DeliveryPage, error) {
 	if f.Limit <= 0 || f.Limit > 100 {
 		f.Limit = 100
 	}
@@ -186,7 +180,7 @@ func (s *Store) ListDeliveries(ctx context.Context, owner string, f connector.De
 
 // indexedRecords reads the delivery record of each entry (nil where its
 // log is gone), each subject's log once, in one round trip.
-func (s *Store) indexedRecords(ctx context.Context, entries []indexEntry) ([]*connector.DeliveryRecord, error) {
+func (s *base) indexedRecords(ctx context.Context, entries []indexEntry) ([]*connector.DeliveryRecord, error) {
 	logs := map[string]*redis.StringSliceCmd{}
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, e := range entries {
@@ -245,7 +239,7 @@ func decodeDeliveryCursor(c string) (maxScore, afterMember string, err error) {
 }
 
 // CallbackSecretVersion is the version of owner's callback secret.
-func (s *Store) CallbackSecretVersion(ctx context.Context, owner string) (connector.SecretVersion, error) {
+func (s *Hooks) CallbackSecretVersion(ctx context.Context, owner string) (connector.SecretVersion, error) {
 	r, err := s.rdb.HMGet(ctx, s.cbSecretKey(owner), "version", "previous_until").Result()
 	if err != nil {
 		return connector.SecretVersion{}, storageErr(err)
@@ -280,7 +274,7 @@ return {v, ARGV[1]}
 
 // RotateCallbackSecret raises owner's callback secret version; the
 // previous one keeps signing until now+overlap.
-func (s *Store) RotateCallbackSecret(ctx context.Context, owner string, now time.Time, overlap time.Duration) (connector.SecretVersion, error) {
+func (s *Hooks) RotateCallbackSecret(ctx context.Context, owner string, now time.Time, overlap time.Duration) (connector.SecretVersion, error) {
 	r, err := rotateCallbackScript.Run(ctx, s.rdb, []string{s.cbSecretKey(owner)}, now.Add(overlap).UnixMilli()).Slice()
 	if err != nil {
 		return connector.SecretVersion{}, storageErr(err)

@@ -16,63 +16,64 @@ var _ connector.JobRuns = (*Runs)(nil)
 // store (S3), the blob halves of those steps are delegated to it and the
 // rest stays one write.
 type Runs struct {
-	s *Store
+	jobs *Jobs
 	// blobs holds the jobs' blobs when they are not in this Redis; nil
 	// when they are, and reads and writes of them join the job's.
 	blobs connector.BlobStore
 }
 
-// Runs returns the executor's store. blobs is where job blobs live when
-// not in this Redis (IMGFLOW_BLOB_STORE=s3://...); nil when they are here.
-func (s *Store) Runs(blobs connector.BlobStore) *Runs { return &Runs{s: s, blobs: blobs} }
+// WithBlobs is the executor's store with job blobs in blobs, when they are
+// not in this Redis (IMGFLOW_BLOB_STORE=s3://...): Store.Runs keeps them
+// here.
+func (r *Runs) WithBlobs(blobs connector.BlobStore) *Runs { return &Runs{jobs: r.jobs, blobs: blobs} }
 
 // OpenJob reads the job and, with blobs in this Redis, opens its input in
 // the same round trip (nil when it has none); with blobs elsewhere the
 // caller opens the input itself.
 func (r *Runs) OpenJob(ctx context.Context, id string) (*connector.Job, *connector.Blob, error) {
 	if r.blobs != nil {
-		job, err := r.s.GetJob(ctx, id)
+		job, err := r.jobs.GetJob(ctx, id)
 		return job, nil, err
 	}
-	return r.s.getJobWithInput(ctx, id)
+	return r.jobs.getJobWithInput(ctx, id)
 }
 
 // Calls returns the job's call record.
 func (r *Runs) Calls(ctx context.Context, id string) (connector.CallRecord, error) {
-	return r.s.callRecord(ctx, id)
+	return r.jobs.callRecord(ctx, id)
 }
 
 // StartRun stores start's change of the job; with beginCall the same
 // script begins a call.
 func (r *Runs) StartRun(ctx context.Context, id string, start func(*connector.Job) error, beginCall bool) (*connector.Job, connector.CallRecord, error) {
 	if beginCall {
-		return r.s.startJob(ctx, id, start)
+		return r.jobs.startJob(ctx, id, start)
 	}
-	job, err := r.s.UpdateJob(ctx, id, start)
+	job, err := r.jobs.UpdateJob(ctx, id, start)
 	return job, connector.CallRecord{}, err
 }
 
 // BeginCall counts a call about to begin in run number run, open until
 // ctx's deadline.
 func (r *Runs) BeginCall(ctx context.Context, id string, run int) (connector.CallRecord, error) {
-	return r.s.beginCall(ctx, id, run)
+	return r.jobs.beginCall(ctx, id, run)
 }
 
 // AnswerCall records call as answered without a charge.
 func (r *Runs) AnswerCall(ctx context.Context, id string, call int) error {
-	return r.s.answer(ctx, id, call, "")
+	return r.jobs.answer(ctx, id, call, "")
 }
 
 // KeepAnswer stores the bytes and the answer: one round trip with blobs
 // in this Redis, the bytes to the blob store first otherwise.
 func (r *Runs) KeepAnswer(ctx context.Context, id string, call int, answer *connector.KeptAnswer, data connector.Bytes, ttl time.Duration) error {
 	if r.blobs == nil {
-		return r.s.keepAnswer(ctx, id, call, answer, data, ttl)
+		return r.jobs.keepAnswer(ctx, id, call, answer, data, ttl)
 	}
 	if err := r.blobs.PutBlob(ctx, connector.OutputBlobKey(id), connector.BytesReader(data), data.Size(), ttl); err != nil {
 		return err
 	}
-	return r.s.keepAnswerOnly(ctx, id, call, answer)
+	return r.jobs.keepAnswerOnly(ctx, id, call, answer)
 }
 
 // FinishRun ends the job under the run guard: the job's record is
@@ -80,7 +81,7 @@ func (r *Runs) KeepAnswer(ctx context.Context, id string, call int, answer *conn
 // for the record the write replaces. The write deletes an input blob in
 // this Redis; one in the blob store elsewhere is deleted after it.
 func (r *Runs) FinishRun(ctx context.Context, id string, run int, end func(*connector.Job)) (*connector.Job, connector.HooksHint, error) {
-	job, hooks, err := r.s.finishJob(ctx, id, func(j *connector.Job) error {
+	job, hooks, err := r.jobs.finishJob(ctx, id, func(j *connector.Job) error {
 		switch {
 		case j.Status.Finished():
 			return connector.ErrJobFinished

@@ -25,7 +25,7 @@ func failJob(j *connector.Job) {
 // ends a job twice.
 func TestFinishRunIsFencedByTheRunNumber(t *testing.T) {
 	s, _ := newStore(t, Options{})
-	runs := s.Runs(nil)
+	runs := s.Runs
 	ctx := context.Background()
 	job := newJob(t, s, "tenant", connector.StatusQueued)
 	first, _, err := runs.StartRun(ctx, job.ID, startRunForTest, false)
@@ -39,7 +39,7 @@ func TestFinishRunIsFencedByTheRunNumber(t *testing.T) {
 	if _, _, err := runs.FinishRun(ctx, job.ID, 1, failJob); !errors.Is(err, connector.ErrStaleRun) {
 		t.Fatalf("stale run's end: expected ErrStaleRun, got %v", err)
 	}
-	if got, _ := s.GetJob(ctx, job.ID); got.Status != connector.StatusProcessing {
+	if got, _ := s.Jobs.GetJob(ctx, job.ID); got.Status != connector.StatusProcessing {
 		t.Fatalf("after the stale end: expected processing, got %s", got.Status)
 	}
 	done, _, err := runs.FinishRun(ctx, job.ID, 2, func(j *connector.Job) { j.Status = connector.StatusCompleted })
@@ -55,7 +55,7 @@ func TestFinishRunIsFencedByTheRunNumber(t *testing.T) {
 // run's), in the same write; a completion does not.
 func TestFinishRunRefusesAFailureWhileAnAnswerIsKept(t *testing.T) {
 	s, _ := newStore(t, Options{})
-	runs := s.Runs(nil)
+	runs := s.Runs
 	ctx := context.Background()
 	job := newJob(t, s, "tenant", connector.StatusQueued)
 	if _, _, err := runs.StartRun(ctx, job.ID, startRunForTest, true); err != nil {
@@ -68,7 +68,7 @@ func TestFinishRunRefusesAFailureWhileAnAnswerIsKept(t *testing.T) {
 	if _, _, err := runs.FinishRun(ctx, job.ID, 1, failJob); !errors.Is(err, connector.ErrAnswerKept) {
 		t.Fatalf("failure with a kept answer: expected ErrAnswerKept, got %v", err)
 	}
-	if got, _ := s.GetJob(ctx, job.ID); got.Status != connector.StatusProcessing {
+	if got, _ := s.Jobs.GetJob(ctx, job.ID); got.Status != connector.StatusProcessing {
 		t.Fatalf("after the refused failure: expected processing, got %s", got.Status)
 	}
 	rec, err := runs.Calls(ctx, job.ID)
@@ -86,10 +86,10 @@ func TestFinishRunRefusesAFailureWhileAnAnswerIsKept(t *testing.T) {
 func TestRunsDelegateBlobsToAnotherStore(t *testing.T) {
 	s, _ := newStore(t, Options{})
 	other, _ := newStore(t, Options{Prefix: "elsewhere:"})
-	runs := s.Runs(other)
+	runs := s.Runs.WithBlobs(other.Blobs)
 	ctx := context.Background()
 	job := newJob(t, s, "tenant", connector.StatusQueued)
-	if err := other.PutBlob(ctx, connector.InputBlobKey(job.ID), bytes.NewReader([]byte("in")), 2, time.Hour); err != nil {
+	if err := other.Blobs.PutBlob(ctx, connector.InputBlobKey(job.ID), bytes.NewReader([]byte("in")), 2, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	if _, in, err := runs.OpenJob(ctx, job.ID); err != nil || in != nil {
@@ -101,16 +101,16 @@ func TestRunsDelegateBlobsToAnotherStore(t *testing.T) {
 	if err := runs.KeepAnswer(ctx, job.ID, 1, &connector.KeptAnswer{Result: &connector.JobResult{}}, bytes.NewReader([]byte("out")), time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := connector.ReadBlob(ctx, other, connector.OutputBlobKey(job.ID)); err != nil {
+	if _, err := connector.ReadBlob(ctx, other.Blobs, connector.OutputBlobKey(job.ID)); err != nil {
 		t.Fatalf("output: expected it in the other store, got %v", err)
 	}
-	if _, err := connector.ReadBlob(ctx, s, connector.OutputBlobKey(job.ID)); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+	if _, err := connector.ReadBlob(ctx, s.Blobs, connector.OutputBlobKey(job.ID)); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Fatalf("output: expected none in Redis, got %v", err)
 	}
 	if _, _, err := runs.FinishRun(ctx, job.ID, 1, func(j *connector.Job) { j.Status = connector.StatusCompleted }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := connector.ReadBlob(ctx, other, connector.InputBlobKey(job.ID)); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+	if _, err := connector.ReadBlob(ctx, other.Blobs, connector.InputBlobKey(job.ID)); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Fatalf("input: expected it deleted from the other store at the end, got %v", err)
 	}
 }

@@ -77,12 +77,12 @@ return 1
 // first use, a restart or SCRIPT FLUSH), it loads the scripts and sends
 // again only the commands that failed so: the others ran, and some (SET NX)
 // must not run twice.
-func (s *Store) pipelinedScripts(ctx context.Context, queue func(p redis.Pipeliner)) ([]redis.Cmder, error) {
+func (s *base) pipelinedScripts(ctx context.Context, queue func(p redis.Pipeliner)) ([]redis.Cmder, error) {
 	return s.pipelinedScriptsOn(ctx, s.rdb, queue)
 }
 
 // pipelinedScriptsOn is pipelinedScripts on client c (see clientFor).
-func (s *Store) pipelinedScriptsOn(ctx context.Context, c redis.UniversalClient, queue func(p redis.Pipeliner)) ([]redis.Cmder, error) {
+func (s *base) pipelinedScriptsOn(ctx context.Context, c redis.UniversalClient, queue func(p redis.Pipeliner)) ([]redis.Cmder, error) {
 	cmds, err := c.Pipelined(ctx, func(p redis.Pipeliner) error { queue(p); return nil })
 	var again []redis.Cmder
 	for _, c := range cmds {

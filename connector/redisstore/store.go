@@ -1,9 +1,22 @@
-// Package redisstore keeps imgflow's state in Redis: job records and their
-// per-key listing, image blobs, Idempotency-Key records, the preflight account
-// cache, REST hook subscriptions and each job's delivery log. One *Store
-// implements every storage interface of package connector, so the server and
-// the worker can share a Redis (or a Sentinel / Cluster set-up through
-// redis.UniversalClient).
+// Package redisstore keeps imgflow's state in Redis, split by aggregate:
+// New returns a Store whose fields are small types on one client, key
+// prefix and set of scripts, and each caller takes the one it needs:
+//
+//	Jobs         job records, their listing, waits, the per-key cap, batch items' staging (jobs.go)
+//	Runs         the compress executor's steps, fused into few round trips (runs.go, calls.go)
+//	Batches      batches, their counts and the decision of their making (batches.go, batchmaking.go)
+//	Hooks        subscriptions, endpoints, messages, delivery logs, secret versions (hooks.go)
+//	Idempotency  Idempotency-Key records and their leases (idempotency.go)
+//	Accounts     key checks, confirmed keys, outbound budgets (accounts.go)
+//	Blobs        image bytes, and the S3 objects' deadlines (blobs.go)
+//	Dedupe       the content dedupe index (dedupe.go)
+//
+// The server and the worker can share a Redis (or a Sentinel / Cluster
+// set-up through redis.UniversalClient). A step that touches keys of two
+// aggregates in one round trip (a job's end, its making) stays whole, in
+// the aggregate whose step it is, and says so. Tests: go test
+// ./connector/redisstore (miniredis; REDIS_URL for a real Redis; the
+// cluster tests start their own redis-server when one is installed).
 //
 // Every failure to reach Redis comes back as a *connector.Error with code
 // EUNAVAILABLE and a RetryAfter hint, which the HTTP layer answers with 503.
@@ -41,20 +54,9 @@ package redisstore
 import (
 	"context"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/imgflow/imgflow/connector"
 	"github.com/redis/go-redis/v9"
-)
-
-// Compile-time checks that *Store is every store the domain asks for.
-var (
-	_ connector.JobStore         = (*Store)(nil)
-	_ connector.BlobStore        = (*Store)(nil)
-	_ connector.IdempotencyStore = (*Store)(nil)
-	_ connector.AccountCache     = (*Store)(nil)
-	_ connector.HookStore        = (*Store)(nil)
 )
 
 // Default option values.
@@ -90,9 +92,36 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Store is the Redis implementation of connector.JobStore, BlobStore,
-// IdempotencyStore, AccountCache and HookStore. It is safe for concurrent use.
+// Store is imgflow's state in Redis, one aggregate per field, all on one
+// client and key prefix. Each caller takes the aggregate it needs. It is
+// safe for concurrent use.
 type Store struct {
+	*base // unexported: nothing of it is promoted outside the package
+
+	// Jobs keeps job records, their listing, their finish for waiters and
+	// the key's cap of unfinished jobs (jobs.go).
+	Jobs *Jobs
+	// Runs is the compress executor's store, a job's life step by step
+	// with blobs in this Redis (runs.go; Runs.WithBlobs for S3).
+	Runs *Runs
+	// Batches keeps batches and their making (batches.go, batchmaking.go).
+	Batches *Batches
+	// Hooks keeps subscriptions, endpoints, messages and delivery logs
+	// (hooks.go).
+	Hooks *Hooks
+	// Idempotency keeps Idempotency-Key records (idempotency.go).
+	Idempotency *Idempotency
+	// Accounts keeps key checks and outbound budgets (accounts.go).
+	Accounts *Accounts
+	// Blobs keeps image bytes (blobs.go).
+	Blobs *Blobs
+	// Dedupe is the content dedupe index (dedupe.go).
+	Dedupe *Dedupe
+}
+
+// base is what every aggregate of the store shares: the client, the key
+// prefix, the options and the scripts' helpers.
+type base struct {
 	// rdb sends the small commands: the autopipeliner over bulk, or bulk
 	// itself (Options.Unbatched, a cluster).
 	rdb redis.UniversalClient
@@ -106,10 +135,7 @@ type Store struct {
 	now         func() time.Time
 	hub         *waitHub    // shared by every WaitJob
 	legacy      *legacyKeys // nil on a cluster, where no untagged keys can exist
-	jobs        *jobCache   // unfinished records last seen, for UpdateJob
-
-	sweepMu   sync.Mutex
-	sweepFrom int64 // next unix minute DueBlobs looks at; 0 until the first sweep
+	records     *jobCache   // unfinished job records last seen, for UpdateJob
 }
 
 // New returns a Store over rdb. It does not contact Redis; see Ping.
@@ -118,7 +144,7 @@ func New(rdb redis.UniversalClient, opts Options) *Store {
 	if !opts.Unbatched {
 		batchedRDB = Batched(rdb)
 	}
-	s := &Store{rdb: batchedRDB, bulk: rdb, prefix: opts.Prefix, jobTTL: opts.JobTTL, now: opts.Now, hub: newWaitHub(), jobs: newJobCache()}
+	s := &base{rdb: batchedRDB, bulk: rdb, prefix: opts.Prefix, jobTTL: opts.JobTTL, now: opts.Now, hub: newWaitHub(), records: newJobCache()}
 	if s.prefix == "" {
 		s.prefix = DefaultPrefix
 	}
@@ -139,7 +165,9 @@ func New(rdb redis.UniversalClient, opts Options) *Store {
 	if _, cluster := rdb.(*redis.ClusterClient); !cluster {
 		s.legacy = &legacyKeys{}
 	}
-	return s
+	jobs := &Jobs{s}
+	return &Store{base: s, Jobs: jobs, Runs: &Runs{jobs: jobs}, Batches: &Batches{s}, Hooks: &Hooks{s},
+		Idempotency: &Idempotency{s}, Accounts: &Accounts{s}, Blobs: &Blobs{base: s}, Dedupe: &Dedupe{s}}
 }
 
 // Batched is the autopipeliner of rdb (see Options.Unbatched), or rdb
@@ -166,7 +194,7 @@ func Batched(rdb redis.UniversalClient) redis.UniversalClient {
 const smallValue = 32 << 10
 
 // clientFor is the client for a round trip that carries n bytes of blob.
-func (s *Store) clientFor(n int64) redis.UniversalClient {
+func (s *base) clientFor(n int64) redis.UniversalClient {
 	if n <= smallValue {
 		return s.rdb
 	}
@@ -179,25 +207,17 @@ func (s *Store) Ping(ctx context.Context) error {
 	return storageErr(s.rdb.Ping(ctx).Err())
 }
 
-func (s *Store) jobKey(id string) string         { return s.prefix + "job:{" + id + "}" }
-func (s *Store) jobIndexKey(owner string) string { return s.prefix + "jobs:{" + owner + "}" }
-func (s *Store) doneChannel(id string) string    { return s.prefix + "done:{" + id + "}" }
-func (s *Store) idemKey(owner, key string) string {
-	return s.prefix + "idem:{" + owner + "}:" + key
-}
-func (s *Store) acctKey(owner string) string      { return s.prefix + "acct:{" + owner + "}" }
-func (s *Store) confirmedKey(owner string) string { return s.prefix + "acctok:{" + owner + "}" }
-func (s *Store) hookKey(id string) string         { return s.prefix + "hook:{" + id + "}" }
-func (s *Store) hookIndexKey(owner string) string { return s.prefix + "hooks:{" + owner + "}" }
+func (s *base) jobKey(id string) string          { return s.prefix + "job:{" + id + "}" }
+func (s *base) jobIndexKey(owner string) string  { return s.prefix + "jobs:{" + owner + "}" }
+func (s *base) doneChannel(id string) string     { return s.prefix + "done:{" + id + "}" }
+func (s *base) hookKey(id string) string         { return s.prefix + "hook:{" + id + "}" }
+func (s *base) hookIndexKey(owner string) string { return s.prefix + "hooks:{" + owner + "}" }
 
 // blobKey tags the last segment of a blob key ("in:<job id>", see
 // connector.InputBlobKey), so a job's blobs live in its slot.
-func (s *Store) blobKey(key string) string {
+func (s *base) blobKey(key string) string {
 	i := strings.LastIndexByte(key, ':')
 	return s.prefix + "blob:" + key[:i+1] + "{" + key[i+1:] + "}"
 }
 
-func (s *Store) idemLeaseKey(owner, key string) string {
-	return s.prefix + "idemlease:{" + owner + "}:" + key
-}
-func (s *Store) callsKey(id string) string { return s.prefix + "attempts:{" + id + "}" }
+func (s *base) callsKey(id string) string { return s.prefix + "attempts:{" + id + "}" }

@@ -31,7 +31,7 @@ func newJob(t testing.TB, s *Store, owner string, status connector.JobStatus) *c
 		Input:  connector.JobInput{Kind: connector.InputURL, URL: "https://example.com/a.png"},
 		Owner:  owner,
 	}
-	if err := s.CreateJob(context.Background(), job); err != nil {
+	if err := s.Jobs.CreateJob(context.Background(), job); err != nil {
 		t.Fatalf("CreateJob: %v", err)
 	}
 	return job
@@ -78,36 +78,41 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 	job := &connector.Job{ID: uuid.Must(uuid.NewV7()).String(), Owner: "o"}
 	noop := func(*connector.Job) error { return nil }
 	calls := map[string]func(ctx context.Context) error{
-		"Ping":       s.Ping,
-		"CreateJob":  func(ctx context.Context) error { return s.CreateJob(ctx, job) },
-		"GetJob":     func(ctx context.Context) error { _, err := s.GetJob(ctx, job.ID); return err },
-		"UpdateJob":  func(ctx context.Context) error { _, err := s.UpdateJob(ctx, job.ID, noop); return err },
-		"ListJobs":   func(ctx context.Context) error { _, err := s.ListJobs(ctx, "o", connector.JobFilter{}); return err },
-		"WaitJob":    func(ctx context.Context) error { _, err := s.WaitJob(ctx, job.ID); return err },
-		"PutBlob":    func(ctx context.Context) error { return s.PutBlob(ctx, "k", strings.NewReader("x"), 1, time.Minute) },
-		"OpenBlob":   func(ctx context.Context) error { _, err := connector.ReadBlob(ctx, s, "k"); return err },
-		"DeleteBlob": func(ctx context.Context) error { return s.DeleteBlob(ctx, "k") },
+		"Ping":      s.Ping,
+		"CreateJob": func(ctx context.Context) error { return s.Jobs.CreateJob(ctx, job) },
+		"GetJob":    func(ctx context.Context) error { _, err := s.Jobs.GetJob(ctx, job.ID); return err },
+		"UpdateJob": func(ctx context.Context) error { _, err := s.Jobs.UpdateJob(ctx, job.ID, noop); return err },
+		"ListJobs": func(ctx context.Context) error {
+			_, err := s.Jobs.ListJobs(ctx, "o", connector.JobFilter{})
+			return err
+		},
+		"WaitJob": func(ctx context.Context) error { _, err := s.Jobs.WaitJob(ctx, job.ID); return err },
+		"PutBlob": func(ctx context.Context) error {
+			return s.Blobs.PutBlob(ctx, "k", strings.NewReader("x"), 1, time.Minute)
+		},
+		"OpenBlob":   func(ctx context.Context) error { _, err := connector.ReadBlob(ctx, s.Blobs, "k"); return err },
+		"DeleteBlob": func(ctx context.Context) error { return s.Blobs.DeleteBlob(ctx, "k") },
 		"ReserveIdempotencyKey": func(ctx context.Context) error {
-			_, _, err := s.ReserveIdempotencyKey(ctx, "o", "k", "f", "j")
+			_, _, err := s.Idempotency.ReserveIdempotencyKey(ctx, "o", "k", "f", "j")
 			return err
 		},
-		"CompleteIdempotencyKey": func(ctx context.Context) error { return s.CompleteIdempotencyKey(ctx, "o", "k", "j") },
-		"ReleaseIdempotencyKey":  func(ctx context.Context) error { return s.ReleaseIdempotencyKey(ctx, "o", "k") },
+		"CompleteIdempotencyKey": func(ctx context.Context) error { return s.Idempotency.CompleteIdempotencyKey(ctx, "o", "k", "j") },
+		"ReleaseIdempotencyKey":  func(ctx context.Context) error { return s.Idempotency.ReleaseIdempotencyKey(ctx, "o", "k") },
 		"RenewIdempotencyKey": func(ctx context.Context) error {
-			_, err := s.RenewIdempotencyKey(ctx, "o", "k", "j")
+			_, err := s.Idempotency.RenewIdempotencyKey(ctx, "o", "k", "j")
 			return err
 		},
-		"CachedAccount": func(ctx context.Context) error { _, _, err := s.CachedAccount(ctx, "o"); return err },
+		"CachedAccount": func(ctx context.Context) error { _, _, err := s.Accounts.CachedAccount(ctx, "o"); return err },
 		"CacheAccount": func(ctx context.Context) error {
-			return s.CacheAccount(ctx, "o", &connector.Account{Valid: true}, time.Minute)
+			return s.Accounts.CacheAccount(ctx, "o", &connector.Account{Valid: true}, time.Minute)
 		},
-		"ConfirmKey":     func(ctx context.Context) error { return s.ConfirmKey(ctx, "o", time.Now(), time.Hour) },
-		"KeyConfirmedAt": func(ctx context.Context) error { _, _, err := s.KeyConfirmedAt(ctx, "o"); return err },
-		"CreateHook":     func(ctx context.Context) error { return s.CreateHook(ctx, &connector.Hook{ID: "h", Owner: "o"}) },
-		"GetHook":        func(ctx context.Context) error { _, err := s.GetHook(ctx, "h"); return err },
-		"ListHooks":      func(ctx context.Context) error { _, err := s.ListHooks(ctx, "o"); return err },
-		"DeleteHook":     func(ctx context.Context) error { return s.DeleteHook(ctx, "o", "h") },
-		"DisableHook":    func(ctx context.Context) error { return s.DisableHook(ctx, "h") },
+		"ConfirmKey":     func(ctx context.Context) error { return s.Accounts.ConfirmKey(ctx, "o", time.Now(), time.Hour) },
+		"KeyConfirmedAt": func(ctx context.Context) error { _, _, err := s.Accounts.KeyConfirmedAt(ctx, "o"); return err },
+		"CreateHook":     func(ctx context.Context) error { return s.Hooks.CreateHook(ctx, &connector.Hook{ID: "h", Owner: "o"}) },
+		"GetHook":        func(ctx context.Context) error { _, err := s.Hooks.GetHook(ctx, "h"); return err },
+		"ListHooks":      func(ctx context.Context) error { _, err := s.Hooks.ListHooks(ctx, "o"); return err },
+		"DeleteHook":     func(ctx context.Context) error { return s.Hooks.DeleteHook(ctx, "o", "h") },
+		"DisableHook":    func(ctx context.Context) error { return s.Hooks.DisableHook(ctx, "h") },
 	}
 	for name, call := range calls {
 		t.Run(name, func(t *testing.T) {
@@ -138,11 +143,11 @@ func TestUnbatchedAndBatchedStoresRunTheSameJob(t *testing.T) {
 		}
 		ctx := context.Background()
 		job := newJob(t, s, "owner", connector.StatusQueued)
-		done, err := s.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil })
+		done, err := s.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil })
 		if err != nil || done.Status != connector.StatusCompleted {
 			t.Fatalf("unbatched %v: UpdateJob = %v, %v", unbatched, done, err)
 		}
-		if got, err := s.GetJob(ctx, job.ID); err != nil || got.Status != connector.StatusCompleted {
+		if got, err := s.Jobs.GetJob(ctx, job.ID); err != nil || got.Status != connector.StatusCompleted {
 			t.Fatalf("unbatched %v: GetJob = %v, %v", unbatched, got, err)
 		}
 	}

@@ -20,16 +20,16 @@ import (
 // on the hot path removes a note: that would cost a command per job.
 
 // unqueuedKey is the sorted set of job ids by creation time (Unix ms).
-func (s *Store) unqueuedKey() string { return s.prefix + "unqueued" }
+func (s *base) unqueuedKey() string { return s.prefix + "unqueued" }
 
 // noteUnqueued queues, in p, the note of a new job.
-func (s *Store) noteUnqueued(ctx context.Context, p redis.Pipeliner, id string, now time.Time) {
+func (s *base) noteUnqueued(ctx context.Context, p redis.Pipeliner, id string, now time.Time) {
 	p.ZAdd(ctx, s.unqueuedKey(), redis.Z{Score: float64(now.UnixMilli()), Member: id})
 }
 
 // UnqueuedJobs returns up to limit ids of jobs created before before whose
 // notes the sweeper has not forgotten yet, oldest first.
-func (s *Store) UnqueuedJobs(ctx context.Context, before time.Time, limit int) ([]string, error) {
+func (s *Jobs) UnqueuedJobs(ctx context.Context, before time.Time, limit int) ([]string, error) {
 	ids, err := s.rdb.ZRangeByScore(ctx, s.unqueuedKey(), &redis.ZRangeBy{
 		Min: "-inf", Max: "(" + strconv.FormatInt(before.UnixMilli(), 10), Count: int64(limit),
 	}).Result()
@@ -38,7 +38,7 @@ func (s *Store) UnqueuedJobs(ctx context.Context, before time.Time, limit int) (
 
 // ForgetUnqueued drops the notes of ids: their tasks are queued, or they
 // are gone or finished.
-func (s *Store) ForgetUnqueued(ctx context.Context, ids ...string) error {
+func (s *Jobs) ForgetUnqueued(ctx context.Context, ids ...string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -54,6 +54,6 @@ func (s *Store) ForgetUnqueued(ctx context.Context, ids ...string) error {
 // pipeline met a Redis restart: NOSCRIPT, then the reload failed) left a job
 // that polling triggers never see; the retry that adopts the job lists it.
 // Listing twice is a no-op.
-func (s *Store) EnsureListed(ctx context.Context, owner, id string) error {
+func (s *Jobs) EnsureListed(ctx context.Context, owner, id string) error {
 	return storageErr(s.rdb.ZAdd(ctx, s.jobIndexKey(owner), redis.Z{Member: id}).Err())
 }

@@ -146,6 +146,6 @@ func notify(ch chan *connector.Job, job *connector.Job) {
 
 // subscribedFor reports whether a WaitJob waits on job id with the shared
 // subscription confirmed (for tests).
-func (s *Store) subscribedFor(id string) bool {
+func (s *base) subscribedFor(id string) bool {
 	return s.hub.subscribed() && s.hub.waiting(id) > 0
 }

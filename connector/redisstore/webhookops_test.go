@@ -20,7 +20,7 @@ func TestCreateHookLimitedHoldsTheCapUnderConcurrentCreates(t *testing.T) {
 	refused := 0
 	for i := range 12 {
 		wg.Go(func() {
-			err := s.CreateHookLimited(ctx, &connector.Hook{ID: "h" + strconv.Itoa(i), TargetURL: "https://hooks.example/x", Event: connector.EventJobFinished, Owner: "me"}, 5)
+			err := s.Hooks.CreateHookLimited(ctx, &connector.Hook{ID: "h" + strconv.Itoa(i), TargetURL: "https://hooks.example/x", Event: connector.EventJobFinished, Owner: "me"}, 5)
 			if connector.ErrorCodeOf(err) == connector.ETOOMANYHOOKS {
 				mu.Lock()
 				refused++
@@ -31,17 +31,17 @@ func TestCreateHookLimitedHoldsTheCapUnderConcurrentCreates(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	hooks, err := s.ListHooks(ctx, "me")
+	hooks, err := s.Hooks.ListHooks(ctx, "me")
 	if err != nil || len(hooks) != 5 || refused != 7 {
 		t.Errorf("expected 5 hooks made and 7 refused with too_many_hooks, got %d hooks, %d refused (%v)", len(hooks), refused, err)
 	}
-	if err := s.DeleteHook(ctx, "me", hooks[0].ID); err != nil {
+	if err := s.Hooks.DeleteHook(ctx, "me", hooks[0].ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateHookLimited(ctx, &connector.Hook{ID: "again", Owner: "me"}, 5); err != nil {
+	if err := s.Hooks.CreateHookLimited(ctx, &connector.Hook{ID: "again", Owner: "me"}, 5); err != nil {
 		t.Errorf("expected room for one hook after a delete, got %v", err)
 	}
-	if err := s.CreateHookLimited(ctx, &connector.Hook{ID: "other", Owner: "you"}, 5); err != nil {
+	if err := s.Hooks.CreateHookLimited(ctx, &connector.Hook{ID: "other", Owner: "you"}, 5); err != nil {
 		t.Errorf("expected another owner unaffected, got %v", err)
 	}
 }
@@ -51,33 +51,33 @@ func TestDisableEnableAndRotateAHook(t *testing.T) {
 	ctx := context.Background()
 	createHook(t, s, "h1", "me", time.Now())
 	at := time.Date(2026, 11, 25, 1, 0, 0, 0, time.UTC)
-	changed, err := s.DisableHookFor(ctx, "h1", connector.DisabledFailing, at)
+	changed, err := s.Hooks.DisableHookFor(ctx, "h1", connector.DisabledFailing, at)
 	if err != nil || !changed {
 		t.Fatalf("DisableHookFor: changed %v, %v; want true", changed, err)
 	}
-	if changed, _ := s.DisableHookFor(ctx, "h1", connector.DisabledGone, at.Add(time.Hour)); changed {
+	if changed, _ := s.Hooks.DisableHookFor(ctx, "h1", connector.DisabledGone, at.Add(time.Hour)); changed {
 		t.Errorf("expected a second disable to change nothing")
 	}
-	h, _ := s.GetHook(ctx, "h1")
+	h, _ := s.Hooks.GetHook(ctx, "h1")
 	if !h.Disabled || h.Status != connector.HookDisabled || h.DisabledReason != connector.DisabledFailing || !h.DisabledAt.Equal(at) {
 		t.Errorf("expected disabled for failing at %s, got %+v", at, h)
 	}
-	s.EndpointFailed(ctx, connector.HookEndpointID("h1"), at, 0)
-	if _, err := s.EnableHook(ctx, "you", "h1"); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+	s.Hooks.EndpointFailed(ctx, connector.HookEndpointID("h1"), at, 0)
+	if _, err := s.Hooks.EnableHook(ctx, "you", "h1"); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Errorf("expected another owner's enable to be not found, got %v", err)
 	}
-	h, err = s.EnableHook(ctx, "me", "h1")
+	h, err = s.Hooks.EnableHook(ctx, "me", "h1")
 	if err != nil || h.Disabled || h.Status != connector.HookEnabled || h.DisabledAt != nil {
 		t.Errorf("expected the hook enabled, got %+v (%v)", h, err)
 	}
-	if st, _ := s.Endpoint(ctx, connector.HookEndpointID("h1")); !st.FailingSince.IsZero() {
+	if st, _ := s.Hooks.Endpoint(ctx, connector.HookEndpointID("h1")); !st.FailingSince.IsZero() {
 		t.Errorf("expected enabling to forget the endpoint's failures, got %+v", st)
 	}
-	r, err := s.RotateHookSecret(ctx, "me", "h1", at, time.Hour)
+	r, err := s.Hooks.RotateHookSecret(ctx, "me", "h1", at, time.Hour)
 	if err != nil || r.SecretVersion != 1 || !r.PreviousSecretUntil.Equal(at.Add(time.Hour)) {
 		t.Fatalf("RotateHookSecret: %+v, %v", r, err)
 	}
-	if h, _ := s.GetHook(ctx, "h1"); h.SecretVersion != 1 || h.PreviousSecretUntil == nil {
+	if h, _ := s.Hooks.GetHook(ctx, "h1"); h.SecretVersion != 1 || h.PreviousSecretUntil == nil {
 		t.Errorf("expected the secret version kept, got %+v", h)
 	}
 }
@@ -89,7 +89,7 @@ func TestEndpointPauseNeverEndsBeforeRetryAfter(t *testing.T) {
 	s, _ := newStore(t, Options{})
 	id := connector.HookEndpointID("pause")
 	now := time.UnixMilli(1_790_000_000_000).Add(394 * time.Microsecond)
-	st, err := s.EndpointFailed(context.Background(), id, now, 3*time.Second)
+	st, err := s.Hooks.EndpointFailed(context.Background(), id, now, 3*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,27 +109,27 @@ func TestEndpointStateRecordsFailuresPausesAndDisabling(t *testing.T) {
 		t.Errorf("expected a callback endpoint to ignore the query string")
 	}
 	t0 := time.UnixMilli(1_790_000_000_000).UTC()
-	st, err := s.EndpointFailed(ctx, id, t0, 3*time.Second)
+	st, err := s.Hooks.EndpointFailed(ctx, id, t0, 3*time.Second)
 	if err != nil || !st.FailingSince.Equal(t0) || !st.PausedUntil.Equal(t0.Add(3*time.Second)) {
 		t.Fatalf("first failure: %+v, %v", st, err)
 	}
-	st, _ = s.EndpointFailed(ctx, id, t0.Add(time.Second), time.Second)
+	st, _ = s.Hooks.EndpointFailed(ctx, id, t0.Add(time.Second), time.Second)
 	if !st.FailingSince.Equal(t0) || !st.PausedUntil.Equal(t0.Add(3*time.Second)) {
 		t.Errorf("expected the run's start and the longer pause kept, got %+v", st)
 	}
-	if changed, _ := s.DisableEndpoint(ctx, id, connector.DisabledGone, t0); !changed {
+	if changed, _ := s.Hooks.DisableEndpoint(ctx, id, connector.DisabledGone, t0); !changed {
 		t.Errorf("expected the first disable to change it")
 	}
-	if changed, _ := s.DisableEndpoint(ctx, id, connector.DisabledGone, t0); changed {
+	if changed, _ := s.Hooks.DisableEndpoint(ctx, id, connector.DisabledGone, t0); changed {
 		t.Errorf("expected the second disable to change nothing")
 	}
-	if st, _ := s.Endpoint(ctx, id); !st.Disabled() || st.DisabledReason != connector.DisabledGone {
+	if st, _ := s.Hooks.Endpoint(ctx, id); !st.Disabled() || st.DisabledReason != connector.DisabledGone {
 		t.Errorf("expected disabled (gone), got %+v", st)
 	}
-	if err := s.EndpointSucceeded(ctx, id); err != nil {
+	if err := s.Hooks.EndpointSucceeded(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := s.Endpoint(ctx, id); st.Disabled() || !st.FailingSince.IsZero() {
+	if st, _ := s.Hooks.Endpoint(ctx, id); st.Disabled() || !st.FailingSince.IsZero() {
 		t.Errorf("expected a success to end the failures and the disabling, got %+v", st)
 	}
 }
@@ -139,22 +139,22 @@ func TestTakeSlotSpacesDeliveriesAtTheRate(t *testing.T) {
 	s, _ := newStore(t, Options{Now: func() time.Time { return now }})
 	ctx := context.Background()
 	for i, want := range []time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond, 300 * time.Millisecond} {
-		wait, ok, err := s.TakeSlot(ctx, "hook:r", 10, time.Second)
+		wait, ok, err := s.Hooks.TakeSlot(ctx, "hook:r", 10, time.Second)
 		if err != nil || !ok || wait != want {
 			t.Errorf("slot %d at 10/s: wait %s, reserved %v (%v); want %s, reserved", i+1, wait, ok, err, want)
 		}
 	}
-	if wait, ok, _ := s.TakeSlot(ctx, "hook:r", 10, 350*time.Millisecond); ok || wait != 400*time.Millisecond {
+	if wait, ok, _ := s.Hooks.TakeSlot(ctx, "hook:r", 10, 350*time.Millisecond); ok || wait != 400*time.Millisecond {
 		t.Errorf("beyond maxWait: wait %s, reserved %v; want 400ms, not reserved", wait, ok)
 	}
 	now = now.Add(time.Second)
-	if wait, ok, _ := s.TakeSlot(ctx, "hook:r", 10, time.Second); !ok || wait != 0 {
+	if wait, ok, _ := s.Hooks.TakeSlot(ctx, "hook:r", 10, time.Second); !ok || wait != 0 {
 		t.Errorf("a second later: wait %s, reserved %v; want at once", wait, ok)
 	}
-	if wait, ok, _ := s.TakeSlot(ctx, "hook:other", 10, time.Second); !ok || wait != 0 {
+	if wait, ok, _ := s.Hooks.TakeSlot(ctx, "hook:other", 10, time.Second); !ok || wait != 0 {
 		t.Errorf("another endpoint: wait %s; want at once", wait)
 	}
-	if wait, ok, _ := s.TakeSlot(ctx, "hook:r", -1, 0); !ok || wait != 0 {
+	if wait, ok, _ := s.Hooks.TakeSlot(ctx, "hook:r", -1, 0); !ok || wait != 0 {
 		t.Errorf("no rate: wait %s; want at once", wait)
 	}
 }
@@ -164,7 +164,7 @@ func TestCreditsLowCrossesOncePerFall(t *testing.T) {
 	ctx := context.Background()
 	var got []bool
 	for _, low := range []bool{false, true, true, false, true} {
-		crossed, err := s.MarkCreditsLow(ctx, "hook:c", low)
+		crossed, err := s.Hooks.MarkCreditsLow(ctx, "hook:c", low)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,7 +182,7 @@ func TestListDeliveriesPagesAcrossJobsAndMessagesNewestFirst(t *testing.T) {
 	var jobs []*connector.Job
 	for i := range 5 {
 		j := &connector.Job{ID: "0190a0a0-0000-7000-8000-00000000000" + strconv.Itoa(i), Status: connector.StatusCompleted, Owner: "me"}
-		if err := s.CreateJob(ctx, j); err != nil {
+		if err := s.Jobs.CreateJob(ctx, j); err != nil {
 			t.Fatal(err)
 		}
 		jobs = append(jobs, j)
@@ -192,24 +192,24 @@ func TestListDeliveriesPagesAcrossJobsAndMessagesNewestFirst(t *testing.T) {
 		}
 		a := &connector.DeliveryAttempt{DeliveryID: connector.HookDeliveryID(j.ID, "h1"), HookID: "h1", Event: connector.EventJobCompleted,
 			At: now.Add(time.Duration(i) * time.Second), Outcome: outcome}
-		if err := s.RecordDeliveryAttempt(ctx, j, a); err != nil {
+		if err := s.Hooks.RecordDeliveryAttempt(ctx, j, a); err != nil {
 			t.Fatal(err)
 		}
 	}
 	msg, _ := connector.NewMessage("msg_test", "me", connector.EventHookTest, now, map[string]string{"hook_id": "h2"})
-	if err := s.PutMessage(ctx, msg); err != nil {
+	if err := s.Hooks.PutMessage(ctx, msg); err != nil {
 		t.Fatal(err)
 	}
-	s.RecordMessageAttempt(ctx, msg, &connector.DeliveryAttempt{DeliveryID: connector.MessageDeliveryID(msg.ID, "h2"), HookID: "h2",
+	s.Hooks.RecordMessageAttempt(ctx, msg, &connector.DeliveryAttempt{DeliveryID: connector.MessageDeliveryID(msg.ID, "h2"), HookID: "h2",
 		Event: connector.EventHookTest, At: now.Add(10 * time.Second), Outcome: connector.OutcomeDelivered})
 	other := &connector.Job{ID: "0190a0a0-0000-7000-8000-0000000000ff", Status: connector.StatusCompleted, Owner: "you"}
-	s.CreateJob(ctx, other)
-	s.RecordDeliveryAttempt(ctx, other, &connector.DeliveryAttempt{DeliveryID: "x", At: now, Outcome: connector.OutcomeDelivered})
+	s.Jobs.CreateJob(ctx, other)
+	s.Hooks.RecordDeliveryAttempt(ctx, other, &connector.DeliveryAttempt{DeliveryID: "x", At: now, Outcome: connector.OutcomeDelivered})
 
 	var ids []string
 	f := connector.DeliveryFilter{Limit: 2}
 	for range 10 {
-		page, err := s.ListDeliveries(ctx, "me", f)
+		page, err := s.Hooks.ListDeliveries(ctx, "me", f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,15 +229,15 @@ func TestListDeliveriesPagesAcrossJobsAndMessagesNewestFirst(t *testing.T) {
 			t.Errorf("delivery %d: got %s, want %s", i, ids[i], want[i])
 		}
 	}
-	failed, err := s.ListDeliveries(ctx, "me", connector.DeliveryFilter{Status: connector.DeliveryFailed, HookID: "h1"})
+	failed, err := s.Hooks.ListDeliveries(ctx, "me", connector.DeliveryFilter{Status: connector.DeliveryFailed, HookID: "h1"})
 	if err != nil || len(failed.Deliveries) != 2 || failed.Deliveries[0].JobID != jobs[3].ID || failed.Deliveries[1].JobID != jobs[1].ID {
 		t.Errorf("expected h1's two failed deliveries, got %+v (%v)", failed, err)
 	}
-	since, _ := s.ListDeliveries(ctx, "me", connector.DeliveryFilter{Since: now.Add(3 * time.Second), HookID: "h1"})
+	since, _ := s.Hooks.ListDeliveries(ctx, "me", connector.DeliveryFilter{Since: now.Add(3 * time.Second), HookID: "h1"})
 	if len(since.Deliveries) != 2 {
 		t.Errorf("expected the 2 deliveries first attempted since +3s, got %d", len(since.Deliveries))
 	}
-	if _, err := s.ListDeliveries(ctx, "me", connector.DeliveryFilter{Cursor: "%%"}); connector.ErrorCodeOf(err) != connector.EINVALID {
+	if _, err := s.Hooks.ListDeliveries(ctx, "me", connector.DeliveryFilter{Cursor: "%%"}); connector.ErrorCodeOf(err) != connector.EINVALID {
 		t.Errorf("expected a bad cursor to be invalid_input, got %v", err)
 	}
 }
@@ -245,15 +245,15 @@ func TestListDeliveriesPagesAcrossJobsAndMessagesNewestFirst(t *testing.T) {
 func TestCallbackSecretVersionsRotate(t *testing.T) {
 	s, _ := newStore(t, Options{})
 	ctx := context.Background()
-	if v, err := s.CallbackSecretVersion(ctx, "me"); err != nil || v.Version != 0 || !v.PreviousUntil.IsZero() {
+	if v, err := s.Hooks.CallbackSecretVersion(ctx, "me"); err != nil || v.Version != 0 || !v.PreviousUntil.IsZero() {
 		t.Fatalf("before any rotation: %+v, %v", v, err)
 	}
 	at := time.UnixMilli(1_790_000_000_000).UTC()
-	v, err := s.RotateCallbackSecret(ctx, "me", at, time.Hour)
+	v, err := s.Hooks.RotateCallbackSecret(ctx, "me", at, time.Hour)
 	if err != nil || v.Version != 1 || !v.PreviousUntil.Equal(at.Add(time.Hour)) {
 		t.Fatalf("rotation: %+v, %v", v, err)
 	}
-	if got, _ := s.CallbackSecretVersion(ctx, "me"); got != v {
+	if got, _ := s.Hooks.CallbackSecretVersion(ctx, "me"); got != v {
 		t.Errorf("expected %+v kept, got %+v", v, got)
 	}
 }
@@ -266,48 +266,48 @@ func TestWebhookOperationsWorkOnARedisCluster(t *testing.T) {
 	s := New(c.Client, Options{Prefix: c.Prefix})
 	ctx := context.Background()
 	for i := range 3 {
-		if err := s.CreateHookLimited(ctx, &connector.Hook{ID: "ch" + strconv.Itoa(i), Owner: "owner-c", Event: connector.EventJobFinished}, 2); i < 2 && err != nil {
+		if err := s.Hooks.CreateHookLimited(ctx, &connector.Hook{ID: "ch" + strconv.Itoa(i), Owner: "owner-c", Event: connector.EventJobFinished}, 2); i < 2 && err != nil {
 			t.Fatalf("CreateHookLimited: %v", err)
 		} else if i == 2 && connector.ErrorCodeOf(err) != connector.ETOOMANYHOOKS {
 			t.Fatalf("third hook: expected too_many_hooks, got %v", err)
 		}
 	}
-	if _, err := s.DisableHookFor(ctx, "ch0", connector.DisabledGone, time.Now()); err != nil {
+	if _, err := s.Hooks.DisableHookFor(ctx, "ch0", connector.DisabledGone, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.EnableHook(ctx, "owner-c", "ch0"); err != nil {
+	if _, err := s.Hooks.EnableHook(ctx, "owner-c", "ch0"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.RotateHookSecret(ctx, "owner-c", "ch0", time.Now(), time.Hour); err != nil {
+	if _, err := s.Hooks.RotateHookSecret(ctx, "owner-c", "ch0", time.Now(), time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	id := connector.HookEndpointID("ch0")
-	if _, _, _, err := s.AdmitEndpoint(ctx, id, 10, time.Second); err != nil {
+	if _, _, _, err := s.Hooks.AdmitEndpoint(ctx, id, 10, time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.EndpointFailed(ctx, id, time.Now(), time.Second); err != nil {
+	if _, err := s.Hooks.EndpointFailed(ctx, id, time.Now(), time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.MarkCreditsLow(ctx, id, true); err != nil {
+	if _, err := s.Hooks.MarkCreditsLow(ctx, id, true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.RotateCallbackSecret(ctx, "owner-c", time.Now(), time.Hour); err != nil {
+	if _, err := s.Hooks.RotateCallbackSecret(ctx, "owner-c", time.Now(), time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 6 {
 		j := newJob(t, s, "owner-c", connector.StatusCompleted)
-		if err := s.RecordDeliveryAttempt(ctx, j, &connector.DeliveryAttempt{DeliveryID: "d" + strconv.Itoa(i), HookID: "ch0", At: time.Now(), Outcome: connector.OutcomeFailed}); err != nil {
+		if err := s.Hooks.RecordDeliveryAttempt(ctx, j, &connector.DeliveryAttempt{DeliveryID: "d" + strconv.Itoa(i), HookID: "ch0", At: time.Now(), Outcome: connector.OutcomeFailed}); err != nil {
 			t.Fatalf("RecordDeliveryAttempt: %v", err)
 		}
 	}
 	msg, _ := connector.NewMessage("msg_cluster", "owner-c", connector.EventHookTest, time.Now(), map[string]string{})
-	if err := s.PutMessage(ctx, msg); err != nil {
+	if err := s.Hooks.PutMessage(ctx, msg); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RecordMessageAttempt(ctx, msg, &connector.DeliveryAttempt{DeliveryID: "dm", HookID: "ch0", At: time.Now(), Outcome: connector.OutcomeDelivered}); err != nil {
+	if err := s.Hooks.RecordMessageAttempt(ctx, msg, &connector.DeliveryAttempt{DeliveryID: "dm", HookID: "ch0", At: time.Now(), Outcome: connector.OutcomeDelivered}); err != nil {
 		t.Fatal(err)
 	}
-	page, err := s.ListDeliveries(ctx, "owner-c", connector.DeliveryFilter{HookID: "ch0"})
+	page, err := s.Hooks.ListDeliveries(ctx, "owner-c", connector.DeliveryFilter{HookID: "ch0"})
 	if err != nil || len(page.Deliveries) != 7 {
 		t.Fatalf("ListDeliveries on a cluster: %d deliveries, %v; want 7", len(page.Deliveries), err)
 	}

@@ -31,7 +31,7 @@ func newStore(t *testing.T) (*Store, *redisstore.Store, *s3test.Server) {
 		t.Fatal(err)
 	}
 	c.AccessKey, c.SecretKey = srv.AccessKey, srv.SecretKey
-	s, err := New(c, rs)
+	s, err := New(c, rs.Blobs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func (q *queue) ids() []string {
 // failingStage is the store with item number failAt's staging failing
 // (Redis lost mid-request), or calling onStage before each item.
 type failingStage struct {
-	*redisstore.Store
+	*redisstore.Jobs
 	mu      sync.Mutex
 	staged  int
 	failAt  int
@@ -62,7 +62,7 @@ func (f *failingStage) StageJob(ctx context.Context, job *connector.Job, input c
 	if n == f.failAt {
 		return &connector.Error{Code: connector.EUNAVAILABLE, Message: "storage unavailable"}
 	}
-	return f.Store.StageJob(ctx, job, input, ttl)
+	return f.Jobs.StageJob(ctx, job, input, ttl)
 }
 
 type fixture struct {
@@ -82,8 +82,11 @@ func newFixture(t *testing.T) *fixture {
 	return &fixture{t: t, r: r, store: redisstore.New(r.Client, redisstore.Options{Prefix: r.Prefix}), queue: &queue{}, kr: kr}
 }
 
-func (f *fixture) service(store app.Store, mod func(*app.Config)) *app.JobService {
-	cfg := app.Config{Store: store, Queue: f.queue, Keyring: f.kr, IdempotencyWait: 3 * time.Second}
+// service is the creation service on the fixture's store; mod may swap
+// in a store that fails a step.
+func (f *fixture) service(mod func(*app.Config)) *app.JobService {
+	cfg := app.Config{Jobs: f.store.Jobs, Batches: f.store.Batches, Idempotency: f.store.Idempotency,
+		Queue: f.queue, Keyring: f.kr, IdempotencyWait: 3 * time.Second}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -116,7 +119,7 @@ func (f *fixture) nothingLeft(owner string) {
 			}
 		}
 	}
-	page, err := f.store.ListBatches(ctx, owner, connector.BatchFilter{})
+	page, err := f.store.Batches.ListBatches(ctx, owner, connector.BatchFilter{})
 	if err != nil || len(page.Batches) != 0 {
 		f.t.Errorf("batches listed: %v %v", page, err)
 	}
@@ -127,8 +130,8 @@ func (f *fixture) nothingLeft(owner string) {
 // place under the key's cap, and nothing queued.
 func TestBatchWhoseItemFailsLeavesNothing(t *testing.T) {
 	f := newFixture(t)
-	store := &failingStage{Store: f.store, failAt: 150}
-	s := f.service(store, func(c *app.Config) { c.MaxJobsPerKey = 1000 })
+	store := &failingStage{Jobs: f.store.Jobs, failAt: 150}
+	s := f.service(func(c *app.Config) { c.Jobs, c.MaxJobsPerKey = store, 1000 })
 	_, _, err := s.CreateBatch(context.Background(), &app.BatchRequest{Owner: "o1", Key: "k", Items: urlItems(200)})
 	if connector.ErrorCodeOf(err) != connector.EUNAVAILABLE {
 		t.Fatalf("err %v, want unavailable", err)
@@ -144,12 +147,12 @@ func TestBatchWhoseItemFailsLeavesNothing(t *testing.T) {
 func TestBatchWhoseClientGoesAwayLeavesNothing(t *testing.T) {
 	f := newFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	store := &failingStage{Store: f.store, onStage: func(n int) {
+	store := &failingStage{Jobs: f.store.Jobs, onStage: func(n int) {
 		if n == 100 {
 			cancel()
 		}
 	}}
-	s := f.service(store, nil)
+	s := f.service(func(c *app.Config) { c.Jobs = store })
 	_, _, err := s.CreateBatch(ctx, &app.BatchRequest{Owner: "o1", Key: "k", Items: urlItems(200)})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v, want the request's cancellation", err)
@@ -166,17 +169,17 @@ func TestBatchWhoseClientGoesAwayLeavesNothing(t *testing.T) {
 func TestBatchMadeWhileTheQueueIsDownIsWholeAndNoted(t *testing.T) {
 	f := newFixture(t)
 	f.queue.down = true
-	s := f.service(f.store, nil)
+	s := f.service(nil)
 	ctx := context.Background()
 	b, _, err := s.CreateBatch(ctx, &app.BatchRequest{Owner: "o1", Key: "k", Items: urlItems(30)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := f.store.GetBatch(ctx, b.ID)
+	got, err := f.store.Batches.GetBatch(ctx, b.ID)
 	if err != nil || got.Counts.Total != 30 {
 		t.Fatalf("batch %+v %v, want published with 30 items", got, err)
 	}
-	jobs, err := f.store.GetJobs(ctx, b.JobIDs)
+	jobs, err := f.store.Batches.GetJobs(ctx, b.JobIDs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,31 +188,43 @@ func TestBatchMadeWhileTheQueueIsDownIsWholeAndNoted(t *testing.T) {
 			t.Fatalf("item %d: %+v, want made", i, j)
 		}
 	}
-	noted, err := f.store.UnqueuedJobs(ctx, time.Now().Add(time.Minute), 100)
+	noted, err := f.store.Jobs.UnqueuedJobs(ctx, time.Now().Add(time.Minute), 100)
 	if err != nil || len(noted) != 30 {
 		t.Fatalf("%d items noted for the sweeper (%v), want 30", len(noted), err)
 	}
 }
 
-// beginOnly makes a batch as a request killed after its items were stored
-// would leave it: creating, or (decide) made but not finished.
-type beginOnly struct {
-	*redisstore.Store
+// killedAt makes the service's stores those of a request killed after its
+// items were stored: before deciding, or (stopAfterDecide) decided made
+// but not finished.
+func (f *fixture) killedAt(stopAfterDecide bool) func(*app.Config) {
+	return func(c *app.Config) {
+		c.Jobs = &commitFails{Jobs: f.store.Jobs}
+		c.Batches = &decideOnly{Batches: f.store.Batches, stopAfterDecide: stopAfterDecide}
+	}
+}
+
+// decideOnly is the batch store of a request killed before its batch was
+// decided, or (stopAfterDecide) right after.
+type decideOnly struct {
+	*redisstore.Batches
 	stopAfterDecide bool
 }
 
-func (b *beginOnly) DecideBatch(ctx context.Context, id string, to connector.MakingState) (connector.MakingState, error) {
+func (b *decideOnly) DecideBatch(ctx context.Context, id string, to connector.MakingState) (connector.MakingState, error) {
 	if !b.stopAfterDecide {
 		return "", errors.New("killed before deciding")
 	}
-	st, err := b.Store.DecideBatch(ctx, id, to)
-	if err != nil {
-		return st, err
-	}
-	return st, nil
+	return b.Batches.DecideBatch(ctx, id, to)
 }
 
-func (b *beginOnly) CommitStagedJobs(context.Context, string, []string) error {
+// commitFails is the job store of a request killed before its items were
+// made visible.
+type commitFails struct {
+	*redisstore.Jobs
+}
+
+func (commitFails) CommitStagedJobs(context.Context, string, []string) error {
 	return errors.New("killed after deciding")
 }
 
@@ -219,17 +234,17 @@ func TestSweepRemovesABatchLeftCreatingAndFinishesOneLeftMade(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 
-	killed := f.service(&beginOnly{Store: f.store}, nil)
+	killed := f.service(f.killedAt(false))
 	if _, _, err := killed.CreateBatch(ctx, &app.BatchRequest{Owner: "o1", Key: "k", Items: urlItems(20)}); err == nil {
 		t.Fatal("the killed request answered")
 	}
-	sweeper := f.service(f.store, nil)
+	sweeper := f.service(nil)
 	if n, err := sweeper.SweepBatches(ctx, time.Now().Add(time.Second)); err != nil || n != 1 {
 		t.Fatalf("swept %d (%v), want 1", n, err)
 	}
 	f.nothingLeft("o1")
 
-	made := f.service(&beginOnly{Store: f.store, stopAfterDecide: true}, nil)
+	made := f.service(f.killedAt(true))
 	b, _, err := made.CreateBatch(ctx, &app.BatchRequest{Owner: "o2", Key: "k", Items: urlItems(20)})
 	if err != nil {
 		t.Fatalf("a batch decided made is the answer: %v", err)
@@ -240,7 +255,7 @@ func TestSweepRemovesABatchLeftCreatingAndFinishesOneLeftMade(t *testing.T) {
 	if n, err := sweeper.SweepBatches(ctx, time.Now().Add(time.Second)); err != nil || n != 1 {
 		t.Fatalf("swept %d (%v), want 1", n, err)
 	}
-	got, err := f.store.GetBatch(ctx, b.ID)
+	got, err := f.store.Batches.GetBatch(ctx, b.ID)
 	if err != nil || got.Counts.Total != 20 {
 		t.Fatalf("made batch after the sweep: %+v %v, want published", got, err)
 	}
@@ -257,10 +272,10 @@ func TestSweepRemovesABatchLeftCreatingAndFinishesOneLeftMade(t *testing.T) {
 func TestBatchRetryWithAKeyInFlightWaitsForIt(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	s := f.service(f.store, nil)
+	s := f.service(nil)
 	req := &app.BatchRequest{Owner: "o1", Key: "k", IdempotencyKey: "abc", Fingerprint: "fp", Items: urlItems(3)}
 	// The first request holds the key (in flight).
-	rec, reserved, err := f.store.ReserveIdempotencyKey(ctx, "o1", "batch:abc", "fp", "first")
+	rec, reserved, err := f.store.Idempotency.ReserveIdempotencyKey(ctx, "o1", "batch:abc", "fp", "first")
 	if err != nil || !reserved {
 		t.Fatalf("reserve: %v %v", rec, err)
 	}
@@ -280,11 +295,11 @@ func TestBatchRetryWithAKeyInFlightWaitsForIt(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 	// The first request ends having made a batch.
-	first, _, err := f.service(f.store, nil).CreateBatch(ctx, &app.BatchRequest{Owner: "o1", Key: "k", Items: urlItems(3)})
+	first, _, err := f.service(nil).CreateBatch(ctx, &app.BatchRequest{Owner: "o1", Key: "k", Items: urlItems(3)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.store.CompleteIdempotencyKey(ctx, "o1", "batch:abc", first.ID); err != nil {
+	if err := f.store.Idempotency.CompleteIdempotencyKey(ctx, "o1", "batch:abc", first.ID); err != nil {
 		t.Fatal(err)
 	}
 	a := <-done
@@ -304,7 +319,7 @@ func TestBatchTakeoverFinishesAMadeBatchOrRemakesACreatingOne(t *testing.T) {
 			req := func() *app.BatchRequest {
 				return &app.BatchRequest{Owner: "o1", Key: "k", IdempotencyKey: "abc", Fingerprint: "fp", Items: urlItems(5)}
 			}
-			killed := f.service(&beginOnly{Store: f.store, stopAfterDecide: madeBefore}, nil)
+			killed := f.service(f.killedAt(madeBefore))
 			first, _, firstErr := killed.CreateBatch(ctx, req())
 			// The killed request never completed nor released its key:
 			// put the reservation back as it would have stayed.
@@ -316,18 +331,18 @@ func TestBatchTakeoverFinishesAMadeBatchOrRemakesACreatingOne(t *testing.T) {
 				f.r.Client.Del(ctx, f.r.Prefix+"idem:{o1}:batch:abc")
 			}
 			if planned == "" {
-				ids, _ := f.store.MakingBatches(ctx, time.Now().Add(time.Second), 10)
+				ids, _ := f.store.Batches.MakingBatches(ctx, time.Now().Add(time.Second), 10)
 				if len(ids) != 1 {
 					t.Fatalf("making batches %v, want the killed one", ids)
 				}
 				planned = ids[0]
 			}
-			if _, reserved, err := f.store.ReserveIdempotencyKey(ctx, "o1", "batch:abc", "fp", planned); err != nil || !reserved {
+			if _, reserved, err := f.store.Idempotency.ReserveIdempotencyKey(ctx, "o1", "batch:abc", "fp", planned); err != nil || !reserved {
 				t.Fatalf("re-reserve: %v", err)
 			}
 			f.r.Client.Del(ctx, f.r.Prefix+"idemlease:{o1}:batch:abc") // its lease lapsed
 
-			b, _, err := f.service(f.store, nil).CreateBatch(ctx, req())
+			b, _, err := f.service(nil).CreateBatch(ctx, req())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -337,7 +352,7 @@ func TestBatchTakeoverFinishesAMadeBatchOrRemakesACreatingOne(t *testing.T) {
 			if q := f.queue.ids(); len(q) != 5 {
 				t.Errorf("%d items queued, want 5 (one batch)", len(q))
 			}
-			page, _ := f.store.ListBatches(ctx, "o1", connector.BatchFilter{})
+			page, _ := f.store.Batches.ListBatches(ctx, "o1", connector.BatchFilter{})
 			if len(page.Batches) != 1 {
 				t.Errorf("%d batches listed, want 1", len(page.Batches))
 			}
@@ -351,7 +366,7 @@ func TestBatchTakeoverFinishesAMadeBatchOrRemakesACreatingOne(t *testing.T) {
 func TestBatchItemsCountAgainstTheKeysCap(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	s := f.service(f.store, func(c *app.Config) { c.MaxJobsPerKey = 5 })
+	s := f.service(func(c *app.Config) { c.MaxJobsPerKey = 5 })
 	if _, _, err := s.CreateBatch(ctx, &app.BatchRequest{Owner: "o1", Key: "k", Items: urlItems(8)}); err != nil {
 		t.Fatalf("a batch of a key under its cap: %v", err)
 	}
@@ -373,7 +388,7 @@ func TestBatchItemsCountAgainstTheKeysCap(t *testing.T) {
 func TestBatchItemsCarryDedupeAndTheirHash(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	s := f.service(f.store, nil)
+	s := f.service(nil)
 	off, on := false, true
 	items := urlItems(3)
 	items[0].Dedupe = &on
@@ -382,7 +397,7 @@ func TestBatchItemsCarryDedupeAndTheirHash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobs, err := f.store.GetJobs(ctx, b.JobIDs)
+	jobs, err := f.store.Batches.GetJobs(ctx, b.JobIDs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,20 +430,20 @@ func TestBatchTakeoverNamesItsOwnBatchInTheKey(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	req := &app.BatchRequest{Owner: "o1", Key: "k", IdempotencyKey: "abc", Fingerprint: "fp", Items: urlItems(3)}
-	if _, reserved, err := f.store.ReserveIdempotencyKey(ctx, "o1", "batch:abc", "fp", "dead-request-batch"); err != nil || !reserved {
+	if _, reserved, err := f.store.Idempotency.ReserveIdempotencyKey(ctx, "o1", "batch:abc", "fp", "dead-request-batch"); err != nil || !reserved {
 		t.Fatalf("reserve: %v", err)
 	}
 	f.r.Client.Del(ctx, f.r.Prefix+"idemlease:{o1}:batch:abc") // the dead request's lease lapsed
 	seen := make(chan string, 1)
-	store := &failingStage{Store: f.store, onStage: func(n int) {
+	store := &failingStage{Jobs: f.store.Jobs, onStage: func(n int) {
 		if n == 1 {
-			rec, _, err := f.store.ReserveIdempotencyKey(ctx, "o1", "batch:abc", "fp", "probe")
+			rec, _, err := f.store.Idempotency.ReserveIdempotencyKey(ctx, "o1", "batch:abc", "fp", "probe")
 			if err == nil {
 				seen <- rec.PlannedJobID
 			}
 		}
 	}}
-	b, _, err := f.service(store, nil).CreateBatch(ctx, req)
+	b, _, err := f.service(func(c *app.Config) { c.Jobs = store }).CreateBatch(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func (s *JobService) CreateBatch(ctx context.Context, r *BatchRequest) (b *conne
 		if l.rec.Fingerprint != r.Fingerprint {
 			return nil, false, connector.Errorf(connector.EMISMATCH, "Idempotency-Key %q was already used with a different batch", r.IdempotencyKey)
 		}
-		b, err = s.cfg.Store.GetBatch(ctx, l.rec.JobID)
+		b, err = s.cfg.Batches.GetBatch(ctx, l.rec.JobID)
 		if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
 			// Made, and answered, but its finish met a Redis hiccup: the
 			// sweeper would finish it; this request does it now.
@@ -102,7 +102,7 @@ func (s *JobService) CreateBatch(ctx context.Context, r *BatchRequest) (b *conne
 	// removed already. The key's record names it, so that a request taking
 	// the key over from this one in turn finds it.
 	if l.tookOver() {
-		if held, err := s.cfg.Store.ReplanIdempotencyKey(ctx, r.Owner, scoped, l.token, l.token); err != nil || !held {
+		if held, err := s.cfg.Idempotency.ReplanIdempotencyKey(ctx, r.Owner, scoped, l.token, l.token); err != nil || !held {
 			if err == nil {
 				err = &connector.Error{Code: connector.ECONFLICT, RetryAfter: time.Second,
 					Message: "a request with this Idempotency-Key is still in flight; retry shortly"}
@@ -148,10 +148,10 @@ func (s *JobService) makeBatch(ctx context.Context, id string, r *BatchRequest) 
 	}
 
 	// 1. Begin: nothing of it is seen or runs until it is decided made.
-	if err := s.cfg.Store.BeginBatch(ctx, b); err != nil {
+	if err := s.cfg.Batches.BeginBatch(ctx, b); err != nil {
 		return nil, err // a decision left creating is removed by the sweeper
 	}
-	err := s.cfg.Store.AdmitJobs(ctx, r.Owner, b.JobIDs, s.cfg.MaxJobsPerKey)
+	err := s.cfg.Jobs.AdmitJobs(ctx, r.Owner, b.JobIDs, s.cfg.MaxJobsPerKey)
 	if err == nil {
 		err = s.stageItems(ctx, b, r)
 	}
@@ -165,11 +165,11 @@ func (s *JobService) makeBatch(ctx context.Context, id string, r *BatchRequest) 
 
 	// 2. Decide. From here the request's end no longer matters.
 	ctx = context.WithoutCancel(ctx)
-	state, err := s.cfg.Store.DecideBatch(ctx, b.ID, connector.MakingMade)
+	state, err := s.cfg.Batches.DecideBatch(ctx, b.ID, connector.MakingMade)
 	if err != nil {
 		// Unknown whether it went through: ask for the other outcome,
 		// which tells the one that holds.
-		if state, err = s.cfg.Store.DecideBatch(ctx, b.ID, connector.MakingRemoved); err != nil {
+		if state, err = s.cfg.Batches.DecideBatch(ctx, b.ID, connector.MakingRemoved); err != nil {
 			return nil, err // left creating: the sweeper removes it
 		}
 	}
@@ -219,7 +219,7 @@ func (s *JobService) stageItems(ctx context.Context, b *connector.Batch, r *Batc
 			job.BatchID, job.BatchIndex = b.ID, &idx
 			input, err := s.putInput(ctx, job.ID, item.Image)
 			if err == nil {
-				err = s.cfg.Store.StageJob(ctx, job, input, s.cfg.InputTTL)
+				err = s.cfg.Jobs.StageJob(ctx, job, input, s.cfg.InputTTL)
 			}
 			if err != nil {
 				cancel(err)
@@ -237,11 +237,11 @@ func (s *JobService) stageItems(ctx context.Context, b *connector.Batch, r *Batc
 func (s *JobService) finishBatch(ctx context.Context, b *connector.Batch) error {
 	const chunk = 500
 	for from := 0; from < len(b.JobIDs); from += chunk {
-		if err := s.cfg.Store.CommitStagedJobs(ctx, b.Owner, b.JobIDs[from:min(from+chunk, len(b.JobIDs))]); err != nil {
+		if err := s.cfg.Jobs.CommitStagedJobs(ctx, b.Owner, b.JobIDs[from:min(from+chunk, len(b.JobIDs))]); err != nil {
 			return err
 		}
 	}
-	if err := s.cfg.Store.CreateBatch(ctx, b); err != nil {
+	if err := s.cfg.Batches.CreateBatch(ctx, b); err != nil {
 		return err
 	}
 	sem := make(chan struct{}, batchMakers)
@@ -259,25 +259,25 @@ func (s *JobService) finishBatch(ctx context.Context, b *connector.Batch) error 
 		})
 	}
 	wg.Wait()
-	return s.cfg.Store.EndBatchMaking(ctx, b.ID, connector.MakingDone)
+	return s.cfg.Batches.EndBatchMaking(ctx, b.ID, connector.MakingDone)
 }
 
 // removeBatch decides a batch removed unless it is made (then it is
 // finished instead, and stays), and deletes its hidden items.
 func (s *JobService) removeBatch(ctx context.Context, b *connector.Batch) {
-	state, err := s.cfg.Store.DecideBatch(ctx, b.ID, connector.MakingRemoved)
+	state, err := s.cfg.Batches.DecideBatch(ctx, b.ID, connector.MakingRemoved)
 	if err != nil {
 		s.log.Warn("batch of a failed request not removed yet; the sweeper removes it", "batch_id", b.ID, "err", err)
 		return
 	}
 	switch state {
 	case connector.MakingRemoved, "":
-		if err := s.cfg.Store.RemoveStagedJobs(ctx, b.Owner, b.JobIDs); err != nil {
+		if err := s.cfg.Jobs.RemoveStagedJobs(ctx, b.Owner, b.JobIDs); err != nil {
 			s.log.Warn("hidden items of a removed batch not deleted; they expire", "batch_id", b.ID, "err", err)
 			return
 		}
 		if state != "" {
-			if err := s.cfg.Store.EndBatchMaking(ctx, b.ID, connector.MakingRemoved); err != nil {
+			if err := s.cfg.Batches.EndBatchMaking(ctx, b.ID, connector.MakingRemoved); err != nil {
 				s.log.Warn("removed batch left noted; the sweeper forgets it", "batch_id", b.ID, "err", err)
 			}
 		}
@@ -292,7 +292,7 @@ func (s *JobService) removeBatch(ctx context.Context, b *connector.Batch) {
 // when made (the answer), removed when left creating (nil: make anew). A
 // batch already published is the answer as it is.
 func (s *JobService) settleBatch(ctx context.Context, id string) (*connector.Batch, error) {
-	b, state, err := s.cfg.Store.MakingBatch(ctx, id)
+	b, state, err := s.cfg.Batches.MakingBatch(ctx, id)
 	switch {
 	case connector.ErrorCodeOf(err) == connector.ENOTFOUND:
 		// Never begun, or its decision expired: published or not made.
@@ -314,7 +314,7 @@ func (s *JobService) settleBatch(ctx context.Context, id string) (*connector.Bat
 	}
 	bg := context.WithoutCancel(ctx)
 	s.removeBatch(bg, b) // creating: removed; made: finished
-	if _, now, err := s.cfg.Store.MakingBatch(bg, id); err == nil && now == connector.MakingRemoved {
+	if _, now, err := s.cfg.Batches.MakingBatch(bg, id); err == nil && now == connector.MakingRemoved {
 		return nil, nil
 	}
 	return s.publishedBatch(bg, id)
@@ -322,7 +322,7 @@ func (s *JobService) settleBatch(ctx context.Context, id string) (*connector.Bat
 
 // publishedBatch is batch id as published; nil when there is none.
 func (s *JobService) publishedBatch(ctx context.Context, id string) (*connector.Batch, error) {
-	b, err := s.cfg.Store.GetBatch(ctx, id)
+	b, err := s.cfg.Batches.GetBatch(ctx, id)
 	if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
 		return nil, nil
 	}
@@ -338,18 +338,18 @@ const sweepBatchesAt = 100
 // it; a live request that is slower than before loses its batch to it
 // (removed: the request answers 503), never half of it.
 func (s *JobService) SweepBatches(ctx context.Context, before time.Time) (int, error) {
-	ids, err := s.cfg.Store.MakingBatches(ctx, before, sweepBatchesAt)
+	ids, err := s.cfg.Batches.MakingBatches(ctx, before, sweepBatchesAt)
 	if err != nil {
 		return 0, err
 	}
 	for _, id := range ids {
-		b, state, err := s.cfg.Store.MakingBatch(ctx, id)
+		b, state, err := s.cfg.Batches.MakingBatch(ctx, id)
 		switch {
 		case connector.ErrorCodeOf(err) == connector.ENOTFOUND:
-			err = s.cfg.Store.EndBatchMaking(ctx, id, connector.MakingRemoved) // expired: forget the note
+			err = s.cfg.Batches.EndBatchMaking(ctx, id, connector.MakingRemoved) // expired: forget the note
 		case err != nil:
 		case b == nil: // done or removed, its note left
-			err = s.cfg.Store.EndBatchMaking(ctx, id, state)
+			err = s.cfg.Batches.EndBatchMaking(ctx, id, state)
 		default:
 			s.removeBatch(ctx, b)
 			if state == connector.MakingCreating {

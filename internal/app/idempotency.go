@@ -53,7 +53,7 @@ func (s *JobService) reserve(ctx context.Context, owner, key, fingerprint string
 	t := time.NewTicker(idempotencyPoll)
 	defer t.Stop()
 	for {
-		rec, reserved, err := s.cfg.Store.ReserveIdempotencyKey(ctx, owner, key, fingerprint, token)
+		rec, reserved, err := s.cfg.Idempotency.ReserveIdempotencyKey(ctx, owner, key, fingerprint, token)
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +87,7 @@ func (s *JobService) hold(ctx context.Context, owner, key, token string) (stop f
 			case <-done:
 				return
 			case <-t.C:
-				held, err := s.cfg.Store.RenewIdempotencyKey(ctx, owner, key, token)
+				held, err := s.cfg.Idempotency.RenewIdempotencyKey(ctx, owner, key, token)
 				if err == nil && !held {
 					s.log.Warn("idempotency key lease lost to a retry; the store's decisions keep what is made once")
 					return
@@ -104,7 +104,7 @@ func (s *JobService) hold(ctx context.Context, owner, key, token string) (stop f
 // finds id.
 func (s *JobService) complete(ctx context.Context, owner, key, id string) {
 	ctx = context.WithoutCancel(ctx)
-	do := func(ctx context.Context) error { return s.cfg.Store.CompleteIdempotencyKey(ctx, owner, key, id) }
+	do := func(ctx context.Context) error { return s.cfg.Idempotency.CompleteIdempotencyKey(ctx, owner, key, id) }
 	if do(ctx) == nil {
 		return
 	}
@@ -114,7 +114,7 @@ func (s *JobService) complete(ctx context.Context, owner, key, id string) {
 // release lets the key go after a request that made nothing, so that a
 // retry goes through at once (else it waits for the lease).
 func (s *JobService) release(ctx context.Context, owner, key string) {
-	if err := s.cfg.Store.ReleaseIdempotencyKey(context.WithoutCancel(ctx), owner, key); err != nil {
+	if err := s.cfg.Idempotency.ReleaseIdempotencyKey(context.WithoutCancel(ctx), owner, key); err != nil {
 		s.log.Warn("idempotency key not released; a retry takes it over when its lease lapses", "err", err)
 	}
 }

@@ -66,7 +66,7 @@ func (s *JobService) CreateJob(ctx context.Context, r *JobRequest) (job *connect
 		if l.rec.Fingerprint != r.Fingerprint {
 			return nil, false, connector.Errorf(connector.EMISMATCH, "Idempotency-Key %q was already used with a different request", r.IdempotencyKey)
 		}
-		job, err = s.cfg.Store.GetJob(ctx, l.rec.JobID)
+		job, err = s.cfg.Jobs.GetJob(ctx, l.rec.JobID)
 		return job, true, err
 	}
 	defer s.hold(ctx, r.Owner, r.IdempotencyKey, l.token)()
@@ -110,7 +110,7 @@ func (s *JobService) makeJob(ctx context.Context, id string, r *JobRequest) (*co
 	if err != nil {
 		return nil, err
 	}
-	if err := s.cfg.Store.CreateJobWithInput(ctx, job, input, s.cfg.InputTTL, s.cfg.MaxJobsPerKey); err != nil {
+	if err := s.cfg.Jobs.CreateJobWithInput(ctx, job, input, s.cfg.InputTTL, s.cfg.MaxJobsPerKey); err != nil {
 		// A refusal (ETOOMANY) left nothing; a failed round trip may have
 		// written part of the job: it must not run.
 		if connector.ErrorCodeOf(err) != connector.ETOOMANY {
@@ -145,7 +145,7 @@ func (s *JobService) putInput(ctx context.Context, id string, image connector.By
 // it is tried again in the background.
 func (s *JobService) undo(ctx context.Context, job *connector.Job) (removed bool) {
 	do := func(ctx context.Context) error {
-		removed, err := s.cfg.Store.UndoJob(ctx, job.Owner, job.ID)
+		removed, err := s.cfg.Jobs.UndoJob(ctx, job.Owner, job.ID)
 		if err == nil && removed && s.cfg.Inputs != nil && job.Input.Size > 0 {
 			s.cfg.Inputs.DeleteBlob(ctx, connector.InputBlobKey(job.ID))
 		}
@@ -154,7 +154,7 @@ func (s *JobService) undo(ctx context.Context, job *connector.Job) (removed bool
 		}
 		return err
 	}
-	removed, err := s.cfg.Store.UndoJob(context.WithoutCancel(ctx), job.Owner, job.ID)
+	removed, err := s.cfg.Jobs.UndoJob(context.WithoutCancel(ctx), job.Owner, job.ID)
 	if err != nil {
 		s.retryLater(time.Minute, "job of a failed request not taken back; the sweeper removes it if it has no task", do, "job_id", job.ID)
 		return true
@@ -169,14 +169,14 @@ func (s *JobService) undo(ctx context.Context, job *connector.Job) (removed bool
 // listed and queued (both no-ops when done before: the task id is the job
 // id); nil when it never made it.
 func (s *JobService) adoptJob(ctx context.Context, id string) (*connector.Job, error) {
-	job, err := s.cfg.Store.GetJob(ctx, id)
+	job, err := s.cfg.Jobs.GetJob(ctx, id)
 	if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := s.cfg.Store.EnsureListed(ctx, job.Owner, job.ID); err != nil {
+	if err := s.cfg.Jobs.EnsureListed(ctx, job.Owner, job.ID); err != nil {
 		return nil, err
 	}
 	if !job.Status.Finished() {

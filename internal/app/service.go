@@ -38,13 +38,39 @@ import (
 	"github.com/imgflow/imgflow/connector/keyring"
 )
 
-// Store is what the service keeps jobs, batches and Idempotency-Keys in:
-// redisstore.Store, whose making writes are one round trip each.
-type Store interface {
-	connector.IdempotencyStore
+// The service's stores, shaped by its use: redisstore's Jobs, Batches and
+// Idempotency aggregates, whose making writes are one round trip each.
+// Tests wrap them to fail a step.
+
+// IdempotencyStore keeps Idempotency-Keys per owner for 24 hours. A
+// request holds a key it reserved through a lease of a few seconds that it
+// renews while it lives, so a key whose request died (a server killed) is
+// free again within seconds.
+type IdempotencyStore interface {
+	// ReserveIdempotencyKey claims key for a request with this fingerprint
+	// that would make job jobID (a fresh id, also the lease's token).
+	// reserved is true when the caller holds it now: rec.PlannedJobID is the
+	// job to make, jobID unless the caller took over the key from a request
+	// that died, whose job it must then find or make. Otherwise rec is the
+	// earlier request's record (in flight while JobID is "").
+	ReserveIdempotencyKey(ctx context.Context, owner, key, fingerprint, jobID string) (rec *connector.IdempotencyRecord, reserved bool, err error)
+	// RenewIdempotencyKey extends the lease of the request that reserved key
+	// with jobID; held is false when the lease was lost (another request
+	// took over).
+	RenewIdempotencyKey(ctx context.Context, owner, key, jobID string) (held bool, err error)
+	// CompleteIdempotencyKey records the job the request created.
+	CompleteIdempotencyKey(ctx context.Context, owner, key, jobID string) error
+	// ReleaseIdempotencyKey forgets a reservation whose request failed, so a
+	// retry can go through.
+	ReleaseIdempotencyKey(ctx context.Context, owner, key string) error
 	// ReplanIdempotencyKey names planned as what the request holding key
 	// (its lease token) makes now; held false when it lost the lease.
 	ReplanIdempotencyKey(ctx context.Context, owner, key, token, planned string) (held bool, err error)
+}
+
+// JobStore makes and takes back jobs: single ones, and batch items stored
+// hidden until their batch is decided made.
+type JobStore interface {
 	GetJob(ctx context.Context, id string) (*connector.Job, error)
 	// CreateJobWithInput takes one of owner's limit places (0: no cap),
 	// stores the input (nil: none) and the record, listed, in one round trip.
@@ -53,24 +79,35 @@ type Store interface {
 	UndoJob(ctx context.Context, owner, id string) (removed bool, err error)
 	// EnsureListed lists a job a dead request may have left unlisted.
 	EnsureListed(ctx context.Context, owner, id string) error
-
-	BeginBatch(ctx context.Context, b *connector.Batch) error
+	// AdmitJobs takes places for a batch's items under owner's limit.
 	AdmitJobs(ctx context.Context, owner string, ids []string, limit int) error
+	// StageJob stores a batch item hidden; CommitStagedJobs makes staged
+	// items visible, RemoveStagedJobs deletes them.
 	StageJob(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration) error
-	DecideBatch(ctx context.Context, id string, to connector.MakingState) (connector.MakingState, error)
-	MakingBatch(ctx context.Context, id string) (*connector.Batch, connector.MakingState, error)
 	CommitStagedJobs(ctx context.Context, owner string, ids []string) error
 	RemoveStagedJobs(ctx context.Context, owner string, ids []string) error
+}
+
+// BatchStore keeps batches and the one decision of their making
+// (connector.MakingState).
+type BatchStore interface {
+	BeginBatch(ctx context.Context, b *connector.Batch) error
+	DecideBatch(ctx context.Context, id string, to connector.MakingState) (connector.MakingState, error)
+	MakingBatch(ctx context.Context, id string) (*connector.Batch, connector.MakingState, error)
 	EndBatchMaking(ctx context.Context, id string, state connector.MakingState) error
 	MakingBatches(ctx context.Context, before time.Time, limit int) ([]string, error)
 	CreateBatch(ctx context.Context, b *connector.Batch) error
 	GetBatch(ctx context.Context, id string) (*connector.Batch, error)
 }
 
-// Config is what the service needs; Store and Queue are required.
+// Config is what the service needs; Jobs, Batches and Queue are
+// required, Idempotency to honour Idempotency-Keys (the worker's sweeper
+// needs none).
 type Config struct {
-	Store Store
-	// Inputs is where inputs live when not in Store (S3); nil: Store keeps
+	Jobs        JobStore
+	Batches     BatchStore
+	Idempotency IdempotencyStore
+	// Inputs is where inputs live when not in Jobs (S3); nil: Jobs keeps
 	// them, in the round trip that makes the job.
 	Inputs connector.BlobStore
 	Queue  connector.Queue

@@ -41,15 +41,15 @@ func (o *Options) s3Config() (*s3blob.Config, error) {
 func (a *App) openBlobs() error {
 	c, err := a.opts.s3Config()
 	if err != nil || c == nil {
-		a.blobs = a.store
+		a.blobs = a.store.Blobs
 		return err
 	}
-	s3, err := s3blob.New(*c, a.store)
+	s3, err := s3blob.New(*c, a.store.Blobs)
 	if err != nil {
 		return err
 	}
 	a.s3 = s3
-	a.blobs = afterRedis{s3: s3, redis: a.store}
+	a.blobs = afterRedis{s3: s3, redis: a.store.Blobs}
 	return nil
 }
 
@@ -57,9 +57,9 @@ func (a *App) openBlobs() error {
 // steps, or delegating the blob halves to S3.
 func (a *App) runs() *redisstore.Runs {
 	if a.s3 != nil {
-		return a.store.Runs(a.blobs)
+		return a.store.Runs.WithBlobs(a.blobs)
 	}
-	return a.store.Runs(nil)
+	return a.store.Runs
 }
 
 // StartBlobSweeper deletes expired S3 blobs every sweepInterval until ctx
@@ -92,7 +92,7 @@ func (a *App) fileURL(j *connector.Job, exp time.Time) string {
 // Redis, where it may have been written before the switch.
 type afterRedis struct {
 	s3    *s3blob.Store
-	redis *redisstore.Store
+	redis *redisstore.Blobs
 }
 
 func (b afterRedis) PutBlob(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error {

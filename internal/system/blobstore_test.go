@@ -26,7 +26,7 @@ func TestBlobsFromBeforeTheSwitchToS3StayReadable(t *testing.T) {
 	}
 	defer a.Close()
 	ctx := context.Background()
-	if err := a.store.PutBlob(ctx, connector.OutputBlobKey("old"), strings.NewReader("before"), 6, time.Hour); err != nil {
+	if err := a.store.Blobs.PutBlob(ctx, connector.OutputBlobKey("old"), strings.NewReader("before"), 6, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	got, err := connector.ReadBlob(ctx, a.blobs, connector.OutputBlobKey("old"))

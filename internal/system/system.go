@@ -337,15 +337,15 @@ func (a *App) APIServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 		inputs = a.blobs
 	}
 	api := server.New(server.Config{
-		Jobs:                a.store,
+		Jobs:                a.store.Jobs,
 		Blobs:               a.blobs,
 		InputBlobs:          inputs,
 		FileURL:             a.fileURL,
-		Idempotency:         a.store,
-		Accounts:            a.store,
-		Hooks:               a.store,
-		Batches:             a.store,
-		Deliveries:          a.store,
+		Idempotency:         a.store.Idempotency,
+		Accounts:            a.store.Accounts,
+		Hooks:               a.store.Hooks,
+		OpLimiter:           a.store.Hooks,
+		Batches:             a.store.Batches,
 		Queue:               a.queue,
 		Compressor:          a.compressor,
 		Fetcher:             fetch.New(fetch.Options{Allow: a.allow}),
@@ -356,7 +356,6 @@ func (a *App) APIServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 		ResultTTL:           a.opts.ResultTTL,
 		Ready:               a.readyChecks(),
 		MaxLargeBodies:      a.opts.MaxLargeBodies,
-		Inflight:            a.store,
 		MaxJobsPerKey:       a.opts.MaxJobsPerKey,
 		HookTestsPerMinute:  a.opts.HookTestsPerMinute,
 		HookRecoversPerHour: a.opts.HookRecoversPerHour,
@@ -401,13 +400,13 @@ func (a *App) Worker(logger *slog.Logger, concurrency int) (*worker.Worker, erro
 		Queue:          a.opts.Queue,
 		Concurrency:    concurrency,
 		KeyShare:       a.opts.KeyShare,
-		Jobs:           a.store,
+		Jobs:           a.store.Jobs,
 		Blobs:          a.blobs,
 		FileURL:        a.fileURL,
-		Hooks:          a.store,
-		Deliveries:     a.store,
+		Hooks:          a.store.Hooks,
+		Budget:         a.store.Accounts,
 		Runs:           a.runs(),
-		Batches:        a.store,
+		Batches:        a.store.Batches,
 		Compressor:     a.compressor,
 		Fetcher:        fetch.New(fetch.Options{Allow: a.allow}),
 		Dedupe:         a.dedupeIndex(),
@@ -447,12 +446,19 @@ func (a *App) freeDeliveriesPerMinute() int {
 	return a.opts.FreeDeliveriesPerMinute
 }
 
+// dedupeStore is the content dedupe index as the API and the worker use
+// it (redisstore.Dedupe).
+type dedupeStore interface {
+	server.DedupeIndex
+	worker.DedupeIndex
+}
+
 // dedupeIndex is the content dedupe index, nil when IMGFLOW_DEDUPE=off.
-func (a *App) dedupeIndex() connector.DedupeIndex {
+func (a *App) dedupeIndex() dedupeStore {
 	if a.opts.Dedupe == "off" {
 		return nil
 	}
-	return a.store
+	return a.store.Dedupe
 }
 
 // readyChecks are what /ready asks: Redis, the upstream, and the S3

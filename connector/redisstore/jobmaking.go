@@ -2,107 +2,25 @@ package redisstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/imgflow/imgflow/connector"
 	"github.com/redis/go-redis/v9"
 )
 
-// Making jobs and batches, decided by compare-and-set (internal/app is the
-// story; this file its writes). Keys:
+// Making jobs: a batch's items stored hidden until their batch is decided
+// made (batchmaking.go), and a single job taken back. Keys:
 //
 //	jobmaking:{id}    a batch item's record while its batch is made: nothing
 //	                  reads it (GetJob, listings, the worker); committing
 //	                  renames it to job:{id}, same slot
-//	batchmaking:{id}  hash: state (connector.MakingState) and record (the
-//	                  batch, with its item ids) while it is made; TTL
-//	                  makingTTL
-//	making            sorted set of batch ids being made, by start (Unix ms):
-//	                  the sweeper finishes or removes those left behind
 //
 // A single job has no hidden stage: it is one record, written in one round
 // trip (CreateJobWithInput), queued, and taken back by UndoJob while no
 // run started it.
 
-// makingTTL is how long a batch's decision is kept: far past any request.
-const makingTTL = time.Hour
-
-func (s *Store) stagedJobKey(id string) string   { return s.prefix + "jobmaking:{" + id + "}" }
-func (s *Store) batchMakingKey(id string) string { return s.prefix + "batchmaking:{" + id + "}" }
-func (s *Store) makingKey() string               { return s.prefix + "making" }
-
-// BeginBatch records that batch b is being made (MakingCreating), with its
-// record and item ids, and notes it for the sweeper.
-func (s *Store) BeginBatch(ctx context.Context, b *connector.Batch) error {
-	if b.ID == "" || len(b.JobIDs) == 0 {
-		return internalErr(errors.New("begin batch: no id or no items"))
-	}
-	data, err := encodeBatch(b)
-	if err != nil {
-		return internalErr(err)
-	}
-	key := s.batchMakingKey(b.ID)
-	var set *redis.BoolCmd
-	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		set = p.HSetNX(ctx, key, "state", string(connector.MakingCreating))
-		p.HSet(ctx, key, "record", data)
-		p.PExpire(ctx, key, makingTTL)
-		p.ZAdd(ctx, s.makingKey(), redis.Z{Score: float64(s.now().UnixMilli()), Member: b.ID})
-		return nil
-	})
-	if err != nil {
-		return storageErr(err)
-	}
-	if !set.Val() {
-		return internalErr(fmt.Errorf("begin batch: id %s already exists", b.ID))
-	}
-	return nil
-}
-
-// decideScript moves a decision from creating to ARGV[1]; it returns the
-// state after ("" when there is no decision).
-var decideScript = redis.NewScript(`
-local st = redis.call('HGET', KEYS[1], 'state')
-if not st then return '' end
-if st == 'creating' then
-  redis.call('HSET', KEYS[1], 'state', ARGV[1])
-  return ARGV[1]
-end
-return st
-`)
-
-// DecideBatch decides batch id made or removed, once: it returns to when
-// this call decided, the earlier decision otherwise, and "" when the batch
-// was never begun (or its decision expired).
-func (s *Store) DecideBatch(ctx context.Context, id string, to connector.MakingState) (connector.MakingState, error) {
-	st, err := decideScript.Run(ctx, s.rdb, []string{s.batchMakingKey(id)}, string(to)).Text()
-	if err != nil {
-		return "", storageErr(err)
-	}
-	return connector.MakingState(st), nil
-}
-
-// MakingBatch reads a batch being made: its decision and its record (nil
-// once it is done or removed). ENOTFOUND when there is no decision.
-func (s *Store) MakingBatch(ctx context.Context, id string) (*connector.Batch, connector.MakingState, error) {
-	vals, err := s.rdb.HMGet(ctx, s.batchMakingKey(id), "state", "record").Result()
-	if err != nil {
-		return nil, "", storageErr(err)
-	}
-	st, _ := vals[0].(string)
-	if st == "" {
-		return nil, "", notFound("batch", id)
-	}
-	rec, _ := vals[1].(string)
-	if rec == "" {
-		return nil, connector.MakingState(st), nil
-	}
-	b, err := decodeBatch([]byte(rec))
-	return b, connector.MakingState(st), err
-}
+func (s *base) stagedJobKey(id string) string { return s.prefix + "jobmaking:{" + id + "}" }
 
 // admitManyScript takes a place per id in the owner's in-flight set: all
 // when fewer than the limit are held (ARGV[3]; 0: no cap), none otherwise.
@@ -127,7 +45,7 @@ return 1
 
 // AdmitJobs takes an in-flight place for each of ids (a batch's items)
 // when owner holds fewer than limit (0: no cap); ETOOMANY otherwise.
-func (s *Store) AdmitJobs(ctx context.Context, owner string, ids []string, limit int) error {
+func (s *Jobs) AdmitJobs(ctx context.Context, owner string, ids []string, limit int) error {
 	now := s.now()
 	args := make([]any, 0, 3+len(ids))
 	args = append(args, now.UnixMilli(), now.Add(s.inflightTTL).UnixMilli(), limit)
@@ -148,7 +66,7 @@ func (s *Store) AdmitJobs(ctx context.Context, owner string, ids []string, limit
 // StageJob stores a batch item's input (for inputTTL; nil: none) and its
 // record where nothing reads it until CommitStagedJobs: one round trip,
 // both in the job's slot.
-func (s *Store) StageJob(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration) error {
+func (s *Jobs) StageJob(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration) error {
 	data, err := newJobRecord(job, s.now())
 	if err != nil {
 		return err
@@ -156,7 +74,7 @@ func (s *Store) StageJob(ctx context.Context, job *connector.Job, input connecto
 	var in []byte
 	if input != nil {
 		if input.Size() > blobChunk {
-			if err := s.PutBlob(ctx, connector.InputBlobKey(job.ID), connector.BytesReader(input), input.Size(), inputTTL); err != nil {
+			if err := s.putBlob(ctx, connector.InputBlobKey(job.ID), connector.BytesReader(input), input.Size(), inputTTL); err != nil {
 				return err
 			}
 		} else if in, err = smallBlobBytes(input); err != nil {
@@ -188,7 +106,7 @@ return redis.call('EXISTS', KEYS[2])
 // under its owner and noted for the unqueued sweeper (unqueued.go), which
 // queues it should its request not. A record in neither place (expired)
 // is an error.
-func (s *Store) CommitStagedJobs(ctx context.Context, owner string, ids []string) error {
+func (s *Jobs) CommitStagedJobs(ctx context.Context, owner string, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -223,7 +141,7 @@ func (s *Store) CommitStagedJobs(ctx context.Context, owner string, ids []string
 
 // RemoveStagedJobs deletes owner's staged jobs ids, their inputs and their
 // in-flight places (a batch decided removed).
-func (s *Store) RemoveStagedJobs(ctx context.Context, owner string, ids []string) error {
+func (s *Jobs) RemoveStagedJobs(ctx context.Context, owner string, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -240,29 +158,6 @@ func (s *Store) RemoveStagedJobs(ctx context.Context, owner string, ids []string
 		return nil
 	})
 	return storageErr(err)
-}
-
-// EndBatchMaking closes a batch's making: its decision becomes state
-// (MakingDone after a finish; MakingRemoved stays) without its record, and
-// the sweeper forgets it.
-func (s *Store) EndBatchMaking(ctx context.Context, id string, state connector.MakingState) error {
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, s.batchMakingKey(id), "state", string(state))
-		p.HDel(ctx, s.batchMakingKey(id), "record")
-		p.PExpire(ctx, s.batchMakingKey(id), makingTTL)
-		p.ZRem(ctx, s.makingKey(), id)
-		return nil
-	})
-	return storageErr(err)
-}
-
-// MakingBatches returns up to limit ids of batches begun before before
-// whose making has not ended, oldest first.
-func (s *Store) MakingBatches(ctx context.Context, before time.Time, limit int) ([]string, error) {
-	ids, err := s.rdb.ZRangeByScore(ctx, s.makingKey(), &redis.ZRangeBy{
-		Min: "-inf", Max: "(" + strconv.FormatInt(before.UnixMilli(), 10), Count: int64(limit),
-	}).Result()
-	return ids, storageErr(err)
 }
 
 // undoJobScript deletes a job record and its input while no run started
@@ -284,8 +179,8 @@ return 1
 // record and input are deleted, with its listing entry and in-flight
 // place, unless a run started it already (removed false: it is made, and
 // the answer is the job). A task queued for it finds no job and ends.
-func (s *Store) UndoJob(ctx context.Context, owner, id string) (removed bool, err error) {
-	s.jobs.forget(id)
+func (s *Jobs) UndoJob(ctx context.Context, owner, id string) (removed bool, err error) {
+	s.records.forget(id)
 	n, err := undoJobScript.Run(ctx, s.rdb, []string{s.jobKey(id), s.blobKey(connector.InputBlobKey(id))}).Int()
 	if err != nil {
 		return false, storageErr(err)
