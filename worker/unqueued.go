@@ -63,14 +63,6 @@ const sweepEvery = 10 * time.Second
 // sweepBatch bounds the notes one pass looks at.
 const sweepBatch = 500
 
-// unqueuedLister is a job store that notes new jobs and takes back those
-// never queued (JobStore: redisstore.Jobs).
-type unqueuedLister interface {
-	UnqueuedJobs(ctx context.Context, before time.Time, limit int) ([]string, error)
-	ForgetUnqueued(ctx context.Context, ids ...string) error
-	UndoJob(ctx context.Context, owner, id string) (removed bool, err error)
-}
-
 // batchSettler finishes or removes batches whose making a request left
 // unended (app.JobService).
 type batchSettler interface {
@@ -79,8 +71,7 @@ type batchSettler interface {
 
 // unqueuedSweeper queues jobs that have a record and no task.
 type unqueuedSweeper struct {
-	notes     unqueuedLister
-	jobs      connector.JobStore
+	jobs      JobStore // its notes of new jobs, and their records
 	queue     *Queue
 	rdb       redis.UniversalClient // asynq's Redis: the tasks' states
 	inspector *asynq.Inspector
@@ -131,7 +122,7 @@ const sweepBatchesAt = 100
 // pass looks at the notes of jobs created before before and returns how
 // many it looked at.
 func (s *unqueuedSweeper) pass(ctx context.Context, before time.Time) int {
-	ids, err := s.notes.UnqueuedJobs(ctx, before, sweepBatch)
+	ids, err := s.jobs.UnqueuedJobs(ctx, before, sweepBatch)
 	if err != nil || len(ids) == 0 {
 		return 0 // Redis down: next time
 	}
@@ -150,7 +141,7 @@ func (s *unqueuedSweeper) pass(ctx context.Context, before time.Time) int {
 			done = append(done, id)
 		}
 	}
-	if err := s.notes.ForgetUnqueued(ctx, done...); err != nil {
+	if err := s.jobs.ForgetUnqueued(ctx, done...); err != nil {
 		return 0
 	}
 	return len(ids)
@@ -172,7 +163,7 @@ func (s *unqueuedSweeper) queueIfUnfinished(ctx context.Context, id string, stat
 		return true
 	}
 	if state == asynqext.NoTask && job.BatchID == "" {
-		removed, err := s.notes.UndoJob(ctx, job.Owner, id)
+		removed, err := s.jobs.UndoJob(ctx, job.Owner, id)
 		if err != nil {
 			return false
 		}

@@ -154,7 +154,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		recovering.Go(func() { rec.run(recCtx, w.recoverEvery) })
 	}
 	defer func() { stopRecovering(); recovering.Wait() }()
-	sw := &unqueuedSweeper{notes: w.cfg.Jobs, jobs: w.cfg.Jobs, queue: w.queue, rdb: w.rdb,
+	sw := &unqueuedSweeper{jobs: w.cfg.Jobs, queue: w.queue, rdb: w.rdb,
 		inspector: asynq.NewInspectorFromRedisClient(w.rdb), qname: w.cfg.Queue, log: w.log, makingAfter: w.makingAfter}
 	if w.cfg.Batches != nil {
 		maker := app.New(app.Config{Jobs: w.cfg.Jobs, Batches: w.cfg.Batches, Queue: w.queue, Logger: w.log})
