@@ -39,10 +39,8 @@ func N8nNodeCatalog() ([]byte, error) {
 			"hookEvents":  append([]string{}, op.HookEvents...), // none but for hook triggers
 		})
 	}
-	// The header names the catalog by its old home, connector.Catalog: the
-	// committed files did not change when it moved to package catalog.
 	doc := obj{
-		"$comment":    "Generated from connector.Catalog by definitions/n8nnode.go; do not edit. Regenerate: go run . definitions --out definitions",
+		"$comment":    "Generated from catalog.Default() by definitions/n8nnode.go; do not edit. Regenerate: go run . definitions --out definitions",
 		"name":        c.Name,
 		"description": c.Description,
 		"auth": obj{

@@ -31,9 +31,7 @@ func zapierIndexJS(c *catalog.Catalog, base string, app obj) ([]byte, error) {
 	}
 	fileTail := jsString(strings.Split(f.Path, "{id}")[1])
 	var b bytes.Buffer
-	// The header names the catalog by its old home, connector.Catalog: the
-	// committed files did not change when it moved to package catalog.
-	b.WriteString(`// imgflow for Zapier as a Zapier CLI app. Generated from connector.Catalog
+	b.WriteString(`// imgflow for Zapier as a Zapier CLI app. Generated from catalog.Default()
 // (definitions/zapier.go, zapiercli.go) by: imgflow definitions; do not edit.
 // Deploy: npm install && zapier register "imgflow" && zapier push (README.md).
 'use strict';

@@ -1,4 +1,4 @@
-// imgflow for Zapier as a Zapier CLI app. Generated from connector.Catalog
+// imgflow for Zapier as a Zapier CLI app. Generated from catalog.Default()
 // (definitions/zapier.go, zapiercli.go) by: imgflow definitions; do not edit.
 // Deploy: npm install && zapier register "imgflow" && zapier push (README.md).
 'use strict';
