@@ -70,7 +70,10 @@ type run struct {
 	// (or as load found it, when no run was started): the guard of the
 	// job's end.
 	number int
-	job    *connector.Job
+	// started: the run's start was written (number is this run's own);
+	// otherwise number is the last run's, which may still be live.
+	started bool
+	job     *connector.Job
 	// input is the job's input as its bytes told, once they came.
 	input *connector.JobInput
 	// calls is the job's call record as this run last saw it.
@@ -204,6 +207,9 @@ func (w *Worker) live(ctx context.Context, r *run) outcome {
 func (w *Worker) load(ctx context.Context, r *run) (out outcome, working bool) {
 	job, input, err := w.cfg.Runs.OpenJob(ctx, r.jobID)
 	r.opened = input
+	if err == nil {
+		r.job, r.number = job, job.Attempts // the guard of an end written before the start
+	}
 	switch {
 	case connector.ErrorCodeOf(err) == connector.ENOTFOUND:
 		r.log.Warn("compress task for an unknown or expired job, dropped")
@@ -249,7 +255,7 @@ func (w *Worker) load(ctx context.Context, r *run) (out outcome, working bool) {
 	if beginCall {
 		r.begun = &rec
 	}
-	r.job, r.number = job, job.Attempts
+	r.job, r.number, r.started = job, job.Attempts, true
 	w.obs.JobStarted(time.Since(job.CreatedAt))
 	w.batchItemStarted(ctx, r.log, job) // a batch's item: counted processing (batch.go)
 	return outcome{}, true
@@ -512,12 +518,19 @@ func (w *Worker) judged(ctx context.Context, r *run, out *outcome) (retry bool) 
 // Redis outage. A failure refused for a charged answer kept meanwhile (a
 // stale run's) completes the job with that answer instead.
 func (w *Worker) end(ctx context.Context, r *run, out *outcome) (*connector.Job, connector.HooksHint, error) {
+	var job *connector.Job
+	var hooks connector.HooksHint
+	if r.job == nil {
+		// The run failed before it could read the job (Redis down): its
+		// end is guarded by the run number it reads now.
+		if err := retryInPlace(ctx, func() error { return w.readRunNumber(ctx, r) }); err != nil {
+			return nil, hooks, err
+		}
+	}
 	if out.kind == failed {
 		w.settleUnanswered(r, nil)
 		w.awaitOpenCalls(ctx, r)
 	}
-	var job *connector.Job
-	var hooks connector.HooksHint
 	err := retryInPlace(ctx, func() error {
 		var err error
 		job, hooks, err = w.cfg.Runs.FinishRun(ctx, r.jobID, r.number, r.ending(*out))
@@ -557,6 +570,19 @@ func (w *Worker) end(ctx context.Context, r *run, out *outcome) (*connector.Job,
 	return job, hooks, nil
 }
 
+// readRunNumber reads the job's run number into r, for the end of a run
+// that never read the job.
+func (w *Worker) readRunNumber(ctx context.Context, r *run) error {
+	job, input, err := w.cfg.Runs.OpenJob(ctx, r.jobID)
+	if input != nil {
+		input.Close()
+	}
+	if err == nil {
+		r.number = job.Attempts
+	}
+	return err
+}
+
 // awaitOpenCalls holds a failing run's end while a call that another run
 // began may still be answered: a stale run whose call is charged keeps the
 // answer, and the failure then yields to it (FinishRun), so the charge is
@@ -571,7 +597,13 @@ func (w *Worker) awaitOpenCalls(ctx context.Context, r *run) {
 		if err != nil || rec.Kept != nil {
 			return // the end's own write says what to do
 		}
-		until, open := rec.OpenEarlier(r.number, time.Now())
+		// A run that never started counts the last run's calls as others':
+		// that run may still be live.
+		own := r.number
+		if !r.started {
+			own++
+		}
+		until, open := rec.OpenEarlier(own, time.Now())
 		if !open {
 			return
 		}

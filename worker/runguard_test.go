@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -236,4 +237,43 @@ func (s *signalHandler) Handle(ctx context.Context, r slog.Record) error {
 
 func (s *signalHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	return &signalHandler{Handler: s.Handler.WithAttrs(attrs), msg: s.msg, seen: s.seen, once: s.once}
+}
+
+// A run that fails before it could even read the job (Redis down as its
+// last retry starts) still ends the job: its failure is written under the
+// run number read once Redis is back. It used to be guarded on run 0 and
+// refused as stale, leaving the job processing for good.
+func TestALastRunThatCannotReadTheJobStillFailsIt(t *testing.T) {
+	h := newHarness(t)
+	h.cfg.MaxCompressRetries = 1
+	client := asynq.NewClient(h.cfg.RedisConnOpt)
+	t.Cleanup(func() { client.Close() })
+	h.queue = NewQueue(client, h.cfg.Queue, WithWakeUps(h.redis.Client), WithMaxCompressRetries(1))
+	h.comp.setFailures(&connector.Error{Code: connector.EUPSTREAM, Message: "Bad gateway", UpstreamStatus: 502, Retryable: true})
+	h.cfg.Runs = &openFailsOnce{JobRuns: h.cfg.Runs, on: 2}
+	h.start()
+	job := h.submitURLJob("")
+
+	got := h.waitJob(job.ID, "finished", finished)
+	if got.Status != connector.StatusFailed || got.Error == nil || got.Error.Code != connector.EUNAVAILABLE {
+		t.Fatalf("expected the job failed with the outage's error, got %s, error %+v", got.Status, got.Error)
+	}
+	if got.Attempts != 1 {
+		t.Errorf("run number: expected 1 (the second run never started), got %d", got.Attempts)
+	}
+}
+
+// openFailsOnce is the executor's store whose OpenJob number on answers
+// as Redis down would (counting from 1).
+type openFailsOnce struct {
+	connector.JobRuns
+	on    int64
+	calls atomic.Int64
+}
+
+func (o *openFailsOnce) OpenJob(ctx context.Context, id string) (*connector.Job, *connector.Blob, error) {
+	if o.calls.Add(1) == o.on {
+		return nil, nil, &connector.Error{Code: connector.EUNAVAILABLE, Message: "storage unavailable", Retryable: true}
+	}
+	return o.JobRuns.OpenJob(ctx, id)
 }
