@@ -1,10 +1,12 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -157,4 +159,30 @@ func TestNeverConfirmedKeyIsRefusedWhileTheKeyCheckIsUnreachable(t *testing.T) {
 	// /v1/account needs the live answer: it says the key cannot be checked.
 	acct := h.do(http.MethodGet, "/v1/account", nil, map[string]string{"X-API-Key": h.key})
 	expectError(t, acct, http.StatusServiceUnavailable, connector.EUPSTREAMDOWN, "")
+}
+
+// A client that goes away mid-request (Ctrl-C during an upload) gets no
+// 500 and leaves no error in the log: its request is answered 499, logged
+// at Info.
+func TestAClientThatGoesAwayIsNotAServerError(t *testing.T) {
+	var logs bytes.Buffer
+	h := newHarness(t, func(c *server.Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req := httptest.NewRequest(http.MethodPost, "/v1/jobs", strings.NewReader(`{"image_url":"https://images.example.com/cat.png"}`)).WithContext(ctx)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-API-Key", h.key)
+	rec := httptest.NewRecorder()
+	h.api.Handler().ServeHTTP(rec, req)
+	if rec.Code != 499 {
+		t.Fatalf("status = %d (%s); want 499 for a client that went away", rec.Code, rec.Body)
+	}
+	if strings.Contains(logs.String(), `"level":"ERROR"`) {
+		t.Errorf("a client that went away was logged as an error:\n%s", logs.String())
+	}
+	if !strings.Contains(logs.String(), "client went away") {
+		t.Errorf("expected an Info line saying the client went away:\n%s", logs.String())
+	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -13,6 +14,13 @@ import (
 
 // codeMethodNotAllowed is an HTTP-only code: the domain never produces it.
 const codeMethodNotAllowed connector.ErrorCode = "method_not_allowed"
+
+// codeClientClosed is the code of a request whose client went away before
+// its answer (Ctrl-C mid-upload), logged as nginx does: 499.
+const (
+	codeClientClosed   connector.ErrorCode = "client_closed_request"
+	statusClientClosed                     = 499
+)
 
 // statusOf is the one table from domain error codes to HTTP statuses.
 var statusOf = map[connector.ErrorCode]int{
@@ -38,6 +46,7 @@ var statusOf = map[connector.ErrorCode]int{
 	connector.EUPSTREAMDOWN: http.StatusServiceUnavailable,
 	connector.EINTERNAL:     http.StatusInternalServerError,
 	codeMethodNotAllowed:    http.StatusMethodNotAllowed,
+	codeClientClosed:        statusClientClosed,
 }
 
 // errorBody keeps the upstream's shape ({"error": text}) and adds a code.
@@ -87,6 +96,12 @@ func (s *Server) handleError(err error, c echo.Context) {
 		e = fromEchoError(he)
 	default:
 		e = connector.AsError(err)
+	}
+	if errors.Is(err, context.Canceled) && c.Request().Context().Err() != nil {
+		// The caller ended its own request: not the server's failure, so
+		// no 500 and no error log; nobody reads the answer.
+		s.logger(c).Info("client went away before the answer", "err", err)
+		e = connector.Errorf(codeClientClosed, "Client closed the request")
 	}
 	status := statusOf[e.Code]
 	if status == 0 {
