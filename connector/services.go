@@ -32,7 +32,7 @@ type JobStore interface {
 }
 
 // HooksHint is what a store could tell about an owner's hook subscriptions
-// in passing (see redisstore's FinishJob).
+// in passing (JobRuns.FinishRun).
 type HooksHint int
 
 const (

@@ -32,11 +32,6 @@ func newJobService(cfg *Config, s *Server) *app.JobService {
 	})
 }
 
-// JobService is the creation service the routes call, for other front
-// doors mounted beside them (the MCP server): the same admission,
-// idempotency and making as POST /v1/jobs and /v1/batches.
-func (s *Server) JobService() *app.JobService { return s.jobs }
-
 // Close ends the server's background work (the creation service's
 // retries after a Redis hiccup); call it after the HTTP server stopped.
 func (s *Server) Close() { s.jobs.Close() }

@@ -25,7 +25,6 @@ import (
 // The record never changes but for its callback state; counts live in the
 // hash, whose per-item fields make counting idempotent: a task retried or
 // run twice counts its job once.
-
 type Batches struct{ *base }
 
 func (s *base) batchKey(id string) string         { return s.prefix + "batch:{" + id + "}" }

@@ -13,7 +13,6 @@ import (
 //
 //	dedupe:{owner}:sha256:options       id of the completed job to reuse, TTL its result's
 //	dedupeclaim:{owner}:sha256:options  id of the job compressing that image now, TTL the lease
-
 type Dedupe struct{ *base }
 
 func (s *base) dedupeKey(k connector.DedupeKey) string {

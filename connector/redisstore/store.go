@@ -46,6 +46,8 @@
 //	msg:{id}               JSON event that is not a job's (hook.disabled, ...), TTL JobTTL; its log is deliveries:{id}
 //	dlvidx:{owner}         sorted set of the owner's deliveries by first attempt (messages.go), trimmed to JobTTL
 //	cbsecret:{owner}       hash: the version of the owner's callback secret and the previous one's end
+//	batch…, batchn…        batches and their counts (batches.go); the making of a batch and its staged
+//	                       items (batchmaking.go, jobmaking.go); the notes of new jobs (unqueued.go)
 //
 // The prefix itself must not contain braces, or it would become the tag of
 // every key.
