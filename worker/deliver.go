@@ -403,10 +403,7 @@ func (w *Worker) recordAttempt(ctx context.Context, r *deliveryRun) {
 // view is the one public view of jobs and batches (connector.View): a
 // delivery's body is what the API answers for the same job or batch.
 func (w *Worker) view() connector.View {
-	return connector.View{PublicURL: w.cfg.PublicURL, ResultTTL: w.cfg.ResultTTL, FileURL: w.fileURL,
-		ArchiveURL: func(batchID string, exp time.Time) string {
-			return w.cfg.Keyring.ArchiveURL(w.cfg.PublicURL, batchID, exp)
-		}}
+	return w.cfg.Keyring.View(w.cfg.PublicURL, w.cfg.ResultTTL, w.cfg.FileURL)
 }
 
 // errDelivered stops an update of a callback state that says delivered.
@@ -469,9 +466,3 @@ func host(target string) string {
 }
 
 // fileURL is the file_url a delivery carries (Config.FileURL).
-func (w *Worker) fileURL(j *connector.Job, exp time.Time) string {
-	if w.cfg.FileURL != nil {
-		return w.cfg.FileURL(j, exp)
-	}
-	return w.cfg.Keyring.FileURL(w.cfg.PublicURL, j.ID, exp)
-}

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/imgflow/imgflow/connector"
 )
 
 // Keyring derives keys from one secret. The zero value is not usable.
@@ -136,6 +138,18 @@ func (k *Keyring) VerifyFileToken(jobID, token string, now time.Time) bool {
 // API key until exp, so later flow steps can download the result.
 func (k *Keyring) FileURL(publicURL, jobID string, exp time.Time) string {
 	return publicURL + "/v1/jobs/" + jobID + "/file?token=" + k.FileToken(jobID, exp)
+}
+
+// View is the one public view of jobs and batches (connector.View) with
+// this keyring's signed links under publicURL: the API's answers and the
+// webhook payloads are built from it alike. fileURL, when set, makes the
+// file_url instead (presigned S3 objects).
+func (k *Keyring) View(publicURL string, resultTTL time.Duration, fileURL func(*connector.Job, time.Time) string) connector.View {
+	if fileURL == nil {
+		fileURL = func(j *connector.Job, exp time.Time) string { return k.FileURL(publicURL, j.ID, exp) }
+	}
+	return connector.View{PublicURL: publicURL, ResultTTL: resultTTL, FileURL: fileURL,
+		ArchiveURL: func(batchID string, exp time.Time) string { return k.ArchiveURL(publicURL, batchID, exp) }}
 }
 
 // ArchiveURL is the signed address of a batch's ZIP archive under
