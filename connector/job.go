@@ -133,7 +133,7 @@ type Job struct {
 	// Attempts counts worker attempts at compressing.
 	Attempts int `json:"attempts"`
 	// UpstreamCalls counts calls of the compression API made for this job,
-	// answered or not (from its attempt record).
+	// answered or not (from its call record).
 	UpstreamCalls int `json:"upstream_calls"`
 	// ChargeUncertain is set when an earlier call of the compression API
 	// for this job never got an answer (a worker died mid-call, or the call

@@ -77,7 +77,7 @@ func New(logger *slog.Logger) *Metrics {
 	}, []string{"code"})
 	m.queueWait = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "imgflow_job_queue_wait_seconds",
-		Help:    "Time from a job's creation to the start of a compress attempt.",
+		Help:    "Time from a job's creation to the start of a compress run.",
 		Buckets: latencyBuckets,
 	})
 	m.upstreamCalls = prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -202,7 +202,7 @@ type Config struct {
 // Observer is told what the worker does, e.g. to feed Prometheus. Methods
 // must be quick and safe for concurrent use.
 type Observer interface {
-	// JobStarted: a compress attempt began, queued after the job's creation.
+	// JobStarted: a compress run began, queued after the job's creation.
 	JobStarted(queued time.Duration)
 	// JobFinished: a job reached status "completed" or "failed"; code is the
 	// error code of a failed job, "" otherwise.

@@ -10,9 +10,9 @@ import (
 )
 
 // This file is the compress path's retry policy, all of it: when a failed
-// attempt is retried by asynq and when the job fails (judge), how long asynq
-// waits between attempts (backoff), and how a step that must not be redone
-// by a new attempt is retried where it stands (retryInPlace).
+// run is retried by asynq and when the job fails (judge), how long asynq
+// waits between runs (backoff), and how a step that must not be redone by a
+// new run is retried where it stands (retryInPlace).
 
 // Compress retries back off exponentially: 1s, 2s, 4s ... capped at
 // maxBackoff, each with up to +25% jitter so that a burst of failures does
@@ -37,7 +37,7 @@ func backoff(n int) time.Duration {
 // minutes that upstream outages are given.
 const maxFetchRetries = 2
 
-// verdict is what becomes of a compress attempt that failed.
+// verdict is what becomes of a compress run that failed.
 type verdict int
 
 const (
@@ -47,7 +47,7 @@ const (
 	failJob
 )
 
-// judge decides the fate of an attempt that failed with err after retried
+// judge decides the fate of a run that failed with err after retried
 // retries of at most maxRetry. A final error fails the job at once; one that
 // may pass is retried until the retries run out, and then fails the job
 // marked retryable (resubmitting later may work).
@@ -64,7 +64,7 @@ func judge(err error, retried, maxRetry int) (v verdict, retryableFailure bool) 
 	return failJob, true
 }
 
-// retryable reports whether another attempt may succeed: upstream 5xx,
+// retryable reports whether another run may succeed: upstream 5xx,
 // timeouts and network errors, passing fetch errors, Redis being down, and
 // anything that is not a domain error (a deadline, a bug elsewhere). A 200
 // whose body could not be read is final even though the client calls it
@@ -90,7 +90,7 @@ const (
 
 // retryInPlace runs step until it succeeds, fails in a way that will not
 // pass (anything but EUNAVAILABLE), or ctx ends, and returns its last error.
-// It is for the steps a new attempt must not redo: keeping and storing an
+// It is for the steps a new run must not redo: keeping and storing an
 // answer the upstream charged for, finishing a job, queueing its
 // deliveries. Give it a context that ends at the task's deadline.
 func retryInPlace(ctx context.Context, step func() error) error {
@@ -115,7 +115,7 @@ func retryInPlace(ctx context.Context, step func() error) error {
 // ctx is cancelled earlier. asynq cancels a task's context when it loses
 // the task's lease (Redis unreachable for ~30 s): a worker holding an
 // answer the upstream charged for must go on trying to store it until the
-// task's own deadline, since a new attempt would charge again. Without a
+// task's own deadline, since a new run would charge again. Without a
 // deadline on ctx, compressTimeout bounds it.
 func untilDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
 	deadline, ok := ctx.Deadline()
