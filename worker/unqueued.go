@@ -21,14 +21,17 @@ import (
 //     mid-request) is finished when it was decided made, and removed when
 //     it was left creating (internal/app, SweepBatches); a request slower
 //     than makingAfter loses its batch whole, never half of it;
-//   - a single job whose record was written but whose task never reached
-//     the queue (serve killed between the two writes, or an enqueue that
-//     failed) was never answered 2xx (the API answers only once its task is
-//     queued): it is taken back (UndoJob: only while no run started it), so
-//     that a client that heard nothing is charged nothing; a retry with its
-//     Idempotency-Key takes the key over and finds or makes it;
-//   - a batch item without a task belongs to a batch that was made (items
-//     are noted as they are made visible): it is queued.
+//   - a job whose record was written but whose task never reached the
+//     queue is queued: a single job whose serve was killed between its two
+//     writes, or a batch item of a batch that was made (items are noted as
+//     they are made visible). The sweeper never removes a job: only the
+//     request that made it does (UndoJob, a compare-and-set that loses once
+//     a run started it), when its own enqueue failed. So no job answered
+//     2xx can vanish, however long its request stalled between the writes,
+//     and the sweeper's delay (unqueuedAfter) only says how soon a stray
+//     job runs. The price: a job whose request died unanswered runs; a retry
+//     with its Idempotency-Key finds it (charged once), a retry without one
+//     makes another.
 //
 // The job store notes every new job (redisstore/unqueued.go); the sweeper
 // forgets each note once the job's task exists, or the job is gone or
@@ -147,11 +150,9 @@ func (s *unqueuedSweeper) pass(ctx context.Context, before time.Time) int {
 	return len(ids)
 }
 
-// queueIfUnfinished settles an unfinished job without a live task: a
-// single job that never had one is taken back (nobody was answered it);
-// a batch item, or a job behind a finished task (state), is queued,
-// deleting first that task. False when that could not be decided or done
-// (the note stays).
+// queueIfUnfinished queues an unfinished job without a live task, deleting
+// first a finished task it is behind (state). False when that could not be
+// decided or done (the note stays).
 func (s *unqueuedSweeper) queueIfUnfinished(ctx context.Context, id string, state asynqext.TaskState) bool {
 	job, err := s.jobs.GetJob(ctx, id)
 	switch {
@@ -162,25 +163,13 @@ func (s *unqueuedSweeper) queueIfUnfinished(ctx context.Context, id string, stat
 	case job.Status.Finished():
 		return true
 	}
-	if state == asynqext.NoTask && job.BatchID == "" {
-		removed, err := s.jobs.UndoJob(ctx, job.Owner, id)
-		if err != nil {
-			return false
-		}
-		if removed {
-			s.log.Warn("took back a job whose task never reached the queue (its request died or failed, unanswered)",
-				"job_id", id, "age", time.Since(job.CreatedAt).Round(time.Second))
-			return true
-		}
-		return true // a run started it meanwhile: it has a task
-	}
 	if state != asynqext.NoTask {
 		if err := s.inspector.DeleteTask(s.qname, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
 			s.log.Warn("the finished task of an unfinished job could not be deleted; trying again next sweep", "job_id", id, "err", err)
 			return false
 		}
 	}
-	if err := s.queue.EnqueueCompress(ctx, id, ""); err != nil {
+	if err := s.queue.EnqueueCompress(ctx, id, job.Owner); err != nil {
 		s.log.Warn("a job without a task could not be queued; trying again next sweep", "job_id", id, "err", err)
 		return false
 	}
