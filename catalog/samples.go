@@ -34,7 +34,7 @@ func SampleJob() *connector.Job {
 			FileURL: "https://imgflow.example.com/v1/jobs/01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f/file?token=eyJleHAiOjE3OTM4NzQ2MDB9.Qm9fZ3Vlc3M"},
 		Callback:      &connector.DeliveryState{Status: connector.DeliveryDelivered, Attempts: 1, LastStatus: 200},
 		Metadata:      json.RawMessage(`{"record_id":"rec_8812"}`),
-		Attempts:      1,
+		Runs:          1,
 		UpstreamCalls: 1,
 		Transform:     connector.Transform{Resize: &connector.Resize{Method: connector.ResizeScale, Width: 1600}},
 	}

@@ -130,8 +130,9 @@ type Job struct {
 	Error      *JobError       `json:"error,omitempty"`
 	Callback   *DeliveryState  `json:"callback,omitempty"`
 	Metadata   json.RawMessage `json:"metadata,omitempty"`
-	// Attempts counts worker attempts at compressing.
-	Attempts int `json:"attempts"`
+	// Runs counts the runs of the job's compress task that started (the
+	// run number of the latest); "attempts" in the API, as it always was.
+	Runs int `json:"attempts"`
 	// UpstreamCalls counts calls of the compression API made for this job,
 	// answered or not (from its call record).
 	UpstreamCalls int `json:"upstream_calls"`

@@ -9,7 +9,7 @@ import (
 // A job's run is one execution of its compress task by a worker. Runs may
 // overlap (a handler outlives asynq's cancellation; a task whose lease
 // lapsed is requeued while its first run still goes on), so each run is
-// numbered when it starts (Job.Attempts, the run count) and every end of
+// numbered when it starts (Job.Runs, the run count) and every end of
 // the job is written under that number: a compare-and-set in the store,
 // which a stale run loses (JobRuns.FinishRun).
 
@@ -92,7 +92,7 @@ type JobRuns interface {
 	// Calls returns the job's call record (zero when there is none).
 	Calls(ctx context.Context, id string) (CallRecord, error)
 	// StartRun applies start to the current record (it numbers the run:
-	// Job.Attempts) and stores it; with beginCall it also begins a call
+	// Job.Runs) and stores it; with beginCall it also begins a call
 	// (BeginCall, in the run start numbered) in the same write and returns
 	// the record with it.
 	StartRun(ctx context.Context, id string, start func(*Job) error, beginCall bool) (*Job, CallRecord, error)

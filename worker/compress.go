@@ -25,7 +25,7 @@ import (
 //	        the run guard → follow-ups in order: batch count, dedupe source, fan-out
 //
 // The end is conditioned on the run that started it (connector.JobRuns.
-// FinishRun, a compare-and-set on the run number Job.Attempts): runs may
+// FinishRun, a compare-and-set on the run number Job.Runs): runs may
 // overlap (a handler outlives asynq's cancellation; recover.go requeues a
 // task whose lease lapsed), and a stale run never overwrites a live one's
 // end. A stale run's charged answer is not dropped: it is kept in the call
@@ -66,7 +66,7 @@ var errCrash = errors.New("worker crashed (test)")
 type run struct {
 	jobID string
 	log   *slog.Logger
-	// number is the run's number, Job.Attempts as the run's start wrote it
+	// number is the run's number, Job.Runs as the run's start wrote it
 	// (or as load found it, when no run was started): the guard of the
 	// job's end.
 	number int
@@ -208,7 +208,7 @@ func (w *Worker) load(ctx context.Context, r *run) (out outcome, working bool) {
 	job, input, err := w.cfg.Runs.OpenJob(ctx, r.jobID)
 	r.opened = input
 	if err == nil {
-		r.job, r.number = job, job.Attempts // the guard of an end written before the start
+		r.job, r.number = job, job.Runs // the guard of an end written before the start
 	}
 	switch {
 	case connector.ErrorCodeOf(err) == connector.ENOTFOUND:
@@ -225,17 +225,17 @@ func (w *Worker) load(ctx context.Context, r *run) (out outcome, working bool) {
 	case job.Result != nil:
 		// An older version stored the result before completing the job.
 		r.log.Info("result already stored, completing without calling the upstream")
-		r.job, r.number = job, job.Attempts
+		r.job, r.number = job, job.Runs
 		return completedWith(nil), false
-	case job.Attempts >= w.cfg.MaxCompressRetries+3:
+	case job.Runs >= w.cfg.MaxCompressRetries+3:
 		// Runs that ended without a word (a worker killed each time, tasks
 		// requeued by recover.go) do not count as asynq retries: stop a job
 		// that keeps killing its workers here.
-		r.job, r.number = job, job.Attempts
+		r.job, r.number = job, job.Runs
 		return erredWith(&connector.Error{Code: connector.EINTERNAL,
-			Message: fmt.Sprintf("The job was interrupted %d times (worker restarts) and was given up", job.Attempts)}), false
+			Message: fmt.Sprintf("The job was interrupted %d times (worker restarts) and was given up", job.Runs)}), false
 	}
-	if job.Attempts > 0 {
+	if job.Runs > 0 {
 		// A re-run: what did the earlier calls get? (A first run has no
 		// record; skipping the read saves a round trip per job.)
 		if r.calls, err = w.cfg.Runs.Calls(ctx, r.jobID); err != nil {
@@ -244,7 +244,7 @@ func (w *Worker) load(ctx context.Context, r *run) (out outcome, working bool) {
 	}
 	// A first run whose input is open already has nothing left to fail
 	// before the call, so its call is begun with the start.
-	beginCall := job.Attempts == 0 && r.opened != nil
+	beginCall := job.Runs == 0 && r.opened != nil
 	job, rec, err := w.cfg.Runs.StartRun(ctx, r.jobID, startRun, beginCall)
 	if errors.Is(err, connector.ErrJobFinished) || connector.ErrorCodeOf(err) == connector.ENOTFOUND {
 		return outcome{kind: nothingLeft}, false // finished or expired meanwhile
@@ -255,7 +255,7 @@ func (w *Worker) load(ctx context.Context, r *run) (out outcome, working bool) {
 	if beginCall {
 		r.begun = &rec
 	}
-	r.job, r.number, r.started = job, job.Attempts, true
+	r.job, r.number, r.started = job, job.Runs, true
 	w.obs.JobStarted(time.Since(job.CreatedAt))
 	w.batchItemStarted(ctx, r.log, job) // a batch's item: counted processing (batch.go)
 	return outcome{}, true
@@ -272,7 +272,7 @@ func startRun(j *connector.Job) error {
 	if j.StartedAt == nil {
 		j.StartedAt = &now
 	}
-	j.Attempts++
+	j.Runs++
 	return nil
 }
 
@@ -561,7 +561,7 @@ func (w *Worker) end(ctx context.Context, r *run, out *outcome) (*connector.Job,
 		}
 	}
 	if job.Status == connector.StatusCompleted {
-		r.log.Info("job completed", "input", job.Input.Kind, "run", job.Attempts, "upstream_job_id", job.Result.UpstreamJobID,
+		r.log.Info("job completed", "input", job.Input.Kind, "run", job.Runs, "upstream_job_id", job.Result.UpstreamJobID,
 			"original_size", job.Result.OriginalSize, "compressed_size", job.Result.CompressedSize, "upstream_calls", job.UpstreamCalls,
 			"charge_uncertain", job.ChargeUncertain, "deduplicated_from", job.DeduplicatedFrom)
 	} else {
@@ -578,7 +578,7 @@ func (w *Worker) readRunNumber(ctx context.Context, r *run) error {
 		input.Close()
 	}
 	if err == nil {
-		r.number = job.Attempts
+		r.number = job.Runs
 	}
 	return err
 }

@@ -36,8 +36,8 @@ func TestURLJobCompletesAndStoresOutput(t *testing.T) {
 	if got.Input.Size != int64(len(want)) || got.Input.MIMEType != "image/png" || got.Input.Filename != "photo.png" {
 		t.Errorf("input: expected size %d, image/png, photo.png recorded, got %+v", len(want), got.Input)
 	}
-	if got.StartedAt == nil || got.FinishedAt == nil || got.Attempts != 1 {
-		t.Errorf("expected started_at, finished_at and 1 attempt, got %v, %v, %d", got.StartedAt, got.FinishedAt, got.Attempts)
+	if got.StartedAt == nil || got.FinishedAt == nil || got.Runs != 1 {
+		t.Errorf("expected started_at, finished_at and 1 attempt, got %v, %v, %d", got.StartedAt, got.FinishedAt, got.Runs)
 	}
 	out, err := connector.ReadBlob(context.Background(), h.store.Blobs, connector.OutputBlobKey(job.ID))
 	if err != nil || !bytes.Equal(out, want) {
@@ -88,9 +88,9 @@ func TestUpstream5xxIsRetriedAndTheJobCompletesWithOneSuccessfulCall(t *testing.
 	if calls := h.comp.Calls(); calls != 3 {
 		t.Errorf("upstream calls: expected 2 failed + 1 successful = 3, got %d", calls)
 	}
-	if got.Attempts != 3 || got.UpstreamCalls != 3 || got.ChargeUncertain {
+	if got.Runs != 3 || got.UpstreamCalls != 3 || got.ChargeUncertain {
 		t.Errorf("expected 3 attempts, upstream_calls 3, charge certain (a 500 costs nothing), got %d, %d, %v",
-			got.Attempts, got.UpstreamCalls, got.ChargeUncertain)
+			got.Runs, got.UpstreamCalls, got.ChargeUncertain)
 	}
 }
 
@@ -147,8 +147,8 @@ func TestFinalErrorsFailTheJobAtOnce(t *testing.T) {
 			if tc.fetch != nil {
 				wantCalls = 0
 			}
-			if calls := h.comp.Calls(); calls != wantCalls || got.Attempts != 1 {
-				t.Errorf("expected %d upstream call(s) and 1 attempt, got %d and %d", wantCalls, calls, got.Attempts)
+			if calls := h.comp.Calls(); calls != wantCalls || got.Runs != 1 {
+				t.Errorf("expected %d upstream call(s) and 1 attempt, got %d and %d", wantCalls, calls, got.Runs)
 			}
 		})
 	}
@@ -167,8 +167,8 @@ func TestRetryableErrorOnTheLastAttemptFailsTheJobAsRetryable(t *testing.T) {
 		got.Error.Code != connector.EUPSTREAM || got.Error.UpstreamStatus != 502 {
 		t.Fatalf("expected failed upstream_error 502 retryable:true, got %s %+v", got.Status, got.Error)
 	}
-	if calls := h.comp.Calls(); calls != 3 || got.Attempts != 3 {
-		t.Errorf("expected 3 attempts (1 + 2 retries) and 3 calls, got %d attempts, %d calls", got.Attempts, calls)
+	if calls := h.comp.Calls(); calls != 3 || got.Runs != 3 {
+		t.Errorf("expected 3 attempts (1 + 2 retries) and 3 calls, got %d attempts, %d calls", got.Runs, calls)
 	}
 }
 
@@ -204,8 +204,8 @@ func TestKillAfterTheChargedAnswerIsKeptDoesNotChargeAgain(t *testing.T) {
 			if calls := h.comp.Calls(); calls != 1 {
 				t.Errorf("upstream calls: expected exactly 1 (one credit per job), got %d", calls)
 			}
-			if got.Result == nil || got.Result.UpstreamJobID != "up-0" || got.Attempts != attempts {
-				t.Errorf("result: expected the first call's result up-0 after %d attempts, got %+v after %d", attempts, got.Result, got.Attempts)
+			if got.Result == nil || got.Result.UpstreamJobID != "up-0" || got.Runs != attempts {
+				t.Errorf("result: expected the first call's result up-0 after %d attempts, got %+v after %d", attempts, got.Result, got.Runs)
 			}
 			if got.UpstreamCalls != 1 || got.ChargeUncertain {
 				t.Errorf("job: expected upstream_calls 1, charge_uncertain false, got %d, %v", got.UpstreamCalls, got.ChargeUncertain)
@@ -269,8 +269,8 @@ func TestStoreIsRetriedThroughARedisOutageWithoutCallingAgain(t *testing.T) {
 	if calls := h.comp.Calls(); calls != 1 || got.UpstreamCalls != 1 || got.ChargeUncertain {
 		t.Errorf("expected 1 upstream call (upstream_calls 1, charge certain), got %d calls, %d, %v", calls, got.UpstreamCalls, got.ChargeUncertain)
 	}
-	if got.Attempts != 1 {
-		t.Errorf("attempts: expected the first attempt to store its answer, got %d attempts", got.Attempts)
+	if got.Runs != 1 {
+		t.Errorf("attempts: expected the first attempt to store its answer, got %d attempts", got.Runs)
 	}
 	if n := out.refused.Load(); n < 3 {
 		t.Errorf("expected the worker to meet the outage (several refused writes), got %d", n)
@@ -299,8 +299,8 @@ func TestDuplicateTaskOfAFinishedJobDoesNothing(t *testing.T) {
 	if calls := h.comp.Calls(); calls != 1 {
 		t.Errorf("upstream calls: expected 1, got %d", calls)
 	}
-	if !again.UpdatedAt.Equal(done.UpdatedAt) || again.Attempts != 1 {
-		t.Errorf("job: expected untouched (updated_at %v, 1 attempt), got %v, %d attempts", done.UpdatedAt, again.UpdatedAt, again.Attempts)
+	if !again.UpdatedAt.Equal(done.UpdatedAt) || again.Runs != 1 {
+		t.Errorf("job: expected untouched (updated_at %v, 1 attempt), got %v, %d attempts", done.UpdatedAt, again.UpdatedAt, again.Runs)
 	}
 	if n := cb.count(); n != 1 {
 		t.Errorf("callback: expected 1 delivery (delivery id is unique), got %d", n)
@@ -334,8 +334,8 @@ func TestUnreachableImageURLFailsAfterAFewAttempts(t *testing.T) {
 	if got.Status != connector.StatusFailed || got.Error == nil || got.Error.Code != connector.EFETCH || !got.Error.Retryable {
 		t.Fatalf("expected failed fetch_failed retryable:true, got %s %+v", got.Status, got.Error)
 	}
-	if got.Attempts != 1+maxFetchRetries || h.comp.Calls() != 0 {
-		t.Errorf("expected %d attempts and no upstream call, got %d attempts, %d calls", 1+maxFetchRetries, got.Attempts, h.comp.Calls())
+	if got.Runs != 1+maxFetchRetries || h.comp.Calls() != 0 {
+		t.Errorf("expected %d attempts and no upstream call, got %d attempts, %d calls", 1+maxFetchRetries, got.Runs, h.comp.Calls())
 	}
 }
 

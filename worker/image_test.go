@@ -57,9 +57,9 @@ func TestStoredImageCutOffMidCallIsRetriedWithoutAnUncertainCharge(t *testing.T)
 	if got.Status != connector.StatusCompleted {
 		t.Fatalf("status: expected completed on the retry, got %s (error %+v)", got.Status, got.Error)
 	}
-	if got.Attempts != 2 || got.UpstreamCalls != 2 || got.ChargeUncertain {
+	if got.Runs != 2 || got.UpstreamCalls != 2 || got.ChargeUncertain {
 		t.Errorf("expected 2 attempts, upstream_calls 2, charge certain (the cut-off call sent no whole image), got %d, %d, %v",
-			got.Attempts, got.UpstreamCalls, got.ChargeUncertain)
+			got.Runs, got.UpstreamCalls, got.ChargeUncertain)
 	}
 	if out, err := connector.ReadBlob(ctx, h.store.Blobs, connector.OutputBlobKey(job.ID)); err != nil || !bytes.Equal(out, data) {
 		t.Errorf("output blob: expected the %d bytes sent whole on the retry, got %d, err %v", len(data), len(out), err)

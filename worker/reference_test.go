@@ -96,7 +96,7 @@ func TestFlakyReferenceUpstreamStillChargesOneCreditPerJob(t *testing.T) {
 		if got.Status != connector.StatusCompleted {
 			t.Fatalf("expected completed despite 500s, got %s %+v", got.Status, got.Error)
 		}
-		attempts += got.Attempts
+		attempts += got.Runs
 	}
 	acct, err := ledger.Lookup(context.Background(), h.apiKey)
 	if err != nil {
@@ -117,8 +117,8 @@ func TestUnknownKeyFailsAtTheReferenceUpstreamWithItsText(t *testing.T) {
 
 	got := h.waitJob(job.ID, "finished", finished)
 	if got.Status != connector.StatusFailed || got.Error == nil || got.Error.Code != connector.EUNAUTHORIZED ||
-		got.Error.UpstreamStatus != 401 || got.Error.Message != "Invalid API key" || got.Attempts != 1 {
-		t.Fatalf("expected failed invalid_key 401 \"Invalid API key\" after 1 attempt, got %s %+v (%d attempts)", got.Status, got.Error, got.Attempts)
+		got.Error.UpstreamStatus != 401 || got.Error.Message != "Invalid API key" || got.Runs != 1 {
+		t.Fatalf("expected failed invalid_key 401 \"Invalid API key\" after 1 attempt, got %s %+v (%d attempts)", got.Status, got.Error, got.Runs)
 	}
 }
 

@@ -68,8 +68,8 @@ func twoRuns(t *testing.T, h *harness, gate *gatedCompressor) (job *connector.Jo
 	if n := <-gate.entered; n != 1 {
 		t.Fatalf("expected run 2 in call 1, got call %d", n)
 	}
-	if got, _ := h.store.Jobs.GetJob(context.Background(), job.ID); got.Attempts != 2 || got.Status != connector.StatusProcessing {
-		t.Fatalf("expected the job processing in run 2, got %s in run %d", got.Status, got.Attempts)
+	if got, _ := h.store.Jobs.GetJob(context.Background(), job.ID); got.Runs != 2 || got.Status != connector.StatusProcessing {
+		t.Fatalf("expected the job processing in run 2, got %s in run %d", got.Status, got.Runs)
 	}
 	return job, run1, run2
 }
@@ -97,8 +97,8 @@ func TestStaleRunFailureLosesToTheLiveRunsCompletion(t *testing.T) {
 		t.Fatalf("live run: expected success, got %v", err)
 	}
 	got, _ = h.store.Jobs.GetJob(context.Background(), job.ID)
-	if got.Status != connector.StatusCompleted || got.Result == nil || got.Result.UpstreamJobID != "up-0" || got.Attempts != 2 {
-		t.Fatalf("expected completed by run 2 with its answer up-0, got %s, result %+v, run %d", got.Status, got.Result, got.Attempts)
+	if got.Status != connector.StatusCompleted || got.Result == nil || got.Result.UpstreamJobID != "up-0" || got.Runs != 2 {
+		t.Fatalf("expected completed by run 2 with its answer up-0, got %s, result %+v, run %d", got.Status, got.Result, got.Runs)
 	}
 }
 
@@ -258,8 +258,8 @@ func TestALastRunThatCannotReadTheJobStillFailsIt(t *testing.T) {
 	if got.Status != connector.StatusFailed || got.Error == nil || got.Error.Code != connector.EUNAVAILABLE {
 		t.Fatalf("expected the job failed with the outage's error, got %s, error %+v", got.Status, got.Error)
 	}
-	if got.Attempts != 1 {
-		t.Errorf("run number: expected 1 (the second run never started), got %d", got.Attempts)
+	if got.Runs != 1 {
+		t.Errorf("run number: expected 1 (the second run never started), got %d", got.Runs)
 	}
 }
 

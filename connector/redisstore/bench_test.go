@@ -93,7 +93,7 @@ func BenchmarkJobRecordCodec(b *testing.B) {
 	now := time.Now().UTC()
 	job := &connector.Job{ID: "01a20d65-3a68-7900-857a-d7ac6f445298", Owner: "c974142b442a7f2e36bf185640254211",
 		SealedKey: []byte(strings.Repeat("k", 120)), CallbackURL: "https://hooks.example.com/catch/123/abc?x=1",
-		Status: connector.StatusCompleted, CreatedAt: now, UpdatedAt: now, StartedAt: &now, FinishedAt: &now, Attempts: 1,
+		Status: connector.StatusCompleted, CreatedAt: now, UpdatedAt: now, StartedAt: &now, FinishedAt: &now, Runs: 1,
 		Input:  connector.JobInput{Kind: connector.InputBase64, Size: 7754, MIMEType: "image/png", Filename: "image.png"},
 		Result: &connector.JobResult{OriginalSize: 7754, CompressedSize: 5120, CompressionRatio: 33.9, MIMEType: "image/png", Filename: "image.png", UpstreamJobID: "7d9f0a52-1111-4c3b-9a55-0c2a1e5e3c11"},
 	}

@@ -174,7 +174,7 @@ func TestStartJobBeginsTheCallWithTheStart(t *testing.T) {
 			return connector.Errorf(connector.ECONFLICT, "finished")
 		}
 		j.Status = connector.StatusProcessing
-		j.Attempts++
+		j.Runs++
 		return nil
 	}
 	got, rec, err := s.startJob(ctx, job.ID, start)

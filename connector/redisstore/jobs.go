@@ -271,7 +271,7 @@ func (s *base) updateJob(ctx context.Context, id string, fn func(*connector.Job)
 func (s *base) casJob(ctx context.Context, key, id string, job *connector.Job, finishing bool, seen string, data []byte, extras casExtras) (any, error) {
 	hooks := extras.hooks
 	if extras.begun != nil && !finishing {
-		return s.casBeginCall(ctx, key, id, job.Attempts, seen, data, extras.begun)
+		return s.casBeginCall(ctx, key, id, job.Runs, seen, data, extras.begun)
 	}
 	if !finishing {
 		return casScript.Run(ctx, s.rdb, []string{key}, seen, data, "").Result()

@@ -32,7 +32,7 @@ func fullJob() *connector.Job {
 		Error:       &connector.JobError{Code: connector.ENOCREDITS, Message: "no credits", UpstreamStatus: 429, CreditsRemaining: &credits, Retryable: true},
 		Callback:    &connector.DeliveryState{Status: connector.DeliveryDelivered, Attempts: 2, LastStatus: 204, LastError: "timeout", DeliveredAt: at(6)},
 		Metadata:    json.RawMessage(`{"zap":"1","n":[1,2]}`),
-		Attempts:    3,
+		Runs:        3,
 		Owner:       "owner-hash",
 		SealedKey:   []byte{0, 1, 2, 0xff, 'k'},
 		CallbackURL: "https://hooks.example/cb?sig=abc&x=1",
@@ -151,7 +151,7 @@ func TestConcurrentUpdatesAreNotLost(t *testing.T) {
 	for range n {
 		wg.Go(func() {
 			_, err := s.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error {
-				j.Attempts++
+				j.Runs++
 				return nil
 			})
 			errs <- err
@@ -165,8 +165,8 @@ func TestConcurrentUpdatesAreNotLost(t *testing.T) {
 		}
 	}
 	got, _ := s.Jobs.GetJob(ctx, job.ID)
-	if got.Attempts != n {
-		t.Fatalf("Attempts = %d after %d concurrent increments, want %d", got.Attempts, n, n)
+	if got.Runs != n {
+		t.Fatalf("Attempts = %d after %d concurrent increments, want %d", got.Runs, n, n)
 	}
 }
 
@@ -200,7 +200,7 @@ func TestUpdatesFromTwoProcessesAreNotLost(t *testing.T) {
 	job := newJob(t, a, "o", connector.StatusQueued)
 	inc := func(s *Store) {
 		t.Helper()
-		if _, err := s.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Attempts++; return nil }); err != nil {
+		if _, err := s.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Runs++; return nil }); err != nil {
 			t.Fatalf("UpdateJob: %v", err)
 		}
 	}
@@ -209,8 +209,8 @@ func TestUpdatesFromTwoProcessesAreNotLost(t *testing.T) {
 	inc(b)
 	inc(a) // from a's old copy: must see b's two increments
 	got, _ := b.Jobs.GetJob(ctx, job.ID)
-	if got.Attempts != 4 {
-		t.Fatalf("Attempts = %d after 4 increments from two stores, want 4", got.Attempts)
+	if got.Runs != 4 {
+		t.Fatalf("Attempts = %d after 4 increments from two stores, want 4", got.Runs)
 	}
 }
 
@@ -223,7 +223,7 @@ func TestUpdateJobDecidesOnTheCurrentRecordNotAnOldCopy(t *testing.T) {
 	ctx := context.Background()
 	job := newJob(t, a, "o", connector.StatusQueued)
 	errNotQueued := errors.New("not queued")
-	if _, err := a.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Attempts = 1; return nil }); err != nil {
+	if _, err := a.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Runs = 1; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	// b starts the job; a's copy still says queued.

@@ -85,7 +85,7 @@ func (r *Runs) FinishRun(ctx context.Context, id string, run int, end func(*conn
 		switch {
 		case j.Status.Finished():
 			return connector.ErrJobFinished
-		case j.Attempts != run:
+		case j.Runs != run:
 			return connector.ErrStaleRun
 		}
 		end(j)

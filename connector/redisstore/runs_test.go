@@ -12,7 +12,7 @@ import (
 
 func startRunForTest(j *connector.Job) error {
 	j.Status = connector.StatusProcessing
-	j.Attempts++
+	j.Runs++
 	return nil
 }
 
@@ -29,11 +29,11 @@ func TestFinishRunIsFencedByTheRunNumber(t *testing.T) {
 	ctx := context.Background()
 	job := newJob(t, s, "tenant", connector.StatusQueued)
 	first, _, err := runs.StartRun(ctx, job.ID, startRunForTest, false)
-	if err != nil || first.Attempts != 1 {
+	if err != nil || first.Runs != 1 {
 		t.Fatalf("run 1: expected run number 1, got %+v, %v", first, err)
 	}
 	second, _, err := runs.StartRun(ctx, job.ID, startRunForTest, false)
-	if err != nil || second.Attempts != 2 {
+	if err != nil || second.Runs != 2 {
 		t.Fatalf("run 2: expected run number 2, got %+v, %v", second, err)
 	}
 	if _, _, err := runs.FinishRun(ctx, job.ID, 1, failJob); !errors.Is(err, connector.ErrStaleRun) {
