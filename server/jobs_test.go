@@ -229,7 +229,7 @@ func TestIdempotencyKeyInFlightIsWaitedFor(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 		h.store.Jobs.CreateJob(context.Background(), &connector.Job{ID: held, Status: connector.StatusQueued, Owner: owner,
 			Input: connector.JobInput{Kind: connector.InputURL, URL: "https://images.example.com/cat.png"}})
-		h.store.Idempotency.CompleteIdempotencyKey(context.Background(), owner, "busy", held)
+		h.store.Idempotency.CompleteIdempotencyKey(context.Background(), owner, "busy", held, held)
 	}()
 	r := h.postJSON("/v1/jobs", body, map[string]string{"Idempotency-Key": "busy"})
 	expectStatus(t, r, http.StatusAccepted)
@@ -461,7 +461,7 @@ func TestBatchIdempotencyKeyInFlightIsWaitedFor(t *testing.T) {
 	}
 	go func() { // the first request finishes 300 ms later, with the probe's batch
 		time.Sleep(300 * time.Millisecond)
-		h.store.Idempotency.CompleteIdempotencyKey(context.Background(), owner, "batch:busy", first.str("id"))
+		h.store.Idempotency.CompleteIdempotencyKey(context.Background(), owner, "batch:busy", "held", first.str("id"))
 	}()
 	r := h.postJSON("/v1/batches", body, map[string]string{"Idempotency-Key": "busy"})
 	expectStatus(t, r, http.StatusAccepted)

@@ -93,7 +93,7 @@ func (s *JobService) CreateBatch(ctx context.Context, r *BatchRequest) (b *conne
 		// (made), removed (left creating), or is the answer (published).
 		if b, err = s.settleBatch(ctx, l.rec.PlannedJobID); b != nil || err != nil {
 			if err == nil {
-				s.complete(ctx, r.Owner, scoped, b.ID)
+				s.complete(ctx, r.Owner, scoped, l.token, b.ID)
 			}
 			return b, b != nil, err
 		}
@@ -111,10 +111,10 @@ func (s *JobService) CreateBatch(ctx context.Context, r *BatchRequest) (b *conne
 		}
 	}
 	if b, err = s.makeBatch(ctx, l.token, r); err != nil {
-		s.release(ctx, r.Owner, scoped)
+		s.release(ctx, r.Owner, scoped, l.token)
 		return nil, false, err
 	}
-	s.complete(ctx, r.Owner, scoped, b.ID)
+	s.complete(ctx, r.Owner, scoped, l.token, b.ID)
 	return b, false, nil
 }
 

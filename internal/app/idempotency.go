@@ -98,13 +98,19 @@ func (s *JobService) hold(ctx context.Context, owner, key, token string) (stop f
 	return func() { close(done); <-ended }
 }
 
-// complete records id as what the request made under key. On a Redis
-// hiccup it is tried again in the background: until then a retry waits
-// (409 at worst), and after the lease lapses it takes the key over and
-// finds id.
-func (s *JobService) complete(ctx context.Context, owner, key, id string) {
+// complete records id as what the request holding key (its lease token)
+// made. On a Redis hiccup it is tried again in the background: until then a
+// retry waits (409 at worst), and after the lease lapses it takes the key
+// over and finds id. A request that lost the key to another leaves it be.
+func (s *JobService) complete(ctx context.Context, owner, key, token, id string) {
 	ctx = context.WithoutCancel(ctx)
-	do := func(ctx context.Context) error { return s.cfg.Idempotency.CompleteIdempotencyKey(ctx, owner, key, id) }
+	do := func(ctx context.Context) error {
+		held, err := s.cfg.Idempotency.CompleteIdempotencyKey(ctx, owner, key, token, id)
+		if err == nil && !held {
+			s.log.Warn("idempotency key taken over by a retry before this request recorded what it made; the key keeps the retry's", "id", id)
+		}
+		return err
+	}
 	if do(ctx) == nil {
 		return
 	}
@@ -112,9 +118,10 @@ func (s *JobService) complete(ctx context.Context, owner, key, id string) {
 }
 
 // release lets the key go after a request that made nothing, so that a
-// retry goes through at once (else it waits for the lease).
-func (s *JobService) release(ctx context.Context, owner, key string) {
-	if err := s.cfg.Idempotency.ReleaseIdempotencyKey(context.WithoutCancel(ctx), owner, key); err != nil {
+// retry goes through at once (else it waits for the lease), unless the
+// request lost its lease (token) to another.
+func (s *JobService) release(ctx context.Context, owner, key, token string) {
+	if err := s.cfg.Idempotency.ReleaseIdempotencyKey(context.WithoutCancel(ctx), owner, key, token); err != nil {
 		s.log.Warn("idempotency key not released; a retry takes it over when its lease lapses", "err", err)
 	}
 }

@@ -74,7 +74,7 @@ func (s *JobService) CreateJob(ctx context.Context, r *JobRequest) (job *connect
 		// The request that reserved the key died: its job may exist.
 		if job, err = s.adoptJob(ctx, l.rec.PlannedJobID); job != nil || err != nil {
 			if err == nil {
-				s.complete(ctx, r.Owner, r.IdempotencyKey, job.ID)
+				s.complete(ctx, r.Owner, r.IdempotencyKey, l.token, job.ID)
 			}
 			return job, job != nil, err
 		}
@@ -83,10 +83,10 @@ func (s *JobService) CreateJob(ctx context.Context, r *JobRequest) (job *connect
 		job, err = s.makeJob(ctx, l.rec.PlannedJobID, r)
 	}
 	if err != nil {
-		s.release(ctx, r.Owner, r.IdempotencyKey) // a refused or failed request does not hold the key
+		s.release(ctx, r.Owner, r.IdempotencyKey, l.token) // a refused or failed request does not hold the key
 		return nil, false, err
 	}
-	s.complete(ctx, r.Owner, r.IdempotencyKey, job.ID)
+	s.complete(ctx, r.Owner, r.IdempotencyKey, l.token, job.ID)
 	return job, false, nil
 }
 

@@ -58,11 +58,13 @@ type IdempotencyStore interface {
 	// with jobID; held is false when the lease was lost (another request
 	// took over).
 	RenewIdempotencyKey(ctx context.Context, owner, key, jobID string) (held bool, err error)
-	// CompleteIdempotencyKey records the job the request created.
-	CompleteIdempotencyKey(ctx context.Context, owner, key, jobID string) error
+	// CompleteIdempotencyKey records the job the request holding key (its
+	// lease token) created; held false, and nothing written, when another
+	// request holds the key now or completed it.
+	CompleteIdempotencyKey(ctx context.Context, owner, key, token, jobID string) (held bool, err error)
 	// ReleaseIdempotencyKey forgets a reservation whose request failed, so a
-	// retry can go through.
-	ReleaseIdempotencyKey(ctx context.Context, owner, key string) error
+	// retry can go through, while the request's lease (token) holds it.
+	ReleaseIdempotencyKey(ctx context.Context, owner, key, token string) error
 	// ReplanIdempotencyKey names planned as what the request holding key
 	// (its lease token) makes now; held false when it lost the lease.
 	ReplanIdempotencyKey(ctx context.Context, owner, key, token, planned string) (held bool, err error)
