@@ -18,10 +18,6 @@ import (
 // idempotencyPoll is how often a waiting request looks again.
 const idempotencyPoll = 100 * time.Millisecond
 
-// idempotencyRenewEvery is how often a request renews its lease: well
-// inside the store's lease (10 s by default).
-const idempotencyRenewEvery = 2 * time.Second
-
 // completeKeyFor is how long a request's end keeps trying to record what
 // it made under its key, in the background.
 const completeKeyFor = 30 * time.Second
@@ -72,6 +68,23 @@ func (s *JobService) reserve(ctx context.Context, owner, key, fingerprint string
 	}
 }
 
+// replan names the request's own id (its token) as what it makes under a
+// key it took over and found nothing made under: a request taking the key
+// over from this one in turn finds that. ECONFLICT when the lease was lost
+// meanwhile.
+func (s *JobService) replan(ctx context.Context, owner, key string, l *leased) error {
+	held, err := s.cfg.Idempotency.ReplanIdempotencyKey(ctx, owner, key, l.token, l.token)
+	if err != nil {
+		return err
+	}
+	if !held {
+		return &connector.Error{Code: connector.ECONFLICT, RetryAfter: time.Second,
+			Message: "a request with this Idempotency-Key is still in flight; retry shortly"}
+	}
+	l.rec.PlannedJobID = l.token
+	return nil
+}
+
 // hold renews the lease until the returned function is called (at the end
 // of the request, which the renewing goroutine does not outlive).
 func (s *JobService) hold(ctx context.Context, owner, key, token string) (stop func()) {
@@ -80,7 +93,7 @@ func (s *JobService) hold(ctx context.Context, owner, key, token string) (stop f
 	ctx = context.WithoutCancel(ctx)
 	go func() {
 		defer close(ended)
-		t := time.NewTicker(idempotencyRenewEvery)
+		t := time.NewTicker(s.renewEvery)
 		defer t.Stop()
 		for {
 			select {
