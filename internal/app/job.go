@@ -129,9 +129,11 @@ const (
 // makeJob stores the job (its place under the key's cap, its input, its
 // record: one round trip) and queues it. A job whose making failed is
 // taken back (UndoJob) unless a run started it already, in which case it is
-// made and is the answer; one that cannot be taken back now is tried again
-// in the background, and the worker's sweeper removes it too if it never
-// got a task. An id that is another request's job already is adopted.
+// made and is the answer; one that cannot be taken back now is left to the
+// retry that takes its Idempotency-Key over (it adopts the job), or, without
+// a key, tried again in the background; the worker's sweeper removes it too
+// if it never got a task. An id that is another request's job already is
+// adopted.
 func (s *JobService) makeJob(ctx context.Context, id string, r *JobRequest) (*connector.Job, jobLeft, error) {
 	job := s.jobRecord(id, r.Owner, s.cfg.Keyring.Seal(r.Key), &r.Input, s.cfg.Now().UTC())
 	job.CallbackURL = r.CallbackURL
@@ -142,6 +144,9 @@ func (s *JobService) makeJob(ctx context.Context, id string, r *JobRequest) (*co
 	if err != nil {
 		return nil, nothingLeft, err
 	}
+	// A job left under a key is the key's retry's to adopt: a background
+	// undo could take it back after the retry answered it.
+	undoLater := r.IdempotencyKey == "" || s.cfg.Idempotency == nil
 	if err := s.cfg.Jobs.CreateJobWithInput(ctx, job, input, s.cfg.InputTTL, s.cfg.MaxJobsPerKey); err != nil {
 		switch {
 		case errors.Is(err, connector.ErrJobExists):
@@ -151,7 +156,7 @@ func (s *JobService) makeJob(ctx context.Context, id string, r *JobRequest) (*co
 		}
 		// A failed round trip may have written part of the job: it must
 		// not run.
-		if s.undo(ctx, job) != undoRemoved {
+		if s.undo(ctx, job, undoLater) != undoRemoved {
 			return nil, mayBeLeft, err
 		}
 		return nil, nothingLeft, err
@@ -160,7 +165,7 @@ func (s *JobService) makeJob(ctx context.Context, id string, r *JobRequest) (*co
 		r.BeforeQueue(job.ID)
 	}
 	if err := s.enqueue(ctx, job); err != nil {
-		switch s.undo(ctx, job) {
+		switch s.undo(ctx, job, undoLater) {
 		case undoKept:
 			return job, made, nil // its task was queued after all, and a run started it
 		case undoUnknown:
@@ -201,13 +206,13 @@ type undone int
 const (
 	undoRemoved undone = iota // gone, with its input
 	undoKept                  // a run started it: it stays, made
-	undoUnknown               // the store could not be reached: tried again in the background
+	undoUnknown               // the store could not be reached
 )
 
 // undo takes back a job whose request is answered with an error. When the
-// store cannot be reached it is tried again in the background, and its
-// outcome is unknown.
-func (s *JobService) undo(ctx context.Context, job *connector.Job) undone {
+// store cannot be reached its outcome is unknown, and it is tried again in
+// the background when later is set.
+func (s *JobService) undo(ctx context.Context, job *connector.Job, later bool) undone {
 	do := func(ctx context.Context) error {
 		removed, err := s.cfg.Jobs.UndoJob(ctx, job.Owner, job.ID)
 		if err == nil && removed && s.cfg.Inputs != nil && job.Input.Size > 0 {
@@ -220,7 +225,11 @@ func (s *JobService) undo(ctx context.Context, job *connector.Job) undone {
 	}
 	removed, err := s.cfg.Jobs.UndoJob(context.WithoutCancel(ctx), job.Owner, job.ID)
 	if err != nil {
-		s.retryLater(time.Minute, "job of a failed request not taken back; the sweeper removes it if it has no task", do, "job_id", job.ID)
+		if later {
+			s.retryLater(time.Minute, "job of a failed request not taken back; the sweeper removes it if it has no task", do, "job_id", job.ID)
+		} else {
+			s.log.Warn("job of a failed request not taken back; a retry with its Idempotency-Key adopts it, else the sweeper removes it if it has no task", "job_id", job.ID)
+		}
 		return undoUnknown
 	}
 	if !removed {

@@ -1,7 +1,10 @@
 package app_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -138,15 +141,37 @@ func (q *lyingQueue) EnqueueCompress(ctx context.Context, id, owner string) erro
 	return &connector.Error{Code: connector.EUNAVAILABLE, Message: "queue unavailable"}
 }
 
+// logs is a log sink for a test's service.
+type logs struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logs) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logs) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
 // A job whose queueing failed (but queued it) and whose taking back failed
 // may run: its request answers 503 and keeps the key, so the retry takes
-// it over after its lease and adopts that job, not a second one.
+// it over after its lease and adopts that job, not a second one; no
+// background undo is left to take back the job the retry answered.
 func TestJobWhoseUndoIsUnknownKeepsTheKeyForTheRetry(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	q := &lyingQueue{queue: f.queue}
 	q.lie.Store(true)
-	s := f.service(func(c *app.Config) { c.Jobs, c.Queue = undoDown{f.store.Jobs}, q })
+	var log logs
+	s := f.service(func(c *app.Config) {
+		c.Jobs, c.Queue, c.Logger = undoDown{f.store.Jobs}, q, slog.New(slog.NewTextHandler(&log, nil))
+	})
 	_, _, err := s.CreateJob(ctx, keyedJob("key"))
 	if connector.ErrorCodeOf(err) != connector.EUNAVAILABLE {
 		t.Fatalf("CreateJob = %v, want unavailable (503)", err)
@@ -163,6 +188,10 @@ func TestJobWhoseUndoIsUnknownKeepsTheKeyForTheRetry(t *testing.T) {
 	job, replay, err := s.CreateJob(ctx, keyedJob("key"))
 	if err != nil || !replay || job.ID != queued[0] {
 		t.Fatalf("retry = %+v, %v, %v; want the first request's job %s adopted", job, replay, err, queued[0])
+	}
+	s.Close()
+	if strings.Contains(log.String(), "given up at shutdown") {
+		t.Errorf("a background retry was left running:\n%s", log.String())
 	}
 }
 
