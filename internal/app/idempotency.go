@@ -13,7 +13,11 @@ import (
 // it records what it made (complete) or lets the key go (release). A
 // second request with the key waits while the lease is held, and takes the
 // key over when it lapses: the first request died, and what it left is the
-// second one's to find, finish or make.
+// second one's to find or finish; finding nothing, it makes its own under
+// its own id (replan). Release acts only while the request's lease still
+// holds its token, complete then too or while nobody holds the key and it
+// names no job yet: a request that lost the key (its renewals failed, a
+// Redis restart) leaves it to the one that took it over.
 
 // idempotencyPoll is how often a waiting request looks again.
 const idempotencyPoll = 100 * time.Millisecond
