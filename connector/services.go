@@ -2,10 +2,17 @@ package connector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
 )
+
+// ErrJobExists is wrapped by a store's making of a job whose id is taken:
+// another request made that job (the same planned id of an
+// Idempotency-Key), and it is the answer, never to be taken back by the
+// request that failed to make it.
+var ErrJobExists = errors.New("a job with this id exists already")
 
 // JobStore keeps job records. Implementations return ENOTFOUND for an
 // unknown or expired id.
@@ -108,9 +115,9 @@ func ReadBlob(ctx context.Context, bs BlobStore, key string) ([]byte, error) {
 type IdempotencyRecord struct {
 	Fingerprint string `json:"fingerprint"` // hash of the request body and its parameters
 	JobID       string `json:"job_id"`      // "" while the first request is in flight
-	// PlannedJobID is the id the job gets, fixed by the first request that
-	// reserved the key, so that a request taking over from one that died
-	// finds its job or makes that same job, never a second one.
+	// PlannedJobID is the id of the job the request holding the key makes,
+	// so that a request taking over from one that died finds that job;
+	// finding none, it names its own.
 	PlannedJobID string `json:"planned_job_id,omitempty"`
 }
 

@@ -81,10 +81,6 @@ func (s *Server) jobRequestFor(c echo.Context, key string, in *jobRequest) *app.
 	return r
 }
 
-// defaultIdempotencyInFlightWait is Config.IdempotencyInFlightWait's
-// default.
-const defaultIdempotencyInFlightWait = app.DefaultIdempotencyWait
-
 // parseWait reads ?wait=N: whole seconds in decimal digits, 0 to MaxWait.
 // Fractions, signs, exponents, hex and NaN are refused, not rounded.
 func (s *Server) parseWait(c echo.Context) (time.Duration, error) {

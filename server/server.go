@@ -139,8 +139,9 @@ type Config struct {
 	Now func() time.Time
 	// IdempotencyInFlightWait is how long a request whose Idempotency-Key
 	// another request holds waits for it (to finish, or to die and lose its
-	// lease) before answering 409. Default 12 s: past the store's 10 s
-	// lease, so a dead request's key is taken over, not refused.
+	// lease) before answering 409. Default the store's lease and 2 s
+	// (app.Config.IdempotencyWait): past the lease, so a dead request's key
+	// is taken over, not refused.
 	IdempotencyInFlightWait time.Duration
 }
 
@@ -175,9 +176,6 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
-	}
-	if cfg.IdempotencyInFlightWait <= 0 {
-		cfg.IdempotencyInFlightWait = defaultIdempotencyInFlightWait
 	}
 	if cfg.OnJobCreated == nil {
 		cfg.OnJobCreated = func(connector.InputKind) {}

@@ -72,13 +72,13 @@ func TestEveryStoreOperationWorksOnARedisCluster(t *testing.T) {
 	if _, ok, err := s.Idempotency.ReserveIdempotencyKey(ctx, "owner-a", "k", "fp", "job-a"); err != nil || !ok {
 		t.Fatalf("Reserve on the cluster = %v, %v", ok, err)
 	}
-	if err := s.Idempotency.CompleteIdempotencyKey(ctx, "owner-a", "k", jobs[1].ID); err != nil {
-		t.Fatalf("Complete on the cluster: %v", err)
+	if held, err := s.Idempotency.CompleteIdempotencyKey(ctx, "owner-a", "k", "job-a", jobs[1].ID); err != nil || !held {
+		t.Fatalf("Complete on the cluster = %v, %v", held, err)
 	}
 	if _, ok, _ := s.Idempotency.ReserveIdempotencyKey(ctx, "owner-b", "k2", "fp", "job-b"); !ok {
 		t.Fatal("second owner could not reserve")
 	}
-	if err := s.Idempotency.ReleaseIdempotencyKey(ctx, "owner-b", "k2"); err != nil {
+	if err := s.Idempotency.ReleaseIdempotencyKey(ctx, "owner-b", "k2", "job-b"); err != nil {
 		t.Fatalf("Release on the cluster: %v", err)
 	}
 

@@ -16,27 +16,33 @@ import (
 // KEYS[1] inflight set, KEYS[2] listing; ARGV[1] now (Unix ms); ARGV[2]
 // place deadline (Unix ms); ARGV[3] limit (0: no cap); ARGV[4] job id;
 // ARGV[5] oldest id the listing keeps (exclusive floor); ARGV[6] JobTTL ms.
-// Returns 1 when admitted and listed, 0 when the owner has no place left.
+// Returns 2 when admitted with a new place and listed, 1 when admitted (a
+// place held already, or no cap) and listed, 0 when the owner has no place
+// left.
 var admitAndListScript = redis.NewScript(`
+local placed = 1
 if tonumber(ARGV[3]) > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
   if not redis.call('ZSCORE', KEYS[1], ARGV[4]) then
     if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
     redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
     redis.call('PEXPIREAT', KEYS[1], ARGV[2])
+    placed = 2
   end
 end
 redis.call('ZADD', KEYS[2], 0, ARGV[4])
 redis.call('ZREMRANGEBYLEX', KEYS[2], '-', ARGV[5])
 redis.call('PEXPIRE', KEYS[2], ARGV[6])
-return 1
+return placed
 `)
 
 // CreateJobWithInput makes a new job in one round trip: it takes one of the
 // owner's limit in-flight places (AdmitJob; limit 0: no cap), stores the
 // input bytes (PutBlob under connector.InputBlobKey, for inputTTL; nil: no
 // input) and creates the record and its listing entry (CreateJob). A full
-// owner gets ETOOMANY, as from AdmitJob, and nothing of the job is left.
+// owner gets ETOOMANY, as from AdmitJob, and nothing of the job is left. An
+// id whose record exists already is an error wrapping connector.ErrJobExists,
+// and that job is left as it was.
 //
 // The record and the input go in the job's slot, the place and the listing
 // entry in the owner's (admitAndListScript), in one pipeline. The input is
@@ -76,15 +82,23 @@ func (s *Jobs) CreateJobWithInput(ctx context.Context, job *connector.Job, input
 	if err != nil {
 		return storageErr(err)
 	}
-	if admitted, _ := listed.Int(); admitted == 0 {
-		// Refused: the record and input were written beside the script;
-		// nothing knows the id yet, and they expire if this DEL is lost.
+	admitted, _ := listed.Int()
+	if !created.Val() {
+		// The id is another request's job (the same planned id): its
+		// record stays, and so does its input, which this call wrote over
+		// with the same request's bytes; a place this call took for it
+		// goes (its maker took one, or needed none).
+		if admitted == 2 {
+			s.rdb.ZRem(context.WithoutCancel(ctx), s.inflightKey(job.Owner), job.ID)
+		}
+		return internalErr(fmt.Errorf("create job %s: %w", job.ID, connector.ErrJobExists))
+	}
+	if admitted == 0 {
+		// Refused: the record and input this call wrote beside the script
+		// go; nothing knows the id yet, and they expire if this DEL is lost.
 		s.rdb.Del(context.WithoutCancel(ctx), s.jobKey(job.ID), s.blobKey(connector.InputBlobKey(job.ID)))
 		return &connector.Error{Code: connector.ETOOMANY, RetryAfter: inflightRetryAfter,
 			Message: "this key has too many unfinished jobs; retry when some have finished"}
-	}
-	if !created.Val() {
-		return internalErr(fmt.Errorf("create job: id %s already exists", job.ID))
 	}
 	return nil
 }

@@ -23,9 +23,6 @@ const (
 	DefaultIdempotencyLease = 10 * time.Second
 )
 
-// storedIdem is an idempotency record as kept in Redis: the domain record and
-// when it was reserved, which fixes its 24-hour expiry. ReservedMS is the
-// same instant in Unix milliseconds, for completeIdemScript.
 // Idempotency keeps Idempotency-Key records per owner for 24 hours, each
 // held by its request through a short lease it renews (the creation
 // service's IdempotencyStore).
@@ -39,6 +36,9 @@ func (s *Idempotency) idemLeaseKey(owner, key string) string {
 	return s.prefix + "idemlease:{" + owner + "}:" + key
 }
 
+// storedIdem is an idempotency record as kept in Redis: the domain record and
+// when it was reserved, which fixes its 24-hour expiry. ReservedMS is the
+// same instant in Unix milliseconds, for completeIdemScript.
 type storedIdem struct {
 	connector.IdempotencyRecord
 	ReservedAt time.Time `json:"reserved_at"`
@@ -181,51 +181,42 @@ func (s *Idempotency) reserve(ctx context.Context, owner, key string, data []byt
 	return ok, storageErr(err)
 }
 
-// CompleteIdempotencyKey records the job the reserving request created,
-// keeps the record until 24 hours after the reservation and drops the
-// lease. A record that is gone is ENOTFOUND: the job exists, but a retry
-// with the same key will not be recognised; the caller should log it.
-func (s *Idempotency) CompleteIdempotencyKey(ctx context.Context, owner, key, jobID string) error {
+// CompleteIdempotencyKey records jobID as what the request holding owner's
+// key (its lease holds token) made, keeps the record until 24 hours after
+// the reservation and drops the lease. held is false, and nothing is
+// written, when another request holds the key now or completed it with
+// another job: the key is that request's. A record that is gone is
+// ENOTFOUND: the job exists, but a retry with the same key will not be
+// recognised; the caller should log it.
+func (s *Idempotency) CompleteIdempotencyKey(ctx context.Context, owner, key, token, jobID string) (held bool, err error) {
 	// One script, one round trip; a record without reserved_ms (or a clock
 	// far off) is remembered for a full day from now.
 	n, err := completeIdemScript.Run(ctx, s.rdb, []string{s.idemKey(owner, key), s.idemLeaseKey(owner, key)},
-		jobID, s.now().UnixMilli(), IdempotencyTTL.Milliseconds()).Int()
+		jobID, s.now().UnixMilli(), IdempotencyTTL.Milliseconds(), token, s.idemLease.Milliseconds()).Int()
 	if err != nil {
-		return storageErr(err)
+		return false, storageErr(err)
 	}
 	if n == 0 {
-		return notFound("idempotency key", key)
+		return false, notFound("idempotency key", key)
 	}
-	return nil
+	return n == 1, nil
 }
 
 // ReleaseIdempotencyKey forgets a reservation whose request failed, so that a
-// retry can go through. A completed record (job id set) is kept; a missing
-// one is not an error.
-func (s *Idempotency) ReleaseIdempotencyKey(ctx context.Context, owner, key string) error {
-	rkey := s.idemKey(owner, key)
-	return s.watch(ctx, rkey, func(tx *redis.Tx) error {
-		data, err := tx.Get(ctx, rkey).Bytes()
-		if errors.Is(err, redis.Nil) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		rec, err := decodeIdem(data)
-		if err != nil {
-			return err
-		}
-		if rec.JobID != "" {
-			return nil
-		}
-		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.Del(ctx, rkey, s.idemLeaseKey(owner, key))
-			return nil
-		})
-		return err
-	})
+// retry can go through, when the request still holds it (its lease holds
+// token): a request that lost its lease leaves the key to the one that took
+// it over. A completed record (job id set) is kept; a missing one is not an
+// error.
+func (s *Idempotency) ReleaseIdempotencyKey(ctx context.Context, owner, key, token string) error {
+	err := releaseIdemScript.Run(ctx, s.rdb, []string{s.idemKey(owner, key), s.idemLeaseKey(owner, key)}, token).Err()
+	return storageErr(err)
 }
+
+// Lease is how long a reservation stays held without being renewed
+// (Options.IdempotencyLease): a request renews well inside it, and a
+// request waiting for a key in flight waits past it, to take over from one
+// that died.
+func (s *Idempotency) Lease() time.Duration { return s.idemLease }
 
 // ReplanIdempotencyKey records planned as what the request holding owner's
 // key (its lease holds token) makes now: a request that took the key over

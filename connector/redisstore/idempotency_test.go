@@ -15,11 +15,27 @@ var planned atomic.Int64
 // reserve reserves key for a request that would make a fresh job id.
 func reserve(t *testing.T, s *Store, owner, key, fp string) (*connector.IdempotencyRecord, bool) {
 	t.Helper()
-	rec, ok, err := s.Idempotency.ReserveIdempotencyKey(context.Background(), owner, key, fp, fmt.Sprintf("job-%d", planned.Add(1)))
+	return reserveAs(t, s, owner, key, fp, fmt.Sprintf("job-%d", planned.Add(1)))
+}
+
+// reserveAs reserves key for a request whose token (its planned job id) is
+// token.
+func reserveAs(t *testing.T, s *Store, owner, key, fp, token string) (*connector.IdempotencyRecord, bool) {
+	t.Helper()
+	rec, ok, err := s.Idempotency.ReserveIdempotencyKey(context.Background(), owner, key, fp, token)
 	if err != nil {
 		t.Fatalf("ReserveIdempotencyKey: %v", err)
 	}
 	return rec, ok
+}
+
+// complete completes key for the request holding token, failing the test
+// unless it held the key.
+func complete(t *testing.T, s *Store, owner, key, token, jobID string) {
+	t.Helper()
+	if held, err := s.Idempotency.CompleteIdempotencyKey(context.Background(), owner, key, token, jobID); err != nil || !held {
+		t.Fatalf("CompleteIdempotencyKey = %v, %v; want held", held, err)
+	}
 }
 
 // The three answers the server builds on: first use reserves; a repeat while
@@ -28,7 +44,7 @@ func reserve(t *testing.T, s *Store, owner, key, fp string) (*connector.Idempote
 func TestIdempotencyReserveThenCompleteThenReplay(t *testing.T) {
 	s, r := newStore(t, Options{})
 	ctx := context.Background()
-	if rec, ok := reserve(t, s, "o", "k1", "fp-a"); !ok || rec == nil || rec.PlannedJobID == "" {
+	if rec, ok := reserveAs(t, s, "o", "k1", "fp-a", "tok-1"); !ok || rec == nil || rec.PlannedJobID != "tok-1" {
 		t.Fatalf("first reserve = %+v, %v; want the caller's planned job, true", rec, ok)
 	}
 	if ttl := r.Client.PTTL(ctx, s.Idempotency.idemLeaseKey("o", "k1")).Val(); ttl <= 0 || ttl > DefaultIdempotencyLease {
@@ -38,9 +54,7 @@ func TestIdempotencyReserveThenCompleteThenReplay(t *testing.T) {
 	if ok || rec == nil || rec.Fingerprint != "fp-a" || rec.JobID != "" {
 		t.Fatalf("reserve while in flight = %+v, %v; want {fp-a, \"\"}, false", rec, ok)
 	}
-	if err := s.Idempotency.CompleteIdempotencyKey(ctx, "o", "k1", "job-1"); err != nil {
-		t.Fatalf("CompleteIdempotencyKey: %v", err)
-	}
+	complete(t, s, "o", "k1", "tok-1", "job-1")
 	rec, ok = reserve(t, s, "o", "k1", "fp-a")
 	if ok || rec == nil || rec.Fingerprint != "fp-a" || rec.JobID != "job-1" {
 		t.Fatalf("reserve after completion = %+v, %v; want {fp-a, job-1}, false", rec, ok)
@@ -59,15 +73,14 @@ func TestIdempotencyCompletedRecordLasts24HoursFromFirstUse(t *testing.T) {
 	if r.Mini == nil {
 		t.Skip("needs miniredis's FastForward")
 	}
-	ctx := context.Background()
 	r.Mini.SetTime(now) // miniredis reads EXAT against this clock
-	reserve(t, s, "o", "k", "fp")
+	reserveAs(t, s, "o", "k", "fp", "tok")
 	now = now.Add(2 * time.Minute)
 	r.Mini.SetTime(now)
 	r.Mini.FastForward(2 * time.Minute)
-	if err := s.Idempotency.CompleteIdempotencyKey(ctx, "o", "k", "job-1"); err != nil {
-		t.Fatal(err)
-	}
+	// The lease lapsed meanwhile and nobody took the key over: still this
+	// request's to complete.
+	complete(t, s, "o", "k", "tok", "job-1")
 	r.Mini.FastForward(IdempotencyTTL - 3*time.Minute)
 	if rec, ok := reserve(t, s, "o", "k", "fp"); ok || rec.JobID != "job-1" {
 		t.Fatalf("23h57m after first use: reserve = %+v, %v; want the completed record", rec, ok)
@@ -134,31 +147,88 @@ func TestIdempotencyKeyOfADeadRequestIsTakenOverWithinItsLease(t *testing.T) {
 func TestIdempotencyReleaseFreesOnlyPendingKeys(t *testing.T) {
 	s, _ := newStore(t, Options{})
 	ctx := context.Background()
-	reserve(t, s, "o", "failed", "fp")
-	if err := s.Idempotency.ReleaseIdempotencyKey(ctx, "o", "failed"); err != nil {
+	reserveAs(t, s, "o", "failed", "fp", "tok-f")
+	if err := s.Idempotency.ReleaseIdempotencyKey(ctx, "o", "failed", "tok-f"); err != nil {
 		t.Fatalf("ReleaseIdempotencyKey: %v", err)
 	}
 	if _, ok := reserve(t, s, "o", "failed", "fp2"); !ok {
 		t.Fatal("released key could not be reserved again")
 	}
 
-	reserve(t, s, "o", "done", "fp")
-	if err := s.Idempotency.CompleteIdempotencyKey(ctx, "o", "done", "job-1"); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Idempotency.ReleaseIdempotencyKey(ctx, "o", "done"); err != nil {
+	reserveAs(t, s, "o", "done", "fp", "tok-d")
+	complete(t, s, "o", "done", "tok-d", "job-1")
+	if err := s.Idempotency.ReleaseIdempotencyKey(ctx, "o", "done", "tok-d"); err != nil {
 		t.Fatalf("ReleaseIdempotencyKey of a completed key: %v", err)
 	}
 	if rec, ok := reserve(t, s, "o", "done", "fp"); ok || rec.JobID != "job-1" {
 		t.Fatalf("after releasing a completed key: reserve = %+v, %v; want the record kept", rec, ok)
 	}
-	if err := s.Idempotency.ReleaseIdempotencyKey(ctx, "o", "never"); err != nil {
+	if err := s.Idempotency.ReleaseIdempotencyKey(ctx, "o", "never", "tok-n"); err != nil {
 		t.Fatalf("ReleaseIdempotencyKey of an unknown key = %v, want nil", err)
 	}
 }
 
 func TestIdempotencyCompleteWithoutReservationIsNotFound(t *testing.T) {
 	s, _ := newStore(t, Options{})
-	err := s.Idempotency.CompleteIdempotencyKey(context.Background(), "o", "gone", "job-1")
+	_, err := s.Idempotency.CompleteIdempotencyKey(context.Background(), "o", "gone", "tok", "job-1")
 	wantCode(t, err, connector.ENOTFOUND)
+}
+
+// A request that lost its lease (its renewals failed while Redis was
+// down) and a request that took the key over: the first one's release
+// and complete must leave the key to the second, or a third request
+// reserves it fresh and makes a second job for the one key.
+func TestIdempotencyLostLeaseNeitherReleasesNorCompletesTheTakersKey(t *testing.T) {
+	lease := 300 * time.Millisecond
+	s, r := newStore(t, Options{IdempotencyLease: lease})
+	ctx := context.Background()
+	lapse := func() {
+		if r.Mini != nil {
+			r.Mini.FastForward(lease + 50*time.Millisecond)
+		} else {
+			time.Sleep(lease + 50*time.Millisecond)
+		}
+	}
+	reserveAs(t, s, "o", "k", "fp", "stalled")
+	lapse()
+	if rec, ok := reserveAs(t, s, "o", "k", "fp", "taker"); !ok || rec.PlannedJobID != "stalled" {
+		t.Fatalf("takeover = %+v, %v; want taken over", rec, ok)
+	}
+
+	if err := s.Idempotency.ReleaseIdempotencyKey(ctx, "o", "k", "stalled"); err != nil {
+		t.Fatalf("release by the stalled request: %v", err)
+	}
+	if rec, ok := reserveAs(t, s, "o", "k", "fp", "third"); ok || rec.JobID != "" {
+		t.Fatalf("third request after the stalled one's release = %+v, %v; want the key still in flight (the taker's)", rec, ok)
+	}
+	if held, err := s.Idempotency.CompleteIdempotencyKey(ctx, "o", "k", "stalled", "stalled-job"); err != nil || held {
+		t.Fatalf("complete by the stalled request = %v, %v; want not held", held, err)
+	}
+	if held, err := s.Idempotency.RenewIdempotencyKey(ctx, "o", "k", "taker"); err != nil || !held {
+		t.Fatalf("the taker's lease after the stalled request's complete = %v, %v; want still held", held, err)
+	}
+	complete(t, s, "o", "k", "taker", "taker-job")
+	if rec, ok := reserveAs(t, s, "o", "k", "fp", "third"); ok || rec.JobID != "taker-job" {
+		t.Fatalf("after the taker completed: reserve = %+v, %v; want its job", rec, ok)
+	}
+	// Once completed, a late complete by the stalled request (its lease
+	// gone, nobody holding the key) still does not overwrite it.
+	if held, err := s.Idempotency.CompleteIdempotencyKey(ctx, "o", "k", "stalled", "stalled-job"); err != nil || held {
+		t.Fatalf("late complete by the stalled request = %v, %v; want not held", held, err)
+	}
+	// A complete retried after its first try landed (the answer lost) is a
+	// no-op success.
+	complete(t, s, "o", "k", "taker", "taker-job")
+	if rec, _ := reserveAs(t, s, "o", "k", "fp", "fourth"); rec.JobID != "taker-job" {
+		t.Fatalf("record = %+v, want taker-job kept", rec)
+	}
+
+	// A release by the taker itself still frees a pending key.
+	reserveAs(t, s, "o", "k2", "fp", "holder")
+	if err := s.Idempotency.ReleaseIdempotencyKey(ctx, "o", "k2", "holder"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := reserveAs(t, s, "o", "k2", "fp", "next"); !ok {
+		t.Fatal("the holder's release left the key held")
+	}
 }

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"bytes"
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -84,4 +85,44 @@ func TestStagedJobsAreHiddenUntilCommitted(t *testing.T) {
 	if err := s.Jobs.CommitStagedJobs(ctx, "o1", []string{"never-staged"}); err == nil {
 		t.Error("committing a job staged nowhere succeeded")
 	}
+}
+
+// Making a job whose id is taken (two requests with one planned id) is
+// ErrJobExists, refused or not, and leaves the job that exists whole: its
+// record and input are not the failed call's to delete.
+func TestCreateJobWithInputOfATakenIDLeavesTheJobThatExists(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	ctx := context.Background()
+	mk := func(id string) *connector.Job {
+		return &connector.Job{ID: id, Status: connector.StatusQueued, Owner: "o1", Input: connector.JobInput{Kind: connector.InputBase64}}
+	}
+	taken := uuid.Must(uuid.NewV7()).String()
+	if err := s.Jobs.CreateJobWithInput(ctx, mk(taken), bytes.NewReader([]byte("first")), time.Hour, 0); err != nil {
+		t.Fatal(err)
+	}
+	intact := func(when string) {
+		t.Helper()
+		if got, err := s.Jobs.GetJob(ctx, taken); err != nil || got.ID != taken {
+			t.Fatalf("%s: the existing job = %+v, %v; want it kept", when, got, err)
+		}
+		if in, err := connector.ReadBlob(ctx, s.Blobs, connector.InputBlobKey(taken)); err != nil || len(in) == 0 {
+			t.Fatalf("%s: the existing job's input = %q, %v; want it kept", when, in, err)
+		}
+	}
+	err := s.Jobs.CreateJobWithInput(ctx, mk(taken), bytes.NewReader([]byte("first")), time.Hour, 10)
+	if !errors.Is(err, connector.ErrJobExists) {
+		t.Fatalf("second making of the id = %v, want ErrJobExists", err)
+	}
+	intact("after an admitted second making")
+	// The owner's one place is another job's (the failed making took none
+	// for the taken id): the second making is refused as well, and must
+	// not delete what it did not create.
+	if err := s.Jobs.CreateJobWithInput(ctx, mk(uuid.Must(uuid.NewV7()).String()), nil, time.Hour, 1); err != nil {
+		t.Fatalf("the owner's one place: %v", err)
+	}
+	err = s.Jobs.CreateJobWithInput(ctx, mk(taken), bytes.NewReader([]byte("first")), time.Hour, 1)
+	if !errors.Is(err, connector.ErrJobExists) {
+		t.Fatalf("refused second making of the id = %v, want ErrJobExists", err)
+	}
+	intact("after a refused second making")
 }

@@ -53,22 +53,58 @@ return 1
 `)
 
 // completeIdemScript writes the job id into a pending idempotency record
-// and gives it its 24-hour life, counted from the reservation. One round
-// trip where WATCH, GET and MULTI/SET/EXEC took three.
+// and gives it its 24-hour life, counted from the reservation, when the
+// completing request still holds the key: its lease holds ARGV[4], or no
+// request holds it and the record names no job yet (the lease lapsed and
+// nobody took the key over). One round trip where WATCH, GET and
+// MULTI/SET/EXEC took three. GETDEL reads and drops the lease in one
+// command; a lease of another request is put back (for a full lease: its
+// holder renews it anyway).
 //
-// KEYS[1] record, KEYS[2] its in-flight lease (dropped); ARGV[1] job id;
-// ARGV[2] now in Unix ms; ARGV[3] IdempotencyTTL in ms. Returns 1, or 0
-// when the record is gone.
+// KEYS[1] record, KEYS[2] its in-flight lease (same slot); ARGV[1] job id;
+// ARGV[2] now in Unix ms; ARGV[3] IdempotencyTTL in ms; ARGV[4] the
+// request's lease token; ARGV[5] the lease in ms. Returns 1 when recorded
+// (or recorded before with this job id), 0 when the record is gone, -1
+// when the key is another request's.
 var completeIdemScript = redis.NewScript(`
 local cur = redis.call('GET', KEYS[1])
-if not cur then return 0 end
+local lease = redis.call('GETDEL', KEYS[2])
+if not cur then
+  if lease then redis.call('SET', KEYS[2], lease, 'PX', ARGV[5]) end
+  return 0
+end
 local rec = cjson.decode(cur)
+if lease ~= ARGV[4] then
+  if lease then
+    redis.call('SET', KEYS[2], lease, 'PX', ARGV[5])
+    return -1
+  end
+  if rec.job_id == ARGV[1] then return 1 end
+  if rec.job_id and rec.job_id ~= '' then return -1 end
+end
 rec.job_id = ARGV[1]
 local now = tonumber(ARGV[2])
 local at = (tonumber(rec.reserved_ms) or 0) + tonumber(ARGV[3])
 if at <= now then at = now + tonumber(ARGV[3]) end
 redis.call('SET', KEYS[1], cjson.encode(rec), 'PXAT', at)
-redis.call('DEL', KEYS[2])
+return 1
+`)
+
+// releaseIdemScript forgets a pending idempotency record and its lease
+// when the lease still holds the releasing request's token: a request
+// that lost its lease must not free the key of the request that took it
+// over. A completed record (job id set) is kept.
+//
+// KEYS[1] record, KEYS[2] its lease (same slot); ARGV[1] the token.
+// Returns 1 when released, 0 otherwise.
+var releaseIdemScript = redis.NewScript(`
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local rec = cjson.decode(cur)
+  if rec.job_id and rec.job_id ~= '' then return 0 end
+end
+redis.call('DEL', KEYS[1], KEYS[2])
 return 1
 `)
 

@@ -96,8 +96,11 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 			_, _, err := s.Idempotency.ReserveIdempotencyKey(ctx, "o", "k", "f", "j")
 			return err
 		},
-		"CompleteIdempotencyKey": func(ctx context.Context) error { return s.Idempotency.CompleteIdempotencyKey(ctx, "o", "k", "j") },
-		"ReleaseIdempotencyKey":  func(ctx context.Context) error { return s.Idempotency.ReleaseIdempotencyKey(ctx, "o", "k") },
+		"CompleteIdempotencyKey": func(ctx context.Context) error {
+			_, err := s.Idempotency.CompleteIdempotencyKey(ctx, "o", "k", "j", "j")
+			return err
+		},
+		"ReleaseIdempotencyKey": func(ctx context.Context) error { return s.Idempotency.ReleaseIdempotencyKey(ctx, "o", "k", "j") },
 		"RenewIdempotencyKey": func(ctx context.Context) error {
 			_, err := s.Idempotency.RenewIdempotencyKey(ctx, "o", "k", "j")
 			return err

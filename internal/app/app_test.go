@@ -299,8 +299,8 @@ func TestBatchRetryWithAKeyInFlightWaitsForIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.store.Idempotency.CompleteIdempotencyKey(ctx, "o1", "batch:abc", first.ID); err != nil {
-		t.Fatal(err)
+	if held, err := f.store.Idempotency.CompleteIdempotencyKey(ctx, "o1", "batch:abc", "first", first.ID); err != nil || !held {
+		t.Fatal(held, err)
 	}
 	a := <-done
 	if a.err != nil || !a.replay || a.b.ID != first.ID {

@@ -60,7 +60,7 @@ const batchMakers = 64
 // with the same request, returns the batch made the first time (replay
 // true). Idempotency-Keys of batches and of jobs are apart.
 func (s *JobService) CreateBatch(ctx context.Context, r *BatchRequest) (b *connector.Batch, replay bool, err error) {
-	if r.IdempotencyKey == "" {
+	if r.IdempotencyKey == "" || s.cfg.Idempotency == nil {
 		id, err := newID()
 		if err != nil {
 			return nil, false, err
@@ -93,7 +93,7 @@ func (s *JobService) CreateBatch(ctx context.Context, r *BatchRequest) (b *conne
 		// (made), removed (left creating), or is the answer (published).
 		if b, err = s.settleBatch(ctx, l.rec.PlannedJobID); b != nil || err != nil {
 			if err == nil {
-				s.complete(ctx, r.Owner, scoped, b.ID)
+				s.complete(ctx, r.Owner, scoped, l.token, b.ID)
 			}
 			return b, b != nil, err
 		}
@@ -102,19 +102,15 @@ func (s *JobService) CreateBatch(ctx context.Context, r *BatchRequest) (b *conne
 	// removed already. The key's record names it, so that a request taking
 	// the key over from this one in turn finds it.
 	if l.tookOver() {
-		if held, err := s.cfg.Idempotency.ReplanIdempotencyKey(ctx, r.Owner, scoped, l.token, l.token); err != nil || !held {
-			if err == nil {
-				err = &connector.Error{Code: connector.ECONFLICT, RetryAfter: time.Second,
-					Message: "a request with this Idempotency-Key is still in flight; retry shortly"}
-			}
+		if err := s.replan(ctx, r.Owner, scoped, l); err != nil {
 			return nil, false, err
 		}
 	}
 	if b, err = s.makeBatch(ctx, l.token, r); err != nil {
-		s.release(ctx, r.Owner, scoped)
+		s.release(ctx, r.Owner, scoped, l.token)
 		return nil, false, err
 	}
-	s.complete(ctx, r.Owner, scoped, b.ID)
+	s.complete(ctx, r.Owner, scoped, l.token, b.ID)
 	return b, false, nil
 }
 

@@ -13,14 +13,14 @@ import (
 // it records what it made (complete) or lets the key go (release). A
 // second request with the key waits while the lease is held, and takes the
 // key over when it lapses: the first request died, and what it left is the
-// second one's to find, finish or make.
+// second one's to find or finish; finding nothing, it makes its own under
+// its own id (replan). Release acts only while the request's lease still
+// holds its token, complete then too or while nobody holds the key and it
+// names no job yet: a request that lost the key (its renewals failed, a
+// Redis restart) leaves it to the one that took it over.
 
 // idempotencyPoll is how often a waiting request looks again.
 const idempotencyPoll = 100 * time.Millisecond
-
-// idempotencyRenewEvery is how often a request renews its lease: well
-// inside the store's lease (10 s by default).
-const idempotencyRenewEvery = 2 * time.Second
 
 // completeKeyFor is how long a request's end keeps trying to record what
 // it made under its key, in the background.
@@ -72,6 +72,23 @@ func (s *JobService) reserve(ctx context.Context, owner, key, fingerprint string
 	}
 }
 
+// replan names the request's own id (its token) as what it makes under a
+// key it took over and found nothing made under: a request taking the key
+// over from this one in turn finds that. ECONFLICT when the lease was lost
+// meanwhile.
+func (s *JobService) replan(ctx context.Context, owner, key string, l *leased) error {
+	held, err := s.cfg.Idempotency.ReplanIdempotencyKey(ctx, owner, key, l.token, l.token)
+	if err != nil {
+		return err
+	}
+	if !held {
+		return &connector.Error{Code: connector.ECONFLICT, RetryAfter: time.Second,
+			Message: "a request with this Idempotency-Key is still in flight; retry shortly"}
+	}
+	l.rec.PlannedJobID = l.token
+	return nil
+}
+
 // hold renews the lease until the returned function is called (at the end
 // of the request, which the renewing goroutine does not outlive).
 func (s *JobService) hold(ctx context.Context, owner, key, token string) (stop func()) {
@@ -80,7 +97,7 @@ func (s *JobService) hold(ctx context.Context, owner, key, token string) (stop f
 	ctx = context.WithoutCancel(ctx)
 	go func() {
 		defer close(ended)
-		t := time.NewTicker(idempotencyRenewEvery)
+		t := time.NewTicker(s.renewEvery)
 		defer t.Stop()
 		for {
 			select {
@@ -98,13 +115,19 @@ func (s *JobService) hold(ctx context.Context, owner, key, token string) (stop f
 	return func() { close(done); <-ended }
 }
 
-// complete records id as what the request made under key. On a Redis
-// hiccup it is tried again in the background: until then a retry waits
-// (409 at worst), and after the lease lapses it takes the key over and
-// finds id.
-func (s *JobService) complete(ctx context.Context, owner, key, id string) {
+// complete records id as what the request holding key (its lease token)
+// made. On a Redis hiccup it is tried again in the background: until then a
+// retry waits (409 at worst), and after the lease lapses it takes the key
+// over and finds id. A request that lost the key to another leaves it be.
+func (s *JobService) complete(ctx context.Context, owner, key, token, id string) {
 	ctx = context.WithoutCancel(ctx)
-	do := func(ctx context.Context) error { return s.cfg.Idempotency.CompleteIdempotencyKey(ctx, owner, key, id) }
+	do := func(ctx context.Context) error {
+		held, err := s.cfg.Idempotency.CompleteIdempotencyKey(ctx, owner, key, token, id)
+		if err == nil && !held {
+			s.log.Warn("idempotency key taken over by a retry before this request recorded what it made; the key keeps the retry's", "id", id)
+		}
+		return err
+	}
 	if do(ctx) == nil {
 		return
 	}
@@ -112,9 +135,10 @@ func (s *JobService) complete(ctx context.Context, owner, key, id string) {
 }
 
 // release lets the key go after a request that made nothing, so that a
-// retry goes through at once (else it waits for the lease).
-func (s *JobService) release(ctx context.Context, owner, key string) {
-	if err := s.cfg.Idempotency.ReleaseIdempotencyKey(context.WithoutCancel(ctx), owner, key); err != nil {
+// retry goes through at once (else it waits for the lease), unless the
+// request lost its lease (token) to another.
+func (s *JobService) release(ctx context.Context, owner, key, token string) {
+	if err := s.cfg.Idempotency.ReleaseIdempotencyKey(context.WithoutCancel(ctx), owner, key, token); err != nil {
 		s.log.Warn("idempotency key not released; a retry takes it over when its lease lapses", "err", err)
 	}
 }

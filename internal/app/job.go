@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/imgflow/imgflow/connector"
@@ -47,7 +48,7 @@ type JobRequest struct {
 // key, balance, too many jobs, 409 in flight, 422 key reused) and
 // EUNAVAILABLE when Redis or the queue is down (nothing was made then).
 func (s *JobService) CreateJob(ctx context.Context, r *JobRequest) (job *connector.Job, replay bool, err error) {
-	if r.IdempotencyKey == "" {
+	if r.IdempotencyKey == "" || s.cfg.Idempotency == nil {
 		id, err := newID()
 		if err != nil {
 			return nil, false, err
@@ -55,8 +56,8 @@ func (s *JobService) CreateJob(ctx context.Context, r *JobRequest) (job *connect
 		if err := s.admitJob(ctx, r); err != nil {
 			return nil, false, err
 		}
-		job, err = s.makeJob(ctx, id, r)
-		return job, false, err
+		job, left, err := s.makeJob(ctx, id, r)
+		return job, left == adopted, err
 	}
 	l, err := s.reserve(ctx, r.Owner, r.IdempotencyKey, r.Fingerprint)
 	if err != nil {
@@ -74,33 +75,66 @@ func (s *JobService) CreateJob(ctx context.Context, r *JobRequest) (job *connect
 		// The request that reserved the key died: its job may exist.
 		if job, err = s.adoptJob(ctx, l.rec.PlannedJobID); job != nil || err != nil {
 			if err == nil {
-				s.complete(ctx, r.Owner, r.IdempotencyKey, job.ID)
+				s.complete(ctx, r.Owner, r.IdempotencyKey, l.token, job.ID)
 			}
 			return job, job != nil, err
 		}
+		// It made none: this request makes its own, as a batch's does. Had
+		// the first request only stalled, its job (should it make it
+		// after all) has another id, and neither request takes back the
+		// other's.
+		if err = s.replan(ctx, r.Owner, r.IdempotencyKey, l); err != nil {
+			return nil, false, err
+		}
 	}
+	left := nothingLeft
 	if err = s.admitJob(ctx, r); err == nil {
-		job, err = s.makeJob(ctx, l.rec.PlannedJobID, r)
+		job, left, err = s.makeJob(ctx, l.token, r)
 	}
 	if err != nil {
-		s.release(ctx, r.Owner, r.IdempotencyKey) // a refused or failed request does not hold the key
+		// A refused or failed request does not hold the key; one whose job
+		// may be left (its taking back unknown) keeps it until its lease
+		// lapses: a retry then takes it over and adopts that job.
+		if left == nothingLeft {
+			s.release(ctx, r.Owner, r.IdempotencyKey, l.token)
+		}
 		return nil, false, err
 	}
-	s.complete(ctx, r.Owner, r.IdempotencyKey, job.ID)
-	return job, false, nil
+	s.complete(ctx, r.Owner, r.IdempotencyKey, l.token, job.ID)
+	return job, left == adopted, nil
 }
 
 func (s *JobService) admitJob(ctx context.Context, r *JobRequest) error {
 	return s.Admit(ctx, r.Key, FieldURL{"image_url", r.Input.URL}, FieldURL{"callback_url", r.CallbackURL})
 }
 
+// jobLeft is what a making left under its job's id: it decides whether
+// the request's Idempotency-Key may go.
+type jobLeft int
+
+const (
+	// nothingLeft: refused, or failed and taken back; a retry makes it.
+	nothingLeft jobLeft = iota
+	// made: this request's job, the answer.
+	made
+	// adopted: another request made a job with the id (the same planned
+	// id of a key); it is the answer, a replay, never taken back here.
+	adopted
+	// mayBeLeft: failed, and whether the job is gone is unknown (its
+	// taking back failed, or a run started it): the key is kept for a
+	// retry to take over and adopt the job if it exists.
+	mayBeLeft
+)
+
 // makeJob stores the job (its place under the key's cap, its input, its
 // record: one round trip) and queues it. A job whose making failed is
 // taken back (UndoJob) unless a run started it already, in which case it is
-// made and is the answer; one that cannot be taken back now is tried again
-// in the background, and the worker's sweeper removes it too if it never
-// got a task.
-func (s *JobService) makeJob(ctx context.Context, id string, r *JobRequest) (*connector.Job, error) {
+// made and is the answer; one that cannot be taken back now is left to the
+// retry that takes its Idempotency-Key over (it adopts the job), or, without
+// a key, tried again in the background; the worker's sweeper removes it too
+// if it never got a task. An id that is another request's job already is
+// adopted.
+func (s *JobService) makeJob(ctx context.Context, id string, r *JobRequest) (*connector.Job, jobLeft, error) {
 	job := s.jobRecord(id, r.Owner, s.cfg.Keyring.Seal(r.Key), &r.Input, s.cfg.Now().UTC())
 	job.CallbackURL = r.CallbackURL
 	if r.CallbackURL != "" {
@@ -108,26 +142,52 @@ func (s *JobService) makeJob(ctx context.Context, id string, r *JobRequest) (*co
 	}
 	input, err := s.putInput(ctx, job.ID, r.Input.Image)
 	if err != nil {
-		return nil, err
+		return nil, nothingLeft, err
 	}
+	// A job left under a key is the key's retry's to adopt: a background
+	// undo could take it back after the retry answered it.
+	undoLater := r.IdempotencyKey == "" || s.cfg.Idempotency == nil
 	if err := s.cfg.Jobs.CreateJobWithInput(ctx, job, input, s.cfg.InputTTL, s.cfg.MaxJobsPerKey); err != nil {
-		// A refusal (ETOOMANY) left nothing; a failed round trip may have
-		// written part of the job: it must not run.
-		if connector.ErrorCodeOf(err) != connector.ETOOMANY {
-			s.undo(ctx, job)
+		switch {
+		case errors.Is(err, connector.ErrJobExists):
+			return s.adoptMade(ctx, id)
+		case connector.ErrorCodeOf(err) == connector.ETOOMANY:
+			return nil, nothingLeft, err // a refusal left nothing
 		}
-		return nil, err
+		// A failed round trip may have written part of the job: it must
+		// not run.
+		if s.undo(ctx, job, undoLater) != undoRemoved {
+			return nil, mayBeLeft, err
+		}
+		return nil, nothingLeft, err
 	}
 	if r.BeforeQueue != nil {
 		r.BeforeQueue(job.ID)
 	}
 	if err := s.enqueue(ctx, job); err != nil {
-		if !s.undo(ctx, job) {
-			return job, nil // its task was queued after all, and a run started it
+		switch s.undo(ctx, job, undoLater) {
+		case undoKept:
+			return job, made, nil // its task was queued after all, and a run started it
+		case undoUnknown:
+			return nil, mayBeLeft, err
 		}
-		return nil, err
+		return nil, nothingLeft, err
 	}
-	return job, nil
+	return job, made, nil
+}
+
+// adoptMade answers a making whose id another request made meanwhile with
+// that request's job.
+func (s *JobService) adoptMade(ctx context.Context, id string) (*connector.Job, jobLeft, error) {
+	job, err := s.adoptJob(ctx, id)
+	switch {
+	case err != nil:
+		return nil, mayBeLeft, err
+	case job == nil: // taken back by its own request since
+		return nil, nothingLeft, &connector.Error{Code: connector.EUNAVAILABLE, RetryAfter: time.Second, Retryable: true,
+			Message: "the job could not be made; retry shortly"}
+	}
+	return job, adopted, nil
 }
 
 // putInput stores an input in Inputs when they live apart from the store
@@ -140,10 +200,19 @@ func (s *JobService) putInput(ctx context.Context, id string, image connector.By
 	return nil, err
 }
 
-// undo takes back a job whose request is answered with an error; false
-// when a run started it (it stays, made). When the store cannot be reached
-// it is tried again in the background.
-func (s *JobService) undo(ctx context.Context, job *connector.Job) (removed bool) {
+// undone is what undo knows of a job it took back.
+type undone int
+
+const (
+	undoRemoved undone = iota // gone, with its input
+	undoKept                  // a run started it: it stays, made
+	undoUnknown               // the store could not be reached
+)
+
+// undo takes back a job whose request is answered with an error. When the
+// store cannot be reached its outcome is unknown, and it is tried again in
+// the background when later is set.
+func (s *JobService) undo(ctx context.Context, job *connector.Job, later bool) undone {
 	do := func(ctx context.Context) error {
 		removed, err := s.cfg.Jobs.UndoJob(ctx, job.Owner, job.ID)
 		if err == nil && removed && s.cfg.Inputs != nil && job.Input.Size > 0 {
@@ -156,13 +225,20 @@ func (s *JobService) undo(ctx context.Context, job *connector.Job) (removed bool
 	}
 	removed, err := s.cfg.Jobs.UndoJob(context.WithoutCancel(ctx), job.Owner, job.ID)
 	if err != nil {
-		s.retryLater(time.Minute, "job of a failed request not taken back; the sweeper removes it if it has no task", do, "job_id", job.ID)
-		return true
+		if later {
+			s.retryLater(time.Minute, "job of a failed request not taken back; the sweeper removes it if it has no task", do, "job_id", job.ID)
+		} else {
+			s.log.Warn("job of a failed request not taken back; a retry with its Idempotency-Key adopts it, else the sweeper removes it if it has no task", "job_id", job.ID)
+		}
+		return undoUnknown
 	}
-	if removed && s.cfg.Inputs != nil && job.Input.Size > 0 {
+	if !removed {
+		return undoKept
+	}
+	if s.cfg.Inputs != nil && job.Input.Size > 0 {
 		s.cfg.Inputs.DeleteBlob(context.WithoutCancel(ctx), connector.InputBlobKey(job.ID))
 	}
-	return removed
+	return undoRemoved
 }
 
 // adoptJob returns the job a dead request made under an Idempotency-Key,

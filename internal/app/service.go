@@ -51,21 +51,27 @@ type IdempotencyStore interface {
 	// that would make job jobID (a fresh id, also the lease's token).
 	// reserved is true when the caller holds it now: rec.PlannedJobID is the
 	// job to make, jobID unless the caller took over the key from a request
-	// that died, whose job it must then find or make. Otherwise rec is the
+	// that died, whose job it must then find, or else replan to its own
+	// (ReplanIdempotencyKey). Otherwise rec is the
 	// earlier request's record (in flight while JobID is "").
 	ReserveIdempotencyKey(ctx context.Context, owner, key, fingerprint, jobID string) (rec *connector.IdempotencyRecord, reserved bool, err error)
 	// RenewIdempotencyKey extends the lease of the request that reserved key
 	// with jobID; held is false when the lease was lost (another request
 	// took over).
 	RenewIdempotencyKey(ctx context.Context, owner, key, jobID string) (held bool, err error)
-	// CompleteIdempotencyKey records the job the request created.
-	CompleteIdempotencyKey(ctx context.Context, owner, key, jobID string) error
+	// CompleteIdempotencyKey records the job the request holding key (its
+	// lease token) created; held false, and nothing written, when another
+	// request holds the key now or completed it.
+	CompleteIdempotencyKey(ctx context.Context, owner, key, token, jobID string) (held bool, err error)
 	// ReleaseIdempotencyKey forgets a reservation whose request failed, so a
-	// retry can go through.
-	ReleaseIdempotencyKey(ctx context.Context, owner, key string) error
+	// retry can go through, while the request's lease (token) holds it.
+	ReleaseIdempotencyKey(ctx context.Context, owner, key, token string) error
 	// ReplanIdempotencyKey names planned as what the request holding key
 	// (its lease token) makes now; held false when it lost the lease.
 	ReplanIdempotencyKey(ctx context.Context, owner, key, token, planned string) (held bool, err error)
+	// Lease is how long a reservation stays held unrenewed: the service
+	// renews well inside it and waits for a key in flight past it.
+	Lease() time.Duration
 }
 
 // JobStore makes and takes back jobs: single ones, and batch items stored
@@ -101,8 +107,8 @@ type BatchStore interface {
 }
 
 // Config is what the service needs; Jobs, Batches and Queue are
-// required, Idempotency to honour Idempotency-Keys (the worker's sweeper
-// needs none).
+// required, Idempotency to honour Idempotency-Keys: without it (the
+// worker's sweeper, which makes nothing) a request's key is ignored.
 type Config struct {
 	Jobs        JobStore
 	Batches     BatchStore
@@ -126,7 +132,9 @@ type Config struct {
 	InputTTL time.Duration
 	// IdempotencyWait is how long a request whose Idempotency-Key is in
 	// flight waits (for it to finish, or to die and lose its lease) before
-	// 409. Default 12 s: past the store's 10 s lease.
+	// 409. Default the store's lease and 2 s (12 s on redisstore's 10 s
+	// lease): past the lease, so a dead request's key is taken over, not
+	// refused.
 	IdempotencyWait time.Duration
 	Now             func() time.Time
 	Logger          *slog.Logger
@@ -136,6 +144,10 @@ type Config struct {
 type JobService struct {
 	cfg Config
 	log *slog.Logger
+	// renewEvery is how often a request renews its key's lease: a fifth
+	// of the store's lease, so four renewals in a row may fail (a Redis
+	// hiccup) before the key is lost.
+	renewEvery time.Duration
 
 	// Background retries (a Redis hiccup at the end of a request) live as
 	// long as the service: Close ends them.
@@ -144,16 +156,26 @@ type JobService struct {
 	wg     sync.WaitGroup
 }
 
-// DefaultIdempotencyWait is Config.IdempotencyWait's default.
-const DefaultIdempotencyWait = 12 * time.Second
+// idempotencyWaitPastLease is how much longer than the store's lease a
+// request waits for a key in flight: enough for a few polls after a dead
+// request's lease lapsed.
+const idempotencyWaitPastLease = 2 * time.Second
 
 // New returns the service with defaults filled in.
 func New(cfg Config) *JobService {
 	if cfg.InputTTL <= 0 {
 		cfg.InputTTL = 24 * time.Hour
 	}
-	if cfg.IdempotencyWait <= 0 {
-		cfg.IdempotencyWait = DefaultIdempotencyWait
+	var renewEvery time.Duration
+	if cfg.Idempotency != nil {
+		lease := cfg.Idempotency.Lease()
+		if lease <= 0 {
+			panic("app: the idempotency store's lease must be positive")
+		}
+		renewEvery = lease / 5
+		if cfg.IdempotencyWait <= 0 {
+			cfg.IdempotencyWait = lease + idempotencyWaitPastLease
+		}
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -168,7 +190,7 @@ func New(cfg Config) *JobService {
 		cfg.Preflight = func(context.Context, string) error { return nil }
 	}
 	bg, stop := context.WithCancel(context.Background())
-	return &JobService{cfg: cfg, log: cfg.Logger, bg: bg, stopBg: stop}
+	return &JobService{cfg: cfg, log: cfg.Logger, renewEvery: renewEvery, bg: bg, stopBg: stop}
 }
 
 // Close ends the service's background retries and waits for them.
