@@ -131,9 +131,9 @@ const (
 // taken back (UndoJob) unless a run started it already, in which case it is
 // made and is the answer; one that cannot be taken back now is left to the
 // retry that takes its Idempotency-Key over (it adopts the job), or, without
-// a key, tried again in the background; the worker's sweeper removes it too
-// if it never got a task. An id that is another request's job already is
-// adopted.
+// a key, tried again in the background; should it still have no task by
+// the worker's sweep, the sweeper queues it (only a job's own request ever
+// removes it). An id that is another request's job already is adopted.
 func (s *JobService) makeJob(ctx context.Context, id string, r *JobRequest) (*connector.Job, jobLeft, error) {
 	job := s.jobRecord(id, r.Owner, s.cfg.Keyring.Seal(r.Key), &r.Input, s.cfg.Now().UTC())
 	job.CallbackURL = r.CallbackURL
@@ -226,9 +226,9 @@ func (s *JobService) undo(ctx context.Context, job *connector.Job, later bool) u
 	removed, err := s.cfg.Jobs.UndoJob(context.WithoutCancel(ctx), job.Owner, job.ID)
 	if err != nil {
 		if later {
-			s.retryLater(time.Minute, "job of a failed request not taken back; the sweeper removes it if it has no task", do, "job_id", job.ID)
+			s.retryLater(time.Minute, "job of a failed request not taken back yet; trying again (the sweeper queues it if it has no task by then)", do, "job_id", job.ID)
 		} else {
-			s.log.Warn("job of a failed request not taken back; a retry with its Idempotency-Key adopts it, else the sweeper removes it if it has no task", "job_id", job.ID)
+			s.log.Warn("job of a failed request not taken back; a retry with its Idempotency-Key adopts it, else the sweeper queues it", "job_id", job.ID)
 		}
 		return undoUnknown
 	}
