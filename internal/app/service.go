@@ -93,6 +93,8 @@ type JobStore interface {
 type BatchStore interface {
 	BeginBatch(ctx context.Context, b *connector.Batch) error
 	DecideBatch(ctx context.Context, id string, to connector.MakingState) (connector.MakingState, error)
+	RenewBatchLease(ctx context.Context, id string) (bool, error)
+	RemoveLapsedBatch(ctx context.Context, id string) (connector.MakingState, error)
 	MakingBatch(ctx context.Context, id string) (*connector.Batch, connector.MakingState, error)
 	EndBatchMaking(ctx context.Context, id string, state connector.MakingState) error
 	MakingBatches(ctx context.Context, before time.Time, limit int) ([]string, error)
