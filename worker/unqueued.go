@@ -19,8 +19,9 @@ import (
 //
 //   - a batch whose making a request did not end (serve killed, Redis lost
 //     mid-request) is finished when it was decided made, and removed when
-//     it was left creating (internal/app, SweepBatches); a request slower
-//     than makingAfter loses its batch whole, never half of it;
+//     it was left creating, once its request's lease on it lapsed
+//     (internal/app, SweepBatches): a live request keeps its batch however
+//     long it takes;
 //   - a single job whose record was written but whose task never reached
 //     the queue (serve killed between the two writes, or an enqueue that
 //     failed) was never answered 2xx (the API answers only once its task is
@@ -50,9 +51,10 @@ import (
 // store's.
 const unqueuedAfter = 15 * time.Second
 
-// makingAfter is how old a batch's making must be before the sweeper
-// settles it: past the making of 1,000 items by a live request, which,
-// slower still, loses its batch whole (503) rather than half of it.
+// makingAfter is how old a batch's making must be before the sweeper looks
+// at it: past the making of 1,000 items by a live request. It only bounds
+// how soon a batch left behind is settled: whether its request still
+// lives is its lease's to say (internal/app).
 const makingAfter = time.Minute
 
 // sweepEvery is how often each worker process sweeps: with unqueuedAfter, a
