@@ -68,7 +68,7 @@ const sweepBatch = 500
 // batchSettler finishes or removes batches whose making a request left
 // unended (app.JobService).
 type batchSettler interface {
-	SweepBatches(ctx context.Context, before time.Time) (int, error)
+	SweepBatches(ctx context.Context, before time.Time) (settled int, err error)
 }
 
 // unqueuedSweeper queues jobs that have a record and no task.
@@ -118,7 +118,8 @@ func (s *unqueuedSweeper) run(ctx context.Context, every time.Duration, after ti
 }
 
 // sweepBatchesAt is how many batches SweepBatches looks at in one call at
-// most (app's sweepBatchesAt): fewer means none are left.
+// most (app's sweepBatchesAt): fewer settled means none are left but the
+// batches of live requests (theirs to settle), or an error's.
 const sweepBatchesAt = 100
 
 // pass looks at the notes of jobs created before before and returns how

@@ -380,14 +380,18 @@ const sweepBatchesAt = 100
 // SweepBatches settles batches begun before before whose making has not
 // ended: those a dead request left creating are removed (once its lease
 // lapsed: a live request's batch is left to it, however slow), those made
-// are finished. It returns how many it looked at. The worker's sweeper
-// calls it.
+// are finished. It returns how many it settled (of at most
+// sweepBatchesAt looked at): the batches of live requests, which stay, do
+// not count, so that a caller sweeping again while a whole call's worth
+// were settled always makes progress. The worker's sweeper calls it.
 func (s *JobService) SweepBatches(ctx context.Context, before time.Time) (int, error) {
 	ids, err := s.cfg.Batches.MakingBatches(ctx, before, sweepBatchesAt)
 	if err != nil {
 		return 0, err
 	}
+	settled := 0
 	for _, id := range ids {
+		settled++
 		b, state, err := s.cfg.Batches.MakingBatch(ctx, id)
 		switch {
 		case connector.ErrorCodeOf(err) == connector.ENOTFOUND:
@@ -397,7 +401,8 @@ func (s *JobService) SweepBatches(ctx context.Context, before time.Time) (int, e
 			err = s.cfg.Batches.EndBatchMaking(ctx, id, state)
 		default:
 			switch s.removeBatch(ctx, b, false) {
-			case connector.MakingCreating: // its request lives: its own
+			case connector.MakingCreating, "": // its request lives (its own), or unknown (logged)
+				settled--
 			case connector.MakingRemoved:
 				s.log.Warn("removed a batch a request left half made (serve killed, or Redis lost mid-request)", "batch_id", id)
 			case connector.MakingMade:
@@ -405,8 +410,8 @@ func (s *JobService) SweepBatches(ctx context.Context, before time.Time) (int, e
 			}
 		}
 		if err != nil {
-			return len(ids), errors.Join(fmt.Errorf("batch %s", id), err)
+			return settled - 1, errors.Join(fmt.Errorf("batch %s", id), err)
 		}
 	}
-	return len(ids), nil
+	return settled, nil
 }
