@@ -346,7 +346,7 @@ func (s *JobService) settleBatch(ctx context.Context, id string) (*connector.Bat
 	bg := context.WithoutCancel(ctx)
 	waitUntil := time.Now().Add(s.cfg.IdempotencyWait)
 	// creating: removed once its request's lease lapsed; made: finished.
-	for s.removeBatch(bg, b, false) == connector.MakingCreating {
+	for state = s.removeBatch(bg, b, false); state == connector.MakingCreating; state = s.removeBatch(bg, b, false) {
 		// Its request lives on (its lease is held) though its key's lease
 		// lapsed: wait for its end, as for a key in flight.
 		if time.Now().After(waitUntil) {
@@ -359,8 +359,22 @@ func (s *JobService) settleBatch(ctx context.Context, id string) (*connector.Bat
 		case <-time.After(idempotencyPoll):
 		}
 	}
-	if _, now, err := s.cfg.Batches.MakingBatch(bg, id); err == nil && now == connector.MakingRemoved {
+	switch state {
+	case connector.MakingRemoved:
 		return nil, nil
+	case connector.MakingMade:
+		// The answer, whole: never nil, which would make a second batch
+		// under the key. Its finish, failed just now, is tried again.
+		if got, err := s.publishedBatch(bg, id); got != nil || err != nil {
+			return got, err
+		}
+		if err := s.settleMade(bg, b); err != nil {
+			return nil, &connector.Error{Code: connector.EUNAVAILABLE, RetryAfter: time.Second, Retryable: true,
+				Message: "the batch could not be made; retry", Err: err}
+		}
+	case "": // unknown (a storage error, logged): neither answer nor make anew
+		return nil, &connector.Error{Code: connector.EUNAVAILABLE, RetryAfter: time.Second, Retryable: true,
+			Message: "the batch could not be made; retry", Err: fmt.Errorf("batch %s: left undecided", id)}
 	}
 	return s.publishedBatch(bg, id)
 }

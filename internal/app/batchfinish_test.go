@@ -52,3 +52,37 @@ func TestMadeBatchIsFinishedBeforeTheAnswer(t *testing.T) {
 		t.Errorf("batches still making: %v %v, want its making ended", ids, err)
 	}
 }
+
+// A retry taking over the key of a request killed after its batch was
+// decided made answers that batch even when finishing it meets a Redis
+// hiccup: it tries again in place, and never makes a second batch.
+func TestBatchTakeoverFinishesAMadeBatchOverAHiccup(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	req := func() *app.BatchRequest {
+		return &app.BatchRequest{Owner: "o1", Key: "k", IdempotencyKey: "abc", Fingerprint: "fp", Items: urlItems(5)}
+	}
+	first, _, err := f.service(f.killedAt(true)).CreateBatch(ctx, req())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The killed request never completed its key, and its lease lapsed.
+	f.r.Client.Del(ctx, f.r.Prefix+"idem:{o1}:batch:abc")
+	if _, reserved, err := f.store.Idempotency.ReserveIdempotencyKey(ctx, "o1", "batch:abc", "fp", first.ID); err != nil || !reserved {
+		t.Fatalf("re-reserve: %v", err)
+	}
+	f.r.Client.Del(ctx, f.r.Prefix+"idemlease:{o1}:batch:abc")
+
+	retry := f.service(func(c *app.Config) { c.Jobs = &commitHiccup{Jobs: f.store.Jobs, failures: 1} })
+	b, _, err := retry.CreateBatch(ctx, req())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.ID != first.ID {
+		t.Errorf("answer %s, want the made batch %s", b.ID, first.ID)
+	}
+	page, err := f.store.Batches.ListBatches(ctx, "o1", connector.BatchFilter{})
+	if err != nil || len(page.Batches) != 1 {
+		t.Errorf("batches %+v %v, want the made one alone", page, err)
+	}
+}
