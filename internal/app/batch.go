@@ -287,7 +287,8 @@ func (s *JobService) finishBatch(ctx context.Context, b *connector.Batch) error 
 // finished instead, and stays), and deletes its hidden items. Its maker
 // (maker) decides at once; anyone else only once the maker's lease
 // lapsed: while it is held the batch stays creating. It returns the state
-// after ("" when unknown: a storage error, logged).
+// after: "" when there is no decision (never begun, or expired) or on a
+// storage error (logged).
 func (s *JobService) removeBatch(ctx context.Context, b *connector.Batch, maker bool) connector.MakingState {
 	decide := s.cfg.Batches.RemoveLapsedBatch
 	if maker {
@@ -415,7 +416,7 @@ func (s *JobService) SweepBatches(ctx context.Context, before time.Time) (int, e
 			err = s.cfg.Batches.EndBatchMaking(ctx, id, state)
 		default:
 			switch s.removeBatch(ctx, b, false) {
-			case connector.MakingCreating, "": // its request lives (its own), or unknown (logged)
+			case connector.MakingCreating, "": // its request lives (its own); or next time
 				settled--
 			case connector.MakingRemoved:
 				s.log.Warn("removed a batch a request left half made (serve killed, or Redis lost mid-request)", "batch_id", id)
