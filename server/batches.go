@@ -141,8 +141,10 @@ func (s *Server) batchJobs(ctx context.Context, b *connector.Batch) ([]*connecto
 	return out, nil
 }
 
-// waitBatch polls the batch until it finishes or wait passes: one read
-// per 100 ms, whatever the batch's size.
+// waitBatch polls the batch this request just made until it finishes or
+// wait passes: one read per 100 ms, whatever the batch's size. Not found
+// is not yet: a made batch whose finish met a Redis hiccup is published
+// by the sweeper (or a retry) a little later.
 func (s *Server) waitBatch(ctx context.Context, b *connector.Batch, wait time.Duration) (*connector.Batch, error) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
@@ -155,6 +157,9 @@ func (s *Server) waitBatch(ctx context.Context, b *connector.Batch, wait time.Du
 		case <-t.C:
 		}
 		now, err := s.cfg.Batches.GetBatch(ctx, b.ID)
+		if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
+			continue
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return b, nil

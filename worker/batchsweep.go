@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/imgflow/imgflow/connector"
@@ -13,7 +14,11 @@ import (
 // batch.finished never fire. So the sweeper looks at each running batch
 // once every runningAfter: every ended item whose end is not counted is
 // counted now (counting is idempotent per job), which queues the event when
-// it was the last. A batch whose event is queued is forgotten.
+// it was the last. An item whose record is gone (lost in a Redis restart
+// without persistence, or expired) never ends: once its batch's making
+// ended (its items were all made visible before it was published) it is
+// counted failed, once, like any other. A batch whose event is queued is
+// forgotten.
 
 // runningAfter is how often a running batch is looked at.
 const runningAfter = time.Minute
@@ -51,6 +56,24 @@ func (w *Worker) countBatchEnds(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	var gone []int // items whose record is gone
+	for i, job := range jobs {
+		if job == nil {
+			gone = append(gone, i)
+		}
+	}
+	if len(gone) > 0 {
+		ended, err := w.batchMakingEnded(ctx, id)
+		if err != nil {
+			return err
+		}
+		if !ended {
+			gone = nil // not yet visible, maybe: looked at next time
+		}
+	}
+	for _, i := range gone { // counted as a failed item that ended now
+		jobs[i] = &connector.Job{ID: b.JobIDs[i], BatchID: id, Status: connector.StatusFailed}
+	}
 	var last *connector.Job // an ended item: counting it again asks whether the event is due
 	for i, job := range jobs {
 		if job == nil || !job.Status.Finished() {
@@ -61,7 +84,11 @@ func (w *Worker) countBatchEnds(ctx context.Context, id string) error {
 			continue
 		}
 		log := w.log.With("job_id", job.ID, "batch_id", id)
-		log.Warn("counting a batch item whose end was never counted")
+		if slices.Contains(gone, i) {
+			log.Warn("counting a batch item whose record is gone as failed")
+		} else {
+			log.Warn("counting a batch item whose end was never counted")
+		}
 		if err := w.batchItemEnded(ctx, log, job); err != nil {
 			return err
 		}
@@ -72,4 +99,17 @@ func (w *Worker) countBatchEnds(ctx context.Context, id string) error {
 		return w.batchItemEnded(ctx, w.log.With("batch_id", id), last)
 	}
 	return nil
+}
+
+// batchMakingEnded reports whether batch id's making ended: every item it
+// has was made visible, so a record missing now is gone, not yet to come.
+func (w *Worker) batchMakingEnded(ctx context.Context, id string) (bool, error) {
+	rec, _, err := w.cfg.Batches.MakingBatch(ctx, id)
+	switch {
+	case connector.ErrorCodeOf(err) == connector.ENOTFOUND:
+		return true, nil // its decision forgotten, long after its end
+	case err != nil:
+		return false, err
+	}
+	return rec == nil, nil // done (or removed): its record dropped at the end
 }

@@ -19,8 +19,9 @@ import (
 //
 //   - a batch whose making a request did not end (serve killed, Redis lost
 //     mid-request) is finished when it was decided made, and removed when
-//     it was left creating (internal/app, SweepBatches); a request slower
-//     than makingAfter loses its batch whole, never half of it;
+//     it was left creating, once its request's lease on it lapsed
+//     (internal/app, SweepBatches): a live request keeps its batch however
+//     long it takes;
 //   - a job whose record was written but whose task never reached the
 //     queue is queued: a single job whose serve was killed between its two
 //     writes, or a batch item of a batch that was made (items are noted as
@@ -53,9 +54,10 @@ import (
 // store's.
 const unqueuedAfter = 15 * time.Second
 
-// makingAfter is how old a batch's making must be before the sweeper
-// settles it: past the making of 1,000 items by a live request, which,
-// slower still, loses its batch whole (503) rather than half of it.
+// makingAfter is how old a batch's making must be before the sweeper looks
+// at it: past the making of 1,000 items by a live request. It only bounds
+// how soon a batch left behind is settled: whether its request still
+// lives is its lease's to say (internal/app).
 const makingAfter = time.Minute
 
 // sweepEvery is how often each worker process sweeps: with unqueuedAfter, a
@@ -69,7 +71,7 @@ const sweepBatch = 500
 // batchSettler finishes or removes batches whose making a request left
 // unended (app.JobService).
 type batchSettler interface {
-	SweepBatches(ctx context.Context, before time.Time) (int, error)
+	SweepBatches(ctx context.Context, before time.Time) (settled int, err error)
 }
 
 // unqueuedSweeper queues jobs that have a record and no task.
@@ -119,7 +121,8 @@ func (s *unqueuedSweeper) run(ctx context.Context, every time.Duration, after ti
 }
 
 // sweepBatchesAt is how many batches SweepBatches looks at in one call at
-// most (app's sweepBatchesAt): fewer means none are left.
+// most (app's sweepBatchesAt): fewer settled means none are left but the
+// batches of live requests (theirs to settle), or an error's.
 const sweepBatchesAt = 100
 
 // pass looks at the notes of jobs created before before and returns how

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/imgflow/imgflow/connector"
@@ -32,5 +33,85 @@ func TestDecideBatchDecidesOnce(t *testing.T) {
 	got, st, err := s.Batches.MakingBatch(ctx, b.ID)
 	if err != nil || st != connector.MakingRemoved || len(got.JobIDs) != 2 {
 		t.Fatalf("making batch: %+v %q %v", got, st, err)
+	}
+}
+
+// A second BeginBatch of an id leaves the first one's record as it was.
+func TestBeginBatchTwiceKeepsTheFirstRecord(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	ctx := context.Background()
+	id := uuid.Must(uuid.NewV7()).String()
+	if err := s.Batches.BeginBatch(ctx, &connector.Batch{ID: id, Owner: "o1", JobIDs: []string{"a", "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Batches.BeginBatch(ctx, &connector.Batch{ID: id, Owner: "o2", JobIDs: []string{"c"}}); err == nil {
+		t.Fatal("a batch begun twice")
+	}
+	got, st, err := s.Batches.MakingBatch(ctx, id)
+	if err != nil || st != connector.MakingCreating || got.Owner != "o1" || len(got.JobIDs) != 2 {
+		t.Fatalf("making batch after a second begin: %+v %q %v, want the first record", got, st, err)
+	}
+}
+
+// Anyone but its maker decides a batch removed only once the maker's
+// lease lapsed; renewing keeps it, and the decision ends it.
+func TestRemoveLapsedBatchWaitsForTheMakersLease(t *testing.T) {
+	s, r := newStore(t, Options{})
+	ctx := context.Background()
+	b := &connector.Batch{ID: uuid.Must(uuid.NewV7()).String(), Owner: "o1", JobIDs: []string{"a"}}
+	if err := s.Batches.BeginBatch(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if held, err := s.Batches.RenewBatchLease(ctx, b.ID); err != nil || !held {
+		t.Fatalf("renew a held lease: %v %v", held, err)
+	}
+	if st, err := s.Batches.RemoveLapsedBatch(ctx, b.ID); err != nil || st != connector.MakingCreating {
+		t.Fatalf("removal while leased: %q %v, want still creating", st, err)
+	}
+	r.Client.Del(ctx, s.Batches.batchLeaseKey(b.ID)) // its maker died
+	if held, err := s.Batches.RenewBatchLease(ctx, b.ID); err != nil || held {
+		t.Fatalf("renew a lapsed lease: %v %v, want not held", held, err)
+	}
+	if st, err := s.Batches.RemoveLapsedBatch(ctx, b.ID); err != nil || st != connector.MakingRemoved {
+		t.Fatalf("removal once lapsed: %q %v, want removed", st, err)
+	}
+
+	// The maker's own decision does not wait for its lease, and ends it.
+	m := &connector.Batch{ID: uuid.Must(uuid.NewV7()).String(), Owner: "o1", JobIDs: []string{"a"}}
+	if err := s.Batches.BeginBatch(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := s.Batches.DecideBatch(ctx, m.ID, connector.MakingMade); err != nil || st != connector.MakingMade {
+		t.Fatalf("maker's decision: %q %v", st, err)
+	}
+	if n, _ := r.Client.Exists(ctx, s.Batches.batchLeaseKey(m.ID)).Result(); n != 0 {
+		t.Error("the lease outlived the decision")
+	}
+	if st, err := s.Batches.RemoveLapsedBatch(ctx, m.ID); err != nil || st != connector.MakingMade {
+		t.Fatalf("removal of a made batch: %q %v, want made", st, err)
+	}
+}
+
+// A made decision is kept as long as the jobs until the batch is finished
+// (not makingTTL): a batch answered 2xx is never read as removed.
+func TestMadeDecisionLivesUntilFinished(t *testing.T) {
+	s, r := newStore(t, Options{})
+	ctx := context.Background()
+	b := &connector.Batch{ID: uuid.Must(uuid.NewV7()).String(), Owner: "o1", JobIDs: []string{"a"}}
+	if err := s.Batches.BeginBatch(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Batches.DecideBatch(ctx, b.ID, connector.MakingMade); err != nil {
+		t.Fatal(err)
+	}
+	ttl, err := r.Client.PTTL(ctx, s.Batches.batchMakingKey(b.ID)).Result()
+	if err != nil || ttl < DefaultJobTTL-time.Minute {
+		t.Fatalf("made decision lives %v (%v), want the jobs' %v", ttl, err, DefaultJobTTL)
+	}
+	if err := s.Batches.EndBatchMaking(ctx, b.ID, connector.MakingDone); err != nil {
+		t.Fatal(err)
+	}
+	if ttl, _ := r.Client.PTTL(ctx, s.Batches.batchMakingKey(b.ID)).Result(); ttl > makingTTL {
+		t.Errorf("done decision lives %v, want at most %v", ttl, makingTTL)
 	}
 }

@@ -125,6 +125,20 @@ func (f *fixture) nothingLeft(owner string) {
 	}
 }
 
+// leasesLapsed ends every making request's lease on its batch, as when
+// those requests died (killed requests never let theirs go).
+func (f *fixture) leasesLapsed() {
+	f.t.Helper()
+	ctx := context.Background()
+	keys, err := f.r.Client.Keys(ctx, f.r.Prefix+"batchlease:*").Result()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, k := range keys {
+		f.r.Client.Del(ctx, k)
+	}
+}
+
 // A batch whose making fails on one item (Redis lost mid-request) is
 // removed whole: no batch, no item record (hidden or not), no input, no
 // place under the key's cap, and nothing queued.
@@ -239,6 +253,7 @@ func TestSweepRemovesABatchLeftCreatingAndFinishesOneLeftMade(t *testing.T) {
 		t.Fatal("the killed request answered")
 	}
 	sweeper := f.service(nil)
+	f.leasesLapsed()
 	if n, err := sweeper.SweepBatches(ctx, time.Now().Add(time.Second)); err != nil || n != 1 {
 		t.Fatalf("swept %d (%v), want 1", n, err)
 	}
@@ -341,6 +356,7 @@ func TestBatchTakeoverFinishesAMadeBatchOrRemakesACreatingOne(t *testing.T) {
 				t.Fatalf("re-reserve: %v", err)
 			}
 			f.r.Client.Del(ctx, f.r.Prefix+"idemlease:{o1}:batch:abc") // its lease lapsed
+			f.leasesLapsed()                                           // and its batch's
 
 			b, _, err := f.service(nil).CreateBatch(ctx, req())
 			if err != nil {

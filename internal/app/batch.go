@@ -27,7 +27,10 @@ import (
 // a made batch that a retry with its Idempotency-Key finds whole. Whoever
 // meets a made batch unfinished finishes it (each step is a no-op when
 // done); whoever meets one left creating by a dead request removes it: a
-// retry taking the key over, or the worker's sweeper (SweepBatches).
+// retry taking the key over, or the worker's sweeper (SweepBatches). The
+// making request holds a lease on its batch until it decides
+// (batchlease.go): a batch whose lease is held is its request's, however
+// long it takes.
 
 // BatchRequest asks for a batch.
 type BatchRequest struct {
@@ -147,6 +150,7 @@ func (s *JobService) makeBatch(ctx context.Context, id string, r *BatchRequest) 
 	if err := s.cfg.Batches.BeginBatch(ctx, b); err != nil {
 		return nil, err // a decision left creating is removed by the sweeper
 	}
+	defer s.holdBatch(ctx, b.ID)()
 	err := s.cfg.Jobs.AdmitJobs(ctx, r.Owner, b.JobIDs, s.cfg.MaxJobsPerKey)
 	if err == nil {
 		err = s.stageItems(ctx, b, r)
@@ -155,7 +159,7 @@ func (s *JobService) makeBatch(ctx context.Context, id string, r *BatchRequest) 
 		err = ctx.Err() // the client went away: nothing is made
 	}
 	if err != nil {
-		s.removeBatch(context.WithoutCancel(ctx), b)
+		s.removeBatch(context.WithoutCancel(ctx), b, true)
 		return nil, err
 	}
 
@@ -172,7 +176,7 @@ func (s *JobService) makeBatch(ctx context.Context, id string, r *BatchRequest) 
 	switch state {
 	case connector.MakingMade, connector.MakingDone:
 	case connector.MakingRemoved:
-		s.removeBatch(ctx, b) // by us just now, or by the sweeper (a stalled request)
+		s.removeBatch(ctx, b, true) // by us just now, or by the sweeper (our lease lapsed: Redis lost)
 		return nil, &connector.Error{Code: connector.EUNAVAILABLE, RetryAfter: time.Second, Retryable: true,
 			Message: "the batch could not be made in time; retry"}
 	default:
@@ -180,12 +184,29 @@ func (s *JobService) makeBatch(ctx context.Context, id string, r *BatchRequest) 
 			Message: "the batch could not be made; retry", Err: fmt.Errorf("batch %s: decision %q", b.ID, state)}
 	}
 
-	// 3. Finish. Should it fail here the batch is made all the same: the
-	// sweeper or a retry with the key finishes it, and the answer is it.
-	if err := s.finishBatch(ctx, b); err != nil {
+	// 3. Finish, before answering, so that the batch the answer names can
+	// be read at once: tried again in place over a Redis hiccup. Should it
+	// still fail the batch is made all the same: the sweeper or a retry
+	// with the key finishes it, and the answer is it.
+	if err := s.settleMade(ctx, b); err != nil {
 		s.log.Warn("batch made but not finished; the sweeper finishes it", "batch_id", b.ID, "err", err)
 	}
 	return b, nil
+}
+
+// finishTries spaces the tries of a request to finish the batch it made.
+var finishTries = []time.Duration{0, 100 * time.Millisecond, 300 * time.Millisecond, time.Second, 2 * time.Second}
+
+// settleMade finishes the made batch b, trying again over finishTries.
+func (s *JobService) settleMade(ctx context.Context, b *connector.Batch) error {
+	var err error
+	for _, pause := range finishTries {
+		time.Sleep(pause)
+		if err = s.finishBatch(ctx, b); err == nil {
+			return nil
+		}
+	}
+	return err
 }
 
 // stageItems stores every item's input and hidden record, batchMakers at
@@ -259,18 +280,28 @@ func (s *JobService) finishBatch(ctx context.Context, b *connector.Batch) error 
 }
 
 // removeBatch decides a batch removed unless it is made (then it is
-// finished instead, and stays), and deletes its hidden items.
-func (s *JobService) removeBatch(ctx context.Context, b *connector.Batch) {
-	state, err := s.cfg.Batches.DecideBatch(ctx, b.ID, connector.MakingRemoved)
+// finished instead, and stays), and deletes its hidden items. Its maker
+// (maker) decides at once; anyone else only once the maker's lease
+// lapsed: while it is held the batch stays creating. It returns the state
+// after: "" when there is no decision (never begun, or expired) or on a
+// storage error (logged).
+func (s *JobService) removeBatch(ctx context.Context, b *connector.Batch, maker bool) connector.MakingState {
+	decide := s.cfg.Batches.RemoveLapsedBatch
+	if maker {
+		decide = func(ctx context.Context, id string) (connector.MakingState, error) {
+			return s.cfg.Batches.DecideBatch(ctx, id, connector.MakingRemoved)
+		}
+	}
+	state, err := decide(ctx, b.ID)
 	if err != nil {
 		s.log.Warn("batch of a failed request not removed yet; the sweeper removes it", "batch_id", b.ID, "err", err)
-		return
+		return ""
 	}
 	switch state {
 	case connector.MakingRemoved, "":
 		if err := s.cfg.Jobs.RemoveStagedJobs(ctx, b.Owner, b.JobIDs); err != nil {
 			s.log.Warn("hidden items of a removed batch not deleted; they expire", "batch_id", b.ID, "err", err)
-			return
+			return state
 		}
 		if state != "" {
 			if err := s.cfg.Batches.EndBatchMaking(ctx, b.ID, connector.MakingRemoved); err != nil {
@@ -282,6 +313,7 @@ func (s *JobService) removeBatch(ctx context.Context, b *connector.Batch) {
 			s.log.Warn("batch made but not finished; the sweeper finishes it", "batch_id", b.ID, "err", err)
 		}
 	}
+	return state
 }
 
 // settleBatch brings a batch left by a dead request to its end: finished
@@ -301,7 +333,7 @@ func (s *JobService) settleBatch(ctx context.Context, id string) (*connector.Bat
 		return s.publishedBatch(ctx, id)
 	case connector.MakingRemoved:
 		if b != nil {
-			s.removeBatch(ctx, b)
+			s.removeBatch(ctx, b, false)
 		}
 		return nil, nil
 	}
@@ -309,9 +341,37 @@ func (s *JobService) settleBatch(ctx context.Context, id string) (*connector.Bat
 		return nil, fmt.Errorf("batch %s: %s without its record", id, state)
 	}
 	bg := context.WithoutCancel(ctx)
-	s.removeBatch(bg, b) // creating: removed; made: finished
-	if _, now, err := s.cfg.Batches.MakingBatch(bg, id); err == nil && now == connector.MakingRemoved {
+	waitUntil := time.Now().Add(s.cfg.IdempotencyWait)
+	// creating: removed once its request's lease lapsed; made: finished.
+	for state = s.removeBatch(bg, b, false); state == connector.MakingCreating; state = s.removeBatch(bg, b, false) {
+		// Its request lives on (its lease is held) though its key's lease
+		// lapsed: wait for its end, as for a key in flight.
+		if time.Now().After(waitUntil) {
+			return nil, &connector.Error{Code: connector.ECONFLICT, RetryAfter: time.Second,
+				Message: "a request with this Idempotency-Key is still in flight; retry shortly"}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(idempotencyPoll):
+		}
+	}
+	switch state {
+	case connector.MakingRemoved:
 		return nil, nil
+	case connector.MakingMade:
+		// The answer, whole: never nil, which would make a second batch
+		// under the key. Its finish, failed just now, is tried again.
+		if got, err := s.publishedBatch(bg, id); got != nil || err != nil {
+			return got, err
+		}
+		if err := s.settleMade(bg, b); err != nil {
+			return nil, &connector.Error{Code: connector.EUNAVAILABLE, RetryAfter: time.Second, Retryable: true,
+				Message: "the batch could not be made; retry", Err: err}
+		}
+	case "": // unknown (a storage error, logged): neither answer nor make anew
+		return nil, &connector.Error{Code: connector.EUNAVAILABLE, RetryAfter: time.Second, Retryable: true,
+			Message: "the batch could not be made; retry", Err: fmt.Errorf("batch %s: left undecided", id)}
 	}
 	return s.publishedBatch(bg, id)
 }
@@ -329,16 +389,20 @@ func (s *JobService) publishedBatch(ctx context.Context, id string) (*connector.
 const sweepBatchesAt = 100
 
 // SweepBatches settles batches begun before before whose making has not
-// ended: those a dead request left creating are removed, those made are
-// finished. It returns how many it looked at. The worker's sweeper calls
-// it; a live request that is slower than before loses its batch to it
-// (removed: the request answers 503), never half of it.
+// ended: those a dead request left creating are removed (once its lease
+// lapsed: a live request's batch is left to it, however slow), those made
+// are finished. It returns how many it settled (of at most
+// sweepBatchesAt looked at): the batches of live requests, which stay, do
+// not count, so that a caller sweeping again while a whole call's worth
+// were settled always makes progress. The worker's sweeper calls it.
 func (s *JobService) SweepBatches(ctx context.Context, before time.Time) (int, error) {
 	ids, err := s.cfg.Batches.MakingBatches(ctx, before, sweepBatchesAt)
 	if err != nil {
 		return 0, err
 	}
+	settled := 0
 	for _, id := range ids {
+		settled++
 		b, state, err := s.cfg.Batches.MakingBatch(ctx, id)
 		switch {
 		case connector.ErrorCodeOf(err) == connector.ENOTFOUND:
@@ -347,16 +411,18 @@ func (s *JobService) SweepBatches(ctx context.Context, before time.Time) (int, e
 		case b == nil: // done or removed, its note left
 			err = s.cfg.Batches.EndBatchMaking(ctx, id, state)
 		default:
-			s.removeBatch(ctx, b)
-			if state == connector.MakingCreating {
+			switch s.removeBatch(ctx, b, false) {
+			case connector.MakingCreating, "": // its request lives (its own); or next time
+				settled--
+			case connector.MakingRemoved:
 				s.log.Warn("removed a batch a request left half made (serve killed, or Redis lost mid-request)", "batch_id", id)
-			} else {
+			case connector.MakingMade:
 				s.log.Warn("finished a batch a request left made but unfinished", "batch_id", id)
 			}
 		}
 		if err != nil {
-			return len(ids), errors.Join(fmt.Errorf("batch %s", id), err)
+			return settled - 1, errors.Join(fmt.Errorf("batch %s", id), err)
 		}
 	}
-	return len(ids), nil
+	return settled, nil
 }

@@ -99,6 +99,10 @@ type JobStore interface {
 type BatchStore interface {
 	BeginBatch(ctx context.Context, b *connector.Batch) error
 	DecideBatch(ctx context.Context, id string, to connector.MakingState) (connector.MakingState, error)
+	// BatchLease is how long that lease lasts unrenewed.
+	BatchLease() time.Duration
+	RenewBatchLease(ctx context.Context, id string) (bool, error)
+	RemoveLapsedBatch(ctx context.Context, id string) (connector.MakingState, error)
 	MakingBatch(ctx context.Context, id string) (*connector.Batch, connector.MakingState, error)
 	EndBatchMaking(ctx context.Context, id string, state connector.MakingState) error
 	MakingBatches(ctx context.Context, before time.Time, limit int) ([]string, error)
@@ -148,6 +152,9 @@ type JobService struct {
 	// of the store's lease, so four renewals in a row may fail (a Redis
 	// hiccup) before the key is lost.
 	renewEvery time.Duration
+	// batchRenewEvery is how often a request renews its lease on the batch
+	// it makes: a fifth of the store's BatchLease.
+	batchRenewEvery time.Duration
 
 	// Background retries (a Redis hiccup at the end of a request) live as
 	// long as the service: Close ends them.
@@ -189,8 +196,16 @@ func New(cfg Config) *JobService {
 	if cfg.Preflight == nil {
 		cfg.Preflight = func(context.Context, string) error { return nil }
 	}
+	var batchRenewEvery time.Duration
+	if cfg.Batches != nil {
+		lease := cfg.Batches.BatchLease()
+		if lease <= 0 {
+			panic("app: the batch store's making lease must be positive")
+		}
+		batchRenewEvery = lease / 5
+	}
 	bg, stop := context.WithCancel(context.Background())
-	return &JobService{cfg: cfg, log: cfg.Logger, renewEvery: renewEvery, bg: bg, stopBg: stop}
+	return &JobService{cfg: cfg, log: cfg.Logger, renewEvery: renewEvery, batchRenewEvery: batchRenewEvery, bg: bg, stopBg: stop}
 }
 
 // Close ends the service's background retries and waits for them.
