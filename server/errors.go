@@ -16,11 +16,11 @@ import (
 const codeMethodNotAllowed connector.ErrorCode = "method_not_allowed"
 
 // codeClientClosed is the code of a request whose client went away before
-// its answer (Ctrl-C mid-upload), logged as nginx does: 499.
-const (
-	codeClientClosed   connector.ErrorCode = "client_closed_request"
-	statusClientClosed                     = 499
-)
+// its answer (Ctrl-C mid-upload), answered (to nobody) and logged as nginx
+// does: statusClientClosed.
+const codeClientClosed connector.ErrorCode = "client_closed_request"
+
+const statusClientClosed = 499
 
 // statusOf is the one table from domain error codes to HTTP statuses.
 var statusOf = map[connector.ErrorCode]int{
