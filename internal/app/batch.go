@@ -197,14 +197,20 @@ func (s *JobService) makeBatch(ctx context.Context, id string, r *BatchRequest) 
 // finishTries spaces the tries of a request to finish the batch it made.
 var finishTries = []time.Duration{0, 100 * time.Millisecond, 300 * time.Millisecond, time.Second, 2 * time.Second}
 
-// settleMade finishes the made batch b, trying again over finishTries.
+// settleMade finishes the made batch b, trying again over finishTries
+// while ctx lasts (the sweeper finishes what it leaves).
 func (s *JobService) settleMade(ctx context.Context, b *connector.Batch) error {
-	var err error
-	for _, pause := range finishTries {
-		time.Sleep(pause)
-		if err = s.finishBatch(ctx, b); err == nil {
+	err := s.finishBatch(ctx, b)
+	for _, pause := range finishTries[1:] {
+		if err == nil {
 			return nil
 		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(err, ctx.Err())
+		case <-time.After(pause):
+		}
+		err = s.finishBatch(ctx, b)
 	}
 	return err
 }
