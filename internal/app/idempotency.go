@@ -119,19 +119,25 @@ func (s *JobService) hold(ctx context.Context, owner, key, token string) (stop f
 // made. On a Redis hiccup it is tried again in the background: until then a
 // retry waits (409 at worst), and after the lease lapses it takes the key
 // over and finds id. A request that lost the key to another leaves it be.
-func (s *JobService) complete(ctx context.Context, owner, key, token, id string) {
+//
+// lost is true when the key turned out to be another request's: a retry
+// took it over while this request stalled, and the key keeps what that
+// retry makes.
+func (s *JobService) complete(ctx context.Context, owner, key, token, id string) (lost bool) {
 	ctx = context.WithoutCancel(ctx)
 	do := func(ctx context.Context) error {
 		held, err := s.cfg.Idempotency.CompleteIdempotencyKey(ctx, owner, key, token, id)
 		if err == nil && !held {
+			lost = true
 			s.log.Warn("idempotency key taken over by a retry before this request recorded what it made; the key keeps the retry's", "id", id)
 		}
 		return err
 	}
 	if do(ctx) == nil {
-		return
+		return lost
 	}
 	s.retryLater(completeKeyFor, "idempotency key not completed; a retry takes it over after its lease and finds what was made", do, "id", id)
+	return false
 }
 
 // release lets the key go after a request that made nothing, so that a

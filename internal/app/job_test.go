@@ -60,7 +60,9 @@ func (f *fixture) lapse(owner, key string) {
 
 // A request that only stalled (its lease lapsed mid-making) and the retry
 // that took its key over: the retry's job, answered, stays and is the
-// key's; the stalled request neither makes the same id nor takes it back.
+// key's; the stalled request neither makes the same id nor takes it back,
+// and the job it made after all is taken back (one job for one key): it
+// answers 409, sending its client to the retry's job.
 func TestJobTakeoverFromAStalledRequestKeepsTheTakersJob(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
@@ -84,6 +86,12 @@ func TestJobTakeoverFromAStalledRequestKeepsTheTakersJob(t *testing.T) {
 	}
 	if first.err == nil && first.job.ID == taker.ID && !first.replay {
 		t.Errorf("the stalled request made the taker's job id %s as its own", taker.ID)
+	}
+	if connector.ErrorCodeOf(first.err) != connector.ECONFLICT {
+		t.Errorf("the stalled request's answer = %+v, %v; want 409 conflict (its job taken back)", first.job, first.err)
+	}
+	if page, err := f.store.Jobs.ListJobs(ctx, "o1", connector.JobFilter{Limit: 10}); err != nil || len(page.Jobs) != 1 || page.Jobs[0].ID != taker.ID {
+		t.Errorf("the key's owner's jobs = %+v, %v; want only the taker's %s", page, err, taker.ID)
 	}
 	again, replay, err := s.CreateJob(ctx, keyedJob("key"))
 	if err != nil || !replay || again.ID != taker.ID {
