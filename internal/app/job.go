@@ -105,11 +105,13 @@ func (s *JobService) CreateJob(ctx context.Context, r *JobRequest) (job *connect
 		// its own job: this one would be a second for one key. Taken back
 		// (unless a run started it), the answer sends the client to the
 		// retry's.
-		if s.undo(ctx, job, false) == undoRemoved {
+		switch s.undo(ctx, job, false) {
+		case undoRemoved:
 			return nil, false, &connector.Error{Code: connector.ECONFLICT, RetryAfter: time.Second,
 				Message: "a retry with this Idempotency-Key took this request over; retry to get its job"}
+		case undoKept:
+			s.log.Warn("a request whose Idempotency-Key a retry took over made a job that started already; both run", "job_id", job.ID)
 		}
-		s.log.Warn("a request whose Idempotency-Key a retry took over made a job that started already; both run", "job_id", job.ID)
 	}
 	return job, left == adopted, nil
 }
