@@ -77,20 +77,11 @@ func startScaledSystem(t *testing.T, prefix string, configure func(*system.Optio
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(closeWork) // after the worker's stop (cleanups run last first)
 	wctx, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel)
 	workApp.StartBlobSweeper(wctx, logger)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(wctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			t.Error("worker did not stop within 20s")
-		}
-		w.Close()
-		closeWork()
-	})
+	systemtest.RunWorker(t, wctx, w)
 	samples := httptest.NewServer(http.FileServer(http.Dir(images.Path(""))))
 	t.Cleanup(samples.Close)
 	return &systemtest.System{T: t, API: opts.PublicURL, Samples: samples.URL, Ledger: ledger, Key: key, Logs: logs, Options: opts}

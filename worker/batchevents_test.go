@@ -48,6 +48,31 @@ func (h *harness) enqueueBatch(b *connector.Batch) {
 	}
 }
 
+// waitBatchFinished waits until batch b is finished with its batch.finished
+// event queued.
+func (h *harness) waitBatchFinished(b *connector.Batch) {
+	h.t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := h.store.Batches.GetBatch(ctx, b.ID)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		_, queued, err := h.store.Batches.BatchEndsCounted(ctx, b.ID, b.JobIDs)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if got.Status == connector.BatchFinished && queued {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("batch %s %+v, event queued %v: want finished with its event queued", got.Status, got.Counts, queued)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // batchDeliveries is the key's delivery log's batch.finished entries.
 func (h *harness) batchDeliveries() []*connector.DeliveryRecord {
 	h.t.Helper()

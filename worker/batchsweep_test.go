@@ -39,24 +39,7 @@ func TestSweeperCountsABatchItemWhoseRecordIsGoneAsFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.start()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got, err := h.store.Batches.GetBatch(ctx, b.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, queued, err := h.store.Batches.BatchEndsCounted(ctx, b.ID, b.JobIDs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.Status == connector.BatchFinished && queued {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("batch %s %+v, event queued %v: want finished with its event queued", got.Status, got.Counts, queued)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	h.waitBatchFinished(b)
 	time.Sleep(300 * time.Millisecond) // sweeps more
 	got, err := h.store.Batches.GetBatch(ctx, b.ID)
 	if err != nil || got.Counts.Completed != 1 || got.Counts.Failed != 1 {

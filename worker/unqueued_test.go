@@ -155,22 +155,5 @@ func TestSweeperCountsABatchItemsMissedEnd(t *testing.T) {
 		}
 	}
 	h.start()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got, err := h.store.Batches.GetBatch(ctx, b.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, queued, err := h.store.Batches.BatchEndsCounted(ctx, b.ID, b.JobIDs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.Status == connector.BatchFinished && queued {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("batch %s %+v, event queued %v: want finished with its event queued", got.Status, got.Counts, queued)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	h.waitBatchFinished(b)
 }

@@ -9,6 +9,23 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// inputForMaking is a new job's input as the making round trip writes it:
+// the bytes to SET beside the record, or nil when there is no input or it
+// is over one blob chunk (then written here first, by PutBlob's own path).
+func (s *Jobs) inputForMaking(ctx context.Context, id string, input connector.Bytes, inputTTL time.Duration) ([]byte, error) {
+	if input == nil {
+		return nil, nil
+	}
+	if input.Size() > blobChunk {
+		return nil, s.putBlob(ctx, connector.InputBlobKey(id), connector.BytesReader(input), input.Size(), inputTTL)
+	}
+	in, err := smallBlobBytes(input)
+	if err != nil {
+		return nil, internalErr(fmt.Errorf("job %s: input: %w", id, err))
+	}
+	return in, nil
+}
+
 // admitAndListScript is AdmitJob's admission (when ARGV[3] > 0) followed by
 // CreateJob's listing entry, on the owner's two keys (one slot): a job is
 // listed only when it was admitted.
@@ -55,17 +72,9 @@ func (s *Jobs) CreateJobWithInput(ctx context.Context, job *connector.Job, input
 	if err != nil {
 		return err
 	}
-	var in []byte
-	if input != nil {
-		if input.Size() > blobChunk {
-			if err := s.putBlob(ctx, connector.InputBlobKey(job.ID), connector.BytesReader(input), input.Size(), inputTTL); err != nil {
-				return err
-			}
-		} else {
-			if in, err = smallBlobBytes(input); err != nil {
-				return internalErr(fmt.Errorf("create job: input: %w", err))
-			}
-		}
+	in, err := s.inputForMaking(ctx, job.ID, input, inputTTL)
+	if err != nil {
+		return err
 	}
 	var listed *redis.Cmd
 	var created *redis.BoolCmd

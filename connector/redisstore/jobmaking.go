@@ -71,15 +71,9 @@ func (s *Jobs) StageJob(ctx context.Context, job *connector.Job, input connector
 	if err != nil {
 		return err
 	}
-	var in []byte
-	if input != nil {
-		if input.Size() > blobChunk {
-			if err := s.putBlob(ctx, connector.InputBlobKey(job.ID), connector.BytesReader(input), input.Size(), inputTTL); err != nil {
-				return err
-			}
-		} else if in, err = smallBlobBytes(input); err != nil {
-			return internalErr(fmt.Errorf("stage job: input: %w", err))
-		}
+	in, err := s.inputForMaking(ctx, job.ID, input, inputTTL)
+	if err != nil {
+		return err
 	}
 	_, err = s.clientFor(int64(len(in))).Pipelined(ctx, func(p redis.Pipeliner) error {
 		if in != nil {

@@ -353,8 +353,7 @@ func (s *JobService) settleBatch(ctx context.Context, id string) (*connector.Bat
 		// Its request lives on (its lease is held) though its key's lease
 		// lapsed: wait for its end, as for a key in flight.
 		if time.Now().After(waitUntil) {
-			return nil, &connector.Error{Code: connector.ECONFLICT, RetryAfter: time.Second,
-				Message: "a request with this Idempotency-Key is still in flight; retry shortly"}
+			return nil, errKeyInFlight()
 		}
 		select {
 		case <-ctx.Done():

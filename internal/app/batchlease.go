@@ -1,9 +1,6 @@
 package app
 
-import (
-	"context"
-	"time"
-)
+import "context"
 
 // The making request's lease on its batch. Begun with the batch
 // (BeginBatch), it is renewed while the request makes the batch and ends
@@ -17,24 +14,8 @@ import (
 // called (at the end of the making, which the renewing goroutine does not
 // outlive), or until the lease is no longer held (decided, or lapsed).
 func (s *JobService) holdBatch(ctx context.Context, id string) (stop func()) {
-	done := make(chan struct{})
-	ended := make(chan struct{})
-	ctx = context.WithoutCancel(ctx)
-	go func() {
-		defer close(ended)
-		t := time.NewTicker(s.batchRenewEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				held, err := s.cfg.Batches.RenewBatchLease(ctx, id)
-				if err == nil && !held {
-					return // decided; or lapsed, and the decision tells the request
-				}
-			}
-		}
-	}()
-	return func() { close(done); <-ended }
+	// Not held: decided; or lapsed, and the decision tells the request.
+	return renewWhile(ctx, s.batchRenewEvery, func(ctx context.Context) (bool, error) {
+		return s.cfg.Batches.RenewBatchLease(ctx, id)
+	})
 }

@@ -37,6 +37,13 @@ type leased struct {
 // its planned id is not this request's.
 func (l *leased) tookOver() bool { return l.rec.PlannedJobID != l.token }
 
+// errKeyInFlight answers a request whose Idempotency-Key another request
+// still holds past the wait: 409, to be retried shortly.
+func errKeyInFlight() error {
+	return &connector.Error{Code: connector.ECONFLICT, RetryAfter: time.Second,
+		Message: "a request with this Idempotency-Key is still in flight; retry shortly"}
+}
+
 // reserve claims owner's key for a request with fingerprint, waiting
 // while another request holds it in flight; not reserved means the key is
 // done: the earlier record tells what it made (or, by its fingerprint,
@@ -61,8 +68,7 @@ func (s *JobService) reserve(ctx context.Context, owner, key, fingerprint string
 			return &leased{rec: rec, reserved: reserved, token: token}, nil
 		}
 		if time.Now().After(waitUntil) {
-			return nil, &connector.Error{Code: connector.ECONFLICT, RetryAfter: time.Second,
-				Message: "a request with this Idempotency-Key is still in flight; retry shortly"}
+			return nil, errKeyInFlight()
 		}
 		select {
 		case <-ctx.Done():
@@ -82,8 +88,7 @@ func (s *JobService) replan(ctx context.Context, owner, key string, l *leased) e
 		return err
 	}
 	if !held {
-		return &connector.Error{Code: connector.ECONFLICT, RetryAfter: time.Second,
-			Message: "a request with this Idempotency-Key is still in flight; retry shortly"}
+		return errKeyInFlight()
 	}
 	l.rec.PlannedJobID = l.token
 	return nil
@@ -92,21 +97,33 @@ func (s *JobService) replan(ctx context.Context, owner, key string, l *leased) e
 // hold renews the lease until the returned function is called (at the end
 // of the request, which the renewing goroutine does not outlive).
 func (s *JobService) hold(ctx context.Context, owner, key, token string) (stop func()) {
+	return renewWhile(ctx, s.renewEvery, func(ctx context.Context) (bool, error) {
+		held, err := s.cfg.Idempotency.RenewIdempotencyKey(ctx, owner, key, token)
+		if err == nil && !held {
+			s.log.Warn("idempotency key lease lost to a retry; the store's decisions keep what is made once")
+		}
+		return held, err
+	})
+}
+
+// renewWhile calls renew every period until the returned function is
+// called (the renewing goroutine does not outlive it), or until renew says
+// the lease is no longer held. A failed renewal is tried again next period:
+// the lease outlives a few.
+func renewWhile(ctx context.Context, every time.Duration, renew func(context.Context) (held bool, err error)) (stop func()) {
 	done := make(chan struct{})
 	ended := make(chan struct{})
 	ctx = context.WithoutCancel(ctx)
 	go func() {
 		defer close(ended)
-		t := time.NewTicker(s.renewEvery)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
 			case <-done:
 				return
 			case <-t.C:
-				held, err := s.cfg.Idempotency.RenewIdempotencyKey(ctx, owner, key, token)
-				if err == nil && !held {
-					s.log.Warn("idempotency key lease lost to a retry; the store's decisions keep what is made once")
+				if held, err := renew(ctx); err == nil && !held {
 					return
 				}
 			}

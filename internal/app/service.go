@@ -168,6 +168,15 @@ type JobService struct {
 // request's lease lapsed.
 const idempotencyWaitPastLease = 2 * time.Second
 
+// renewalOf is how often a lease of this length is renewed: a fifth of it,
+// so that four renewals can fail before it lapses.
+func renewalOf(lease time.Duration, what string) time.Duration {
+	if lease <= 0 {
+		panic("app: the " + what + " must be positive")
+	}
+	return lease / 5
+}
+
 // New returns the service with defaults filled in.
 func New(cfg Config) *JobService {
 	if cfg.InputTTL <= 0 {
@@ -176,10 +185,7 @@ func New(cfg Config) *JobService {
 	var renewEvery time.Duration
 	if cfg.Idempotency != nil {
 		lease := cfg.Idempotency.Lease()
-		if lease <= 0 {
-			panic("app: the idempotency store's lease must be positive")
-		}
-		renewEvery = lease / 5
+		renewEvery = renewalOf(lease, "idempotency store's lease")
 		if cfg.IdempotencyWait <= 0 {
 			cfg.IdempotencyWait = lease + idempotencyWaitPastLease
 		}
@@ -198,11 +204,7 @@ func New(cfg Config) *JobService {
 	}
 	var batchRenewEvery time.Duration
 	if cfg.Batches != nil {
-		lease := cfg.Batches.BatchLease()
-		if lease <= 0 {
-			panic("app: the batch store's making lease must be positive")
-		}
-		batchRenewEvery = lease / 5
+		batchRenewEvery = renewalOf(cfg.Batches.BatchLease(), "batch store's making lease")
 	}
 	bg, stop := context.WithCancel(context.Background())
 	return &JobService{cfg: cfg, log: cfg.Logger, renewEvery: renewEvery, batchRenewEvery: batchRenewEvery, bg: bg, stopBg: stop}

@@ -29,6 +29,7 @@ import (
 	"github.com/imgflow/imgflow/internal/redistest"
 	"github.com/imgflow/imgflow/internal/system"
 	"github.com/imgflow/imgflow/server"
+	"github.com/imgflow/imgflow/worker"
 )
 
 // Options are the settings a test may change before Start wires the
@@ -117,18 +118,7 @@ func Start(t *testing.T, configure ...func(*Options)) *System {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			t.Error("worker did not stop within 20s")
-		}
-		w.Close()
-	})
+	RunWorker(t, context.Background(), w)
 	return &System{T: t, API: opts.PublicURL, Samples: samples.URL, Handler: handler, Redis: r, Ledger: ledger, Key: key, Logs: logs, Options: opts}
 }
 
@@ -244,4 +234,21 @@ func (k KeyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set(k.Header, k.Value)
 	return k.Base.RoundTrip(r)
+}
+
+// RunWorker runs w until the test ends, then stops it (within 20 s) and
+// closes it.
+func RunWorker(t testing.TB, ctx context.Context, w *worker.Worker) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Error("worker did not stop within 20s")
+		}
+		w.Close()
+	})
 }
