@@ -15,19 +15,11 @@ import (
 
 // The verdict: every job of the key finished, and the credits the upstream
 // charged equal the jobs that completed, each extra charge traced to its
-// job and its cause from the processes' logs.
+// job and its cause (attribution.go).
 
 // maxConflicts is how many 409 answers a run may see (Idempotency-Key
 // retries that met their first request still in flight).
 const maxConflicts = 40
-
-// Causes of an extra charge.
-const (
-	causeKilled = "killed mid-call" // a worker SIGKILLed with the job's call in flight
-	causeDouble = "double run"      // calls from two runs of the job, none killed
-	causeOther  = "other"
-	causeStray  = "a job no client was given" // made by a request that answered an error
-)
 
 type verdict struct {
 	violations []string
@@ -81,61 +73,45 @@ func (s *system) verdict(ctx context.Context, p profile, accepted map[string]*jo
 	fmt.Printf("faults: upstream charged %d credits for %d completed jobs; %d job(s) charge_uncertain %v\n",
 		charged, completed, len(uncertain), uncertain)
 
-	perJob, err := chargesPerJob(s.upstream.path)
+	// Every credit spent, reconciled with a job (attribution.go).
+	charges, err := s.ledger.Charges(ctx, s.key)
 	if err != nil {
 		return nil, err
 	}
-	logged := 0
-	for _, n := range perJob {
-		logged += n
+	if len(charges) != charged {
+		v.fail("the upstream's ledger spent %d credits but holds %d charge records", charged, len(charges))
 	}
-	if logged != charged {
-		fmt.Printf("faults: note: the upstream's log shows %d charges, its ledger %d\n", logged, charged)
-	}
-	calls, err := s.callsPerJob()
+	logged, err := chargesLogged(s.upstream.path)
 	if err != nil {
 		return nil, err
 	}
-	byCause := map[string][]string{}
-	extraOnUncertain, extraElsewhere := 0, 0
-	for id, n := range perJob {
-		j := all[id]
-		want := 0
-		if j != nil && j.Status == "completed" && j.DeduplicatedFrom == "" {
-			want = 1 // a repeat (content dedupe) is free
-		}
-		extra := n - want
-		if extra <= 0 {
-			continue
-		}
-		cause := calls.cause(id)
-		if j == nil {
-			cause = causeStray
-		}
-		byCause[cause] = append(byCause[cause], fmt.Sprintf("%s(+%d)", id, extra))
-		if j != nil && j.ChargeUncertain {
-			extraOnUncertain += extra
-		} else {
-			extraElsewhere += extra
-		}
+	a, err := s.attribute(charges, all)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Printf("faults: attribution: %d charge records, %d charged answers in the upstream's log, %d extra charge(s): %d on jobs marked charge_uncertain, %d elsewhere\n",
+		len(charges), logged, len(a.extra), a.extraOnUncertain, a.extraElsewhere)
+	for _, e := range a.extra {
+		fmt.Printf("faults: extra charge: %s\n", e)
 	}
 	for id, j := range all {
-		if j.Status == "completed" && j.DeduplicatedFrom == "" && perJob[id] == 0 && logged == charged {
-			v.fail("job %s completed without a charge in the upstream's log", id)
+		if j.Status == "completed" && j.DeduplicatedFrom == "" && a.perJob[id] == 0 {
+			v.fail("job %s completed without a charge in the upstream's ledger", id)
 		}
 	}
-	for _, cause := range []string{causeDouble, causeKilled, causeStray, causeOther} {
-		if ids := byCause[cause]; len(ids) > 0 {
-			sort.Strings(ids)
-			fmt.Printf("faults: extra charges, %s: %d job(s) %v\n", cause, len(ids), ids)
-		}
-	}
+	extraOnUncertain, extraElsewhere := a.extraOnUncertain, a.extraElsewhere
+	// Extra charges: beyond the completed jobs, or any charge that is not
+	// a completed job's own (one job charged twice while another was
+	// never charged is two faults, not none).
 	extra := charged - completed
+	if extra >= 0 {
+		extra = max(extra, len(a.extra))
+	}
 	switch {
 	case extra < 0:
 		v.fail("the upstream charged %d for %d completed jobs: a completed job was never charged", charged, completed)
 	case extra > 0 && p.idempotency:
-		v.fail("%d extra charge(s) with an upstream that honours Idempotency-Key (by cause above)", extra)
+		v.fail("%d extra charge(s) with an upstream that honours Idempotency-Key (each attributed above)", extra)
 	case extra > 0 && extraElsewhere > 0:
 		v.fail("%d extra charge(s), %d of them on jobs not marked charge_uncertain", extra, extraElsewhere)
 	case extra > 0:
@@ -201,93 +177,22 @@ func (s *system) listJobs() (map[string]*jobView, error) {
 	}
 }
 
-var (
-	idempotencyKeyAttr = regexp.MustCompile(`\bidempotency_key=(\S+)`)
-	jobIDAttr          = regexp.MustCompile(`\bjob_id=(\S+)`)
-)
+var jobIDAttr = regexp.MustCompile(`\bjob_id=(\S+)`)
 
-// chargesPerJob counts the upstream's charged answers per Idempotency-Key
-// (the job id) in its log.
-func chargesPerJob(path string) (map[string]int, error) {
+// chargesLogged counts the charged answers in the upstream's log.
+func chargesLogged(path string) (int, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	defer f.Close()
-	n := map[string]int{}
+	n := 0
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		line := sc.Text()
-		if !strings.Contains(line, `msg="upstream compress: done"`) {
-			continue
-		}
-		if m := idempotencyKeyAttr.FindStringSubmatch(line); m != nil {
-			n[m[1]]++
+		if strings.Contains(sc.Text(), `msg="upstream compress: done"`) {
+			n++
 		}
 	}
 	return n, sc.Err()
-}
-
-// call is one upstream call's start in a worker's log.
-type call struct {
-	worker      string
-	incarnation int  // which run of the worker process (kills end one)
-	killed      bool // its incarnation was killed before it logged the job again
-}
-
-// calls are the upstream calls of each job, read from the workers' logs.
-type calls map[string][]call
-
-func (s *system) callsPerJob() (calls, error) {
-	out := calls{}
-	for _, w := range s.workers {
-		data, err := os.ReadFile(w.path)
-		if err != nil {
-			return nil, err
-		}
-		// last[job] is the call whose incarnation may end with it.
-		type open struct {
-			index int
-			inc   int
-		}
-		last := map[string]open{}
-		pos := int64(0)
-		for _, line := range strings.SplitAfter(string(data), "\n") {
-			inc := sort.Search(len(w.kills), func(i int) bool { return w.kills[i] > pos })
-			pos += int64(len(line))
-			m := jobIDAttr.FindStringSubmatch(line)
-			if m == nil {
-				continue
-			}
-			id := m[1]
-			if strings.Contains(line, "msg=compressing") {
-				out[id] = append(out[id], call{worker: w.name, incarnation: inc})
-				last[id] = open{index: len(out[id]) - 1, inc: inc}
-				continue
-			}
-			delete(last, id) // the call was answered (or the job logged on)
-		}
-		for id, o := range last {
-			if o.inc < len(w.kills) { // its incarnation ended with a kill
-				out[id][o.index].killed = true
-			}
-		}
-	}
-	return out, nil
-}
-
-// cause names why job id was charged more than once.
-func (c calls) cause(id string) string {
-	runs := map[string]bool{}
-	for _, k := range c[id] {
-		if k.killed {
-			return causeKilled
-		}
-		runs[fmt.Sprintf("%s/%d", k.worker, k.incarnation)] = true
-	}
-	if len(runs) > 1 || len(c[id]) > 1 {
-		return causeDouble
-	}
-	return causeOther
 }
