@@ -170,7 +170,15 @@ func (s *system) exercise(ctx context.Context, p profile) (bool, error) {
 		do   func() error
 	}
 	var faults []fault
-	for i := range max(p.workerKills, p.redisRests, p.redisCrash, p.serveKills) {
+	var upgrades []replaced
+	for i := range max(p.workerKills, p.redisRests, p.redisCrash, p.serveKills, p.upgrades) {
+		if i < p.upgrades {
+			faults = append(faults, fault{"rolling upgrade (SIGTERM, one process at a time)", func() error {
+				r, err := s.rollingUpgrade(ctx)
+				upgrades = append(upgrades, r...)
+				return err
+			}})
+		}
 		if i < p.workerKills {
 			w := s.workers[i%len(s.workers)]
 			faults = append(faults, fault{"SIGKILL " + w.name + " mid-call", func() error {
@@ -184,13 +192,13 @@ func (s *system) exercise(ctx context.Context, p profile) (bool, error) {
 			}})
 		}
 		if i < p.redisRests {
-			faults = append(faults, fault{"Redis restart (SIGTERM, down 3 s)", func() error {
-				return s.restartRedis(ctx, syscall.SIGTERM, 3*time.Second)
+			faults = append(faults, fault{fmt.Sprintf("Redis restart (SIGTERM, down %s)", p.redisDown), func() error {
+				return s.restartRedis(ctx, syscall.SIGTERM, p.redisDown)
 			}})
 		}
 		if i < p.redisCrash {
-			faults = append(faults, fault{"Redis crash (SIGKILL, down 3 s)", func() error {
-				return s.restartRedis(ctx, syscall.SIGKILL, 3*time.Second)
+			faults = append(faults, fault{fmt.Sprintf("Redis crash (SIGKILL, down %s)", p.redisDown), func() error {
+				return s.restartRedis(ctx, syscall.SIGKILL, p.redisDown)
 			}})
 		}
 		if i < p.serveKills {
@@ -310,6 +318,14 @@ func (s *system) exercise(ctx context.Context, p profile) (bool, error) {
 	}
 	for _, msg := range v.violations {
 		fail("%s", msg)
+	}
+	for _, r := range upgrades {
+		if r.killed {
+			fail("rolling upgrade: %s did not exit within %s of SIGTERM and was killed", r.name, termGrace)
+		}
+	}
+	if p.upgrades > 0 && len(upgrades) != 1+len(s.workers) {
+		fail("rolling upgrade: %d of %d processes replaced", len(upgrades), 1+len(s.workers))
 	}
 	for r := range recoveries {
 		fmt.Printf("faults: recovery: %s at %s: its %d active task(s) left \"active\" within %s\n",

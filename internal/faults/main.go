@@ -17,6 +17,9 @@
 //     credit is allowed only on a job marked charge_uncertain. Extra
 //     charges are printed by cause: double run, killed mid-call, other;
 //   - no client saw a 5xx other than 503, nor more than 40 answers 409;
+//   - after a rolling upgrade (profile upgrade: serve and every worker
+//     replaced with SIGTERM, one at a time, upgrade.go) no job is
+//     charge_uncertain and no credit is extra, in either upstream mode;
 //   - every retry with an Idempotency-Key got the same job id;
 //   - every batch answered 2xx finishes whole with exactly one signed
 //     batch.finished event, and no batch exists that no client was given.
@@ -25,6 +28,7 @@
 //
 //	go run ./internal/faults -profile short   # 200 jobs, one fault of each kind (CI)
 //	go run ./internal/faults -profile long    # 1,000 jobs, repeated faults
+//	go run ./internal/faults -profile upgrade # 500 jobs through a rolling upgrade
 //	go run ./internal/faults -profile short -upstream-idempotency=false
 //	go run ./internal/faults -profile long -appendfsync always
 //
@@ -58,8 +62,10 @@ type profile struct {
 	workerKills int           // SIGKILL while an upstream call is in flight
 	redisRests  int           // graceful restarts (SIGTERM)
 	redisCrash  int           // kill -9 restarts
+	redisDown   time.Duration // how long Redis stays down in each restart and crash
 	serveKills  int           // each while a 200-item batch is being made
 	batches     int           // 200-item batches sent during the load, besides those
+	upgrades    int           // rolling upgrades: every serve and work process replaced with SIGTERM, one at a time
 	// set by flags
 	idempotency bool   // the upstream honours Idempotency-Key
 	appendfsync string // Redis's everysec or always
@@ -67,20 +73,27 @@ type profile struct {
 
 var profiles = map[string]profile{
 	"short": {jobs: 200, rate: 20, workers: 2, failRate: "0.2", latency: 300 * time.Millisecond,
-		workerKills: 1, redisRests: 1, redisCrash: 1, serveKills: 1, batches: 3},
+		workerKills: 1, redisRests: 1, redisCrash: 1, redisDown: 3 * time.Second, serveKills: 1, batches: 3},
+	// The strict matrix: Redis killed three times (under -appendfsync
+	// always nothing acknowledged may be lost) and down 5 s once more,
+	// busy workers killed, serve killed mid-batch.
 	"long": {jobs: 1000, rate: 20, workers: 3, failRate: "0.2", latency: 300 * time.Millisecond,
-		workerKills: 4, redisRests: 2, redisCrash: 2, serveKills: 2, batches: 6},
+		workerKills: 4, redisRests: 1, redisCrash: 3, redisDown: 5 * time.Second, serveKills: 2, batches: 6},
+	// A rolling upgrade under load: no crash at all, so no job may be
+	// charge_uncertain and no credit spent twice, in either upstream mode.
+	"upgrade": {jobs: 500, rate: 25, workers: 2, failRate: "0.2", latency: 300 * time.Millisecond,
+		upgrades: 1},
 }
 
 func main() {
-	name := flag.String("profile", "short", "short (about 200 jobs, one fault of each kind) or long (1,000 jobs, repeated faults)")
+	name := flag.String("profile", "short", "short (about 200 jobs, one fault of each kind), long (1,000 jobs, repeated faults) or upgrade (500 jobs through a rolling upgrade)")
 	keep := flag.Bool("keep", false, "keep the temporary directory (logs of every process)")
 	idempotency := flag.Bool("upstream-idempotency", true, "the reference upstream honours Idempotency-Key (false: extra charges are allowed on jobs marked charge_uncertain only)")
 	fsync := flag.String("appendfsync", "everysec", "Redis's appendfsync: everysec or always")
 	flag.Parse()
 	p, ok := profiles[*name]
 	if !ok {
-		log.Fatalf("unknown profile %q: short or long", *name)
+		log.Fatalf("unknown profile %q: short, long or upgrade", *name)
 	}
 	if *fsync != "everysec" && *fsync != "always" {
 		log.Fatalf("-appendfsync %q: everysec or always", *fsync)

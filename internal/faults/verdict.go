@@ -107,11 +107,16 @@ func (s *system) verdict(ctx context.Context, p profile, accepted map[string]*jo
 	if extra >= 0 {
 		extra = max(extra, len(a.extra))
 	}
+	if p.upgrades > 0 && len(uncertain) > 0 {
+		v.fail("%d job(s) charge_uncertain after a rolling upgrade without crashes: a SIGTERM left a call unanswered", len(uncertain))
+	}
 	switch {
 	case extra < 0:
 		v.fail("the upstream charged %d for %d completed jobs: a completed job was never charged", charged, completed)
 	case extra > 0 && p.idempotency:
 		v.fail("%d extra charge(s) with an upstream that honours Idempotency-Key (each attributed above)", extra)
+	case extra > 0 && p.upgrades > 0:
+		v.fail("%d extra charge(s) after a rolling upgrade without crashes (each attributed above)", extra)
 	case extra > 0 && extraElsewhere > 0:
 		v.fail("%d extra charge(s), %d of them on jobs not marked charge_uncertain", extra, extraElsewhere)
 	case extra > 0:
