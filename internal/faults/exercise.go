@@ -340,6 +340,7 @@ type jobView struct {
 	ID              string `json:"id"`
 	Status          string `json:"status"`
 	ChargeUncertain bool   `json:"charge_uncertain"`
+	BatchID         string `json:"batch_id"` // an item of a batch (its client was given the batch)
 	UpstreamCalls   int    `json:"upstream_calls"`
 	// DeduplicatedFrom names the job whose result a repeat took (#24).
 	DeduplicatedFrom string `json:"deduplicated_from"`

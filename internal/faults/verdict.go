@@ -42,7 +42,7 @@ func (s *system) verdict(ctx context.Context, p profile, accepted map[string]*jo
 			all[id] = j
 		}
 	}
-	completed, repeats, failed := 0, 0, map[string]int{}
+	completed, completedOrphans, repeats, failed := 0, 0, 0, map[string]int{}
 	var uncertain []string
 	for id, j := range all {
 		switch {
@@ -50,6 +50,9 @@ func (s *system) verdict(ctx context.Context, p profile, accepted map[string]*jo
 			repeats++ // completed from an earlier job's result, free
 		case j.Status == "completed":
 			completed++
+			if _, ok := accepted[id]; !ok && j.BatchID == "" {
+				completedOrphans++ // a job no client was given, run: its charge is due
+			}
 		case j.Status == "failed":
 			failed[j.Error.Code]++
 		default:
@@ -70,8 +73,8 @@ func (s *system) verdict(ctx context.Context, p profile, accepted map[string]*jo
 	charged := int(s.credits - acct.CreditsRemaining)
 	fmt.Printf("faults: %d jobs of the key (%d accepted), %d completed (and %d repeats completed free), failed by code %v; answers by status %v\n",
 		len(all), len(accepted), completed, repeats, failed, c.statuses)
-	fmt.Printf("faults: upstream charged %d credits for %d completed jobs; %d job(s) charge_uncertain %v\n",
-		charged, completed, len(uncertain), uncertain)
+	fmt.Printf("faults: upstream charged %d credits for %d completed jobs (%d of them completed orphans); %d job(s) charge_uncertain %v\n",
+		charged, completed, completedOrphans, len(uncertain), uncertain)
 
 	// Every credit spent, reconciled with a job (attribution.go).
 	charges, err := s.ledger.Charges(ctx, s.key)
