@@ -80,6 +80,13 @@ func (c *Client) Compress(ctx context.Context, apiKey, idempotencyKey string, im
 	if err != nil {
 		return nil, &connector.Error{Code: connector.EINTERNAL, Message: "Internal error", Err: err}
 	}
+	// One Compress is one call the API may charge: the transport must never
+	// send it again on its own. It would, for a POST carrying
+	// Idempotency-Key with a body it can rewind (an in-memory form), when a
+	// reused connection closes without an answer; the worker's call record
+	// would count one call where an API that ignores the key charged two.
+	// A failure is returned instead, and the worker's next call is counted.
+	req.GetBody = nil
 	req.ContentLength = body.size
 	if body.size < 0 {
 		req.ContentLength = 0
