@@ -158,7 +158,9 @@ func (s *Server) render(w http.ResponseWriter, status int, v consentView) {
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: the form's POST must carry its Origin
+	// (csrfOK), which no-referrer turns into "null".
+	h.Set("Referrer-Policy", "same-origin")
 	w.WriteHeader(status)
 	if err := consentPage.Execute(w, v); err != nil {
 		s.cfg.Logger.Warn("oauth: consent page not written", "err", err)
