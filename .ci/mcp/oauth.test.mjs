@@ -150,7 +150,7 @@ test('registration, consent in Chromium, code exchange, tools with the token, on
   assert.equal(await mcpStatus(refreshed.access_token), 401, 'reusing a refresh token revokes its grant');
 });
 
-test('a revoked token is refused at once, and the console lists and revokes connected apps', async () => {
+test('a revoked token is refused at once; /v1/connected-apps lists the app', async () => {
   const provider = new MemoryProvider();
   const client = await authorize(provider);
   await client.close();
@@ -163,6 +163,27 @@ test('a revoked token is refused at once, and the console lists and revokes conn
   const status = await fetch(mcpURL, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: '{}' });
   assert.equal(status.status, 401, 'refused right after revocation');
   assert.match(status.headers.get('www-authenticate'), /error="invalid_token"/);
+});
+
+test('the console lists the connected app and its Revoke stops the token', async () => {
+  const provider = new MemoryProvider();
+  const client = await authorize(provider);
+  await client.close();
+  const token = provider.saved.access_token;
+  const page = await browser.newPage();
+  try {
+    await page.goto(base + '/');
+    await page.getByLabel('API key', { exact: true }).fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('link', { name: 'Connected apps' }).click();
+    const row = page.getByRole('row').filter({ hasText: provider.client.client_id });
+    await row.getByRole('button', { name: 'Revoke imgflow CI agent' }).click();
+    await page.getByText('imgflow CI agent revoked').waitFor();
+    assert.equal(await row.count(), 0, 'the app is no longer listed');
+  } finally {
+    await page.close();
+  }
+  assert.equal(await mcpStatus(token), 401, 'the revoked app\'s token is refused');
 });
 
 test('authorize without PKCE, with plain PKCE, or with a foreign redirect URI is refused', async () => {
