@@ -2,9 +2,11 @@ package oauth_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -326,3 +328,41 @@ func TestConnectedAppsListAndRevoke(t *testing.T) {
 }
 
 var regexpID = regexp.MustCompile(`"id":"([^"]+)"`)
+
+// server.json's remote without headers is the OAuth one: filled in for
+// this system, a client without a key is sent to the resource metadata,
+// and with a token from the flow it lists tools.
+func TestServerJSONListsTheOAuthRemote(t *testing.T) {
+	raw, err := os.ReadFile("../server.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entry struct {
+		Remotes []struct {
+			Type, URL string
+			Headers   []json.RawMessage
+		}
+	}
+	if err := json.Unmarshal(raw, &entry); err != nil {
+		t.Fatal(err)
+	}
+	var remoteURL string
+	for _, r := range entry.Remotes {
+		if r.Type == "streamable-http" && len(r.Headers) == 0 {
+			remoteURL = r.URL
+		}
+	}
+	if !strings.HasSuffix(remoteURL, "/mcp") {
+		t.Fatalf("server.json remotes %+v: want a streamable-http remote at /mcp without headers (OAuth)", entry.Remotes)
+	}
+	s := systemtest.Start(t)
+	base := strings.TrimSuffix(strings.Replace(strings.Replace(remoteURL, "https://", "http://", 1), "{host}", strings.TrimPrefix(s.API, "http://"), 1), "/mcp")
+	status, ch, _ := callMCP(t, base, "", "")
+	if status != 401 || !strings.Contains(ch, `resource_metadata="`+s.API+`/.well-known/oauth-protected-resource/mcp"`) {
+		t.Errorf("the OAuth remote without a token: %d %q; want 401 naming the resource metadata", status, ch)
+	}
+	access, _ := newClient(t, base).register().tokens(s.Key)
+	if status, _, body := callMCP(t, base, "Authorization", "Bearer "+access); status != 200 || !strings.Contains(body, "credits_remaining") {
+		t.Errorf("the OAuth remote with a token: %d %s; want the account", status, body)
+	}
+}

@@ -175,7 +175,7 @@ test('the console lists the connected app and its Revoke stops the token', async
     await page.goto(base + '/');
     await page.getByLabel('API key', { exact: true }).fill(key);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('link', { name: 'Connected apps' }).click();
+    await page.getByRole('link', { name: 'Apps', exact: true }).click();
     const row = page.getByRole('row').filter({ hasText: provider.client.client_id });
     await row.getByRole('button', { name: 'Revoke imgflow CI agent' }).click();
     await page.getByText('imgflow CI agent revoked').waitFor();
