@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,9 +28,10 @@ const goodKey = "key-with-credits"
 
 type harness struct {
 	*oauth.Server
-	base string
-	mu   sync.Mutex
-	now  time.Time
+	redis *miniredis.Miniredis
+	base  string
+	mu    sync.Mutex
+	now   time.Time
 }
 
 func (h *harness) advance(d time.Duration) {
@@ -48,7 +50,7 @@ func newHarness(t *testing.T, docs *http.Client) *harness {
 		t.Fatal(err)
 	}
 	srv := httptest.NewUnstartedServer(nil)
-	h := &harness{base: "http://" + srv.Listener.Addr().String(), now: time.Now()}
+	h := &harness{redis: mr, base: "http://" + srv.Listener.Addr().String(), now: time.Now()}
 	h.Server = oauth.New(oauth.Config{
 		Store: oauth.NewStore(rdb, "t:"), Keyring: keys, PublicURL: h.base, DocumentClient: docs,
 		CheckKey: func(_ context.Context, key string) error {
@@ -206,5 +208,33 @@ func TestClientMetadataDocumentRefusals(t *testing.T) {
 				t.Errorf("document server hit: %v; want %v", got, tc.fetched)
 			}
 		})
+	}
+}
+
+// The token check in front of /mcp costs one Redis command for a token,
+// none for an API key, and keeps nothing in the process: a token revoked
+// between two checks is refused by the second.
+func TestTokenCheckIsOneRedisReadAndCachesNothing(t *testing.T) {
+	h := newHarness(t, nil)
+	c := newClient(t, h.base).register()
+	access, _ := c.tokens(goodKey)
+	ctx := context.Background()
+	before := h.redis.CommandCount()
+	if _, ok, err := h.ResolveToken(ctx, access); !ok || err != nil {
+		t.Fatalf("ResolveToken: %v %v", ok, err)
+	}
+	if n := h.redis.CommandCount() - before; n != 1 {
+		t.Errorf("ResolveToken of a token sent %d Redis commands; want 1", n)
+	}
+	before = h.redis.CommandCount()
+	h.ResolveToken(ctx, goodKey)
+	if n := h.redis.CommandCount() - before; n != 0 {
+		t.Errorf("ResolveToken of an API key sent %d Redis commands; want 0", n)
+	}
+	if status, _ := c.postForm("/revoke", url.Values{"token": {access}}); status != 200 {
+		t.Fatalf("revoke: %d", status)
+	}
+	if _, ok, _ := h.ResolveToken(ctx, access); ok {
+		t.Errorf("a token revoked after a check still resolves")
 	}
 }
