@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
-# CI part of the MCP server (mcp/): the official MCP TypeScript SDK's client
-# (npm @modelcontextprotocol/sdk, pinned in .ci/mcp/package.json) lists and
-# calls every tool of a live `imgflow dev` on loopback (embedded Redis),
-# as an agent would. Installs its npm deps into .ci/mcp; starts dev on free
-# ports and stops it. About half a minute (see the last line).
+# CI part of the MCP server (mcp/) and its OAuth front (oauth/): the official
+# MCP TypeScript SDK's client (npm @modelcontextprotocol/sdk, pinned in
+# .ci/mcp/package.json) lists and calls every tool of a live `imgflow dev` on
+# loopback (embedded Redis), as an agent would (mcp.test.mjs), and runs the
+# SDK's OAuth flow with the consent page filled in Debian's chromium through
+# playwright-core (oauth.test.mjs). Installs chromium when missing and its npm
+# deps into .ci/mcp; starts dev on free ports and stops it. About a minute
+# (see the last line).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "== apt-get install chromium"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi
 echo "== MCP client tests (TypeScript SDK)"
 (cd .ci/mcp && npm ci --no-audit --no-fund --loglevel=error)
 free_port() { node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })'; }

@@ -20,6 +20,7 @@ import (
 	"github.com/imgflow/imgflow/connector/keyring"
 	"github.com/imgflow/imgflow/connector/webhook"
 	"github.com/imgflow/imgflow/internal/app"
+	"github.com/imgflow/imgflow/oauth"
 	"github.com/imgflow/imgflow/server/console"
 )
 
@@ -133,7 +134,11 @@ type Config struct {
 	// which its tools call in-process; nil leaves /mcp out. Every /mcp
 	// request needs a known key, checked before its body is read
 	// (mcpauth.go); upload URLs under /mcp/uploads/ carry a signed token.
-	MCP    func(api http.Handler) http.Handler
+	MCP func(api http.Handler) http.Handler
+	// OAuth is the authorization server for MCP clients (package oauth):
+	// its routes and /v1/connected-apps are mounted, and /mcp takes its
+	// access tokens beside API keys (mcpauth.go); nil: keys only.
+	OAuth  *oauth.Server
 	Logger *slog.Logger
 	// Now is the clock; tests move it.
 	Now func() time.Time
@@ -322,6 +327,9 @@ func (s *Server) routes() *echo.Echo {
 		h := echo.WrapHandler(s.cfg.MCP(e))
 		e.Match([]string{http.MethodPost, http.MethodGet, http.MethodDelete}, "/mcp", h, s.requireMCPKey)
 		e.PUT("/mcp/uploads/:slot", h, s.largeBodySlot)
+	}
+	if s.cfg.OAuth != nil {
+		s.mountOAuth(e)
 	}
 	if s.cfg.Mount != nil {
 		s.cfg.Mount(e)

@@ -166,3 +166,18 @@ func (k *Keyring) VerifyArchiveToken(batchID, token string, now time.Time) bool 
 }
 
 func archiveScope(batchID string) string { return "batch/" + batchID }
+
+// FormToken is the CSRF token of a form for purpose over parts (a browser
+// nonce, the request the form shows): only this server can make one.
+func (k *Keyring) FormToken(purpose string, parts ...string) string {
+	return base64.RawURLEncoding.EncodeToString(k.derive("form", append([]string{purpose}, parts...)...))
+}
+
+// VerifyFormToken reports whether token is FormToken(purpose, parts...).
+func (k *Keyring) VerifyFormToken(token, purpose string, parts ...string) bool {
+	got, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil {
+		return false
+	}
+	return hmac.Equal(got, k.derive("form", append([]string{purpose}, parts...)...))
+}

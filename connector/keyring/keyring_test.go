@@ -76,3 +76,23 @@ func TestNewRejectsShortSecret(t *testing.T) {
 		t.Fatal("short secret accepted")
 	}
 }
+
+func TestFormTokenBindsPurposeAndParts(t *testing.T) {
+	k, _ := New("form-token-test-secret-0123")
+	other, _ := New("another-secret-of-16-chars")
+	tok := k.FormToken("consent", "nonce", "client", "state")
+	if !k.VerifyFormToken(tok, "consent", "nonce", "client", "state") {
+		t.Fatal("a form token does not verify against what it was made for")
+	}
+	for name, ok := range map[string]bool{
+		"another part":    k.VerifyFormToken(tok, "consent", "nonce", "client", "other-state"),
+		"another purpose": k.VerifyFormToken(tok, "other", "nonce", "client", "state"),
+		"parts joined":    k.VerifyFormToken(tok, "consent", "nonceclient", "state"),
+		"another secret":  other.VerifyFormToken(tok, "consent", "nonce", "client", "state"),
+		"not base64":      k.VerifyFormToken("%%%", "consent", "nonce", "client", "state"),
+	} {
+		if ok {
+			t.Errorf("%s: the form token verifies; want refused", name)
+		}
+	}
+}

@@ -33,6 +33,7 @@ import (
 	"github.com/imgflow/imgflow/definitions"
 	"github.com/imgflow/imgflow/mcp"
 	"github.com/imgflow/imgflow/metrics"
+	"github.com/imgflow/imgflow/oauth"
 	"github.com/imgflow/imgflow/server"
 	"github.com/imgflow/imgflow/worker"
 )
@@ -336,7 +337,8 @@ func (a *App) APIServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 	if a.s3 != nil {
 		inputs = a.blobs
 	}
-	api := server.New(server.Config{
+	var api *server.Server
+	api = server.New(server.Config{
 		Jobs:                a.store.Jobs,
 		Blobs:               a.blobs,
 		InputBlobs:          inputs,
@@ -374,6 +376,7 @@ func (a *App) APIServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 			}
 		},
 		MCP:    a.mcpServer(logger),
+		OAuth:  a.oauthServer(logger, func(ctx context.Context, key string) error { return api.CheckKey(ctx, key) }),
 		Logger: logger,
 	})
 	a.closers = append(a.closers, func() error { api.Close(); return nil })
@@ -391,6 +394,29 @@ func (a *App) mcpServer(logger *slog.Logger) func(api http.Handler) http.Handler
 			Logger:  logger.With("component", "mcp"),
 		})
 	}
+}
+
+// oauthServer is the authorization server for MCP clients (package oauth),
+// its state in the App's Redis and its consent page checking keys with
+// checkKey (the API's key check); nil without a public URL, which is its
+// issuer. Client ID metadata documents are fetched from public addresses
+// only (loopback too in dev), whatever IMGFLOW_ALLOW_HOSTS lets flows reach.
+func (a *App) oauthServer(logger *slog.Logger, checkKey func(ctx context.Context, key string) error) *oauth.Server {
+	if a.opts.PublicURL == "" {
+		return nil
+	}
+	docs := guard.Policy{}
+	if a.opts.AllowLoopback {
+		docs = guard.Loopback()
+	}
+	return oauth.New(oauth.Config{
+		Store:          oauth.NewStore(a.rdb, a.opts.KeyPrefix),
+		Keyring:        a.keys,
+		PublicURL:      a.opts.PublicURL,
+		CheckKey:       checkKey,
+		DocumentClient: oauth.DocumentClient(docs),
+		Logger:         logger.With("component", "oauth"),
+	})
 }
 
 // Worker is the asynq worker running concurrency tasks at once.

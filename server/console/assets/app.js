@@ -1,6 +1,6 @@
 // The console's shell: sign-in, the account line, and the hash router
 // that shows one section at a time (#/try, #/jobs, #/jobs/<id>,
-// #/deliveries, #/hooks, #/connect). Each section's behaviour lives in its own module.
+// #/deliveries, #/hooks, #/connect, #/apps). Each section's behaviour lives in its own module.
 import { api, getKey, setKey, clearKey } from './api.js';
 import * as tryIt from './try.js';
 import * as bulk from './bulk.js';
@@ -9,6 +9,7 @@ import * as job from './job.js';
 import * as deliveries from './deliveries.js';
 import * as hooks from './hooks.js';
 import * as connect from './connect.js';
+import * as apps from './apps.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -57,6 +58,7 @@ function signOut() {
   deliveries.reset();
   hooks.reset();
   connect.reset();
+  apps.reset();
   tryIt.reset();
   location.hash = '#/signin';
   route();
@@ -70,6 +72,7 @@ const views = {
   deliveries: { section: 'view-deliveries', title: 'deliveries-page-title', open: deliveries.open },
   hooks: { section: 'view-hooks', title: 'hooks-title', open: hooks.open },
   connect: { section: 'view-connect', title: 'connect-title', open: connect.open },
+  apps: { section: 'view-apps', title: 'apps-title', open: apps.open },
 };
 
 let first = true;
@@ -85,7 +88,7 @@ function route() {
       name = 'job';
       arg = decodeURIComponent(m[1]);
     } else {
-      name = { '#/try': 'try', '#/jobs': 'jobs', '#/deliveries': 'deliveries', '#/hooks': 'hooks', '#/connect': 'connect' }[hash] || 'try';
+      name = { '#/try': 'try', '#/jobs': 'jobs', '#/deliveries': 'deliveries', '#/hooks': 'hooks', '#/connect': 'connect', '#/apps': 'apps' }[hash] || 'try';
     }
   }
   if (shown?.close) shown.close();
