@@ -238,3 +238,31 @@ func TestTokenCheckIsOneRedisReadAndCachesNothing(t *testing.T) {
 		t.Errorf("a token revoked after a check still resolves")
 	}
 }
+
+// Browser-based MCP clients reach the metadata, token, registration and
+// revocation endpoints from their own origin (CORS); the consent page is
+// not shared with other origins.
+func TestOpenEndpointsAnswerOtherOrigins(t *testing.T) {
+	h := newHarness(t, nil)
+	for _, path := range []string{"/.well-known/oauth-authorization-server", "/.well-known/oauth-protected-resource/mcp", "/token", "/register", "/revoke"} {
+		req, _ := http.NewRequest(http.MethodOptions, h.base+path, nil)
+		req.Header.Set("Origin", "https://inspector.example")
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusNoContent || res.Header.Get("Access-Control-Allow-Origin") != "*" {
+			t.Errorf("preflight of %s: %d, Allow-Origin %q; want 204 and *", path, res.StatusCode, res.Header.Get("Access-Control-Allow-Origin"))
+		}
+	}
+	res, err := http.Get(h.base + "/authorize")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("the consent page answers other origins")
+	}
+}
