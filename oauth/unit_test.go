@@ -266,3 +266,31 @@ func TestOpenEndpointsAnswerOtherOrigins(t *testing.T) {
 		t.Errorf("the consent page answers other origins")
 	}
 }
+
+// A grant revoked while a refresh is under way is not brought back by the
+// refresh's write: its tokens are taken back and the refresh refused.
+func TestPutTokensDoesNotBringBackARevokedGrant(t *testing.T) {
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	st := oauth.NewStore(rdb, "t:")
+	ctx := context.Background()
+	g := &oauth.Grant{ID: "ifg_1", Owner: "owner", ClientID: "ifc_1"}
+	exp := time.Now().Add(time.Hour)
+	if err := st.PutGrant(ctx, g, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.RevokeGrant(ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	err := st.PutTokens(ctx, g, "ah", &oauth.Access{GrantID: g.ID, ExpiresAt: exp}, "rh", &oauth.Refresh{GrantID: g.ID, ExpiresAt: exp})
+	if err != oauth.ErrGrantRevoked {
+		t.Errorf("PutTokens of a revoked grant: %v; want ErrGrantRevoked", err)
+	}
+	if _, ok, _ := st.Grant(ctx, g.ID); ok {
+		t.Errorf("the revoked grant is back")
+	}
+	if _, ok, _ := st.Access(ctx, "ah"); ok {
+		t.Errorf("the revoked grant's new access token is stored")
+	}
+}
