@@ -112,32 +112,67 @@ func (s *Server) ResourceMetadataURL() string {
 	return wellKnown(s.resource, "oauth-protected-resource")
 }
 
+// route is one of the server's routes; open ones answer browsers of any
+// origin (CORS), for MCP clients that run in a web page.
+type route struct {
+	method, path string
+	handler      http.HandlerFunc
+	open         bool
+}
+
+func (s *Server) table() []route {
+	return []route{
+		{http.MethodGet, pathOf(wellKnown(s.issuer, "oauth-protected-resource")), s.resourceMetadata(s.issuer), true},
+		{http.MethodGet, pathOf(s.ResourceMetadataURL()), s.resourceMetadata(s.resource), true},
+		{http.MethodGet, pathOf(wellKnown(s.issuer, "oauth-authorization-server")), s.serverMetadata, true},
+		{http.MethodGet, s.endpointPath("authorize"), s.authorizePage, false},
+		{http.MethodPost, s.endpointPath("authorize"), s.authorizeConsent, false},
+		{http.MethodPost, s.endpointPath("token"), s.token, true},
+		{http.MethodPost, s.endpointPath("register"), s.register, true},
+		{http.MethodPost, s.endpointPath("revoke"), s.revoke, true},
+	}
+}
+
 func (s *Server) routes() *http.ServeMux {
 	m := http.NewServeMux()
-	m.HandleFunc("GET "+pathOf(wellKnown(s.issuer, "oauth-protected-resource")), s.resourceMetadata(s.issuer))
-	m.HandleFunc("GET "+pathOf(s.ResourceMetadataURL()), s.resourceMetadata(s.resource))
-	m.HandleFunc("GET "+pathOf(wellKnown(s.issuer, "oauth-authorization-server")), s.serverMetadata)
-	m.HandleFunc("GET "+s.endpointPath("authorize"), s.authorizePage)
-	m.HandleFunc("POST "+s.endpointPath("authorize"), s.authorizeConsent)
-	m.HandleFunc("POST "+s.endpointPath("token"), s.token)
-	m.HandleFunc("POST "+s.endpointPath("register"), s.register)
-	m.HandleFunc("POST "+s.endpointPath("revoke"), s.revoke)
+	for _, rt := range s.table() {
+		h := rt.handler
+		if rt.open {
+			h = anyOrigin(h)
+			m.HandleFunc(http.MethodOptions+" "+rt.path, anyOrigin(func(w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(http.StatusNoContent)
+			}))
+		}
+		m.HandleFunc(rt.method+" "+rt.path, h)
+	}
 	return m
+}
+
+// anyOrigin lets pages of any origin call h: the metadata, token,
+// registration and revocation endpoints take no cookie, so an origin
+// gains nothing a server-side client has not.
+func anyOrigin(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		hd := w.Header()
+		hd.Set("Access-Control-Allow-Origin", "*")
+		hd.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+		hd.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, MCP-Protocol-Version")
+		hd.Set("Access-Control-Max-Age", "3600")
+		h(w, r)
+	}
 }
 
 // Routes are the method and path of every route Handler serves, for the
 // API to mount.
 func (s *Server) Routes() [][2]string {
-	return [][2]string{
-		{http.MethodGet, pathOf(wellKnown(s.issuer, "oauth-protected-resource"))},
-		{http.MethodGet, pathOf(s.ResourceMetadataURL())},
-		{http.MethodGet, pathOf(wellKnown(s.issuer, "oauth-authorization-server"))},
-		{http.MethodGet, s.endpointPath("authorize")},
-		{http.MethodPost, s.endpointPath("authorize")},
-		{http.MethodPost, s.endpointPath("token")},
-		{http.MethodPost, s.endpointPath("register")},
-		{http.MethodPost, s.endpointPath("revoke")},
+	var out [][2]string
+	for _, rt := range s.table() {
+		out = append(out, [2]string{rt.method, rt.path})
+		if rt.open {
+			out = append(out, [2]string{http.MethodOptions, rt.path})
+		}
 	}
+	return out
 }
 
 // Handler serves every route of Routes.

@@ -260,16 +260,37 @@ func (s *Store) PutTokens(ctx context.Context, g *Grant, accessHash string, a *A
 		return err
 	}
 	refreshTTL := time.Until(r.ExpiresAt)
+	var kept *redis.BoolCmd
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		// XX: a grant revoked since it was read is not brought back.
+		kept = p.SetXX(ctx, s.grantKey(g.ID), gr, refreshTTL)
 		p.Set(ctx, s.accessKey(accessHash), at, time.Until(a.ExpiresAt))
 		p.Set(ctx, s.refreshKey(refreshHash), rt, refreshTTL)
 		p.SAdd(ctx, s.grantTokensKey(g.ID), s.accessKey(accessHash), s.refreshKey(refreshHash))
 		p.Expire(ctx, s.grantTokensKey(g.ID), refreshTTL)
-		p.Set(ctx, s.grantKey(g.ID), gr, refreshTTL)
 		return nil
 	})
-	return storageErr(err)
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return storageErr(err)
+	}
+	if !kept.Val() {
+		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.Del(ctx, s.accessKey(accessHash))
+			p.Del(ctx, s.refreshKey(refreshHash))
+			p.Del(ctx, s.grantTokensKey(g.ID))
+			return nil
+		})
+		if err != nil {
+			return storageErr(err)
+		}
+		return ErrGrantRevoked
+	}
+	return nil
 }
+
+// ErrGrantRevoked is PutTokens' answer for a grant revoked while its
+// tokens were being made: they are deleted again.
+var ErrGrantRevoked = errors.New("oauth: the grant was revoked")
 
 // Access reads an access token's record: the one read a request with a
 // token costs.

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"regexp"
 	"time"
@@ -141,7 +142,10 @@ func (s *Server) issue(w http.ResponseWriter, ctx context.Context, g *Grant) {
 	a := &Access{GrantID: g.ID, ClientID: g.ClientID, Owner: g.Owner, Resource: g.Resource, SealedKey: g.SealedKey,
 		ExpiresAt: now.Add(AccessTTL)}
 	rt := &Refresh{GrantID: g.ID, ClientID: g.ClientID, ExpiresAt: now.Add(RefreshTTL)}
-	if err := s.cfg.Store.PutTokens(ctx, g, hashOf(access), a, hashOf(refresh), rt); err != nil {
+	if err := s.cfg.Store.PutTokens(ctx, g, hashOf(access), a, hashOf(refresh), rt); errors.Is(err, ErrGrantRevoked) {
+		oauthError(w, http.StatusBadRequest, "invalid_grant", "the grant was revoked; the app must be authorized again")
+		return
+	} else if err != nil {
 		s.serverError(w, err)
 		return
 	}

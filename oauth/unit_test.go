@@ -238,3 +238,59 @@ func TestTokenCheckIsOneRedisReadAndCachesNothing(t *testing.T) {
 		t.Errorf("a token revoked after a check still resolves")
 	}
 }
+
+// Browser-based MCP clients reach the metadata, token, registration and
+// revocation endpoints from their own origin (CORS); the consent page is
+// not shared with other origins.
+func TestOpenEndpointsAnswerOtherOrigins(t *testing.T) {
+	h := newHarness(t, nil)
+	for _, path := range []string{"/.well-known/oauth-authorization-server", "/.well-known/oauth-protected-resource/mcp", "/token", "/register", "/revoke"} {
+		req, _ := http.NewRequest(http.MethodOptions, h.base+path, nil)
+		req.Header.Set("Origin", "https://inspector.example")
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusNoContent || res.Header.Get("Access-Control-Allow-Origin") != "*" {
+			t.Errorf("preflight of %s: %d, Allow-Origin %q; want 204 and *", path, res.StatusCode, res.Header.Get("Access-Control-Allow-Origin"))
+		}
+	}
+	res, err := http.Get(h.base + "/authorize")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("the consent page answers other origins")
+	}
+}
+
+// A grant revoked while a refresh is under way is not brought back by the
+// refresh's write: its tokens are taken back and the refresh refused.
+func TestPutTokensDoesNotBringBackARevokedGrant(t *testing.T) {
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	st := oauth.NewStore(rdb, "t:")
+	ctx := context.Background()
+	g := &oauth.Grant{ID: "ifg_1", Owner: "owner", ClientID: "ifc_1"}
+	exp := time.Now().Add(time.Hour)
+	if err := st.PutGrant(ctx, g, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.RevokeGrant(ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	err := st.PutTokens(ctx, g, "ah", &oauth.Access{GrantID: g.ID, ExpiresAt: exp}, "rh", &oauth.Refresh{GrantID: g.ID, ExpiresAt: exp})
+	if err != oauth.ErrGrantRevoked {
+		t.Errorf("PutTokens of a revoked grant: %v; want ErrGrantRevoked", err)
+	}
+	if _, ok, _ := st.Grant(ctx, g.ID); ok {
+		t.Errorf("the revoked grant is back")
+	}
+	if _, ok, _ := st.Access(ctx, "ah"); ok {
+		t.Errorf("the revoked grant's new access token is stored")
+	}
+}
