@@ -84,20 +84,6 @@ func (t Transform) key() string {
 	return fmt.Sprintf("transform %q\n", t.fields())
 }
 
-// destPath is where a file's result goes: dest with the extension of the
-// result's type, which a conversion (or a HEIC input) changes.
-func destPath(dest, mimeType string) string {
-	ext := extOf(mimeType)
-	if ext == "" {
-		return dest
-	}
-	cur := strings.ToLower(filepath.Ext(dest))
-	if cur == ext || (ext == ".jpg" && cur == ".jpeg") {
-		return dest
-	}
-	return strings.TrimSuffix(dest, filepath.Ext(dest)) + ext
-}
-
 // extOf is the file extension of a type, given short (webp) or as a media
 // type (image/webp).
 func extOf(typ string) string {
@@ -124,16 +110,4 @@ func (t Transform) statePath(path string) string {
 	sum := sha256.Sum256([]byte(t.key()))
 	ext := filepath.Ext(path)
 	return strings.TrimSuffix(path, ext) + "-" + hex.EncodeToString(sum[:6]) + ext
-}
-
-// outputPath is where a file's result is expected before the API tells its
-// type: the converted type's extension, JPEG's for a HEIC file, else path.
-func (t Transform) outputPath(path string) string {
-	switch ext := strings.ToLower(filepath.Ext(path)); {
-	case t.Convert != "":
-		return destPath(path, t.Convert)
-	case ext == ".heic" || ext == ".heif":
-		return destPath(path, "jpeg")
-	}
-	return path
 }
