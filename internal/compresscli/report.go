@@ -135,13 +135,13 @@ func line(r result) string {
 }
 
 func summaryLine(s Summary, took time.Duration, interrupted bool) string {
-	line := fmt.Sprintf("%d files: %d compressed, %d kept (not smaller), %d skipped (done before), %d failed", s.Total, s.Compressed, s.Kept, s.Skipped, s.Failed)
+	line := fmt.Sprintf("%d %s: %d compressed, %d kept (not smaller), %d skipped (done before), %d failed", s.Total, plural(s.Total, "file"), s.Compressed, s.Kept, s.Skipped, s.Failed)
 	if s.Unsupported > 0 {
 		line += fmt.Sprintf("; %d not sent (not %s)", s.Unsupported, formatNames())
 	}
 	line += fmt.Sprintf("; saved %s in %s", bytesText(s.SavedBytes), took.Round(100*time.Millisecond))
 	if interrupted {
-		line = fmt.Sprintf("interrupted with %d of %d files done; %s", s.Compressed+s.Kept+s.Skipped+s.Failed, s.Total, line)
+		line = fmt.Sprintf("interrupted with %d of %d %s done; %s", s.Compressed+s.Kept+s.Skipped+s.Failed, s.Total, plural(s.Total, "file"), line)
 	}
 	return line
 }

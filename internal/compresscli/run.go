@@ -97,14 +97,14 @@ type run struct {
 func Run(ctx context.Context, o Options) (Summary, error) {
 	started := time.Now()
 	if o.InPlace == (o.Out != "") {
-		return Summary{}, errors.New("give exactly one of --out DIR and --in-place")
+		return Summary{}, &UsageError{"give exactly one of --out DIR and --in-place"}
 	}
 	if err := o.Transform.check(o.InPlace); err != nil {
 		return Summary{}, err
 	}
 	o.Fields = o.Transform.addFields(o.Fields)
 	if len(o.Paths) == 0 {
-		return Summary{}, errors.New("name at least one file, folder or glob")
+		return Summary{}, &UsageError{"name at least one file, folder or glob"}
 	}
 	if o.PollEvery <= 0 {
 		o.PollEvery = 300 * time.Millisecond
