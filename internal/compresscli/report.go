@@ -124,8 +124,9 @@ func (j *jsonReporter) finish(s Summary, took time.Duration, interrupted bool) {
 func line(r result) string {
 	switch r.Status {
 	case "compressed":
-		return fmt.Sprintf("compressed %s: %s -> %s (-%.1f%%) -> %s", r.File, bytesText(r.OriginalSize), bytesText(r.CompressedSize),
-			100*float64(r.OriginalSize-r.CompressedSize)/float64(max(r.OriginalSize, 1)), r.Output)
+		// A transform or a type change may be larger than the original: +.
+		return fmt.Sprintf("compressed %s: %s -> %s (%+.1f%%) -> %s", r.File, bytesText(r.OriginalSize), bytesText(r.CompressedSize),
+			100*float64(r.CompressedSize-r.OriginalSize)/float64(max(r.OriginalSize, 1)), r.Output)
 	case "kept":
 		return fmt.Sprintf("kept       %s: the result (%s) was not smaller than %s -> %s", r.File, bytesText(r.CompressedSize), bytesText(r.OriginalSize), r.Output)
 	case "skipped":
