@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/imgflow/imgflow/fixtures/images"
 )
 
 // TestOptionsTheAPIWouldRefuseAreRefusedBeforeUpload: the API's own rules,
@@ -65,8 +63,9 @@ func TestJFIFAndExtensionlessImagesAreFoundByContent(t *testing.T) {
 			t.Errorf("%s: %s; want a JPEG under its own name", name, typ)
 		}
 	}
-	one := filepath.Join(t.TempDir(), "one.png")
-	os.WriteFile(one, images.Read(t, "photo.png"), 0o644)
+	// A PNG no other test sends: a shared sample would make the other
+	// tests' first runs free repeats.
+	one := writeImages(t, t.TempDir(), "one", 1)[0]
 	_, _, stderr, _ = compress(context.Background(), Options{Out: filepath.Join(t.TempDir(), "o"), Paths: []string{one}})
 	if !strings.Contains(stderr, "1 file: ") {
 		t.Errorf("summary of one file: %q; want \"1 file: \"", stderr)
