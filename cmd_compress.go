@@ -89,26 +89,57 @@ func runCompress(ctx context.Context, args []string) error {
 	})
 	defer stopWatch()
 	sum, err := compresscli.Run(ctx, o)
+	var usage *compresscli.UsageError
 	switch {
+	case errors.As(err, &usage):
+		// Refused before anything was sent: nothing is charged.
+		fmt.Fprintf(os.Stderr, "imgflow compress: %s\n", usage.Msg)
+		os.Exit(2)
 	case errors.Is(err, compresscli.ErrInterrupted):
 		fmt.Fprintf(os.Stderr, "stopped. To resume, run the same command again (files done are skipped, batches sent are followed or sent again under the same key, so nothing is charged twice):\n  %s\n", resumeCommand(args))
 		os.Exit(130)
 	case err != nil:
 		return err
 	case sum.Failed > 0:
-		return fmt.Errorf("%d of %d files failed", sum.Failed, sum.Total)
+		return fmt.Errorf("%d of %d %s failed", sum.Failed, sum.Total, plural(sum.Total, "file"))
 	}
 	return nil
 }
 
-// resumeCommand is the command that was run, for the user to paste.
+// resumeCommand is the command that was run, for the user to paste: the
+// program as it was run (./imgflow, imgflow, or go run . when go run
+// started it), then compress and the arguments.
 func resumeCommand(args []string) string {
-	parts := []string{"imgflow", "compress"}
-	for _, a := range args {
+	return commandLine(append(append(programAsRun(), "compress"), args...))
+}
+
+// commandLine joins words as a shell reads them back: arguments a shell
+// would split or expand are quoted.
+func commandLine(words []string) string {
+	parts := make([]string, len(words))
+	for i, a := range words {
 		if a == "" || strings.ContainsAny(a, " \t\n'\"$`\\*?[]()&;|<>!#~{}") {
 			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 		}
-		parts = append(parts, a)
+		parts[i] = a
 	}
 	return strings.Join(parts, " ")
+}
+
+// programAsRun is how this program was started: go run and its flags and
+// package when go run is its parent (gorun.go), else os.Args[0] as typed
+// (./imgflow, imgflow, /usr/local/bin/imgflow).
+func programAsRun() []string {
+	if words := goRunWords(os.Getppid()); words != nil {
+		return words
+	}
+	return []string{os.Args[0]}
+}
+
+// plural is word, with an s unless n is 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }

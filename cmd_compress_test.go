@@ -25,10 +25,23 @@ func compressFiles(s *systemtest.System, o compresscli.Options) (compresscli.Sum
 // The resume line is the command to paste: arguments a shell would split
 // or expand are quoted.
 func TestCompressResumeCommandQuotesWhatAShellWouldSplit(t *testing.T) {
-	got := resumeCommand([]string{"--out", "small/", "my photos", "shots/*.png", "it's"})
-	want := `imgflow compress --out small/ 'my photos' 'shots/*.png' 'it'\''s'`
+	got := commandLine([]string{"./imgflow", "compress", "--out", "small/", "my photos", "shots/*.png", "it's"})
+	want := `./imgflow compress --out small/ 'my photos' 'shots/*.png' 'it'\''s'`
+	if got != want {
+		t.Errorf("commandLine = %s\nwant %s", got, want)
+	}
+}
+
+// The resume line names the program as it was run: os.Args[0] (here the
+// test binary, run by go test, not go run), not a fixed "imgflow".
+func TestCompressResumeCommandNamesTheProgramAsRun(t *testing.T) {
+	got := resumeCommand([]string{"--in-place", "photos"})
+	want := commandLine([]string{os.Args[0], "compress", "--in-place", "photos"})
 	if got != want {
 		t.Errorf("resumeCommand = %s\nwant %s", got, want)
+	}
+	if goRunWords(os.Getpid()) != nil {
+		t.Error("this test process is taken for go run")
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -52,4 +53,26 @@ func isGoRun(pid int) bool {
 	}
 	args := bytes.Split(cmdline, []byte{0})
 	return len(args) >= 2 && filepath.Base(string(args[0])) == "go" && string(args[1]) == "run"
+}
+
+// goRunWords is the start of go run's command line up to the package it
+// runs ("go", "run", ".", or "go", "run", "-race", "./cmd/x"), when
+// process pid is go run; nil otherwise.
+func goRunWords(pid int) []string {
+	if !isGoRun(pid) {
+		return nil
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return nil
+	}
+	args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+	words := []string{"go", "run"}
+	for _, a := range args[2:] {
+		words = append(words, a)
+		if !strings.HasPrefix(a, "-") {
+			return words // the package (or file) run
+		}
+	}
+	return nil
 }

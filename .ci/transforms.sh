@@ -12,7 +12,7 @@ if ! ldconfig -p 2>/dev/null | grep 'libvips\.so\.42' >/dev/null; then  # no -q:
 fi
 out="$(go test -count=1 -v ./connector/imaging/ 2>&1 && \
        go test -count=1 -v -run 'Transform|Preserve|HEIC|Libvips' ./worker/ 2>&1 && \
-       go test -count=1 -v -run CompressCommandResizes ./internal/compresscli/ 2>&1)" || { echo "$out"; exit 1; }
+       go test -count=1 -v -run 'CompressCommandResizes|TwoInputsSharing|InPlaceNever|WhatIsAsked' ./internal/compresscli/ 2>&1)" || { echo "$out"; exit 1; }
 skips="$(grep -A1 -- '--- SKIP' <<<"$out" || true)"
 if [ -n "$skips" ]; then
   echo "FAIL: transform tests skipped:"

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"path"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -86,11 +85,11 @@ func (s *Server) getBatchArchive(c echo.Context) error {
 // a page of them whatever the batch's size.
 func (s *Server) writeArchive(ctx context.Context, w io.Writer, b *connector.Batch) error {
 	zw := zip.NewWriter(w)
-	names := archiveNames{taken: map[string]bool{"manifest.json": true}}
+	names := connector.NewNames("manifest.json")
 	files := make([]string, len(b.JobIDs)) // each item's name in the archive
 	err := s.eachItem(ctx, b, func(i int, j *connector.Job) error {
 		if j != nil && j.Status == connector.StatusCompleted && j.Result != nil {
-			files[i] = s.archiveFile(ctx, zw, &names, j)
+			files[i] = s.archiveFile(ctx, zw, names, j)
 		}
 		return nil
 	})
@@ -176,13 +175,13 @@ func manifestItem(i int, id string, j *connector.Job, file string) manifestEntry
 
 // archiveFile adds a completed job's file to the ZIP and returns its
 // name there; "" when its file is gone or could not be read.
-func (s *Server) archiveFile(ctx context.Context, zw *zip.Writer, names *archiveNames, j *connector.Job) string {
+func (s *Server) archiveFile(ctx context.Context, zw *zip.Writer, names *connector.Names, j *connector.Job) string {
 	blob, err := s.cfg.Blobs.OpenBlob(ctx, connector.OutputBlobKey(j.ID))
 	if err != nil {
 		return ""
 	}
 	defer blob.Close()
-	name := names.claim(archiveName(j))
+	name := names.Claim(archiveName(j))
 	fh := &zip.FileHeader{Name: name, Method: zip.Store, Modified: j.UpdatedAt}
 	if j.FinishedAt != nil {
 		fh.Modified = *j.FinishedAt
@@ -228,20 +227,6 @@ func archiveName(j *connector.Job) string {
 		ext = path.Ext(name)
 	}
 	return stem + ext
-}
-
-// archiveNames hands out unique names, case-insensitively (archives are
-// unpacked on case-insensitive file systems too).
-type archiveNames struct{ taken map[string]bool }
-
-func (n *archiveNames) claim(name string) string {
-	stem, ext := strings.TrimSuffix(name, path.Ext(name)), path.Ext(name)
-	out := name
-	for i := 2; n.taken[strings.ToLower(out)]; i++ {
-		out = stem + "-" + strconv.Itoa(i) + ext
-	}
-	n.taken[strings.ToLower(out)] = true
-	return out
 }
 
 // isBidiControl reports the Unicode bidirectional controls (embeddings,

@@ -108,7 +108,10 @@ func (s *Server) readBatchRequest(c echo.Context) (*batchRequest, error) {
 		if err := s.checkItem(item); err != nil {
 			return nil, itemError(i, err)
 		}
-		if err := item.resolveTransform(defaults); err != nil {
+		// An item that needs libvips where it is absent is made all the
+		// same: its job fails alone with transform_unavailable, before any
+		// call (nothing charged), and the batch's other items run.
+		if err := item.resolveTransform(defaults); err != nil && !isCode(err, connector.ETRANSFORMOFF) {
 			return nil, itemError(i, err)
 		}
 	}

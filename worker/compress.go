@@ -356,7 +356,9 @@ func (w *Worker) call(ctx context.Context, r *run, call int, img *image, in conn
 	// suite follow calls with this one.
 	r.log.Debug("compressing", "run", r.number, "call", call, "input", in.Kind, "size", in.Size)
 	start := time.Now()
-	c, err := w.cfg.Compressor.Compress(ctx, apiKey, r.jobID, img, in.Filename)
+	// The input keeps its own name; the upstream is sent the image's, with
+	// its type's extension (a HEIC input goes as a JPEG).
+	c, err := w.cfg.Compressor.Compress(ctx, apiKey, r.jobID, img, filenameFor(in.Filename, img.mimeType))
 	status := 200
 	if err != nil {
 		status = connector.AsError(err).UpstreamStatus

@@ -65,7 +65,6 @@ func (w *Worker) transformed(a *run, img *image, in connector.JobInput, t connec
 	a.log.Debug("transformed", "input_type", res.Input.Type, "input_width", res.Input.Width, "input_height", res.Input.Height,
 		"output_type", res.Output.Type, "output_width", res.Output.Width, "output_height", res.Output.Height, "size", len(res.Data))
 	in.Type, in.Width, in.Height = res.Input.Type, res.Input.Width, res.Input.Height
-	in.Filename = filenameFor(in.Filename, res.Output.Type)
 	return &image{mimeType: res.Output.Type, size: int64(len(res.Data)), sha256: img.sha256, body: bytes.NewReader(res.Data),
 		shape: &res.Output, metadata: meta}, in, nil
 }

@@ -150,6 +150,9 @@ func Apply(data []byte, t connector.Transform, limit int64) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := whole(data, in.Type); err != nil {
+		return nil, err
+	}
 	res := &Result{Input: in, Output: Plan(in, t)}
 	p := shimParams{width: maxCoord, height: maxCoord, downOnly: true}
 	if t.Resize != nil {

@@ -189,8 +189,9 @@ static void strip(VipsImage *img) {
 char *shim_transform(void *buf, size_t len, const shim_params *p, shim_result *r) {
 	VipsImage *img = NULL, *flat = NULL, *bare = NULL, *final = NULL;
 	char *err = NULL;
+	// fail_on: a truncated image is an error, not grey pixels where it ends.
 	if (p_thumbnail_buffer(buf, len, &img, p->width, "height", p->height, "size", p->size,
-			"crop", p->crop, NULL)) {
+			"crop", p->crop, "option_string", "fail_on=truncated", NULL)) {
 		goto fail;
 	}
 	final = img;

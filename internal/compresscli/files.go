@@ -14,20 +14,23 @@ import (
 )
 
 // Formats are the image types a folder contributes, by extension, and the
-// names the "skipped" line gives them. A file named on the command line is
-// sent whatever its name (the API says what it is).
+// names the "skipped" line gives them. A folder's file without an
+// extension is sent when its content is one of them (sniffed); a file
+// named on the command line is sent whatever its name (the API says what
+// it is).
 var Formats = []Format{
-	{"PNG", []string{".png"}},
-	{"JPEG", []string{".jpg", ".jpeg"}},
-	{"WebP", []string{".webp"}},
-	{"AVIF", []string{".avif"}},
-	{"HEIC", []string{".heic", ".heif"}},
+	{"PNG", "image/png", []string{".png"}},
+	{"JPEG", "image/jpeg", []string{".jpg", ".jpeg", ".jfif", ".jpe"}},
+	{"WebP", "image/webp", []string{".webp"}},
+	{"AVIF", "image/avif", []string{".avif"}},
+	{"HEIC", "image/heic", []string{".heic", ".heif"}},
 }
 
 // Format is one image type the API compresses.
 type Format struct {
-	Name string
-	Exts []string // lower case, with the dot
+	Name      string
+	MediaType string
+	Exts      []string // lower case, with the dot
 }
 
 // otherImageExts are files a photographer's folder holds that look like
@@ -74,6 +77,9 @@ type file struct {
 	Size int64
 	Hash string // sha256 of its content, hex
 	Info os.FileInfo
+	Type string // its content's media type, sniffed ("" when none of the API's)
+	Want string // the media type its result is expected to have
+	Dest string // where its result goes (names.go)
 }
 
 // found is what the arguments name: the files to compress, and what was
@@ -148,6 +154,7 @@ func (w *walker) walk(arg, shown, phys, root string, visiting map[string]bool) e
 			}
 			return nil // an unreadable subfolder: what it holds is not named, so not sent
 		}
+		onDisk := p
 		if rel, _ := filepath.Rel(phys, p); rel != "." {
 			p = filepath.Join(shown, rel)
 		} else {
@@ -163,7 +170,7 @@ func (w *walker) walk(arg, shown, phys, root string, visiting map[string]bool) e
 		case d.Type()&fs.ModeSymlink != 0:
 			links = append(links, p)
 		case !d.Type().IsRegular():
-		case supported(p):
+		case supported(p), filepath.Ext(d.Name()) == "" && sniffFile(onDisk) != "":
 			found = append(found, p)
 		case otherImageExts[strings.ToLower(filepath.Ext(p))]:
 			w.unsupported = append(w.unsupported, p)

@@ -94,11 +94,13 @@ func TestSIGINTStopsTheCommandAndSaysHowToResume(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
 		t.Fatalf("exit: %v; want 130\n%s", err, stderr.String())
 	}
-	want := fmt.Sprintf("imgflow compress --api %s --out %s '%s'", dev.api, out, dir)
+	// The program as it was run (here the binary's path), so the line
+	// pastes into a shell as it is.
+	want := fmt.Sprintf("%s compress --api %s --out %s '%s'", dev.bin, dev.api, out, dir)
 	if !strings.Contains(stderr.String(), "To resume") || !strings.Contains(stderr.String(), want) {
-		t.Errorf("want how to resume, with %q:\n%s", want, stderr.String())
+		t.Fatalf("want how to resume, with %q:\n%s", want, stderr.String())
 	}
-	again := exec.Command(dev.bin, "compress", "--api", dev.api, "--out", out, dir)
+	again := exec.Command("sh", "-c", want) // pasted
 	again.Env = cmd.Env
 	if res, err := again.CombinedOutput(); err != nil {
 		t.Fatalf("the resume command: %v\n%s", err, res)

@@ -124,8 +124,9 @@ func (j *jsonReporter) finish(s Summary, took time.Duration, interrupted bool) {
 func line(r result) string {
 	switch r.Status {
 	case "compressed":
-		return fmt.Sprintf("compressed %s: %s -> %s (-%.1f%%) -> %s", r.File, bytesText(r.OriginalSize), bytesText(r.CompressedSize),
-			100*float64(r.OriginalSize-r.CompressedSize)/float64(max(r.OriginalSize, 1)), r.Output)
+		// A transform or a type change may be larger than the original: +.
+		return fmt.Sprintf("compressed %s: %s -> %s (%+.1f%%) -> %s", r.File, bytesText(r.OriginalSize), bytesText(r.CompressedSize),
+			100*float64(r.CompressedSize-r.OriginalSize)/float64(max(r.OriginalSize, 1)), r.Output)
 	case "kept":
 		return fmt.Sprintf("kept       %s: the result (%s) was not smaller than %s -> %s", r.File, bytesText(r.CompressedSize), bytesText(r.OriginalSize), r.Output)
 	case "skipped":
@@ -135,13 +136,13 @@ func line(r result) string {
 }
 
 func summaryLine(s Summary, took time.Duration, interrupted bool) string {
-	line := fmt.Sprintf("%d files: %d compressed, %d kept (not smaller), %d skipped (done before), %d failed", s.Total, s.Compressed, s.Kept, s.Skipped, s.Failed)
+	line := fmt.Sprintf("%d %s: %d compressed, %d kept (not smaller), %d skipped (done before), %d failed", s.Total, plural(s.Total, "file"), s.Compressed, s.Kept, s.Skipped, s.Failed)
 	if s.Unsupported > 0 {
 		line += fmt.Sprintf("; %d not sent (not %s)", s.Unsupported, formatNames())
 	}
 	line += fmt.Sprintf("; saved %s in %s", bytesText(s.SavedBytes), took.Round(100*time.Millisecond))
 	if interrupted {
-		line = fmt.Sprintf("interrupted with %d of %d files done; %s", s.Compressed+s.Kept+s.Skipped+s.Failed, s.Total, line)
+		line = fmt.Sprintf("interrupted with %d of %d %s done; %s", s.Compressed+s.Kept+s.Skipped+s.Failed, s.Total, plural(s.Total, "file"), line)
 	}
 	return line
 }

@@ -34,6 +34,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/connector/imaging"
 )
 
 // Options configure a run; cmd_compress.go fills them from flags.
@@ -86,6 +89,7 @@ type run struct {
 	waiting map[string]*file // job id → its file
 	batches map[string][]string
 	dirty   bool
+	names   *connector.Names // the results' paths given (names.go)
 }
 
 // Run compresses the files and reports them; the Summary counts what
@@ -93,14 +97,14 @@ type run struct {
 func Run(ctx context.Context, o Options) (Summary, error) {
 	started := time.Now()
 	if o.InPlace == (o.Out != "") {
-		return Summary{}, errors.New("give exactly one of --out DIR and --in-place")
+		return Summary{}, &UsageError{"give exactly one of --out DIR and --in-place"}
 	}
 	if err := o.Transform.check(o.InPlace); err != nil {
 		return Summary{}, err
 	}
 	o.Fields = o.Transform.addFields(o.Fields)
 	if len(o.Paths) == 0 {
-		return Summary{}, errors.New("name at least one file, folder or glob")
+		return Summary{}, &UsageError{"name at least one file, folder or glob"}
 	}
 	if o.PollEvery <= 0 {
 		o.PollEvery = 300 * time.Millisecond
@@ -133,6 +137,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	r := &run{o: o, c: c, st: st,
 		rep: newReporter(o, len(found.files)), waiting: map[string]*file{}, batches: map[string][]string{}}
 	r.sum.Total, r.sum.Unsupported = len(found.files), len(found.unsupported)
+	r.plan(found.files)
 	err = r.all(ctx, found.files)
 	if serr := r.st.save(); serr != nil && err == nil {
 		err = serr
@@ -195,7 +200,7 @@ func (r *run) all(ctx context.Context, files []*file) error {
 		}
 		fs := r.st.of(f)
 		switch {
-		case r.st.done(f) && (r.o.InPlace || exists(r.o.Transform.outputPath(r.outPath(f)))):
+		case r.st.done(f) && (r.o.InPlace || exists(f.Dest)):
 			r.report(result{File: f.Path, Status: "skipped"})
 		case f.Size > maxImageSize:
 			r.report(result{File: f.Path, Status: "failed", ErrorCode: "too_large", Error: "over the 10 MiB limit"})
@@ -300,9 +305,12 @@ func (r *run) followed(ctx context.Context, ids []string) ([]*job, error) {
 	return out, nil
 }
 
-// take writes a finished job's result (only when smaller, in place; the
-// original's copy under --out when the result is not smaller) and records
-// the file done.
+// take writes a finished job's result and records the file done. The
+// result is written when it is smaller, when a transform was asked, or
+// when its type is not the input's (a HEIC photo's JPEG): what was asked
+// is always in the result. Otherwise the original is kept: in place it
+// stays, under --out it is copied; either way stripped of its metadata,
+// losslessly (imaging.Strip), as results carry none unless asked.
 func (r *run) take(ctx context.Context, f *file, j *job) error {
 	delete(r.waiting, j.ID)
 	fs := r.st.of(f)
@@ -316,7 +324,7 @@ func (r *run) take(ctx context.Context, f *file, j *job) error {
 		r.report(res)
 		return nil
 	}
-	dest := destPath(r.outPath(f), j.Result.MIMEType) // a conversion changes the extension
+	dest := r.destFor(f, j.Result.MIMEType)
 	tmp, err := r.c.download(ctx, j, dest)
 	if err != nil {
 		var ue *UnreachableError
@@ -332,31 +340,50 @@ func (r *run) take(ctx context.Context, f *file, j *job) error {
 	if err == nil {
 		res.CompressedSize = info.Size()
 	}
+	sameType := f.Type == "" || j.Result.MIMEType == "" || j.Result.MIMEType == f.Type
+	written := res.CompressedSize // the size of what dest now holds
 	switch {
 	case err != nil:
 		os.Remove(tmp)
-	case res.CompressedSize < f.Size || !r.o.Transform.IsZero(): // a transform is taken as asked
+	case res.CompressedSize < f.Size || !r.o.Transform.IsZero() || !sameType:
 		err = install(tmp, dest, f.Info, r.o.KeepMtime)
-	case r.o.InPlace: // not smaller: the file stays as it is
+	default: // not smaller: the original, stripped of its metadata
 		res.Status = "kept"
 		os.Remove(tmp)
-	default: // not smaller: --out gets the original
-		res.Status = "kept"
-		os.Remove(tmp)
-		err = copyTo(f.Real, dest, f.Info, r.o.KeepMtime)
+		written, err = r.keepOriginal(f, dest)
 	}
 	if err != nil {
 		r.report(result{File: f.Path, Status: "failed", ErrorCode: "write_failed", Error: err.Error()})
 		return nil
 	}
-	fs.Done = []string{f.Hash}
-	if r.o.InPlace && res.Status == "compressed" {
+	fs.Done, fs.Output = []string{f.Hash}, dest
+	if r.o.InPlace && written != f.Size {
 		if h, err := hashOf(dest); err == nil {
-			fs.Done = append(fs.Done, h) // the replaced file is done too
+			if dest == f.Real {
+				fs.Done = append(fs.Done, h) // the replaced file is done too
+			} else {
+				// A result beside its input is no new input for the next run.
+				r.st.Files[realPath(dest)] = &fileState{Done: []string{h}, Output: dest}
+			}
 		}
 	}
 	r.report(res)
 	return nil
+}
+
+// keepOriginal writes f's original, stripped of its metadata, as its
+// result: under --out always, in place only when stripping removed
+// something. It returns the size written.
+func (r *run) keepOriginal(f *file, dest string) (int64, error) {
+	data, err := os.ReadFile(f.Real)
+	if err != nil {
+		return 0, err
+	}
+	stripped, removed := imaging.Strip(data)
+	if r.o.InPlace && !removed {
+		return f.Size, nil // the file stays as it is
+	}
+	return int64(len(stripped)), writeBytes(stripped, dest, f.Info, r.o.KeepMtime)
 }
 
 func (r *run) report(res result) {

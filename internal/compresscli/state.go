@@ -32,6 +32,9 @@ type fileState struct {
 	// result is awaited.
 	SentHash string `json:"sent_hash,omitempty"`
 	JobID    string `json:"job_id,omitempty"`
+	// Output is where its result was written (names.go): a rerun finds it
+	// there, and in place does not take it for another file.
+	Output string `json:"output,omitempty"`
 }
 
 func (s *state) pend(key string, files []*file) {

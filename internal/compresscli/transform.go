@@ -3,12 +3,12 @@ package compresscli
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
-	"regexp"
 	"strings"
+
+	"github.com/imgflow/imgflow/connector"
 )
 
 // Transform is what a run does to every file besides compressing it
@@ -27,29 +27,64 @@ type Transform struct {
 // IsZero reports whether the run only compresses.
 func (t Transform) IsZero() bool { return t == Transform{} }
 
-var resizeText = regexp.MustCompile(`^([0-9]+x[0-9]*|x[0-9]+)$`)
+// UsageError is a run refused for its options before anything is sent:
+// the command exits 2, as for a mistyped flag, and nothing is charged.
+type UsageError struct{ Msg string }
 
-// check refuses what the API would refuse for every file, before sending
-// any; the API checks again.
+func (e *UsageError) Error() string { return e.Msg }
+
+// check refuses, before sending any file, the options the API would refuse
+// for every file: by the API's own rules (connector.Transform: ApplyText,
+// then Normalize), so that the message is the API's, named by the flags.
 func (t Transform) check(inPlace bool) error {
-	if t.Resize != "" && !resizeText.MatchString(strings.ToLower(t.Resize)) {
-		return fmt.Errorf("--resize %q: give WIDTHx, xHEIGHT or WIDTHxHEIGHT in pixels, such as 1600x", t.Resize)
-	}
-	if t.ResizeMethod != "" && t.Resize == "" {
-		return errors.New("--resize-method needs --resize")
-	}
-	switch strings.ToLower(t.ResizeMethod) {
-	case "", "scale", "fit", "cover":
-	default:
-		return fmt.Errorf("--resize-method %q: use scale, fit or cover", t.ResizeMethod)
-	}
-	if t.Convert != "" && extOf(t.Convert) == "" {
-		return fmt.Errorf("--convert %q: use webp, avif, jpeg or png", t.Convert)
-	}
 	if t.Convert != "" && inPlace {
-		return errors.New("--convert changes each file's type: use --out DIR, not --in-place")
+		return &UsageError{"--convert changes each file's type: use --out DIR, not --in-place"}
 	}
-	return nil
+	if t.IsZero() {
+		return nil
+	}
+	var ct connector.Transform
+	err := ct.ApplyText(map[string]string{"resize": t.Resize, "resize_method": t.ResizeMethod,
+		"convert": t.Convert, "preserve": t.Preserve})
+	if err == nil {
+		err = ct.Normalize("")
+	}
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	field := ""
+	if e := connector.AsError(err); e != nil {
+		msg = e.Message
+		if len(e.Details) > 0 {
+			field, msg = e.Details[0].Field, e.Details[0].Message
+		}
+	}
+	return &UsageError{fmt.Sprintf("%s: %s", t.flagsOf(field), msg)}
+}
+
+// flagsOf names the flags (with their values) that set an API field.
+func (t Transform) flagsOf(field string) string {
+	root, _, _ := strings.Cut(field, ".")
+	var parts []string
+	add := func(flag, v string) {
+		if v != "" {
+			parts = append(parts, flag+" "+v)
+		}
+	}
+	switch root {
+	case "convert", "background":
+		add("--convert", t.Convert)
+	case "preserve":
+		add("--preserve", t.Preserve)
+	default:
+		add("--resize", t.Resize)
+		add("--resize-method", t.ResizeMethod)
+	}
+	if len(parts) == 0 {
+		return "the options"
+	}
+	return strings.Join(parts, " ")
 }
 
 // fields are the batch's text fields.
@@ -84,20 +119,6 @@ func (t Transform) key() string {
 	return fmt.Sprintf("transform %q\n", t.fields())
 }
 
-// destPath is where a file's result goes: dest with the extension of the
-// result's type, which a conversion (or a HEIC input) changes.
-func destPath(dest, mimeType string) string {
-	ext := extOf(mimeType)
-	if ext == "" {
-		return dest
-	}
-	cur := strings.ToLower(filepath.Ext(dest))
-	if cur == ext || (ext == ".jpg" && cur == ".jpeg") {
-		return dest
-	}
-	return strings.TrimSuffix(dest, filepath.Ext(dest)) + ext
-}
-
 // extOf is the file extension of a type, given short (webp) or as a media
 // type (image/webp).
 func extOf(typ string) string {
@@ -124,16 +145,4 @@ func (t Transform) statePath(path string) string {
 	sum := sha256.Sum256([]byte(t.key()))
 	ext := filepath.Ext(path)
 	return strings.TrimSuffix(path, ext) + "-" + hex.EncodeToString(sum[:6]) + ext
-}
-
-// outputPath is where a file's result is expected before the API tells its
-// type: the converted type's extension, JPEG's for a HEIC file, else path.
-func (t Transform) outputPath(path string) string {
-	switch ext := strings.ToLower(filepath.Ext(path)); {
-	case t.Convert != "":
-		return destPath(path, t.Convert)
-	case ext == ".heic" || ext == ".heif":
-		return destPath(path, "jpeg")
-	}
-	return path
 }

@@ -2,7 +2,6 @@ package compresscli
 
 import (
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -61,19 +60,13 @@ func tempBeside(dest string) (*os.File, error) {
 	return os.CreateTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".*.part")
 }
 
-// copyTo writes src's content to dest (the original under --out, when the
-// result was not smaller), as a result is written.
-func copyTo(src, dest string, orig os.FileInfo, keepMtime bool) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
+// writeBytes writes data to dest, as a result is written.
+func writeBytes(data []byte, dest string, orig os.FileInfo, keepMtime bool) error {
 	out, err := tempBeside(dest)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil {
+	if _, err := out.Write(data); err != nil {
 		out.Close()
 		os.Remove(out.Name())
 		return err

@@ -112,3 +112,32 @@ func TestScriptsNeverPutTheKeyInAURL(t *testing.T) {
 		}
 	}
 }
+
+// TestTryItOffersEveryTransformOptionLabelled: Try it has a control for
+// each transform option the API takes (width, height, method, enlarge,
+// type, background, each preserve group), each with its own label, and
+// says truthfully what a repeat costs.
+func TestTryItOffersEveryTransformOptionLabelled(t *testing.T) {
+	_, page := get(t, "/")
+	for _, id := range []string{"try-width", "try-height", "try-method", "try-enlarge", "try-format", "try-background",
+		"try-preserve-copyright", "try-preserve-creation", "try-preserve-location"} {
+		if !regexp.MustCompile(`<(input|select)[^>]*\bid="` + id + `"`).MatchString(page) {
+			t.Errorf("no control %s", id)
+		}
+		if n := strings.Count(page, `<label for="`+id+`"`); n != 1 {
+			t.Errorf("control %s has %d labels, want 1", id, n)
+		}
+	}
+	if strings.Contains(page, "free: still one credit") {
+		t.Error("Try it still calls options free while charging a credit")
+	}
+	if !strings.Contains(page, "same options is free") {
+		t.Error("Try it does not say that a repeat of the same image and options costs nothing")
+	}
+	_, js := get(t, "/console/try.js")
+	for _, field := range []string{"resize_method", "resize_enlarge", "background", "preserve"} {
+		if !strings.Contains(js, "out."+field) {
+			t.Errorf("try.js never sends %s", field)
+		}
+	}
+}

@@ -85,14 +85,25 @@ function options() {
   return { callbackURL, metadata };
 }
 
-// transform is the width and format pickers' choice, as the API's flat
-// fields (resize, convert); empty when both are left as they are.
+// transform is the options' choice as the API's flat fields (resize,
+// resize_method, resize_enlarge, convert, background, preserve): empty
+// when all are left as they are.
 export function transform() {
   const out = {};
   const width = $('try-width').value.trim();
-  if (width) out.resize = `${width}x`;
+  const height = $('try-height').value.trim();
+  if (width || height) {
+    out.resize = `${width}x${height}`;
+    const method = $('try-method').value;
+    if (method) out.resize_method = method; // else the API's: scale for one side, fit for two
+    if ($('try-enlarge').checked) out.resize_enlarge = 'true';
+  }
   const format = $('try-format').value;
   if (format) out.convert = format;
+  const background = $('try-background').value;
+  if (format === 'jpeg' && background && background.toLowerCase() !== '#ffffff') out.background = background;
+  const keep = [...document.querySelectorAll('#try-preserve input:checked')].map((c) => c.value);
+  if (keep.length) out.preserve = keep.join(',');
   return out;
 }
 
@@ -219,14 +230,21 @@ async function show(job, req) {
     // A URL elsewhere is not loaded into the page (no third-party requests).
     before.removeAttribute('src');
   }
-  compare.classList.toggle('single', !req.file);
-  before.hidden = !req.file;
-  $('compare-tags').hidden = !req.file;
-  $('compare-range-row').hidden = !req.file;
-  await Promise.all(shown);
+  // A file this browser cannot show (HEIC, in most) has no "before" image:
+  // the result is shown alone, and the page says why.
+  const [, beforeShown] = await Promise.all(shown);
+  const preview = Boolean(req.file && beforeShown);
+  if (req.file && !preview) before.removeAttribute('src');
+  compare.classList.toggle('single', !preview);
+  before.hidden = !preview;
+  $('compare-tags').hidden = !preview;
+  $('compare-range-row').hidden = !preview;
   $('try-file-name').textContent = req.name;
   $('before-size').textContent = bytes(r.original_size);
-  $('before-dims').textContent = req.file ? dims(before) : '(the image at the URL, not loaded here)';
+  let beforeDims = '(the image at the URL, not loaded here)';
+  if (preview) beforeDims = dims(before);
+  else if (req.file) beforeDims = '(no preview: this browser cannot show this image type)';
+  $('before-dims').textContent = beforeDims;
   $('after-size').textContent = bytes(r.compressed_size);
   $('after-dims').textContent = r.width ? `${r.width} × ${r.height} px` : dims($('after-img'));
   $('try-saving').textContent = saving(r.original_size, r.compressed_size);
@@ -238,5 +256,12 @@ async function show(job, req) {
   // The result in view, and focus on it for keyboard and screen readers.
   $('try-result-title').focus({ preventScroll: true });
   $('try-result').scrollIntoView({ block: 'start' });
-  account.credits(r.credits_remaining);
+  if (r.credits_remaining !== undefined && r.credits_remaining !== null) {
+    account.credits(r.credits_remaining);
+  } else {
+    // A repeat served from an earlier result reports no balance of its own.
+    api('GET', '/v1/account')
+      .then(({ data }) => account.credits(data.credits_remaining))
+      .catch(() => {});
+  }
 }
