@@ -93,6 +93,10 @@ var ConvertTypes = []string{"image/webp", "image/avif", "image/jpeg", "image/png
 // its image library (libvips). 422, nothing charged.
 const ETRANSFORMOFF ErrorCode = "transform_unavailable"
 
+// EMETADATA: the job keeps metadata (preserve) and the image's metadata is
+// over the bounds imgflow reads or a result carries. 422, nothing charged.
+const EMETADATA ErrorCode = "metadata_too_large"
+
 // IsZero reports whether t changes nothing.
 func (t Transform) IsZero() bool {
 	return t.Resize == nil && t.Convert == nil && len(t.Preserve) == 0

@@ -35,6 +35,7 @@ var statusOf = map[connector.ErrorCode]int{
 	connector.EMEDIATYPE:    http.StatusUnsupportedMediaType,
 	connector.EMISMATCH:     http.StatusUnprocessableEntity,
 	connector.ETRANSFORMOFF: http.StatusUnprocessableEntity,
+	connector.EMETADATA:     http.StatusUnprocessableEntity,
 	connector.EDISABLED:     http.StatusConflict,
 	connector.ETOOMANYHOOKS: http.StatusConflict,
 	connector.ENOCREDITS:    http.StatusTooManyRequests,

@@ -43,6 +43,12 @@ func (w *Worker) transformed(a *run, img *image, in connector.JobInput, t connec
 	if err != nil || img.readErr != nil {
 		return nil, in, storedImageError(err)
 	}
+	var meta []byte // read before the pixel step: metadata over its bounds fails the job first
+	if len(t.Preserve) > 0 {
+		if meta, err = imaging.PreservedMetadata(data, imaging.OutputType(img.mimeType, t), t.Preserve); err != nil {
+			return nil, in, err
+		}
+	}
 	var res *imaging.Result
 	needed := imaging.Needed(img.mimeType, t) ||
 		(img.mimeType != "image/jpeg" && imaging.Orientation(data) != 1) // the API orients JPEG only
@@ -55,12 +61,6 @@ func (w *Worker) transformed(a *run, img *image, in connector.JobInput, t connec
 	}
 	if err != nil {
 		return nil, in, err
-	}
-	var meta []byte
-	if len(t.Preserve) > 0 {
-		if meta, err = imaging.PreservedMetadata(data, res.Output.Type, t.Preserve); err != nil {
-			return nil, in, err
-		}
 	}
 	a.log.Debug("transformed", "input_type", res.Input.Type, "input_width", res.Input.Width, "input_height", res.Input.Height,
 		"output_type", res.Output.Type, "output_width", res.Output.Width, "output_height", res.Output.Height, "size", len(res.Data))

@@ -121,6 +121,37 @@ func Plan(in Info, t connector.Transform) Info {
 	return out
 }
 
+// MaxOutputPixels is the most pixels a transform makes, as many as it
+// reads (inspect.MaxPixels): the result goes to the compression API, which
+// decodes no more, and memory follows pixels.
+const MaxOutputPixels = inspect.MaxPixels
+
+// CheckEnlargement refuses, before any image is read, an enlargement into
+// a box over MaxOutputPixels (both sides given): it asks for more pixels
+// than a transform makes.
+func CheckEnlargement(t connector.Transform) error {
+	r := t.Resize
+	if r == nil || !r.Enlarge || r.Width == 0 || r.Height == 0 || int64(r.Width)*int64(r.Height) <= MaxOutputPixels {
+		return nil
+	}
+	return overOutputCap(r.Width, r.Height)
+}
+
+// CheckOutput refuses a planned output over MaxOutputPixels.
+func CheckOutput(out Info) error {
+	if int64(out.Width)*int64(out.Height) <= MaxOutputPixels {
+		return nil
+	}
+	return overOutputCap(out.Width, out.Height)
+}
+
+func overOutputCap(w, h int) error {
+	msg := fmt.Sprintf("the result would be %d×%d pixels, over the %d megapixels a transform makes; ask for a smaller size",
+		w, h, MaxOutputPixels/1_000_000)
+	return &connector.Error{Code: connector.EINVALID, Message: "resize: " + msg,
+		Details: []connector.FieldError{{Field: "resize", Message: msg}}}
+}
+
 // box is the thumbnail's target box for r, and whether it crops.
 func box(r *connector.Resize) (w, h int, crop, down bool) {
 	w, h = r.Width, r.Height
@@ -151,6 +182,9 @@ func Apply(data []byte, t connector.Transform, limit int64) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Input: in, Output: Plan(in, t)}
+	if err := CheckOutput(res.Output); err != nil {
+		return nil, err
+	}
 	p := shimParams{width: maxCoord, height: maxCoord, downOnly: true}
 	if t.Resize != nil {
 		p.width, p.height, p.attention, p.downOnly = box(t.Resize)

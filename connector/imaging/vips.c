@@ -128,8 +128,9 @@ char *shim_probe(const void *buf, size_t len, shim_info *info) {
 
 // shim_blob copies a metadata blob of the image ("exif-data": a TIFF
 // structure, "Exif\0\0" prefix included when libvips keeps it;
-// "xmp-data": the XMP packet) into malloc'd memory; *len 0 when none.
-char *shim_blob(const void *buf, size_t len, const char *name, void **out, size_t *outlen) {
+// "xmp-data": the XMP packet) into malloc'd memory; *len 0 when none. A
+// blob over max is not copied: *out stays NULL and *outlen says its size.
+char *shim_blob(const void *buf, size_t len, const char *name, size_t max, void **out, size_t *outlen) {
 	*out = NULL;
 	*outlen = 0;
 	VipsImage *img = p_new_from_buffer(buf, len, "", NULL);
@@ -139,9 +140,13 @@ char *shim_blob(const void *buf, size_t len, const char *name, void **out, size_
 		return e;
 	}
 	if (p_get_typeof(img, name)) {
-		const void *data;
-		size_t n;
-		if (p_get_blob(img, name, &data, &n) == 0 && n > 0) {
+		const void *data = NULL;
+		size_t n = 0;
+		if (p_get_blob(img, name, &data, &n) != 0) {
+			p_error_clear();
+		} else if (n > max) {
+			*outlen = n;
+		} else if (n > 0) {
 			*out = malloc(n);
 			memcpy(*out, data, n);
 			*outlen = n;

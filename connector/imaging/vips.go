@@ -69,17 +69,22 @@ func vipsProbe(data []byte) (probeInfo, error) {
 		orientation: int(info.orientation), hasExif: info.has_exif != 0}, nil
 }
 
-func vipsExif(data []byte) ([]byte, error) { return vipsBlob(data, "exif-data") }
+func vipsExif(data []byte) ([]byte, error) { return vipsBlob(data, "exif-data", "EXIF") }
 
-func vipsXMP(data []byte) ([]byte, error) { return vipsBlob(data, "xmp-data") }
+func vipsXMP(data []byte) ([]byte, error) { return vipsBlob(data, "xmp-data", "XMP") }
 
-func vipsBlob(data []byte, name string) ([]byte, error) {
+// vipsBlob copies a metadata block of the image, refusing one over
+// MaxMetadataBlob (blobTooLarge) without copying it.
+func vipsBlob(data []byte, name, label string) ([]byte, error) {
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	var out unsafe.Pointer
 	var n C.size_t
-	if err := cError(C.shim_blob(unsafe.Pointer(unsafe.SliceData(data)), C.size_t(len(data)), cname, &out, &n)); err != nil {
+	if err := cError(C.shim_blob(unsafe.Pointer(unsafe.SliceData(data)), C.size_t(len(data)), cname, MaxMetadataBlob, &out, &n)); err != nil {
 		return nil, err
+	}
+	if out == nil && n > 0 {
+		return nil, &blobTooLarge{name: label, size: int(n)}
 	}
 	if out == nil {
 		return nil, nil
