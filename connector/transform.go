@@ -97,6 +97,10 @@ const ETRANSFORMOFF ErrorCode = "transform_unavailable"
 // over the bounds imgflow reads or a result carries. 422, nothing charged.
 const EMETADATA ErrorCode = "metadata_too_large"
 
+// ETRANSFORMTIME: the transform ran out of its time and was stopped; the
+// same image and options would only run out again. 422, nothing charged.
+const ETRANSFORMTIME ErrorCode = "transform_timeout"
+
 // IsZero reports whether t changes nothing.
 func (t Transform) IsZero() bool {
 	return t.Resize == nil && t.Convert == nil && len(t.Preserve) == 0

@@ -14,12 +14,14 @@ typedef struct {
 	int flatten;
 	double background[3];
 	int format, quality, lossless;
+	long long budget_ms; // the computation is killed after this long (0: never)
 } shim_params;
 
 typedef struct {
 	void *data;
 	size_t len;
 	int width, height;
+	int killed; // the budget ran out
 } shim_result;
 
 const char *shim_load(const char *lib);
