@@ -1,6 +1,7 @@
 package connector
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -92,6 +93,14 @@ var ConvertTypes = []string{"image/webp", "image/avif", "image/jpeg", "image/png
 // ETRANSFORMOFF: the job asks for a transform and this imgflow runs without
 // its image library (libvips). 422, nothing charged.
 const ETRANSFORMOFF ErrorCode = "transform_unavailable"
+
+// EMETADATA: the job keeps metadata (preserve) and the image's metadata is
+// over the bounds imgflow reads or a result carries. 422, nothing charged.
+const EMETADATA ErrorCode = "metadata_too_large"
+
+// ETRANSFORMTIME: the transform ran out of its time and was stopped; the
+// same image and options would only run out again. 422, nothing charged.
+const ETRANSFORMTIME ErrorCode = "transform_timeout"
 
 // IsZero reports whether t changes nothing.
 func (t Transform) IsZero() bool {
@@ -264,6 +273,9 @@ func (r *Resize) UnmarshalJSON(b []byte) error {
 	}
 	type plain Resize
 	var v plain
+	if err := strictObject(b, &v, "resize", "method, width, height, enlarge"); err != nil {
+		return err
+	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return fieldErr("resize", `must be an object such as {"method": "fit", "width": 1600, "height": 1600}, or "1600x"`)
 	}
@@ -281,11 +293,34 @@ func (c *Convert) UnmarshalJSON(b []byte) error {
 	}
 	type plain Convert
 	var v plain
+	if err := strictObject(b, &v, "convert", "type, background"); err != nil {
+		return err
+	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return fieldErr("convert", `must be an object such as {"type": "image/webp"}, or "webp"`)
 	}
 	*c = Convert(v)
 	return nil
+}
+
+// strictObject refuses a JSON object with a field v does not have, naming
+// it as field.name (a misspelt "widht" would otherwise resize nothing).
+func strictObject(b []byte, v any, field, fields string) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	err := d.Decode(v)
+	if err == nil {
+		return nil
+	}
+	rest, ok := strings.CutPrefix(err.Error(), "json: unknown field ")
+	if !ok {
+		return nil // judged by the plain decode
+	}
+	name, uerr := strconv.Unquote(rest)
+	if uerr != nil {
+		name = rest
+	}
+	return fieldErr(field+"."+name, "is not a field of "+field+" (fields: "+fields+")")
 }
 
 // Clone is a deep copy of t, so that a batch's defaults shared by its

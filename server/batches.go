@@ -26,6 +26,9 @@ func (s *Server) createBatch(c echo.Context) error {
 	if s.cfg.Batches == nil {
 		return connector.Errorf(connector.ENOTFOUND, "batches are not served here")
 	}
+	if err := checkQuery(c, "wait", "include"); err != nil {
+		return err
+	}
 	wait, err := s.parseWait(c)
 	if err != nil {
 		return err

@@ -74,6 +74,11 @@ func (s *Server) readJobRequest(c echo.Context) (*jobRequest, error) {
 	mediaType, params, _ := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
 	var in *jobRequest
 	var err error
+	if !isRawImage(mediaType) { // a raw body's fields are in the query (rawinput.go)
+		if err := checkQuery(c, "wait", "dry_run", "include"); err != nil {
+			return nil, err
+		}
+	}
 	switch {
 	case isJSON(req.Header.Get(echo.HeaderContentType)):
 		in, err = readJSONJob(c, maxJSONBody, s.bodyKeyCheck(c))

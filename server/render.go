@@ -18,6 +18,7 @@ func (s *Server) view() connector.View {
 }
 
 func mimeDisposition(filename string) string {
+	filename = connector.WithoutInvisible(filename)
 	if filename == "" {
 		return "attachment"
 	}

@@ -116,8 +116,39 @@ func (in *jobRequest) resolveTransform(defaults connector.Transform) error {
 		// fails in the worker, before the call, the same way.
 		return fieldError("preserve", "metadata cannot be kept in an AVIF result; convert to webp, jpeg or png, or leave preserve out")
 	}
+	if err := imaging.CheckEnlargement(t); err != nil {
+		return err
+	}
 	if err := imaging.Available(); err != nil {
 		return imaging.Unavailable(err)
+	}
+	if in.image != nil {
+		return checkKnownImage(in.image, t)
+	}
+	return nil
+}
+
+// checkKnownImage refuses, at creation, what the worker would refuse of an
+// image already in hand before any work: a result over the pixel cap, and
+// metadata to keep over its bounds. An image libvips cannot read is left
+// to the worker, which fails it with its reason.
+func checkKnownImage(b connector.Bytes, t connector.Transform) error {
+	data := make([]byte, b.Size())
+	if _, err := b.ReadAt(data, 0); err != nil && err != io.EOF {
+		return err
+	}
+	in, err := imaging.Probe(data)
+	if err != nil {
+		return nil
+	}
+	out := imaging.Plan(in, t)
+	if err := imaging.CheckOutput(out); err != nil {
+		return err
+	}
+	if len(t.Preserve) > 0 {
+		if _, err := imaging.PreservedMetadata(data, out.Type, t.Preserve); connector.ErrorCodeOf(err) == connector.EMETADATA {
+			return err
+		}
 	}
 	return nil
 }
@@ -157,6 +188,9 @@ func checkTransformed(b connector.Bytes, t connector.Transform) (inspect.Info, *
 		return inspect.Info{}, nil, err
 	}
 	out := imaging.Plan(in, t)
+	if err := imaging.CheckOutput(out); err != nil {
+		return inspect.Info{}, nil, err
+	}
 	if len(t.Preserve) > 0 {
 		if _, err := imaging.PreservedMetadata(data, out.Type, t.Preserve); err != nil {
 			return inspect.Info{}, nil, err

@@ -2,10 +2,12 @@ package server
 
 import (
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/imgflow/imgflow/connector"
+	"github.com/labstack/echo/v4"
 )
 
 // Strict input: a field this API does not know is refused with 400 naming
@@ -122,4 +124,16 @@ func editDistance(a, b string) int {
 		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(b)]
+}
+
+// checkQuery refuses a query parameter that is not one of known (a
+// misspelt "?resise=100" would otherwise run a job untransformed and
+// charge it).
+func checkQuery(c echo.Context, known ...string) error {
+	for name := range c.QueryParams() {
+		if !slices.Contains(known, name) {
+			return unknownField(name, known)
+		}
+	}
+	return nil
 }

@@ -25,7 +25,8 @@ func newValidator() *validator.Validate {
 	})
 	// A file name is text a person reads and a file system stores: no
 	// control characters (NUL, DEL, C1), no bidi controls that disguise
-	// its extension, valid UTF-8. Refused here, before a job is made,
+	// its extension, no invisible or line-breaking characters
+	// (connector.IsInvisible), valid UTF-8. Refused here, before a job is made,
 	// rather than failing later at the upstream.
 	v.RegisterValidation("filename", func(fl validator.FieldLevel) bool {
 		return badFilenameRune(fl.Field().String()) < 0
@@ -37,7 +38,7 @@ func newValidator() *validator.Validate {
 // may not hold, or -1.
 func badFilenameRune(name string) int {
 	for i, r := range name {
-		if r == utf8.RuneError || unicode.IsControl(r) || isBidiControl(r) {
+		if r == utf8.RuneError || unicode.IsControl(r) || isBidiControl(r) || connector.IsInvisible(r) {
 			return i
 		}
 	}

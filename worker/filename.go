@@ -8,9 +8,11 @@ import (
 )
 
 // filenameFor returns name (its base only) with the extension of mimeType,
-// or "image" plus that extension when name is empty: the compressed file has
+// or "image" plus that extension when name is empty, its invisible
+// characters removed: the compressed file has
 // the input's format, whatever the input's name claimed.
 func filenameFor(name, mimeType string) string {
+	name = connector.WithoutInvisible(name) // a fetched name is not checked at creation
 	name = path.Base(strings.ReplaceAll(name, `\`, "/"))
 	if name == "." || name == "/" {
 		name = ""

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"math"
+	"time"
 
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/connector/imaging"
@@ -28,14 +29,18 @@ func (w *Worker) transform(ctx context.Context, a *run, img *image, in connector
 	if t.IsZero() && !imaging.IsHEIF(img.mimeType) {
 		return img, in, nil
 	}
-	out, in, err := w.transformed(a, img, in, t)
+	out, in, err := w.transformed(ctx, a, img, in, t)
 	if err != nil {
 		w.callNotMade(ctx, a) // begun with the start, never made
 	}
 	return out, in, err
 }
 
-func (w *Worker) transformed(a *run, img *image, in connector.JobInput, t connector.Transform) (*image, connector.JobInput, error) {
+// transformCallTime is what a run keeps of its deadline for the call and
+// its end after the transform: the transform is stopped before.
+const transformCallTime = 45 * time.Second
+
+func (w *Worker) transformed(ctx context.Context, a *run, img *image, in connector.JobInput, t connector.Transform) (*image, connector.JobInput, error) {
 	if err := imaging.Available(); err != nil {
 		return nil, in, imaging.Unavailable(err)
 	}
@@ -43,11 +48,22 @@ func (w *Worker) transformed(a *run, img *image, in connector.JobInput, t connec
 	if err != nil || img.readErr != nil {
 		return nil, in, storedImageError(err)
 	}
+	var meta []byte // read before the pixel step: metadata over its bounds fails the job first
+	if len(t.Preserve) > 0 {
+		if meta, err = imaging.PreservedMetadata(data, imaging.OutputType(img.mimeType, t), t.Preserve); err != nil {
+			return nil, in, err
+		}
+	}
 	var res *imaging.Result
 	needed := imaging.Needed(img.mimeType, t) ||
 		(img.mimeType != "image/jpeg" && imaging.Orientation(data) != 1) // the API orients JPEG only
 	if needed {
-		res, err = imaging.Apply(data, t, connector.MaxImageSize)
+		if deadline, ok := ctx.Deadline(); ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, deadline.Add(-transformCallTime))
+			defer cancel()
+		}
+		res, err = imaging.ApplyContext(ctx, data, t, connector.MaxImageSize)
 	} else { // preserve alone: the bytes go as they are
 		var info imaging.Info
 		info, err = imaging.Probe(data)
@@ -55,12 +71,6 @@ func (w *Worker) transformed(a *run, img *image, in connector.JobInput, t connec
 	}
 	if err != nil {
 		return nil, in, err
-	}
-	var meta []byte
-	if len(t.Preserve) > 0 {
-		if meta, err = imaging.PreservedMetadata(data, res.Output.Type, t.Preserve); err != nil {
-			return nil, in, err
-		}
 	}
 	a.log.Debug("transformed", "input_type", res.Input.Type, "input_width", res.Input.Width, "input_height", res.Input.Height,
 		"output_type", res.Output.Type, "output_width", res.Output.Width, "output_height", res.Output.Height, "size", len(res.Data))

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/fixtures/images"
 	"github.com/imgflow/imgflow/fixtures/upstream/codec"
 )
 
@@ -24,6 +25,8 @@ import (
 //	IMAGING_BENCH="transform IN OUT RESIZE CONVERT"  Apply (RESIZE "1600x" or "-", CONVERT a type or "-")
 //	IMAGING_BENCH="upstream IN OUT"                   the reference upstream's JPEG compression
 //	IMAGING_BENCH="psnr A B"                          PSNR of B against A, in dB
+//	IMAGING_BENCH="preserve IN TYPE"                  PreservedMetadata (copyright, creation, location) for a TYPE result
+//	IMAGING_BENCH="bomb OUT jpeg|png"                 writes an EXIF bomb (metadatabomb_test.go) to OUT
 func TestMain(m *testing.M) {
 	cmd := os.Getenv("IMAGING_BENCH")
 	if cmd == "" {
@@ -39,6 +42,13 @@ func TestMain(m *testing.M) {
 func benchCommand(args []string) error {
 	if len(args) < 3 {
 		return fmt.Errorf("IMAGING_BENCH: too few words")
+	}
+	if args[0] == "bomb" {
+		img := images.PNGWithEXIF(images.Read(benchTB{}, "photo.png"), images.EXIFBomb(400, 512<<10))
+		if args[2] == "jpeg" {
+			img = images.JPEGWithEXIF(images.Read(benchTB{}, "photo.jpg"), images.EXIFBomb(4000, 16000))
+		}
+		return os.WriteFile(args[1], img, 0o644)
 	}
 	in, err := os.ReadFile(args[1])
 	if err != nil {
@@ -69,6 +79,10 @@ func benchCommand(args []string) error {
 			return err
 		}
 		return os.WriteFile(args[2], out, 0o644)
+	case "preserve":
+		meta, err := PreservedMetadata(in, args[2], connector.PreserveGroups)
+		fmt.Printf("%d bytes kept, %v\n", len(meta), err)
+		return nil
 	case "psnr":
 		other, err := os.ReadFile(args[2])
 		if err != nil {
@@ -121,3 +135,10 @@ func psnrOf(a, b []byte) (float64, error) {
 	}
 	return 10 * math.Log10(255*255/(sum/float64(n))), nil
 }
+
+// benchTB is the testing.TB fixtures read with in the one-shot mode.
+type benchTB struct{ testing.TB }
+
+func (benchTB) Helper()                      {}
+func (benchTB) Fatal(args ...any)            { panic(fmt.Sprint(args...)) }
+func (benchTB) Fatalf(f string, args ...any) { panic(fmt.Sprintf(f, args...)) }

@@ -10,9 +10,12 @@
 package imaging
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/connector/inspect"
@@ -121,6 +124,37 @@ func Plan(in Info, t connector.Transform) Info {
 	return out
 }
 
+// MaxOutputPixels is the most pixels a transform makes, as many as it
+// reads (inspect.MaxPixels): the result goes to the compression API, which
+// decodes no more, and memory follows pixels.
+const MaxOutputPixels = inspect.MaxPixels
+
+// CheckEnlargement refuses, before any image is read, an enlargement into
+// a box over MaxOutputPixels (both sides given): it asks for more pixels
+// than a transform makes.
+func CheckEnlargement(t connector.Transform) error {
+	r := t.Resize
+	if r == nil || !r.Enlarge || r.Width == 0 || r.Height == 0 || int64(r.Width)*int64(r.Height) <= MaxOutputPixels {
+		return nil
+	}
+	return overOutputCap(r.Width, r.Height)
+}
+
+// CheckOutput refuses a planned output over MaxOutputPixels.
+func CheckOutput(out Info) error {
+	if int64(out.Width)*int64(out.Height) <= MaxOutputPixels {
+		return nil
+	}
+	return overOutputCap(out.Width, out.Height)
+}
+
+func overOutputCap(w, h int) error {
+	msg := fmt.Sprintf("the result would be %d×%d pixels, over the %d megapixels a transform makes; ask for a smaller size",
+		w, h, MaxOutputPixels/1_000_000)
+	return &connector.Error{Code: connector.EINVALID, Message: "resize: " + msg,
+		Details: []connector.FieldError{{Field: "resize", Message: msg}}}
+}
+
 // box is the thumbnail's target box for r, and whether it crops.
 func box(r *connector.Resize) (w, h int, crop, down bool) {
 	w, h = r.Width, r.Height
@@ -146,6 +180,18 @@ type Result struct {
 // the compression API encodes it once more. A decompression bomb is refused
 // from its header, before decoding.
 func Apply(data []byte, t connector.Transform, limit int64) (*Result, error) {
+	return ApplyContext(context.Background(), data, t, limit)
+}
+
+// MaxTransformTime is the longest a transform computes: past it, or past
+// ctx's deadline if sooner, libvips' computation is killed and the job
+// fails with ETRANSFORMTIME (a run that would only fail again).
+const MaxTransformTime = 60 * time.Second
+
+// ApplyContext is Apply within ctx: it waits its turn for the process's
+// transform budget (by estimated pixels × bands), and is killed at ctx's
+// deadline or after MaxTransformTime.
+func ApplyContext(ctx context.Context, data []byte, t connector.Transform, limit int64) (*Result, error) {
 	in, err := Probe(data)
 	if err != nil {
 		return nil, err
@@ -154,6 +200,23 @@ func Apply(data []byte, t connector.Transform, limit int64) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Input: in, Output: Plan(in, t)}
+	if err := CheckOutput(res.Output); err != nil {
+		return nil, err
+	}
+	cost := 4 * (int64(in.Width)*int64(in.Height) + int64(res.Output.Width)*int64(res.Output.Height))
+	release, err := gate.acquire(ctx, cost)
+	if err != nil {
+		return nil, outOfTime()
+	}
+	defer release()
+	budget := MaxTransformTime
+	if deadline, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(deadline))
+	}
+	if budget <= 0 {
+		return nil, outOfTime()
+	}
+	deadline := time.Now().Add(budget)
 	p := shimParams{width: maxCoord, height: maxCoord, downOnly: true}
 	if t.Resize != nil {
 		p.width, p.height, p.attention, p.downOnly = box(t.Resize)
@@ -165,7 +228,13 @@ func Apply(data []byte, t connector.Transform, limit int64) (*Result, error) {
 	var last int
 	for _, enc := range encodings(res.Output.Type) {
 		p.format, p.quality, p.lossless = enc.format, enc.quality, enc.lossless
+		if p.budget = time.Until(deadline); p.budget <= 0 {
+			return nil, outOfTime()
+		}
 		out, w, h, err := vipsTransform(data, p)
+		if errors.Is(err, errKilled) {
+			return nil, outOfTime()
+		}
 		if err != nil {
 			return nil, unreadable(err.Error())
 		}
@@ -200,6 +269,11 @@ func encodings(mimeType string) []encoding {
 		return []encoding{{format: fmtAVIF, quality: 90}, {format: fmtAVIF, quality: 75}}
 	}
 	return []encoding{{format: fmtJPEG, quality: 95}, {format: fmtJPEG, quality: 90}, {format: fmtJPEG, quality: 80}}
+}
+
+func outOfTime() error {
+	return &connector.Error{Code: connector.ETRANSFORMTIME,
+		Message: fmt.Sprintf("the transform did not finish in its time (at most %s): ask for a smaller size or another type", MaxTransformTime)}
 }
 
 func unreadable(why string) error {

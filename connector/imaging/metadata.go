@@ -45,17 +45,25 @@ func PreservedMetadata(data []byte, outputType string, groups []string) ([]byte,
 	}
 	raw, err := vipsExif(data)
 	if err != nil {
-		return nil, unreadable(err.Error())
+		return nil, metadataError(err)
 	}
 	raw = bytes.TrimPrefix(raw, []byte("Exif\x00\x00"))
-	src, err := parseTIFF(raw)
+	b := &metadataBudget{}
+	src, err := parseTIFF(raw, b)
+	if errors.Is(err, errOverBudget) {
+		return nil, tooMuchMetadata(b.why)
+	}
 	if err != nil { // no EXIF, or unreadable: keeps nothing of it
 		src = &tiff{order: binary.LittleEndian}
 	}
 	var ifd0, exif, gps []tiffEntry
 	if slices.Contains(groups, connector.PreserveCopyright) {
 		ifd0 = src.pick(src.ifd0, copyrightTags)
-		if xmp, err := vipsXMP(data); err == nil && len(xmp) > 0 {
+		xmp, err := vipsXMP(data)
+		if errors.Is(err, errOverBudget) {
+			return nil, metadataError(err)
+		}
+		if err == nil && len(xmp) > 0 {
 			ifd0 = withXMPCopyright(ifd0, xmp)
 		}
 	}
@@ -68,7 +76,12 @@ func PreservedMetadata(data []byte, outputType string, groups []string) ([]byte,
 	if len(ifd0)+len(exif)+len(gps) == 0 {
 		return nil, nil
 	}
-	return writeTIFF(src.order, ifd0, exif, gps), nil
+	kept := writeTIFF(src.order, ifd0, exif, gps)
+	if len(kept) > MaxKeptMetadata {
+		return nil, tooMuchMetadata(fmt.Sprintf("the metadata kept is %d bytes, over the %d bytes a result carries (one JPEG APP1 segment)",
+			len(kept), MaxKeptMetadata))
+	}
+	return kept, nil
 }
 
 type tiffEntry struct {
@@ -103,7 +116,7 @@ var typeSizes = map[uint16]uint32{1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2
 
 var errTIFF = errors.New("malformed EXIF")
 
-func parseTIFF(b []byte) (*tiff, error) {
+func parseTIFF(b []byte, budget *metadataBudget) (*tiff, error) {
 	if len(b) < 8 {
 		return nil, errTIFF
 	}
@@ -117,12 +130,15 @@ func parseTIFF(b []byte) (*tiff, error) {
 		return nil, errTIFF
 	}
 	var err error
-	if t.ifd0, err = readIFD(b, t.order, t.order.Uint32(b[4:8])); err != nil {
+	if t.ifd0, err = readIFD(b, t.order, t.order.Uint32(b[4:8]), budget); err != nil {
 		return nil, err
 	}
 	for _, e := range t.ifd0 {
 		if (e.tag == tagExifIFD || e.tag == tagGPSIFD) && len(e.value) == 4 {
-			sub, err := readIFD(b, t.order, t.order.Uint32(e.value))
+			sub, err := readIFD(b, t.order, t.order.Uint32(e.value), budget)
+			if errors.Is(err, errOverBudget) {
+				return nil, err
+			}
 			if err != nil {
 				continue
 			}
@@ -136,13 +152,20 @@ func parseTIFF(b []byte) (*tiff, error) {
 	return t, nil
 }
 
-func readIFD(b []byte, order byteOrder, off uint32) ([]tiffEntry, error) {
+// readIFD reads one IFD's entries, their values aliasing b (nothing is
+// copied until the kept block is written). Every entry and every byte of
+// value it references count against budget, each time they are referenced:
+// entries may share their value, and IFDs may share their entries.
+func readIFD(b []byte, order byteOrder, off uint32, budget *metadataBudget) ([]tiffEntry, error) {
 	if uint64(off)+2 > uint64(len(b)) {
 		return nil, errTIFF
 	}
 	n := uint32(order.Uint16(b[off:]))
 	if uint64(off)+2+12*uint64(n) > uint64(len(b)) {
 		return nil, errTIFF
+	}
+	if err := budget.entries(int(n)); err != nil {
+		return nil, err
 	}
 	var out []tiffEntry
 	for i := range n {
@@ -154,13 +177,16 @@ func readIFD(b []byte, order byteOrder, off uint32) ([]tiffEntry, error) {
 		}
 		total := size * e.count
 		if total <= 4 {
-			e.value = slices.Clone(p[8 : 8+total])
+			e.value = p[8 : 8+total : 8+total]
 		} else {
 			at := order.Uint32(p[8:])
 			if uint64(at)+uint64(total) > uint64(len(b)) {
 				continue
 			}
-			e.value = slices.Clone(b[at : at+total])
+			if err := budget.bytes(int64(total)); err != nil {
+				return nil, err
+			}
+			e.value = b[at : at+total : at+total]
 		}
 		out = append(out, e)
 	}

@@ -20,7 +20,7 @@ func tagsOf(t *testing.T, img []byte) (ifd0, exif, gps []uint16) {
 	if len(raw) == 0 {
 		return nil, nil, nil
 	}
-	tf, err := parseTIFF(raw)
+	tf, err := parseTIFF(raw, &metadataBudget{})
 	if err != nil {
 		t.Fatalf("the result's EXIF does not parse: %v", err)
 	}

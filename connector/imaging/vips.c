@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "vips_shim.h"
 
 typedef void VipsImage;
@@ -12,6 +13,11 @@ static int (*p_init)(const char *);
 static char *(*p_error_buffer_copy)(void);
 static void (*p_error_clear)(void);
 static void (*p_cache_set_max)(int);
+static void (*p_cache_set_max_mem)(size_t);
+static void (*p_cache_set_max_files)(int);
+static void (*p_image_set_progress)(VipsImage *, int);
+static void (*p_image_set_kill)(VipsImage *, int);
+static unsigned long (*p_signal_connect_data)(void *, const char *, void (*)(void), void *, void *, int);
 static void (*p_concurrency_set)(int);
 static int (*p_version)(int);
 static VipsImage *(*p_new_from_buffer)(const void *, size_t, const char *, ...);
@@ -63,6 +69,11 @@ const char *shim_load(const char *lib) {
 	SYM(p_error_buffer_copy, "vips_error_buffer_copy");
 	SYM(p_error_clear, "vips_error_clear");
 	SYM(p_cache_set_max, "vips_cache_set_max");
+	SYM(p_cache_set_max_mem, "vips_cache_set_max_mem");
+	SYM(p_cache_set_max_files, "vips_cache_set_max_files");
+	SYM(p_image_set_progress, "vips_image_set_progress");
+	SYM(p_image_set_kill, "vips_image_set_kill");
+	SYM(p_signal_connect_data, "g_signal_connect_data");
 	SYM(p_concurrency_set, "vips_concurrency_set");
 	SYM(p_version, "vips_version");
 	SYM(p_new_from_buffer, "vips_image_new_from_buffer");
@@ -93,6 +104,8 @@ const char *shim_load(const char *lib) {
 	// No operation cache: every job is new bytes, and a cached operation
 	// would keep a reference to a caller's buffer after the call returns.
 	p_cache_set_max(0);
+	p_cache_set_max_mem(0);
+	p_cache_set_max_files(0);
 	return NULL;
 }
 
@@ -128,8 +141,9 @@ char *shim_probe(const void *buf, size_t len, shim_info *info) {
 
 // shim_blob copies a metadata blob of the image ("exif-data": a TIFF
 // structure, "Exif\0\0" prefix included when libvips keeps it;
-// "xmp-data": the XMP packet) into malloc'd memory; *len 0 when none.
-char *shim_blob(const void *buf, size_t len, const char *name, void **out, size_t *outlen) {
+// "xmp-data": the XMP packet) into malloc'd memory; *len 0 when none. A
+// blob over max is not copied: *out stays NULL and *outlen says its size.
+char *shim_blob(const void *buf, size_t len, const char *name, size_t max, void **out, size_t *outlen) {
 	*out = NULL;
 	*outlen = 0;
 	VipsImage *img = p_new_from_buffer(buf, len, "", NULL);
@@ -139,9 +153,13 @@ char *shim_blob(const void *buf, size_t len, const char *name, void **out, size_
 		return e;
 	}
 	if (p_get_typeof(img, name)) {
-		const void *data;
-		size_t n;
-		if (p_get_blob(img, name, &data, &n) == 0 && n > 0) {
+		const void *data = NULL;
+		size_t n = 0;
+		if (p_get_blob(img, name, &data, &n) != 0) {
+			p_error_clear();
+		} else if (n > max) {
+			*outlen = n;
+		} else if (n > 0) {
 			*out = malloc(n);
 			memcpy(*out, data, n);
 			*outlen = n;
@@ -163,8 +181,11 @@ static int save(VipsImage *img, const shim_params *p, void **out, size_t *outlen
 		}
 		return p_webpsave_buffer(img, out, outlen, "Q", p->quality, "strip", 1, "effort", 2, NULL);
 	case SHIM_AVIF:
+		// Chroma subsampled (4:2:0) whatever the quality: the encoder's
+		// memory for a full-resolution 4:4:4 frame is a third more, and the
+		// compression API encodes the result once more anyway.
 		return p_heifsave_buffer(img, out, outlen, "Q", p->quality, "compression", 4, "effort", 2,
-			"strip", 1, NULL);
+			"subsample_mode", 1, "strip", 1, NULL);
 	}
 	return -1;
 }
@@ -184,11 +205,30 @@ static void strip(VipsImage *img) {
 	p_strfreev(names);
 }
 
+static long long now_ms(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+// on_eval is libvips' progress hook on the image being saved: past the
+// run's deadline it kills the computation, and the save fails.
+static void on_eval(VipsImage *img, void *progress, void *user) {
+	(void)progress;
+	const long long *deadline = user;
+	if (now_ms() > *deadline) {
+		p_image_set_kill(img, 1);
+	}
+}
+
 // shim_transform decodes, orients, resizes, flattens and encodes in one
-// call, so no libvips object outlives the caller's buffer.
+// call, so no libvips object outlives the caller's buffer. The computation
+// is killed p->budget_ms after the call starts (r->killed set); an encoder
+// that works after the pixels are computed (AVIF, WebP) runs to its end.
 char *shim_transform(void *buf, size_t len, const shim_params *p, shim_result *r) {
 	VipsImage *img = NULL, *flat = NULL, *bare = NULL, *final = NULL;
 	char *err = NULL;
+	long long deadline = now_ms() + p->budget_ms;
 	// fail_on: a truncated image is an error, not grey pixels where it ends.
 	if (p_thumbnail_buffer(buf, len, &img, p->width, "height", p->height, "size", p->size,
 			"crop", p->crop, "option_string", "fail_on=truncated", NULL)) {
@@ -207,7 +247,14 @@ char *shim_transform(void *buf, size_t len, const shim_params *p, shim_result *r
 	final = bare;
 	r->width = p_get_width(final);
 	r->height = p_get_height(final);
-	if (save(final, p, &r->data, &r->len)) goto fail;
+	if (p->budget_ms > 0) {
+		p_image_set_progress(final, 1);
+		p_signal_connect_data(final, "eval", (void (*)(void))on_eval, &deadline, NULL, 0);
+	}
+	if (save(final, p, &r->data, &r->len)) {
+		r->killed = p->budget_ms > 0 && now_ms() > deadline;
+		goto fail;
+	}
 	goto done;
 fail:
 	err = errcopy();

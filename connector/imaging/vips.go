@@ -10,7 +10,9 @@ import "C"
 import (
 	"errors"
 	"os"
+	"strconv"
 	"sync"
+	"time"
 	"unsafe"
 )
 
@@ -26,6 +28,19 @@ var (
 // LibraryEnv names the environment variable that overrides which libvips
 // is loaded (a path, or a soname); "off" turns transforms off.
 const LibraryEnv = "IMGFLOW_LIBVIPS"
+
+// ThreadsEnv names the environment variable that sets how many threads
+// libvips computes one image with (default 2): the process's transforms
+// share the machine with the rest of the worker, and each thread holds
+// buffers of its own.
+const ThreadsEnv = "IMGFLOW_VIPS_THREADS"
+
+func vipsThreads() int {
+	if n, err := strconv.Atoi(os.Getenv(ThreadsEnv)); err == nil && n > 0 {
+		return min(n, 64)
+	}
+	return 2
+}
 
 func load() error {
 	loadOnce.Do(func() {
@@ -45,7 +60,9 @@ func load() error {
 		}
 		if C.shim_version(0) != 8 || C.shim_version(1) < 10 {
 			loadErr = errors.New("libvips 8.10 or later is needed")
+			return
 		}
+		C.shim_concurrency(C.int(vipsThreads()))
 	})
 	return loadErr
 }
@@ -69,17 +86,22 @@ func vipsProbe(data []byte) (probeInfo, error) {
 		orientation: int(info.orientation), hasExif: info.has_exif != 0}, nil
 }
 
-func vipsExif(data []byte) ([]byte, error) { return vipsBlob(data, "exif-data") }
+func vipsExif(data []byte) ([]byte, error) { return vipsBlob(data, "exif-data", "EXIF") }
 
-func vipsXMP(data []byte) ([]byte, error) { return vipsBlob(data, "xmp-data") }
+func vipsXMP(data []byte) ([]byte, error) { return vipsBlob(data, "xmp-data", "XMP") }
 
-func vipsBlob(data []byte, name string) ([]byte, error) {
+// vipsBlob copies a metadata block of the image, refusing one over
+// MaxMetadataBlob (blobTooLarge) without copying it.
+func vipsBlob(data []byte, name, label string) ([]byte, error) {
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	var out unsafe.Pointer
 	var n C.size_t
-	if err := cError(C.shim_blob(unsafe.Pointer(unsafe.SliceData(data)), C.size_t(len(data)), cname, &out, &n)); err != nil {
+	if err := cError(C.shim_blob(unsafe.Pointer(unsafe.SliceData(data)), C.size_t(len(data)), cname, MaxMetadataBlob, &out, &n)); err != nil {
 		return nil, err
+	}
+	if out == nil && n > 0 {
+		return nil, &blobTooLarge{name: label, size: int(n)}
 	}
 	if out == nil {
 		return nil, nil
@@ -99,7 +121,11 @@ type shimParams struct {
 	format        int
 	quality       int
 	lossless      bool
+	budget        time.Duration // the computation is killed after this long (0: never)
 }
+
+// errKilled is a transform killed when its time ran out.
+var errKilled = errors.New("the transform ran out of time")
 
 const (
 	fmtJPEG = C.SHIM_JPEG
@@ -112,7 +138,8 @@ const (
 const maxCoord = 10_000_000
 
 func vipsTransform(data []byte, p shimParams) (out []byte, width, height int, err error) {
-	cp := C.shim_params{width: C.int(p.width), height: C.int(p.height), format: C.int(p.format), quality: C.int(p.quality)}
+	cp := C.shim_params{width: C.int(p.width), height: C.int(p.height), format: C.int(p.format), quality: C.int(p.quality),
+		budget_ms: C.longlong(p.budget.Milliseconds())}
 	if p.downOnly {
 		cp.size = 2 // VIPS_SIZE_DOWN
 	}
@@ -130,6 +157,9 @@ func vipsTransform(data []byte, p shimParams) (out []byte, width, height int, er
 	}
 	var r C.shim_result
 	if err := cError(C.shim_transform(unsafe.Pointer(unsafe.SliceData(data)), C.size_t(len(data)), &cp, &r)); err != nil {
+		if r.killed != 0 {
+			return nil, 0, 0, errKilled
+		}
 		return nil, 0, 0, err
 	}
 	defer C.shim_free(r.data)

@@ -14,18 +14,20 @@ typedef struct {
 	int flatten;
 	double background[3];
 	int format, quality, lossless;
+	long long budget_ms; // the computation is killed after this long (0: never)
 } shim_params;
 
 typedef struct {
 	void *data;
 	size_t len;
 	int width, height;
+	int killed; // the budget ran out
 } shim_result;
 
 const char *shim_load(const char *lib);
 int shim_version(int part);
 void shim_concurrency(int n);
 char *shim_probe(const void *buf, size_t len, shim_info *info);
-char *shim_blob(const void *buf, size_t len, const char *name, void **out, size_t *outlen);
+char *shim_blob(const void *buf, size_t len, const char *name, size_t max, void **out, size_t *outlen);
 char *shim_transform(void *buf, size_t len, const shim_params *p, shim_result *r);
 void shim_free(void *p);

@@ -66,7 +66,7 @@ func (d *decoder) release() {
 func (d *decoder) write(p []byte) error {
 	if !d.started && len(p) > 0 {
 		d.started = true
-		d.inPrefix = d.dataURI && p[0] == 'd'
+		d.inPrefix = d.dataURI && (p[0] == 'd' || p[0] == 'D')
 	}
 	if d.inPrefix {
 		i := 0
@@ -97,9 +97,9 @@ func (d *decoder) write(p []byte) error {
 func maybeDataURI(held []byte) bool {
 	const scheme = "data:"
 	if len(held) < len(scheme) {
-		return strings.HasPrefix(scheme, string(held))
+		return strings.HasPrefix(scheme, strings.ToLower(string(held)))
 	}
-	return strings.HasPrefix(string(held), scheme)
+	return strings.EqualFold(string(held[:len(scheme)]), scheme)
 }
 
 // replayPrefix decodes the text held as a possible prefix, and then rest,
@@ -333,11 +333,16 @@ func (d *decoder) finish() (*chunkbuf.Buffer, error) {
 }
 
 func (d *decoder) parsePrefix() error {
-	meta, ok := strings.CutPrefix(string(d.prefix), "data:")
-	if !ok || !strings.HasSuffix(meta, ";base64") {
+	// The scheme and the base64 marker in any case (RFC 2397, RFC 3986).
+	text := string(d.prefix)
+	if len(text) < len("data:") || !strings.EqualFold(text[:len("data:")], "data:") {
 		return d.prefixError()
 	}
-	mediaType, _, _ := strings.Cut(strings.TrimSuffix(meta, ";base64"), ";")
+	meta := text[len("data:"):]
+	if len(meta) < len(";base64") || !strings.EqualFold(meta[len(meta)-len(";base64"):], ";base64") {
+		return d.prefixError()
+	}
+	mediaType, _, _ := strings.Cut(meta[:len(meta)-len(";base64")], ";")
 	d.mediaType = strings.ToLower(strings.TrimSpace(mediaType))
 	return nil
 }

@@ -43,7 +43,7 @@ func newRefDecoder(max, hint int, urlSafe, dataURI bool) *refDecoder {
 func (d *refDecoder) write(p []byte) error {
 	if !d.started && len(p) > 0 {
 		d.started = true
-		d.inPrefix = d.dataURI && p[0] == 'd'
+		d.inPrefix = d.dataURI && (p[0] == 'd' || p[0] == 'D')
 	}
 	if d.inPrefix {
 		i := 0
