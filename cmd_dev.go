@@ -111,6 +111,11 @@ func runDev(ctx context.Context, args []string) error {
 		return err
 	}
 	defer a.Close()
+	if rep, err := a.Migrate(ctx); err != nil {
+		return err
+	} else if len(rep.Steps) > 0 {
+		slog.Info("Redis key layout migrated", "from", rep.From, "to", rep.To)
+	}
 	w, err := a.Worker(slog.Default().With("component", "worker"), o.Concurrency)
 	if err != nil {
 		return err

@@ -143,15 +143,6 @@ func (s subject) owner() string {
 func (w *Worker) handleDelivery(ctx context.Context, t *asynq.Task) error {
 	var d connector.Delivery
 	err := json.Unmarshal(t.Payload(), &d)
-	if err == nil && d.BatchID != "" && d.MessageID == "" {
-		// batch.finished queued by an older version: its message now.
-		if err = w.olderBatchDelivery(ctx, &d); connector.ErrorCodeOf(err) == connector.ENOTFOUND {
-			w.obs.DeliveryDone("dropped")
-			return nil
-		} else if err != nil {
-			return err
-		}
-	}
 	if err != nil || (d.JobID == "" && d.MessageID == "") {
 		w.log.Error("delivery task with a bad payload, dropped", "job_id", "", "err", err)
 		return fmt.Errorf("bad payload: %w", asynq.SkipRetry)
@@ -211,20 +202,6 @@ func (w *Worker) handleDelivery(ctx context.Context, t *asynq.Task) error {
 		return w.gone(ctx, r, res)
 	}
 	return w.failed(ctx, r, res)
-}
-
-// olderBatchDelivery turns a batch.finished delivery queued by an older
-// version (Delivery.BatchID) into its message's.
-func (w *Worker) olderBatchDelivery(ctx context.Context, d *connector.Delivery) error {
-	if w.cfg.Batches == nil {
-		return connector.Errorf(connector.ENOTFOUND, "batches are not served here")
-	}
-	msg, _, err := w.batchMessage(ctx, d.BatchID)
-	if err != nil {
-		return err
-	}
-	d.MessageID, d.BatchID = msg.ID, ""
-	return nil
 }
 
 // deliverySubject loads what d is about; ENOTFOUND once it expired.

@@ -251,15 +251,16 @@ func placeCompress(jobOwner func(ctx context.Context, jobID string) string) func
 }
 
 // placeDelivery places a delivery by its task id, under the owner of its
-// job or batch; an event of neither (a test, credits low) is not placed.
-func placeDelivery(owner func(ctx context.Context, d connector.Delivery) string) func(context.Context, *asynq.Task) (string, func() string) {
+// job; an event of no job (a stored message: batch.finished, a test,
+// credits low) is not placed.
+func placeDelivery(owner func(ctx context.Context, jobID string) string) func(context.Context, *asynq.Task) (string, func() string) {
 	return func(ctx context.Context, t *asynq.Task) (string, func() string) {
 		var d connector.Delivery
 		id, _ := asynq.GetTaskID(ctx)
-		if json.Unmarshal(t.Payload(), &d) != nil || id == "" || (d.JobID == "" && d.BatchID == "") {
+		if json.Unmarshal(t.Payload(), &d) != nil || id == "" || d.JobID == "" {
 			return "", nil
 		}
-		return id, func() string { return owner(ctx, d) }
+		return id, func() string { return owner(ctx, d.JobID) }
 	}
 }
 
