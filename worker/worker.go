@@ -216,8 +216,7 @@ func (w *Worker) startServers(rdb redis.UniversalClient) ([]*asynq.Server, error
 }
 
 // startServer starts one asynq server of concurrency on queue. Every
-// server handles every task type: a delivery left on the compress queue
-// by an earlier version still runs.
+// server handles every task type, so a task on either queue runs.
 func (w *Worker) startServer(rdb redis.UniversalClient, queue string, concurrency int, forwardEvery time.Duration) (*asynq.Server, error) {
 	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
 		Concurrency:              concurrency,
