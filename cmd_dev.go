@@ -184,7 +184,7 @@ demo key: %[3]s
 redis: %[6]s (more keys: go run . keys create --redis %[6]s)
 definitions: %[1]s/v1/definitions
 metrics: %[1]s/metrics
-mcp: %[1]s/mcp (AI agents; the key as Authorization: Bearer, README "Use imgflow from an AI agent")
+mcp: %[1]s/mcp (AI agents; the key as Authorization: Bearer, docs/mcp.md)
 queues: %[1]s/admin/queues?token=%[4]s
 URLs allowed: public addresses and %[5]s (every other private address is refused; add hosts with --allow-host)
 %[7]s
