@@ -18,7 +18,7 @@ import (
 	"github.com/imgflow/imgflow/internal/redistest"
 )
 
-// Batches' targets (issue #23), figures in BENCHMARK.md:
+// Batches' targets, figures in BENCHMARK.md:
 //
 //	REDIS_URL=redis://127.0.0.1:6379 go test -run '^$' -bench 'Batch' -benchtime 2x .
 

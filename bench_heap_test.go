@@ -13,8 +13,8 @@ import (
 	"github.com/imgflow/imgflow/internal/redistest"
 )
 
-// The per-process 10 MiB heap benchmarks: issue 16 asks that serve and
-// work each hold at most ~2.5 × the image at their peak, while
+// The per-process 10 MiB heap benchmarks: serve and work each hold at
+// most ~2.5 × the image at their peak, while
 // BenchmarkTenMiBJobPeakHeap measures both in one process. Run them with
 // REDIS_URL set (miniredis would keep the blobs in this heap).
 

@@ -266,7 +266,7 @@ func BenchmarkRedisCommandsPerJob(b *testing.B) {
 		cost.stop(b.N)
 	})
 
-	// Content dedupe on (#24): "new" posts a different image each time (the
+	// Content dedupe on: "new" posts a different image each time (the
 	// same PNG with a counter after its end, which decoders ignore), so every
 	// job looks the index up, claims its image and records itself: what
 	// dedupe costs a job it cannot help. "repeat" posts one image: every job

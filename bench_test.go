@@ -251,8 +251,8 @@ func base64JSON(image []byte, prefix string) []byte {
 }
 
 // BenchmarkTenMiBBase64JobPeakHeap is the same job sent as JSON with the
-// image in image_base64 (a data: URI), the path whose text used to be held
-// two or three times over.
+// image in image_base64 (a data: URI), a path whose text could easily be
+// held two or three times over.
 func BenchmarkTenMiBBase64JobPeakHeap(b *testing.B) {
 	r := redistest.New(b)
 	api := benchSystem(b, r, 4)

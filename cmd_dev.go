@@ -111,6 +111,11 @@ func runDev(ctx context.Context, args []string) error {
 		return err
 	}
 	defer a.Close()
+	if rep, err := a.Migrate(ctx); err != nil {
+		return err
+	} else if len(rep.Steps) > 0 {
+		slog.Info("Redis key layout migrated", "from", rep.From, "to", rep.To)
+	}
 	w, err := a.Worker(slog.Default().With("component", "worker"), o.Concurrency)
 	if err != nil {
 		return err
@@ -179,7 +184,7 @@ demo key: %[3]s
 redis: %[6]s (more keys: go run . keys create --redis %[6]s)
 definitions: %[1]s/v1/definitions
 metrics: %[1]s/metrics
-mcp: %[1]s/mcp (AI agents; the key as Authorization: Bearer, README "Use imgflow from an AI agent")
+mcp: %[1]s/mcp (AI agents; the key as Authorization: Bearer, docs/mcp.md)
 queues: %[1]s/admin/queues?token=%[4]s
 URLs allowed: public addresses and %[5]s (every other private address is refused; add hosts with --allow-host)
 %[7]s

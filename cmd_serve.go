@@ -38,6 +38,9 @@ func runServe(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeApp()
+	if err := a.CheckSchema(ctx); err != nil {
+		return err
+	}
 	slog.Info("imgflow API listening", "addr", o.Addr, "public_url", o.PublicURL, "transforms", imaging.Status())
 	return a.APIServer(slog.Default(), nil).Run(ctx, o.Addr)
 }

@@ -54,6 +54,9 @@ func runWork(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeApp()
+	if err := a.CheckSchema(ctx); err != nil {
+		return err
+	}
 	w, err := a.Worker(slog.Default(), o.Concurrency)
 	if err != nil {
 		return err

@@ -19,7 +19,7 @@ import (
 	"github.com/imgflow/imgflow/internal/system"
 )
 
-// BenchmarkFairnessUnderFlood is issue #32's fairness bound, on a
+// BenchmarkFairnessUnderFlood is the fairness bound, on a
 // 4-worker deployment (serve + work, Concurrency 4, the defaults
 // otherwise: KeyShare 2, DeliveryConcurrency 4):
 //

@@ -31,12 +31,13 @@ var commands = map[string]command{
 	"work":        {"the asynq worker only", runWork},
 	"upstream":    {"the reference compression API only (base path /api)", runUpstream},
 	"keys":        {"manage reference-upstream accounts: create | topup | show", runKeys},
+	"migrate":     {"migrate the key layout in Redis to this version's (the schema version)", runMigrate},
 	"definitions": {"write every platform's connector definition files", runDefinitions},
 	"compress":    {"compress image files and folders through an imgflow API, as batches", runCompress},
 	"version":     {"print the version, the commit and the Go version", runVersion},
 }
 
-var commandOrder = []string{"dev", "serve", "work", "upstream", "keys", "definitions", "compress", "version"}
+var commandOrder = []string{"dev", "serve", "work", "migrate", "upstream", "keys", "definitions", "compress", "version"}
 
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: imgflow <command> [flags]\n\ncommands:")

@@ -23,7 +23,7 @@ import (
 // against the instant upstream, one request at a time, each waiting for the
 // completed job. It reports each path's p50 and the round trips the API's
 // and worker's Redis client made per call; the MCP overhead is the
-// difference of the two rows (BENCHMARK.md, "MCP (#34)").
+// difference of the two rows (BENCHMARK.md, "MCP").
 //
 //	go test -run '^$' -bench MCPvsREST -benchtime 300x .
 //	REDIS_URL=redis://127.0.0.1:6471/0 go test -run '^$' -bench MCPvsREST -benchtime 300x .  (a redis-server of its own)

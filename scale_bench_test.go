@@ -24,7 +24,7 @@ import (
 
 // BenchmarkRedisBytesPerFinishedJob measures what a finished job leaves in
 // Redis (used_memory after minus before, over b.N jobs), with image bytes
-// in Redis and in S3, for the capacity plan in docs/operations.md; and the
+// in Redis and in S3, for the capacity plan in docs/costs.md; and the
 // CPU time serve + work (this process: user + system) spend per job, one
 // flow at a time. Each job
 // uploads photo.jpg (25 KiB) as base64 and gets photo.png (127 KiB) back

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Helm chart (deploy/helm/imgflow), its alerts and its queue scaling,
-# checked for real (issue 35). Installs what it needs on a fresh Debian
+# checked for real. Installs what it needs on a fresh Debian
 # machine: Prometheus and promtool from apt, helm built once with
 # `go install` into a cache (IMGFLOW_CI_CACHE, default ~/.cache/imgflow-ci).
 #

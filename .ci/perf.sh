@@ -11,7 +11,7 @@ echo "== Redis commands per job (REDIS_URL=$REDIS_URL)"
 counts=$(go test -run '^$' -bench 'RedisCommandsPerJob' -benchtime 100x . | grep -E '^Benchmark|ok|FAIL')
 echo "$counts"
 # Ceilings per path: client round trips and Redis commands per op, as
-# measured for #13 (BENCHMARK.md, "Redis commands per job and per request")
+# measured (BENCHMARK.md, "Redis commands per job and per request")
 # plus half a round trip and a command and a half of slack for the
 # run-to-run spread of 100 ops (a reconnect, asynq's start-up and
 # housekeeping in "work" and "POST-wait"). A round trip or two commands
@@ -27,7 +27,7 @@ echo "$counts" | awk '
     trips["GET"] = 1.5;  cmds["GET"] = 2.5
     trips["GET-file"] = 2.5;  cmds["GET-file"] = 5.5
     trips["POST-wait"] = 7.5;  cmds["POST-wait"] = 55.5
-    # Content dedupe on (#24): a new image looks the index up and claims it,
+    # Content dedupe on: a new image looks the index up and claims it,
     # then records itself (+2 trips); a repeat completes from an earlier result.
     trips["work-dedupe-new"] = 6.7;  cmds["work-dedupe-new"] = 49.5
     trips["POST-wait-dedupe-new"] = 9.5;  cmds["POST-wait-dedupe-new"] = 63.5

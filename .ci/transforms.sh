@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI: every transform test runs for real (issue #33). The transform tests
+# CI: every transform test runs for real. The transform tests
 # skip on a machine without libvips (loaded at run time with dlopen, so
 # imgflow builds and runs without it); .ci/run installs libvips42, and this
 # fails the run if the library is missing or any transform test skipped.

@@ -35,12 +35,12 @@ func TestCatalogOffersTheIssuedActionsAndTriggers(t *testing.T) {
 		"compress_image_callback": KindCallbackAction,
 		"get_job":                 KindAction,
 		"check_account":           KindAction,
-		"check_image":             KindAction, // #24
-		"compress_many":           KindAction, // #23
+		"check_image":             KindAction,
+		"compress_many":           KindAction,
 		"job_finished":            KindHookTrigger,
 		"job_finished_polling":    KindPollingTrigger,
-		"credits_low":             KindHookTrigger, // #26
-		"batch_finished":          KindHookTrigger, // #23
+		"credits_low":             KindHookTrigger,
+		"batch_finished":          KindHookTrigger,
 	}
 	if got := len(c.Operations()); got != len(want) {
 		t.Errorf("catalog has %d operations, want %d", got, len(want))

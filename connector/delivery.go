@@ -11,9 +11,6 @@ type Delivery struct {
 	JobID  string `json:"job_id"`  // the job whose event this is
 	HookID string `json:"hook_id"` // "" for the job's own callback_url
 	Event  string `json:"event"`
-	// BatchID is set, and JobID and MessageID empty, in a batch.finished
-	// delivery queued by an older version; batch.finished is a Message now.
-	BatchID string `json:"batch_id,omitempty"`
 	// MessageID names the stored event (Message) of a delivery that is not
 	// a job's; JobID is empty then.
 	MessageID string `json:"message_id,omitempty"`

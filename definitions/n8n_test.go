@@ -130,12 +130,12 @@ func TestN8nTemplateParametersMatchTheirNodeVersion(t *testing.T) {
 	}
 }
 
-// The minimum is stated where users and tools look: the README's n8n
-// section, the package's README and package.json (engines.n8n), and the
+// The minimum is stated where users and tools look: docs/n8n.md, the
+// package's README and package.json (engines.n8n), and the
 // oldest n8n the package's CI runs (e2e/oldest) is of that release.
 func TestN8nMinimumIsStated(t *testing.T) {
 	line := "n8n >= " + N8nMinimum
-	for _, p := range []string{"../README.md", "n8n-nodes-imgflow/README.md"} {
+	for _, p := range []string{"../docs/n8n.md", "n8n-nodes-imgflow/README.md"} {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)

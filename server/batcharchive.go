@@ -48,22 +48,7 @@ func (s *Server) getBatchArchive(c echo.Context) error {
 		return connector.Errorf(connector.ENOTFOUND, "batches are not served here")
 	}
 	ctx := c.Request().Context()
-	id := c.Param("id")
-	var b *connector.Batch
-	var err error
-	if token := c.QueryParam("token"); token != "" {
-		if !s.cfg.Keyring.VerifyArchiveToken(id, token, s.cfg.Now()) {
-			return connector.Errorf(connector.ENOTFOUND, "this archive link is invalid or has expired")
-		}
-		b, err = s.cfg.Batches.GetBatch(ctx, id)
-	} else if key := headerKey(c); key == "" {
-		return errNoKey
-	} else if aerr := s.authenticate(c, key); aerr != nil {
-		return aerr
-	} else {
-		c.Set(ctxAPIKey, key)
-		b, err = s.ownedBatch(c)
-	}
+	b, err := byTokenOrKey(s, c, signedLink{"archive", s.cfg.Keyring.VerifyArchiveToken}, s.cfg.Batches.GetBatch, s.ownedBatch)
 	if err != nil {
 		return err
 	}

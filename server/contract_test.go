@@ -37,7 +37,7 @@ type contract struct {
 	doc *openapi3.T
 	// open is the document as published (objects open to additions):
 	// every answer must match it too, with exactly one branch of each
-	// oneOf, as a strict validator checks (issue #32).
+	// oneOf, as a strict validator checks.
 	open   *openapi3.T
 	mu     sync.Mutex
 	driven map[string]bool // "GET /v1/jobs/{id}"
@@ -209,7 +209,7 @@ func TestEveryRouteMatchesTheOpenAPIDocument(t *testing.T) {
 	c.do(h, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/a.png"}`), map[string]string{"X-API-Key": h.key, "Content-Type": "text/plain"}, true)
 	c.do(h, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/a.png"}`), map[string]string{"X-API-Key": "sk_unknown_key_0000", "Content-Type": "application/json"}, false)
 	c.do(h, "POST", "/v1/jobs", []byte(`{"image_base64":"`+base64.StdEncoding.EncodeToString(make([]byte, connector.MaxImageSize+1))+`"}`), jsonKey, true)
-	// The dry run (#24), at both of its addresses.
+	// The dry run, at both of its addresses.
 	expectStatus(t, c.do(h, "POST", "/v1/jobs?dry_run=1", []byte(`{"image_base64":"`+png+`"}`), jsonKey, false), http.StatusOK)
 	expectStatus(t, c.do(h, "POST", "/v1/jobs/dry-run", []byte(`{"image_base64":"`+png+`","dedupe":false}`), jsonKey, false), http.StatusOK)
 	truncated := base64.StdEncoding.EncodeToString(images.Read(t, "truncated.png"))
@@ -274,7 +274,7 @@ func TestEveryRouteMatchesTheOpenAPIDocument(t *testing.T) {
 	bid := batch.str("id")
 	c.do(h, "POST", "/v1/batches", []byte(`{"items":[{"image_url":"ftp://images.example.com/a.png"}]}`), jsonKey, true)
 	c.do(h, "POST", "/v1/batches", []byte(`{"items":[{"image_url":"https://images.example.com/a.png"}]}`), map[string]string{"X-API-Key": "sk_unknown_key_0000", "Content-Type": "application/json"}, false)
-	// Strict input (#32): unknown fields, a batch without a header key,
+	// Strict input: unknown fields, a batch without a header key,
 	// file content in a batch item.
 	expectStatus(t, c.do(h, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/a.png","callbakc_url":"https://hooks.example.com/x"}`), jsonKey, true), http.StatusBadRequest)
 	expectStatus(t, c.do(h, "POST", "/v1/hooks", []byte(`{"target_url":"https://hooks.example.com/in","evnet":"job.completed"}`), jsonKey, true), http.StatusBadRequest)

@@ -242,21 +242,8 @@ func (s *Server) getJobFile(c echo.Context) error {
 	ctx := c.Request().Context()
 	id := c.Param("id")
 	notFound := connector.Errorf(connector.ENOTFOUND, "job %s not found", id)
-	var job *connector.Job
-	var err error
-	if token := c.QueryParam("token"); token != "" {
-		if !s.cfg.Keyring.VerifyFileToken(id, token, s.cfg.Now()) {
-			return connector.Errorf(connector.ENOTFOUND, "this file link is invalid or has expired")
-		}
-		job, err = s.cfg.Jobs.GetJob(ctx, id)
-	} else if key := headerKey(c); key == "" {
-		return errNoKey
-	} else if aerr := s.authenticate(c, key); aerr != nil {
-		return aerr
-	} else {
-		c.Set(ctxAPIKey, key)
-		job, err = s.ownedJob(c) // one read serves the owner check and the answer
-	}
+	// With the key, one read serves the owner check and the answer.
+	job, err := byTokenOrKey(s, c, signedLink{"file", s.cfg.Keyring.VerifyFileToken}, s.cfg.Jobs.GetJob, s.ownedJob)
 	if err != nil {
 		return err
 	}

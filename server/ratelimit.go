@@ -13,7 +13,7 @@ import (
 // Per-key rate limits of the operations that send POSTs the key does not
 // pay for: a hook test sends one at once, a recovery re-sends every failed
 // delivery since a time. Without a limit one key could make imgflow post to
-// any public URL hundreds of times a second (issue #32). The state is in
+// any public URL hundreds of times a second. The state is in
 // Redis (generic cell rate algorithm), so every serve process shares it.
 
 // Defaults of the limits (docs/operations.md, "Per-key limits").

@@ -1,7 +1,9 @@
 // Package server is imgflow's HTTP API (Echo): routes, binding and
-// validation of flow inputs, API key extraction and preflight, idempotency,
-// the one table that maps domain error codes to HTTP statuses, and the
-// definitions and OpenAPI downloads.
+// validation of flow inputs, API keys and their account check, hooks and
+// the delivery log, the console, the one table that maps domain error codes
+// to HTTP statuses (errors.go), and the definitions and OpenAPI downloads.
+// Jobs and batches are made by internal/app's JobService: a handler binds
+// the request, calls it and renders its answer.
 package server
 
 import (

@@ -77,28 +77,16 @@ func (w *Worker) fanOutBatch(ctx context.Context, log *slog.Logger, batchID stri
 	if err != nil {
 		return err
 	}
-	event := msg.Type
-	if b.CallbackURL != "" {
-		d := connector.Delivery{ID: connector.BatchCallbackDeliveryID(b.ID), MessageID: msg.ID, Event: event}
-		if err := w.queue.EnqueueDelivery(ctx, d); err != nil {
-			log.Error("could not queue the batch callback delivery", "err", err)
-			return err
-		}
-	}
-	subs, err := w.cfg.Hooks.ListHooks(ctx, b.Owner)
+	_, err = w.fanOutEvent(ctx, log, eventFanOut{subject: subject{msg: msg}, event: msg.Type,
+		callbackURL: b.CallbackURL, owner: b.Owner, delivery: func(hookID string) connector.Delivery {
+			id := connector.BatchCallbackDeliveryID(b.ID)
+			if hookID != "" {
+				id = connector.BatchHookDeliveryID(b.ID, hookID)
+			}
+			return connector.Delivery{ID: id, MessageID: msg.ID, HookID: hookID, Event: msg.Type}
+		}})
 	if err != nil {
 		return err
-	}
-	for _, h := range w.capHooks(subs, event) {
-		d := connector.Delivery{ID: connector.BatchHookDeliveryID(b.ID, h.ID), MessageID: msg.ID, HookID: h.ID, Event: event}
-		if h.Disabled {
-			w.recordSkipped(ctx, log, subject{msg: msg}, d, h)
-			continue
-		}
-		if err := w.queue.EnqueueDelivery(ctx, d); err != nil {
-			log.Error("could not queue a batch hook delivery", "hook_id", h.ID, "err", err)
-			return err
-		}
 	}
 	log.Info("batch finished", "total", b.Counts.Total, "completed", b.Counts.Completed, "failed", b.Counts.Failed, "saved_bytes", b.SavedBytes)
 	return w.cfg.Batches.BatchEventQueued(ctx, b.ID)

@@ -211,26 +211,6 @@ func TestFailingBatchFinishedDeliveriesDisableTheHook(t *testing.T) {
 	}
 }
 
-// A batch.finished delivery queued by an older version (Delivery.BatchID,
-// no message) is delivered through the message path when it runs.
-func TestAnOlderBatchFinishedTaskIsDeliveredAsItsMessage(t *testing.T) {
-	h := newHarness(t)
-	cb := newReceiver(t)
-	b := h.submitBatch(1, cb.URL)
-	ctx := context.Background()
-	if _, err := h.store.Batches.BatchItemEnded(ctx, b.ID, b.JobIDs[0], false, 0, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	h.start()
-	h.enqueueDelivery(connector.Delivery{ID: connector.BatchCallbackDeliveryID(b.ID), BatchID: b.ID, Event: connector.EventBatchFinished})
-
-	waitFor(t, "the batch.finished callback", func() bool { return cb.count() == 1 })
-	waitFor(t, "its delivery logged", func() bool { return len(h.batchDeliveries()) == 1 })
-	if typ, data := eventOf(t, cb.requests()[0].body); typ != connector.EventBatchFinished || data["id"] != b.ID {
-		t.Errorf("expected batch.finished of %s, got %s %v", b.ID, typ, data)
-	}
-}
-
 // batch.finished goes to at most MaxHooksPerKey hooks, the oldest, as any
 // event does.
 func TestBatchFinishedKeepsTheHookCap(t *testing.T) {

@@ -222,11 +222,6 @@ func (w *Worker) load(ctx context.Context, r *run) (out outcome, working bool) {
 		r.log.Info("job already finished, ensuring its follow-ups", "status", job.Status)
 		r.job = job
 		return outcome{kind: endedAlready}, false
-	case job.Result != nil:
-		// An older version stored the result before completing the job.
-		r.log.Info("result already stored, completing without calling the upstream")
-		r.job, r.number = job, job.Runs
-		return completedWith(nil), false
 	case job.Runs >= w.cfg.MaxCompressRetries+3:
 		// Runs that ended without a word (a worker killed each time, tasks
 		// requeued by recover.go) do not count as asynq retries: stop a job

@@ -380,7 +380,7 @@ func TestAbandonedTaskIsRequeuedWithinSeconds(t *testing.T) {
 	}
 }
 
-// The double run of issue #21: a server has just dequeued a task (its lease
+// The double run: a server has just dequeued a task (its lease
 // is fresh) and no heartbeat lists it yet (they come every 5 s). No
 // recoverer, in any process, may requeue it, however long it has watched
 // the task id: only the lease says whether a task has a server.

@@ -22,34 +22,74 @@ import (
 // job's finishing write saw of the owner's hooks: HooksNone skips listing
 // them (a hook made after the job finished does not get it).
 func (w *Worker) fanOut(ctx context.Context, log *slog.Logger, job *connector.Job, hooks connector.HooksHint) error {
-	event := job.EventType()
-	if job.CallbackURL != "" {
-		d := connector.Delivery{ID: connector.CallbackDeliveryID(job.ID), JobID: job.ID, Event: event}
-		if err := w.queue.EnqueueDelivery(ctx, d); err != nil {
-			log.Error("could not queue the callback delivery", "err", err)
-			return err
-		}
-	}
+	owner := job.Owner
 	if hooks == connector.HooksNone {
-		return nil // the finishing write saw no hook of the owner
+		owner = "" // the finishing write saw no hook of the owner: the callback alone
 	}
-	subs, err := w.cfg.Hooks.ListHooks(ctx, job.Owner)
+	subs, err := w.fanOutEvent(ctx, log, eventFanOut{subject: subject{job: job}, event: job.EventType(),
+		callbackURL: job.CallbackURL, owner: owner, delivery: jobDelivery(job)})
 	if err != nil {
-		log.Error("could not list hooks", "err", err)
 		return err
 	}
-	for _, h := range w.capHooks(subs, event) {
-		d := connector.Delivery{ID: connector.HookDeliveryID(job.ID, h.ID), JobID: job.ID, HookID: h.ID, Event: event}
+	return w.creditsLow(ctx, log, job, subs)
+}
+
+// jobDelivery names the deliveries of job's event: its callback's (hookID
+// "") and each hook's.
+func jobDelivery(job *connector.Job) func(hookID string) connector.Delivery {
+	return func(hookID string) connector.Delivery {
+		id := connector.CallbackDeliveryID(job.ID)
+		if hookID != "" {
+			id = connector.HookDeliveryID(job.ID, hookID)
+		}
+		return connector.Delivery{ID: id, JobID: job.ID, HookID: hookID, Event: job.EventType()}
+	}
+}
+
+// eventFanOut is one event to fan out: what it is about, its type, the
+// callback URL of its subject ("" for none), the owner whose hooks hear it
+// ("" to skip listing them), and how each delivery is named (hookID "" for
+// the callback's). The names are the subject's own, so a second run of the
+// fan-out makes the same deliveries.
+type eventFanOut struct {
+	subject     subject
+	event       string
+	callbackURL string
+	owner       string
+	delivery    func(hookID string) connector.Delivery
+}
+
+// fanOutEvent is every event's fan-out: the callback's delivery, then one
+// for each of the owner's hooks subscribed to the event (capHooks); a
+// disabled hook's is recorded as not sent, for recovery. It returns the
+// owner's hooks, all of them.
+func (w *Worker) fanOutEvent(ctx context.Context, log *slog.Logger, f eventFanOut) ([]*connector.Hook, error) {
+	if f.callbackURL != "" {
+		if err := w.queue.EnqueueDelivery(ctx, f.delivery("")); err != nil {
+			log.Error("could not queue the callback delivery", "err", err)
+			return nil, err
+		}
+	}
+	if f.owner == "" {
+		return nil, nil
+	}
+	subs, err := w.cfg.Hooks.ListHooks(ctx, f.owner)
+	if err != nil {
+		log.Error("could not list hooks", "err", err)
+		return nil, err
+	}
+	for _, h := range w.capHooks(subs, f.event) {
+		d := f.delivery(h.ID)
 		if h.Disabled {
-			w.recordSkipped(ctx, log, subject{job: job}, d, h)
+			w.recordSkipped(ctx, log, f.subject, d, h)
 			continue
 		}
 		if err := w.queue.EnqueueDelivery(ctx, d); err != nil {
 			log.Error("could not queue a hook delivery", "hook_id", h.ID, "err", err)
-			return err
+			return nil, err
 		}
 	}
-	return w.creditsLow(ctx, log, job, subs)
+	return subs, nil
 }
 
 // capHooks is the hooks of subs subscribed to an event of this type, at
@@ -143,15 +183,6 @@ func (s subject) owner() string {
 func (w *Worker) handleDelivery(ctx context.Context, t *asynq.Task) error {
 	var d connector.Delivery
 	err := json.Unmarshal(t.Payload(), &d)
-	if err == nil && d.BatchID != "" && d.MessageID == "" {
-		// batch.finished queued by an older version: its message now.
-		if err = w.olderBatchDelivery(ctx, &d); connector.ErrorCodeOf(err) == connector.ENOTFOUND {
-			w.obs.DeliveryDone("dropped")
-			return nil
-		} else if err != nil {
-			return err
-		}
-	}
 	if err != nil || (d.JobID == "" && d.MessageID == "") {
 		w.log.Error("delivery task with a bad payload, dropped", "job_id", "", "err", err)
 		return fmt.Errorf("bad payload: %w", asynq.SkipRetry)
@@ -211,20 +242,6 @@ func (w *Worker) handleDelivery(ctx context.Context, t *asynq.Task) error {
 		return w.gone(ctx, r, res)
 	}
 	return w.failed(ctx, r, res)
-}
-
-// olderBatchDelivery turns a batch.finished delivery queued by an older
-// version (Delivery.BatchID) into its message's.
-func (w *Worker) olderBatchDelivery(ctx context.Context, d *connector.Delivery) error {
-	if w.cfg.Batches == nil {
-		return connector.Errorf(connector.ENOTFOUND, "batches are not served here")
-	}
-	msg, _, err := w.batchMessage(ctx, d.BatchID)
-	if err != nil {
-		return err
-	}
-	d.MessageID, d.BatchID = msg.ID, ""
-	return nil
 }
 
 // deliverySubject loads what d is about; ENOTFOUND once it expired.

@@ -18,7 +18,7 @@ import (
 // Fair shares of the compress workers. Every compress task shares one FIFO
 // queue, so a key that queues a thousand slow items (a batch of URLs that
 // answer after 10 s) would hold every worker and stall every other key's
-// job behind them (issue #32: 99 s for a job that takes 20 ms). Instead, a
+// job behind them (99 s for a job that takes 20 ms). Instead, a
 // key runs at most KeyShare compress tasks at once across the deployment:
 // a task of a key at its share is not run but parked, put back by asynq as
 // a retry that does not count (IsFailure is false for errWaitingForShare)
@@ -32,8 +32,9 @@ import (
 // more than every worker, and a third key's job starts as soon as any of
 // their tasks ends.
 //
-// The running tasks of each key are a sorted set in Redis (member: job
-// id, score: the lease's end, by Redis's clock), decided by one script: a
+// The running deliveries of each key are a sorted set in Redis (member:
+// task id, score: the lease's end, by Redis's clock), decided by one
+// script; compress tasks are counted in memory (localShare) alike. A
 // task is admitted if it holds a place already (a re-run after a crash is
 // not counted twice) or the set, without expired leases, has room. A
 // worker that dies leaves its place to expire after the task's timeout;
@@ -251,15 +252,16 @@ func placeCompress(jobOwner func(ctx context.Context, jobID string) string) func
 }
 
 // placeDelivery places a delivery by its task id, under the owner of its
-// job or batch; an event of neither (a test, credits low) is not placed.
-func placeDelivery(owner func(ctx context.Context, d connector.Delivery) string) func(context.Context, *asynq.Task) (string, func() string) {
+// job; an event of no job (a stored message: batch.finished, a test,
+// credits low) is not placed.
+func placeDelivery(owner func(ctx context.Context, jobID string) string) func(context.Context, *asynq.Task) (string, func() string) {
 	return func(ctx context.Context, t *asynq.Task) (string, func() string) {
 		var d connector.Delivery
 		id, _ := asynq.GetTaskID(ctx)
-		if json.Unmarshal(t.Payload(), &d) != nil || id == "" || (d.JobID == "" && d.BatchID == "") {
+		if json.Unmarshal(t.Payload(), &d) != nil || id == "" || d.JobID == "" {
 			return "", nil
 		}
-		return id, func() string { return owner(ctx, d) }
+		return id, func() string { return owner(ctx, d.JobID) }
 	}
 }
 

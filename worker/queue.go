@@ -47,7 +47,7 @@ var DefaultDeliverySchedule = []time.Duration{
 // events, redeliveries): apart from compress tasks and served by a pool of
 // its own (Config.DeliveryConcurrency), so that however many deliveries
 // wait, and however slow their receivers, no compress task waits behind
-// them (issue #32), nor a delivery behind a slow fetch.
+// them, nor a delivery behind a slow fetch.
 func DeliveryQueue(queue string) string {
 	if queue == "" {
 		queue = DefaultQueue

@@ -29,11 +29,11 @@ import (
 // The decision is one Lua script (asynqext.RequeueAbandoned), on Redis's
 // clock, over the whole active list: no process keeps timers of its own, so
 // two recoverers cannot disagree, and a task that a server has just
-// dequeued (fresh lease, not yet in any heartbeat) is never touched. An
-// earlier version went by "no live server's heartbeat lists it for 12 s",
-// timed per process: a process whose timer had started on an earlier run of
-// the task requeued it while another server ran it, and the task ran twice
-// (issue #21).
+// dequeued (fresh lease, not yet in any heartbeat) is never touched. A
+// timer per process ("no live server's heartbeat lists it for 12 s") would
+// not do: a process whose timer started on an earlier run of the task
+// would requeue it while another server runs it, and the task would run
+// twice.
 //
 // A handler whose lease ran out may still be running (compress.go goes on
 // until the task's deadline to keep a charged answer); the re-run then

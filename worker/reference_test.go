@@ -123,7 +123,7 @@ func TestUnknownKeyFailsAtTheReferenceUpstreamWithItsText(t *testing.T) {
 }
 
 // A worker killed after the upstream charged and before the answer was kept
-// (the window that charged twice before #21): the re-run calls again with
+// (the window in which a run could be charged twice): the re-run calls again with
 // the job's Idempotency-Key, the upstream replays its first answer, and the
 // job costs exactly one credit, with no doubt left on it.
 func TestKilledMidCallCostsOneCreditWithAnIdempotentUpstream(t *testing.T) {

@@ -241,8 +241,8 @@ func (s *signalHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 // A run that fails before it could even read the job (Redis down as its
 // last retry starts) still ends the job: its failure is written under the
-// run number read once Redis is back. It used to be guarded on run 0 and
-// refused as stale, leaving the job processing for good.
+// run number read once Redis is back, not guarded on run 0 and refused as
+// stale, which would leave the job processing for good.
 func TestALastRunThatCannotReadTheJobStillFailsIt(t *testing.T) {
 	h := newHarness(t)
 	h.cfg.MaxCompressRetries = 1

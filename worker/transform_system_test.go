@@ -23,7 +23,7 @@ import (
 	"github.com/imgflow/imgflow/internal/systemtest"
 )
 
-// Transforms (issue #33) through the live API: resize, convert, preserve
+// Transforms through the live API: resize, convert, preserve
 // and HEIC input, in the one job, for one credit. They need libvips; they
 // skip without it, and .ci/transforms.sh fails on a skip.
 

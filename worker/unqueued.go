@@ -71,7 +71,7 @@ const sweepBatch = 500
 // batchSettler finishes or removes batches whose making a request left
 // unended (app.JobService).
 type batchSettler interface {
-	SweepBatches(ctx context.Context, before time.Time) (settled int, err error)
+	SweepBatches(ctx context.Context, before time.Time) (settled int, more bool, err error)
 }
 
 // unqueuedSweeper queues jobs that have a record and no task.
@@ -102,11 +102,11 @@ func (s *unqueuedSweeper) run(ctx context.Context, every time.Duration, after ti
 			if s.batches != nil {
 				// Batches first: a finished one notes its items for the pass below.
 				for ctx.Err() == nil {
-					n, err := s.batches.SweepBatches(ctx, time.Now().Add(-s.makingAfter))
+					_, more, err := s.batches.SweepBatches(ctx, time.Now().Add(-s.makingAfter))
 					if err != nil {
 						s.log.Warn("batches left half made not settled; trying again next sweep", "err", err)
 					}
-					if err != nil || n < sweepBatchesAt {
+					if !more {
 						break
 					}
 				}
@@ -119,11 +119,6 @@ func (s *unqueuedSweeper) run(ctx context.Context, every time.Duration, after ti
 		}
 	}
 }
-
-// sweepBatchesAt is how many batches SweepBatches looks at in one call at
-// most (app's sweepBatchesAt): fewer settled means none are left but the
-// batches of live requests (theirs to settle), or an error's.
-const sweepBatchesAt = 100
 
 // pass looks at the notes of jobs created before before and returns how
 // many it looked at.

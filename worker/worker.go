@@ -11,7 +11,6 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/internal/app"
 )
 
@@ -81,7 +80,7 @@ func New(cfg Config) (*Worker, error) {
 		lease: deliveryShareLease, parkBase: parkBase}
 	w.mux = asynq.NewServeMux()
 	w.mux.HandleFunc(TypeCompress, w.share.wrap(w.handleCompress, placeCompress(w.jobOwner)))
-	w.mux.HandleFunc(TypeDelivery, w.deliveryShare.wrap(w.handleDelivery, placeDelivery(w.deliveryOwner)))
+	w.mux.HandleFunc(TypeDelivery, w.deliveryShare.wrap(w.handleDelivery, placeDelivery(w.jobOwner)))
 	return w, nil
 }
 
@@ -217,8 +216,7 @@ func (w *Worker) startServers(rdb redis.UniversalClient) ([]*asynq.Server, error
 }
 
 // startServer starts one asynq server of concurrency on queue. Every
-// server handles every task type: a delivery left on the compress queue
-// by an earlier version still runs.
+// server handles every task type, so a task on either queue runs.
 func (w *Worker) startServer(rdb redis.UniversalClient, queue string, concurrency int, forwardEvery time.Duration) (*asynq.Server, error) {
 	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
 		Concurrency:              concurrency,
@@ -235,20 +233,6 @@ func (w *Worker) startServer(rdb redis.UniversalClient, queue string, concurrenc
 		return nil, fmt.Errorf("worker: start %s: %w", queue, err)
 	}
 	return srv, nil
-}
-
-// deliveryOwner is the owner of a delivery's job or batch ("" when it
-// cannot be read: its handler finds out why).
-func (w *Worker) deliveryOwner(ctx context.Context, d connector.Delivery) string {
-	if d.JobID != "" {
-		return w.jobOwner(ctx, d.JobID)
-	}
-	if d.BatchID != "" && w.cfg.Batches != nil {
-		if b, err := w.cfg.Batches.GetBatch(ctx, d.BatchID); err == nil && b != nil {
-			return b.Owner
-		}
-	}
-	return ""
 }
 
 // jobOwner is the owner of job id ("" when it cannot be read: its

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Transforms (#33) side by side with the libvips and libheif tools, in one
+# Transforms side by side with the libvips and libheif tools, in one
 # run, on photos generated here (nothing large is committed):
 #   connector/imaging/bench.sh [RUNS]     (from anywhere; RUNS defaults to 5)
 # Needs vips, vipsthumbnail (libvips-tools), heif-enc and heif-convert

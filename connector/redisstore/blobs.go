@@ -147,12 +147,8 @@ func wantSize(got, size int64, r io.Reader) error {
 // OpenBlob returns the blob under key, or ENOTFOUND when it is gone. Its
 // size and first chunk come in one round trip; each further chunk is one
 // GETRANGE, read as the caller reads.
-func (s *Blobs) OpenBlob(ctx context.Context, key string) (b *connector.Blob, err error) {
-	err = s.orAdopted(ctx, s.legacyBlobKey(key), s.blobKey(key), func() error {
-		b, err = s.openBlob(ctx, key)
-		return err
-	})
-	return b, err
+func (s *Blobs) OpenBlob(ctx context.Context, key string) (*connector.Blob, error) {
+	return s.openBlob(ctx, key)
 }
 
 func (s *base) openBlob(ctx context.Context, key string) (*connector.Blob, error) {
@@ -227,10 +223,6 @@ func (r *rangeReader) Close() error { r.buf = nil; r.off = r.size; return nil }
 
 // DeleteBlob removes the bytes under key; a missing blob is not an error.
 func (s *Blobs) DeleteBlob(ctx context.Context, key string) error {
-	if s.legacy != nil {
-		// One node: an older version's copy goes in the same command.
-		return storageErr(s.bulk.Del(ctx, s.blobKey(key), s.legacyBlobKey(key)).Err())
-	}
 	return storageErr(s.bulk.Del(ctx, s.blobKey(key)).Err())
 }
 

@@ -237,12 +237,9 @@ return {calls, r[2] or '0', r[3] or ''}
 // same script: for a worker that holds the job's input already, so that
 // nothing can fail between the two but the call itself. It returns the
 // call record with that call.
-func (s *base) startJob(ctx context.Context, id string, fn func(*connector.Job) error) (job *connector.Job, rec connector.CallRecord, err error) {
-	err = s.orAdopted(ctx, s.legacyKey("job", id), s.jobKey(id), func() error {
-		rec = connector.CallRecord{}
-		job, err = s.updateJob(ctx, id, fn, casExtras{begun: &rec})
-		return err
-	})
+func (s *base) startJob(ctx context.Context, id string, fn func(*connector.Job) error) (*connector.Job, connector.CallRecord, error) {
+	var rec connector.CallRecord
+	job, err := s.updateJob(ctx, id, fn, casExtras{begun: &rec})
 	return job, rec, err
 }
 

@@ -19,9 +19,6 @@ func TestEveryStoreOperationWorksOnARedisCluster(t *testing.T) {
 	c := redistest.NewCluster(t)
 	s := New(c.Client, Options{Prefix: c.Prefix})
 	ctx := context.Background()
-	if s.legacy != nil {
-		t.Fatal("a cluster store looks for keys of the untagged layout; none can exist on a cluster")
-	}
 
 	// Jobs of one owner spread over the masters.
 	var jobs []*connector.Job

@@ -22,8 +22,8 @@ const RetryAfter = 5 * time.Second
 //     answers 503 and the worker retries in place;
 //   - NOSCRIPT too: Redis restarted or failed over and forgot its scripts.
 //     go-redis's Script.Run and pipelinedScripts load them again, so the
-//     next try passes; as a permanent error it threw a charged answer away
-//     (issue #21);
+//     next try passes (as a permanent error it would throw a charged
+//     answer away);
 //   - any other Redis reply (WRONGTYPE, a script error) is a bug: EINTERNAL.
 //
 // redis.Nil is handled where it means "not found", never here.

@@ -96,7 +96,7 @@ func readCommand(r *bufio.Reader) ([]string, error) {
 // What a restart, a failover or a cut-off connection answers is "not now",
 // never a permanent error: the worker retries in place on EUNAVAILABLE and
 // fails a job for good on anything else, so a charged answer met by one of
-// these was thrown away (issue #21: NOSCRIPT after a Redis restart).
+// these was thrown away (NOSCRIPT after a Redis restart).
 func TestRestartAndFailoverRepliesAreUnavailable(t *testing.T) {
 	redis.SetLogger(quietLogger{})
 	replies := map[string]string{

@@ -102,23 +102,13 @@ func TestCreateJobWithInputAdmitsStoresAndLists(t *testing.T) {
 	}
 }
 
-// finishJob tells, from its finishing write, whether the owner has hooks;
-// it does not guess while an older version's hook index may be unmerged.
+// finishJob tells, from its finishing write, whether the owner has hooks.
 func TestFinishJobTellsWhetherTheOwnerHasHooks(t *testing.T) {
 	s, _ := newStore(t, Options{})
 	ctx := context.Background()
 	finish := func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil }
 	run := func(j *connector.Job) error { j.Status = connector.StatusProcessing; return nil }
 
-	if s.legacy != nil {
-		_, hint, err := s.finishJob(ctx, newJob(t, s, "tenant", connector.StatusQueued).ID, finish)
-		if err != nil || hint != connector.HooksUnknown {
-			t.Fatalf("before the owner's older index was merged: expected HooksUnknown, got %v, %v", hint, err)
-		}
-		if _, err := s.Hooks.ListHooks(ctx, "tenant"); err != nil { // merges it
-			t.Fatal(err)
-		}
-	}
 	_, hint, err := s.finishJob(ctx, newJob(t, s, "tenant", connector.StatusQueued).ID, finish)
 	if err != nil || hint != connector.HooksNone {
 		t.Fatalf("owner without hooks: expected HooksNone, got %v, %v", hint, err)

@@ -125,12 +125,8 @@ func (s *Hooks) CreateHookLimited(ctx context.Context, h *connector.Hook, max in
 
 // GetHook returns the hook, or ENOTFOUND. It does not check the owner: the
 // worker reads hooks by id; the HTTP layer compares Owner itself.
-func (s *Hooks) GetHook(ctx context.Context, id string) (h *connector.Hook, err error) {
-	err = s.orAdopted(ctx, s.legacyKey("hook", id), s.hookKey(id), func() error {
-		h, err = s.getHook(ctx, id)
-		return err
-	})
-	return h, err
+func (s *Hooks) GetHook(ctx context.Context, id string) (*connector.Hook, error) {
+	return s.getHook(ctx, id)
 }
 
 func (s *base) getHook(ctx context.Context, id string) (*connector.Hook, error) {
@@ -148,9 +144,6 @@ func (s *base) getHook(ctx context.Context, id string) (*connector.Hook, error) 
 // first (by CreatedAt, then id).
 func (s *Hooks) ListHooks(ctx context.Context, owner string) ([]*connector.Hook, error) {
 	idx := s.hookIndexKey(owner)
-	if err := s.mergeIndex(ctx, s.legacyKey("hooks", owner), idx, false); err != nil {
-		return nil, err
-	}
 	ids, err := s.rdb.SMembers(ctx, idx).Result()
 	if err != nil {
 		return nil, storageErr(err)
@@ -173,8 +166,8 @@ func (s *Hooks) ListHooks(ctx context.Context, owner string) ([]*connector.Hook,
 	for i, cmd := range cmds {
 		data, err := cmd.Bytes()
 		if errors.Is(err, redis.Nil) {
-			// Left behind by a DeleteHook that failed halfway, or written
-			// by an older version (GetHook adopts it).
+			// Left behind by a DeleteHook that failed halfway, or the
+			// record went meanwhile: GetHook tells.
 			h, err := s.GetHook(ctx, ids[i])
 			if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
 				stale = append(stale, ids[i])
@@ -236,18 +229,15 @@ func (s *Hooks) DisableHook(ctx context.Context, id string) error {
 // DisableHookFor marks the hook disabled with reason; changed is false when
 // it already was. ENOTFOUND if missing.
 func (s *Hooks) DisableHookFor(ctx context.Context, id, reason string, at time.Time) (changed bool, err error) {
-	err = s.orAdopted(ctx, s.legacyKey("hook", id), s.hookKey(id), func() error {
-		changed = false
-		return s.updateHook(ctx, id, func(h *connector.Hook) bool {
-			// Run again when the transaction is retried: only the last run
-			// says whether this call disabled it.
-			if changed = !h.Disabled; !changed {
-				return false
-			}
-			at := at.UTC()
-			h.Disabled, h.DisabledReason, h.DisabledAt = true, reason, &at
-			return true
-		})
+	err = s.updateHook(ctx, id, func(h *connector.Hook) bool {
+		// Run again when the transaction is retried: only the last run
+		// says whether this call disabled it.
+		if changed = !h.Disabled; !changed {
+			return false
+		}
+		at := at.UTC()
+		h.Disabled, h.DisabledReason, h.DisabledAt = true, reason, &at
+		return true
 	})
 	return changed, err
 }

@@ -116,9 +116,6 @@ func (s *Idempotency) ReserveIdempotencyKey(ctx context.Context, owner, key, fin
 				return err
 			}
 			// The holder died: take the key over, with its planned job.
-			if r.PlannedJobID == "" { // reserved by an older version
-				r.PlannedJobID = jobID
-			}
 			if data, err = json.Marshal(r); err != nil {
 				return internalErr(err)
 			}
@@ -159,25 +156,9 @@ func (s *Idempotency) RenewIdempotencyKey(ctx context.Context, owner, key, jobID
 	return n == 1, nil
 }
 
-// reserve is SET NX of the tagged key. Against a single Redis an older
-// version's untagged record is first moved there (legacy.go), in the same
-// round trip, so a retry across an upgrade is still recognised.
+// reserve is SET NX of the record key.
 func (s *Idempotency) reserve(ctx context.Context, owner, key string, data []byte) (bool, error) {
-	rkey := s.idemKey(owner, key)
-	if s.legacy == nil {
-		ok, err := s.rdb.SetNX(ctx, rkey, data, IdempotencyTTL).Result()
-		return ok, storageErr(err)
-	}
-	var set *redis.BoolCmd
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.RenameNX(ctx, s.legacyKey("idem", owner+":"+key), rkey)
-		set = p.SetNX(ctx, rkey, data, IdempotencyTTL)
-		return nil
-	})
-	if err != nil && !isNoSuchKey(err) {
-		return false, storageErr(err)
-	}
-	ok, err := set.Result()
+	ok, err := s.rdb.SetNX(ctx, s.idemKey(owner, key), data, IdempotencyTTL).Result()
 	return ok, storageErr(err)
 }
 

@@ -12,8 +12,7 @@ import (
 // (connector.InputBlobKey) in one round trip: both keys are in the job's
 // slot. The worker reads both to start a job; a URL job has no input blob,
 // which costs the pipeline three commands on a missing key. input is nil
-// when there is no blob (or the record took the older-version path); the
-// caller closes it otherwise.
+// when there is no blob; the caller closes it otherwise.
 func (s *Jobs) getJobWithInput(ctx context.Context, id string) (*connector.Job, *connector.Blob, error) {
 	var rec *redis.StringCmd
 	var o blobOpening
@@ -25,7 +24,7 @@ func (s *Jobs) getJobWithInput(ctx context.Context, id string) (*connector.Job, 
 	})
 	data, rerr := rec.Bytes()
 	if errors.Is(rerr, redis.Nil) {
-		// Unknown, expired or an older version's key: GetJob knows.
+		// Unknown or expired: GetJob says which error.
 		job, err := s.GetJob(ctx, id)
 		return job, nil, err
 	}

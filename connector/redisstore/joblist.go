@@ -41,9 +41,6 @@ func (s *Jobs) ListJobs(ctx context.Context, owner string, f connector.JobFilter
 	}
 
 	idx := s.jobIndexKey(owner)
-	if err := s.mergeIndex(ctx, s.legacyKey("jobs", owner), idx, true); err != nil {
-		return nil, err
-	}
 	upper := "+"
 	if f.Cursor != "" {
 		upper = "(" + f.Cursor
@@ -101,41 +98,7 @@ scan:
 	return page, nil
 }
 
-// getJobs reads the records of ids in one round trip; a nil entry means the
-// record is gone. GETs are pipelined rather than one MGET so that the keys
-// may live on different cluster nodes. Records missing under their tagged
-// key are adopted from an older version's key (legacy.go) and read again.
 func (s *base) getJobs(ctx context.Context, ids []string) ([]*connector.Job, error) {
-	jobs, err := s.readJobs(ctx, ids)
-	if err != nil || s.legacy == nil {
-		return jobs, err
-	}
-	var missing, oldKeys, newKeys []string
-	for i, job := range jobs {
-		if job == nil {
-			missing = append(missing, ids[i])
-			oldKeys = append(oldKeys, s.legacyKey("job", ids[i]))
-			newKeys = append(newKeys, s.jobKey(ids[i]))
-		}
-	}
-	moved, err := s.adoptMany(ctx, oldKeys, newKeys)
-	if err != nil || !moved {
-		return jobs, err
-	}
-	again, err := s.readJobs(ctx, missing)
-	if err != nil {
-		return nil, err
-	}
-	for i, j := 0, 0; i < len(jobs); i++ {
-		if jobs[i] == nil {
-			jobs[i] = again[j]
-			j++
-		}
-	}
-	return jobs, nil
-}
-
-func (s *base) readJobs(ctx context.Context, ids []string) ([]*connector.Job, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}

@@ -113,12 +113,8 @@ func newJobRecord(job *connector.Job, now time.Time) ([]byte, error) {
 }
 
 // GetJob returns the job, or ENOTFOUND when it is unknown or expired.
-func (s *Jobs) GetJob(ctx context.Context, id string) (job *connector.Job, err error) {
-	err = s.orAdopted(ctx, s.legacyKey("job", id), s.jobKey(id), func() error {
-		job, err = s.getJob(ctx, id)
-		return err
-	})
-	return job, err
+func (s *Jobs) GetJob(ctx context.Context, id string) (*connector.Job, error) {
+	return s.getJob(ctx, id)
 }
 
 func (s *base) getJob(ctx context.Context, id string) (*connector.Job, error) {
@@ -148,27 +144,19 @@ func (s *base) getJob(ctx context.Context, id string) (*connector.Job, error) {
 //
 // One round trip when this process read or wrote the unfinished record last
 // (jobCache), two (GET, then the script) otherwise.
-func (s *Jobs) UpdateJob(ctx context.Context, id string, fn func(*connector.Job) error) (job *connector.Job, err error) {
-	err = s.orAdopted(ctx, s.legacyKey("job", id), s.jobKey(id), func() error {
-		job, err = s.updateJob(ctx, id, fn, casExtras{})
-		return err
-	})
-	return job, err
+func (s *Jobs) UpdateJob(ctx context.Context, id string, fn func(*connector.Job) error) (*connector.Job, error) {
+	return s.updateJob(ctx, id, fn, casExtras{})
 }
 
 // finishJob is UpdateJob for a run's write that ends the job (Runs.
 // FinishRun), which also tells, from the same round trip, whether the
 // job's owner has any hook subscription at that moment: HooksNone lets the
 // worker skip listing them. HooksUnknown when it could not tell (the write
-// did not finish the job, or the owner's hooks may still sit under an older
-// version's key). A failure is refused (connector.ErrAnswerKept) while the
+// did not finish the job). A failure is refused (connector.ErrAnswerKept) while the
 // job's call record keeps a charged answer, in the same script.
-func (s *base) finishJob(ctx context.Context, id string, fn func(*connector.Job) error) (job *connector.Job, hooks connector.HooksHint, err error) {
-	err = s.orAdopted(ctx, s.legacyKey("job", id), s.jobKey(id), func() error {
-		hooks = connector.HooksUnknown
-		job, err = s.updateJob(ctx, id, fn, casExtras{hooks: &hooks, runEnd: true})
-		return err
-	})
+func (s *base) finishJob(ctx context.Context, id string, fn func(*connector.Job) error) (*connector.Job, connector.HooksHint, error) {
+	hooks := connector.HooksUnknown
+	job, err := s.updateJob(ctx, id, fn, casExtras{hooks: &hooks, runEnd: true})
 	return job, hooks, err
 }
 
@@ -277,9 +265,6 @@ func (s *base) casJob(ctx context.Context, key, id string, job *connector.Job, f
 		return casScript.Run(ctx, s.rdb, []string{key}, seen, data, "").Result()
 	}
 	keys := []string{key, s.callsKey(id), s.blobKey(connector.InputBlobKey(id))}
-	if s.legacy != nil {
-		keys = append(keys, s.legacyBlobKey(connector.InputBlobKey(id))) // one node: any key goes
-	}
 	keptWins := "0"
 	if extras.runEnd && job.Status == connector.StatusFailed {
 		keptWins = "1"
@@ -290,7 +275,7 @@ func (s *base) casJob(ctx context.Context, key, id string, job *connector.Job, f
 	}
 	var cas *redis.Cmd
 	var hookIndex *redis.IntCmd
-	askHooks := hooks != nil && s.hooksMerged(job.Owner)
+	askHooks := hooks != nil
 	_, err := s.pipelinedScripts(ctx, func(p redis.Pipeliner) {
 		cas = endJobScript.EvalSha(ctx, p, keys, args...)
 		p.ZRem(ctx, s.inflightKey(job.Owner), id)
@@ -308,17 +293,6 @@ func (s *base) casJob(ctx context.Context, key, id string, job *connector.Job, f
 		return cas.Val(), nil // only the ZREM or EXISTS failed: pruned at its deadline / unknown
 	}
 	return cas.Result()
-}
-
-// hooksMerged reports whether owner's hook index can only be under its
-// tagged key: on a cluster, or once this process merged the older untagged
-// one (ListHooks does, once per owner).
-func (s *base) hooksMerged(owner string) bool {
-	if s.legacy == nil {
-		return true
-	}
-	_, done := s.legacy.merged.Load(s.hookIndexKey(owner))
-	return done
 }
 
 // DeleteJob forgets a job that never ran (its enqueue failed): the record

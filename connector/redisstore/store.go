@@ -24,8 +24,7 @@
 // Keys, all under Options.Prefix. The part in braces is the Redis Cluster
 // hash tag: a job's keys share the job id's slot and an owner's keys the
 // owner's, so every MULTI/WATCH or script of the store touches one slot and
-// work across slots goes through plain pipelines (see legacy.go for the keys
-// older versions wrote without tags):
+// work across slots goes through plain pipelines:
 //
 //	job:{id}               JSON job record (with owner, sealed key, callback URL), TTL JobTTL
 //	done:{id}              pub/sub channel: a message when the job finishes
@@ -48,6 +47,7 @@
 //	cbsecret:{owner}       hash: the version of the owner's callback secret and the previous one's end
 //	batch…, batchn…        batches and their counts (batches.go); the making of a batch and its staged
 //	                       items (batchmaking.go, jobmaking.go); the notes of new jobs (unqueued.go)
+//	schema, schema:lock    the key layout's version (SchemaVersion) and imgflow migrate's lock (schema.go)
 //
 // The prefix itself must not contain braces, or it would become the tag of
 // every key.
@@ -135,9 +135,8 @@ type base struct {
 	idemLease   time.Duration
 	inflightTTL time.Duration
 	now         func() time.Time
-	hub         *waitHub    // shared by every WaitJob
-	legacy      *legacyKeys // nil on a cluster, where no untagged keys can exist
-	records     *jobCache   // unfinished job records last seen, for UpdateJob
+	hub         *waitHub  // shared by every WaitJob
+	records     *jobCache // unfinished job records last seen, for UpdateJob
 }
 
 // New returns a Store over rdb. It does not contact Redis; see Ping.
@@ -163,9 +162,6 @@ func New(rdb redis.UniversalClient, opts Options) *Store {
 	}
 	if s.now == nil {
 		s.now = time.Now
-	}
-	if _, cluster := rdb.(*redis.ClusterClient); !cluster {
-		s.legacy = &legacyKeys{}
 	}
 	jobs := &Jobs{s}
 	return &Store{base: s, Jobs: jobs, Runs: &Runs{jobs: jobs}, Batches: &Batches{s}, Hooks: &Hooks{s},

@@ -11,7 +11,7 @@ import (
 // Jobs whose task may never have reached the queue. Creating a job and
 // queueing its task are two writes (the task is asynq's); a serve killed
 // between them, or an enqueue that failed while the job's deletion failed
-// too, left a job "queued" with no task until it expired (issue #21).
+// too, left a job "queued" with no task until it expired.
 //
 // So every new job is also noted, in the same round trip as its record, in
 // one sorted set by creation time (unqueuedKey). The worker's sweeper

@@ -63,14 +63,9 @@ func (h *waitHub) subscribed() bool {
 	}
 }
 
-// jobOfChannel is the job id of a done channel: done:{id}, or done:id as
-// versions before the hash tags published it (a rolling upgrade).
+// jobOfChannel is the job id of a done channel, done:{id}.
 func jobOfChannel(channel, channelPrefix string) string {
-	id := strings.TrimPrefix(channel, channelPrefix)
-	if strings.HasPrefix(id, "{") && strings.HasSuffix(id, "}") {
-		id = id[1 : len(id)-1]
-	}
-	return id
+	return strings.TrimSuffix(strings.TrimPrefix(channel, channelPrefix+"{"), "}")
 }
 
 // readyOrNil is the channel to wait on for the confirmation, or nil (never
@@ -105,8 +100,8 @@ func (h *waitHub) remove(id string, ch chan *connector.Job) {
 	}
 }
 
-// wake hands the published record to id's waiters; one that does not
-// decode (an older publisher sent only the status) wakes them to read it.
+// wake hands the published record to id's waiters; a payload that does not
+// decode to id's finished record wakes them to read it.
 func (h *waitHub) wake(id, payload string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -254,7 +254,7 @@ func TestSweepRemovesABatchLeftCreatingAndFinishesOneLeftMade(t *testing.T) {
 	}
 	sweeper := f.service(nil)
 	f.leasesLapsed()
-	if n, err := sweeper.SweepBatches(ctx, time.Now().Add(time.Second)); err != nil || n != 1 {
+	if n, more, err := sweeper.SweepBatches(ctx, time.Now().Add(time.Second)); err != nil || n != 1 || more {
 		t.Fatalf("swept %d (%v), want 1", n, err)
 	}
 	f.nothingLeft("o1")
@@ -267,7 +267,7 @@ func TestSweepRemovesABatchLeftCreatingAndFinishesOneLeftMade(t *testing.T) {
 	if q := f.queue.ids(); len(q) != 0 {
 		t.Fatalf("%d items queued before the batch was finished", len(q))
 	}
-	if n, err := sweeper.SweepBatches(ctx, time.Now().Add(time.Second)); err != nil || n != 1 {
+	if n, more, err := sweeper.SweepBatches(ctx, time.Now().Add(time.Second)); err != nil || n != 1 || more {
 		t.Fatalf("swept %d (%v), want 1", n, err)
 	}
 	got, err := f.store.Batches.GetBatch(ctx, b.ID)
@@ -277,7 +277,7 @@ func TestSweepRemovesABatchLeftCreatingAndFinishesOneLeftMade(t *testing.T) {
 	if q := f.queue.ids(); len(q) != 20 {
 		t.Errorf("%d items queued, want 20", len(q))
 	}
-	if n, err := sweeper.SweepBatches(ctx, time.Now().Add(time.Second)); err != nil || n != 0 {
+	if n, more, err := sweeper.SweepBatches(ctx, time.Now().Add(time.Second)); err != nil || n != 0 || more {
 		t.Errorf("second sweep looked at %d (%v), want none left", n, err)
 	}
 }

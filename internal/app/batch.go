@@ -397,10 +397,16 @@ const sweepBatchesAt = 100
 // ended: those a dead request left creating are removed (once its lease
 // lapsed: a live request's batch is left to it, however slow), those made
 // are finished. It returns how many it settled (of at most
-// sweepBatchesAt looked at): the batches of live requests, which stay, do
-// not count, so that a caller sweeping again while a whole call's worth
-// were settled always makes progress. The worker's sweeper calls it.
-func (s *JobService) SweepBatches(ctx context.Context, before time.Time) (int, error) {
+// sweepBatchesAt looked at) and whether more may be left: a whole call's
+// worth were settled. The batches of live requests, which stay, do not
+// count, so a caller that sweeps again while more are left always makes
+// progress. The worker's sweeper calls it.
+func (s *JobService) SweepBatches(ctx context.Context, before time.Time) (settled int, more bool, err error) {
+	settled, err = s.sweepBatches(ctx, before)
+	return settled, err == nil && settled == sweepBatchesAt, err
+}
+
+func (s *JobService) sweepBatches(ctx context.Context, before time.Time) (int, error) {
 	ids, err := s.cfg.Batches.MakingBatches(ctx, before, sweepBatchesAt)
 	if err != nil {
 		return 0, err

@@ -91,7 +91,7 @@ func TestMixedBatchFinishesWithOneSignedEventAndAnArchive(t *testing.T) {
 		t.Fatalf("batch jobs: %+v; want 5, the fourth failed", all)
 	}
 	// Each item that completed is charged once; an item whose image another
-	// of the key's jobs already compressed takes that result free (#24).
+	// of the key's jobs already compressed takes that result free.
 	compressed := 0
 	for _, j := range all {
 		if j.Status == "completed" && j.DeduplicatedFrom == "" {

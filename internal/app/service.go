@@ -1,6 +1,6 @@
 // Package app is imgflow's creation service: the one place where jobs and
-// batches are made, whoever asks (POST /v1/jobs, POST /v1/batches, the dry
-// run's admission, and next the MCP server and the CLI's routes). HTTP
+// batches are made, whoever asks (POST /v1/jobs and POST /v1/batches, which
+// the CLI and the MCP tools use too, and the dry run's admission). HTTP
 // handlers only bind a request, call JobService and render its answer.
 //
 // What it does, in the order a request meets it (job.go and batch.go

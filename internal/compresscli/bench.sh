@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# BENCHMARK.md "CLI (#36)": one folder of 150 images (made from
+# BENCHMARK.md "CLI": one folder of 150 images (made from
 # fixtures/images: PNG, JPEG, WebP and AVIF in nested folders, names with
 # spaces), compressed against one `imgflow dev` three ways, in one run on
 # the same machine:

@@ -19,7 +19,7 @@
 //
 // Tests: go test ./internal/compresscli/ builds imgflow and runs the
 // command against a real `imgflow dev` (dev_test.go). Figures: bench.sh,
-// in BENCHMARK.md "CLI (#36)".
+// in BENCHMARK.md "CLI".
 package compresscli
 
 import (

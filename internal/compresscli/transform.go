@@ -11,8 +11,8 @@ import (
 	"github.com/imgflow/imgflow/connector"
 )
 
-// Transform is what a run does to every file besides compressing it
-// (issue #33): resize, convert, keep metadata. It goes as the batch's own
+// Transform is what a run does to every file besides compressing it:
+// resize, convert, keep metadata. It goes as the batch's own
 // fields, the defaults of all its items, so each image is transformed in
 // its one job, for its one credit:
 //

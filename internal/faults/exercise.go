@@ -342,7 +342,7 @@ type jobView struct {
 	ChargeUncertain bool   `json:"charge_uncertain"`
 	BatchID         string `json:"batch_id"` // an item of a batch (its client was given the batch)
 	UpstreamCalls   int    `json:"upstream_calls"`
-	// DeduplicatedFrom names the job whose result a repeat took (#24).
+	// DeduplicatedFrom names the job whose result a repeat took.
 	DeduplicatedFrom string `json:"deduplicated_from"`
 	Error            *struct {
 		Code string `json:"code"`
@@ -369,7 +369,7 @@ func (s *system) getJob(id string) *jobView {
 
 // distinctPNG is png with a tEXt chunk naming key after its header: the
 // same picture in other bytes, so that each job is a new image to content
-// dedupe (#24) and is charged, as the suite counts.
+// dedupe and is charged, as the suite counts.
 func distinctPNG(png []byte, key string) []byte {
 	const afterIHDR = 8 + 25 // signature, then IHDR: length, type, 13 bytes, CRC
 	data := append([]byte("Comment\x00"), key...)

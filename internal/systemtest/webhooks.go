@@ -114,7 +114,7 @@ func (s *System) Subscribe(target, event string) (id, secret string) {
 }
 
 // Compress runs one job, charged: the same sample every time, so content
-// dedupe (#24) is turned off for it.
+// dedupe is turned off for it.
 func (s *System) Compress() string {
 	s.T.Helper()
 	st, job := s.Call("POST", "/v1/jobs?wait=20", `{"image_url":"`+s.Samples+`/photo.png","dedupe":false}`)
