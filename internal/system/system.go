@@ -21,7 +21,6 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/imgflow/imgflow/admin"
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/connector/fetch"
 	"github.com/imgflow/imgflow/connector/guard"
@@ -263,7 +262,7 @@ type App struct {
 func New(opts Options, rdb redis.UniversalClient) (*App, error) {
 	redisOpt, err := opts.RedisTarget().connOpt()
 	if err != nil {
-		return nil, fmt.Errorf("REDIS_URL: %w", err)
+		return nil, scrubError(fmt.Errorf("REDIS_URL: %w", err), opts.RedisURL)
 	}
 	keys, err := keyring.New(opts.Secret)
 	if err != nil {
@@ -328,7 +327,8 @@ func (a *App) checkURL(ctx context.Context, field, raw string) error {
 // APIServer is the HTTP API; mount adds routes of the caller's (dev's
 // sample images).
 func (a *App) APIServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Server {
-	// Queue sizes are read from Redis at each scrape of the API's /metrics.
+	// Queue sizes are read from Redis at each scrape of serve's /metrics
+	// (OpsHandler).
 	inspector := asynq.NewInspector(a.redisOpt)
 	a.closers = append(a.closers, inspector.Close)
 	a.metrics.WatchQueues(inspector, a.opts.Queue, worker.DeliveryQueue(a.opts.Queue))
@@ -354,7 +354,6 @@ func (a *App) APIServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 		PublicURL:           a.opts.PublicURL,
 		CheckURL:            a.checkURL,
 		ResultTTL:           a.opts.ResultTTL,
-		Ready:               a.readyChecks(),
 		MaxLargeBodies:      a.opts.MaxLargeBodies,
 		MaxJobsPerKey:       a.opts.MaxJobsPerKey,
 		HookTestsPerMinute:  a.opts.HookTestsPerMinute,
@@ -367,8 +366,6 @@ func (a *App) APIServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 		OnJobCreated:        func(kind connector.InputKind) { a.metrics.JobCreated(string(kind)) },
 		Middleware:          []echo.MiddlewareFunc{a.metrics.Echo()},
 		Mount: func(e *echo.Echo) {
-			e.GET("/metrics", echo.WrapHandler(a.metrics.Handler()))
-			a.closers = append(a.closers, admin.Mount(e, a.redisOpt, a.opts.AdminToken, a.opts.PublicURL))
 			if mount != nil {
 				mount(e)
 			}
@@ -459,19 +456,6 @@ func (a *App) dedupeIndex() dedupeStore {
 		return nil
 	}
 	return a.store.Dedupe
-}
-
-// readyChecks are what /ready asks: Redis, the upstream, and the S3
-// bucket when blobs live there.
-func (a *App) readyChecks() map[string]func(context.Context) error {
-	checks := map[string]func(context.Context) error{
-		"redis":    a.store.Ping,
-		"upstream": a.compressor.Health,
-	}
-	if a.s3 != nil {
-		checks["blob_store"] = a.s3.Ping
-	}
-	return checks
 }
 
 // renderDefinitions adapts the definitions package to the server's needs.

@@ -49,10 +49,10 @@ func TestEveryInputFormComesBackCompressed(t *testing.T) {
 	// The operator sees it in /metrics. The worker counts a job just after
 	// the update that wakes ?wait, so the last count may trail the answer
 	// by a moment.
-	_, _, scrape := s.Request("GET", "/metrics", "", nil, nil)
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(string(scrape), "imgflow_jobs_completed_total 3") && time.Now().Before(deadline); {
+	_, scrape := s.OpsGet("/metrics")
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(scrape, "imgflow_jobs_completed_total 3") && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
-		_, _, scrape = s.Request("GET", "/metrics", "", nil, nil)
+		_, scrape = s.OpsGet("/metrics")
 	}
 	for _, line := range []string{
 		`imgflow_jobs_created_total{input="url"} 1`,
@@ -61,7 +61,7 @@ func TestEveryInputFormComesBackCompressed(t *testing.T) {
 		`imgflow_jobs_completed_total 3`,
 		`imgflow_http_requests_total{method="POST",route="/v1/jobs",status="200"} 3`,
 	} {
-		if !strings.Contains(string(scrape), line) {
+		if !strings.Contains(scrape, line) {
 			t.Errorf("/metrics lacks %q", line)
 		}
 	}
