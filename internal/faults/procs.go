@@ -159,7 +159,7 @@ func startSystem(ctx context.Context, bin, dir string, p profile) (*system, erro
 			return nil, err
 		}
 	}
-	if err := waitFor(ctx, func() bool { return get(s.api+"/ready") == http.StatusOK }); err != nil {
+	if err := waitFor(ctx, func() bool { return get(s.api+"/health") == http.StatusOK }); err != nil {
 		s.stop()
 		return nil, fmt.Errorf("serve never became ready (see %s): %w", dir, err)
 	}

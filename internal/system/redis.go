@@ -105,7 +105,8 @@ var redisWait = struct{ first, most time.Duration }{time.Second, 30 * time.Secon
 // during a Redis outage (or before Redis, in a cluster that starts them
 // together) waits for it instead of exiting into a restart loop: one
 // warning per failed ping, the URL redacted, the wait doubling from 1 s to
-// 30 s. It returns ctx's error when ctx ends first (SIGTERM while waiting).
+// 30 s. It returns an error wrapping ctx's when ctx ends first (SIGTERM
+// while waiting).
 func WaitForRedis(ctx context.Context, c redis.UniversalClient, t RedisTarget, log *slog.Logger) error {
 	wait := redisWait.first
 	for attempt := 1; ; attempt++ {
@@ -119,12 +120,12 @@ func WaitForRedis(ctx context.Context, c redis.UniversalClient, t RedisTarget, l
 			return nil
 		}
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return fmt.Errorf("REDIS_URL %s does not answer; stopped waiting: %w", RedactURL(t.URL), ctx.Err())
 		}
 		log.Warn("Redis does not answer; waiting for it", "redis", RedactURL(t.URL), "err", scrub(err.Error(), t.URL), "attempt", attempt, "retry_in", wait.String())
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return fmt.Errorf("REDIS_URL %s does not answer; stopped waiting: %w", RedactURL(t.URL), ctx.Err())
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, redisWait.most)
