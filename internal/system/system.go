@@ -68,6 +68,11 @@ type Options struct {
 	// ResultTTL (--result-ttl, IMGFLOW_RESULT_TTL): how long compressed
 	// files and their links live. Default 24h.
 	ResultTTL time.Duration
+	// JobTTL (--job-ttl, IMGFLOW_JOB_TTL): how long job records, their
+	// listing entries and their call records live, counted from the job's
+	// creation. Default 7 days (redisstore.DefaultJobTTL); what Redis
+	// holds grows with it (docs/capacity.md).
+	JobTTL time.Duration
 	// Queue (--queue, IMGFLOW_QUEUE): the asynq queue name. Default imgflow.
 	Queue string
 	// BlobStore (--blob-store, IMGFLOW_BLOB_STORE): where image bytes live:
@@ -219,6 +224,9 @@ func (o *Options) Validate(needPublicURL bool) error {
 	if o.HookDisableAfter < 0 || o.SecretOverlap < 0 {
 		problems = append(problems, "IMGFLOW_HOOK_DISABLE_AFTER and IMGFLOW_SECRET_OVERLAP must not be negative")
 	}
+	if o.JobTTL != 0 && o.JobTTL < time.Minute {
+		problems = append(problems, "IMGFLOW_JOB_TTL (--job-ttl) must be at least 1m")
+	}
 	if o.ResultTTL < time.Minute {
 		problems = append(problems, "IMGFLOW_RESULT_TTL (--result-ttl) must be at least 1m")
 	}
@@ -276,7 +284,7 @@ func New(opts Options, rdb redis.UniversalClient) (*App, error) {
 		opts:     opts,
 		rdb:      rdb,
 		redisOpt: redisOpt,
-		store:    redisstore.New(rdb, redisstore.Options{Prefix: opts.KeyPrefix}),
+		store:    redisstore.New(rdb, redisstore.Options{Prefix: opts.KeyPrefix, JobTTL: opts.JobTTL}),
 		keys:     keys,
 		allow:    allow,
 		metrics:  metrics.New(slog.Default()),

@@ -2,6 +2,7 @@ package system_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -190,5 +191,20 @@ func TestCallbackAndHookDeliverSignedEvents(t *testing.T) {
 	case d := <-got:
 		t.Errorf("delivery to %s after the hook was deleted", d.path)
 	case <-time.After(time.Second):
+	}
+}
+
+// IMGFLOW_JOB_TTL bounds how long a job's record lives in Redis.
+func TestJobTTLBoundsTheJobRecord(t *testing.T) {
+	s := systemtest.Start(t, func(o *systemtest.Options) { o.JobTTL = time.Hour })
+	auth := map[string]string{"X-API-Key": s.Key}
+	st, _, body := s.Request("POST", "/v1/jobs?wait=20", "application/json", strings.NewReader(`{"image_url":"`+s.Samples+`/photo.png"}`), auth)
+	job := s.ExpectCompressed(st, body, "image/png")
+	ttl, err := s.Redis.Client.TTL(context.Background(), s.Redis.Prefix+"job:{"+job.ID+"}").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ttl <= 0 || ttl > time.Hour {
+		t.Errorf("job record TTL %s with IMGFLOW_JOB_TTL=1h, want at most 1h (and set)", ttl)
 	}
 }
