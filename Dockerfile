@@ -12,10 +12,10 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
-ARG VERSION=docker
+# The version is internal/version/VERSION, embedded; only the commit is stamped.
 ARG COMMIT=unknown
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
-    CGO_ENABLED=1 go build -trimpath -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT}" -o /out/imgflow . \
+    CGO_ENABLED=1 go build -trimpath -ldflags "-s -w -X main.commit=${COMMIT}" -o /out/imgflow . \
  && /out/imgflow version
 
 # Run: libavif15 for AVIF in the reference upstream, libvips42 (with libheif)

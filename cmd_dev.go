@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/imgflow/imgflow/fixtures/images"
 	refupstream "github.com/imgflow/imgflow/fixtures/upstream"
 	"github.com/imgflow/imgflow/internal/system"
+	"github.com/imgflow/imgflow/internal/version"
 	"github.com/imgflow/imgflow/server"
 )
 
@@ -33,6 +33,9 @@ type devOptions struct {
 	// reference compression API listens. Default 127.0.0.1:8081. Unused
 	// when UPSTREAM_URL names another one.
 	UpstreamAddr string
+	// OpsAddr (--ops-addr, IMGFLOW_OPS_ADDR): where /metrics, /health,
+	// /ready and /admin/queues listen. Default 127.0.0.1:8090.
+	OpsAddr string
 	// Concurrency (--concurrency, IMGFLOW_CONCURRENCY). Default 4.
 	Concurrency int
 	// DemoKey (--demo-key, IMGFLOW_DEMO_KEY): the API key to create in the
@@ -47,6 +50,7 @@ func runDev(ctx context.Context, args []string) error {
 	fs := newFlagSet("dev", "Runs everything in one process: embedded Redis (unless --redis), the reference compression API, the API and the worker.\nImage, callback and hook URLs may reach loopback (127.0.0.0/8, ::1) and the hosts named by --allow-host;\nevery other private, link-local or reserved address is refused, as in production. Stop it with Ctrl-C.")
 	fs.String(&o.Addr, "addr", "IMGFLOW_ADDR", "127.0.0.1:8080", "listen address of the API")
 	fs.String(&o.UpstreamAddr, "upstream-addr", "IMGFLOW_UPSTREAM_ADDR", "127.0.0.1:8081", "listen address of the reference compression API")
+	fs.String(&o.OpsAddr, "ops-addr", "IMGFLOW_OPS_ADDR", devOpsAddr, "listen address of /metrics, /health, /ready and /admin/queues, apart from the API")
 	fs.Int(&o.Concurrency, "concurrency", "IMGFLOW_CONCURRENCY", 4, "jobs and deliveries run at once")
 	fs.String(&o.DemoKey, "demo-key", "IMGFLOW_DEMO_KEY", "", "API key to create in the reference upstream (random when empty)")
 	fs.String(&o.AdminToken, "admin-token", "IMGFLOW_ADMIN_TOKEN", "", "token for the queue dashboard at /admin/queues (random and printed when empty)")
@@ -65,7 +69,17 @@ func runDev(ctx context.Context, args []string) error {
 		o.AdminToken = randomSecret()
 	}
 
+	opsLn, err := listenOps(o.OpsAddr)
+	if err != nil {
+		return err
+	}
+	defer opsLn.Close()
+	ops := serveOps(ctx, opsLn)
+	o.OpsAddr = opsLn.Addr().String()
 	rdb, redisURL, closeRedis, err := system.OpenRedis(ctx, o.RedisTarget())
+	if stoppedWhileWaiting(ctx, err) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -105,7 +119,7 @@ func runDev(ctx context.Context, args []string) error {
 		return err
 	}
 
-	o.Version = buildVersion()
+	o.Version = version.String()
 	a, err := system.New(o.Options, rdb)
 	if err != nil {
 		return err
@@ -126,6 +140,7 @@ func runDev(ctx context.Context, args []string) error {
 		// Sample images, so the first curl has an image URL to fetch.
 		e.GET("/samples/*", echo.WrapHandler(http.StripPrefix("/samples/", http.FileServerFS(images.Samples))))
 	})
+	ops.set(a.OpsHandler(slog.Default().With("component", "ops"), true))
 	go func() { errc <- api.Serve(ctx, apiLn) }()
 	a.StartBlobSweeper(ctx, slog.Default().With("component", "sweeper"))
 	go func() { errc <- w.Run(ctx) }()
@@ -183,9 +198,9 @@ upstream API: %[2]s
 demo key: %[3]s
 redis: %[6]s (more keys: go run . keys create --redis %[6]s)
 definitions: %[1]s/v1/definitions
-metrics: %[1]s/metrics
 mcp: %[1]s/mcp (AI agents; the key as Authorization: Bearer, docs/mcp.md)
-queues: %[1]s/admin/queues?token=%[4]s
+ops: %[8]s (/metrics, /health, /ready; not on the API's port)
+queues: %[8]s/admin/queues?token=%[4]s
 URLs allowed: public addresses and %[5]s (every other private address is refused; add hosts with --allow-host)
 %[7]s
 
@@ -197,15 +212,5 @@ Try it in another shell, from the repository root:
   curl -s -X POST '%[1]s/v1/jobs?wait=20' -H "X-API-Key: $KEY" -H 'Content-Type: application/json' \
     -d "{\"image_base64\": \"$(base64 < fixtures/images/photo.webp | tr -d '\n')\"}"
 
-`, o.PublicURL, o.UpstreamURL, key, o.AdminToken, allow, redactedURL(o.RedisURL), imaging.Status())
-}
-
-// redactedURL hides a password in a URL the banner prints (a --redis
-// given with one); the embedded Redis has none.
-func redactedURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unreadable URL)"
-	}
-	return u.Redacted()
+`, o.PublicURL, o.UpstreamURL, key, o.AdminToken, allow, system.RedactURL(o.RedisURL), imaging.Status(), "http://"+o.OpsAddr)
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/imgflow/imgflow/internal/version"
 )
 
 // commit is the source revision, set at build time with
@@ -15,7 +17,8 @@ import (
 // git checkout.
 var commit = ""
 
-// runVersion prints `imgflow <version> (<commit>, <go version>)`.
+// runVersion prints `imgflow <version> (<commit>, <go version>)`; the
+// version is internal/version's, the one server.json and the chart name.
 func runVersion(_ context.Context, args []string) error {
 	fs := newFlagSet("version", "Prints the version, the commit it was built from and the Go version.")
 	if err := fs.parse(args); err != nil {
@@ -26,19 +29,7 @@ func runVersion(_ context.Context, args []string) error {
 }
 
 func printVersion(w io.Writer) {
-	fmt.Fprintf(w, "imgflow %s (%s, %s)\n", buildVersion(), buildCommit(), runtime.Version())
-}
-
-// buildVersion is main.version when set at build time, else the module
-// version `go install ...@vX.Y.Z` records, else "unreleased".
-func buildVersion() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "unreleased"
+	fmt.Fprintf(w, "imgflow %s (%s, %s)\n", version.String(), buildCommit(), runtime.Version())
 }
 
 // buildCommit is main.commit, else the VCS stamp's revision (12 digits,

@@ -2,18 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
-	"net"
-	"net/http"
+	"os"
 	"time"
 
 	"github.com/imgflow/imgflow/connector/imaging"
 	"github.com/imgflow/imgflow/internal/system"
-	"github.com/imgflow/imgflow/server"
 )
 
 // workOptions configure `imgflow work`.
@@ -22,10 +17,10 @@ type workOptions struct {
 	// Concurrency (--concurrency, IMGFLOW_CONCURRENCY): jobs and
 	// deliveries one process runs at once. Default 10.
 	Concurrency int
-	// MetricsAddr (--metrics-addr, IMGFLOW_METRICS_ADDR): where this worker
-	// serves GET /metrics for Prometheus and GET /health for container
-	// healthchecks. Empty (the default) serves neither.
-	MetricsAddr string
+	// OpsAddr (--ops-addr, IMGFLOW_OPS_ADDR): where this worker serves
+	// GET /metrics, GET /health (liveness: the process answers) and
+	// GET /ready (Redis answers). Default :9091.
+	OpsAddr string
 }
 
 // runWork runs the asynq worker only.
@@ -33,7 +28,7 @@ func runWork(ctx context.Context, args []string) error {
 	var o workOptions
 	fs := newFlagSet("work", "Runs the asynq worker only: compresses jobs and delivers callbacks and hooks.")
 	fs.Int(&o.Concurrency, "concurrency", "IMGFLOW_CONCURRENCY", 10, "jobs and deliveries run at once by this process")
-	fs.String(&o.MetricsAddr, "metrics-addr", "IMGFLOW_METRICS_ADDR", "", "listen address of this worker's /metrics and /health (off when empty), e.g. :9091")
+	fs.String(&o.OpsAddr, "ops-addr", "IMGFLOW_OPS_ADDR", workOpsAddr, "listen address of this worker's /metrics, /health (the process answers) and /ready (Redis answers)")
 	fs.Duration(&o.ShutdownTimeout, "shutdown-timeout", "IMGFLOW_SHUTDOWN_TIMEOUT", 30*time.Second, "how long a stopping worker lets running tasks finish before requeueing them")
 	addAppFlags(fs, &o.Options)
 	addWorkerFlags(fs, &o.Options)
@@ -49,7 +44,19 @@ func runWork(ctx context.Context, args []string) error {
 	if o.Concurrency < 1 {
 		return errors.New("IMGFLOW_CONCURRENCY (--concurrency) must be at least 1")
 	}
+	if os.Getenv("IMGFLOW_METRICS_ADDR") != "" {
+		slog.Warn("IMGFLOW_METRICS_ADDR is not read: /metrics, /health and /ready are on IMGFLOW_OPS_ADDR (--ops-addr)", "ops_addr", o.OpsAddr)
+	}
+	opsLn, err := listenOps(o.OpsAddr)
+	if err != nil {
+		return err
+	}
+	defer opsLn.Close()
+	ops := serveOps(ctx, opsLn)
 	a, closeApp, err := system.Connect(ctx, o.Options)
+	if stoppedWhileWaiting(ctx, err) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -62,38 +69,8 @@ func runWork(ctx context.Context, args []string) error {
 		return err
 	}
 	defer w.Close()
-	if o.MetricsAddr != "" {
-		ln, err := net.Listen("tcp", o.MetricsAddr)
-		if err != nil {
-			return fmt.Errorf("IMGFLOW_METRICS_ADDR (--metrics-addr) %s: %w", o.MetricsAddr, err)
-		}
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", a.MetricsHandler())
-		mux.Handle("GET /health", workerHealth(a.Ping))
-		go func() {
-			if err := server.ServeHTTP(ctx, ln, mux); err != nil {
-				slog.Error("worker metrics endpoint stopped", "addr", o.MetricsAddr, "error", err)
-			}
-		}()
-	}
+	ops.set(a.OpsHandler(slog.Default(), false))
 	a.StartBlobSweeper(ctx, slog.Default())
-	slog.Info("imgflow worker started", "concurrency", o.Concurrency, "shutdown_timeout", o.ShutdownTimeout, "queue", o.Queue, "metrics_addr", o.MetricsAddr, "transforms", imaging.Status())
+	slog.Info("imgflow worker started", "concurrency", o.Concurrency, "shutdown_timeout", o.ShutdownTimeout, "queue", o.Queue, "ops_addr", o.OpsAddr, "transforms", imaging.Status())
 	return w.Run(ctx)
-}
-
-// workerHealth answers container healthchecks from the worker's own
-// process: 200 while it runs and reaches Redis (where its tasks are), 503
-// with the reason otherwise.
-func workerHealth(ping func(context.Context) error) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		w.Header().Set("Content-Type", "application/json")
-		if err := ping(ctx); err != nil {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			json.NewEncoder(w).Encode(map[string]string{"status": "unhealthy", "service": "imgflow-worker", "redis": err.Error()})
-			return
-		}
-		io.WriteString(w, `{"status":"healthy","service":"imgflow-worker"}`)
-	})
 }

@@ -125,10 +125,10 @@ func TestComposeEveryServiceHasAHealthcheck(t *testing.T) {
 		}
 	}
 	worker := p.Services["worker"]
-	addr := composeEnv(worker)["IMGFLOW_METRICS_ADDR"]
+	addr := composeEnv(worker)["IMGFLOW_OPS_ADDR"]
 	_, port, _ := strings.Cut(addr, ":")
 	if test := strings.Join(worker.HealthCheck.Test, " "); port == "" || !strings.Contains(test, ":"+port+"/health") {
-		t.Errorf("worker healthcheck %q does not ask /health on IMGFLOW_METRICS_ADDR %q", test, addr)
+		t.Errorf("worker healthcheck %q does not ask /health on IMGFLOW_OPS_ADDR %q", test, addr)
 	}
 }
 

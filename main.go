@@ -15,10 +15,6 @@ import (
 	"syscall"
 )
 
-// version is set at build time with -ldflags "-X main.version=..."; empty
-// means an unreleased build (see buildVersion in cmd_version.go).
-var version = ""
-
 // command is one subcommand: its one-line summary and what it runs.
 type command struct {
 	summary string

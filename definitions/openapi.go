@@ -285,15 +285,8 @@ func openAPIDocument(c *catalog.Catalog, base string) obj {
 		"/health": obj{"get": oasOp(nil, "health", obj{"tags": []string{"operations"}, "security": public, "summary": "Liveness",
 			"responses": obj{"200": obj{"description": "Alive.", "content": obj{"application/json": obj{"schema": obj{"type": "object",
 				"example": obj{"status": "healthy", "service": "imgflow"}}}}}}})},
-		"/ready": obj{"get": oasOp(nil, "ready", obj{"tags": []string{"operations"}, "security": public, "summary": "Readiness: Redis and upstream reachable",
-			"responses": obj{"200": obj{"description": "Ready."}, "503": obj{"description": "What is down.", "headers": obj{"Retry-After": retryAfter}}}})},
-		"/metrics": obj{"get": oasOp(nil, "metrics", obj{"tags": []string{"operations"}, "security": public, "summary": "Prometheus metrics",
-			"responses": obj{"200": obj{"description": "Text exposition format.", "content": obj{"text/plain": obj{"schema": obj{"type": "string"}}}}}})},
 		"/openapi.json": obj{"get": oasOp(nil, "openapi", obj{"tags": []string{"operations"}, "security": public, "summary": "This document",
 			"responses": obj{"200": obj{"description": "OpenAPI 3 document.", "content": obj{"application/json": obj{"schema": obj{"type": "object"}}}}}})},
-		"/admin/queues": obj{"get": oasOp(nil, "adminQueues", obj{"tags": []string{"operations"}, "security": []any{obj{"adminToken": []any{}}},
-			"summary":   "asynqmon queue dashboard (off unless IMGFLOW_ADMIN_TOKEN is set; on in dev)",
-			"responses": obj{"200": obj{"description": "HTML dashboard.", "content": obj{"text/html": obj{"schema": obj{"type": "string"}}}}, "401": obj{"description": "Missing admin token."}}})},
 	}
 
 	doc := obj{
@@ -312,9 +305,8 @@ func openAPIDocument(c *catalog.Catalog, base string) obj {
 		"x-imgflow-event-types": eventTypes(oasRef),
 		"components": obj{
 			"securitySchemes": obj{
-				"apiKey":     obj{"type": "apiKey", "in": "header", "name": c.Auth.Header, "description": "The compression API key."},
-				"bearer":     obj{"type": "http", "scheme": "bearer", "description": "The same key as a bearer token."},
-				"adminToken": obj{"type": "http", "scheme": "bearer", "description": "IMGFLOW_ADMIN_TOKEN."},
+				"apiKey": obj{"type": "apiKey", "in": "header", "name": c.Auth.Header, "description": "The compression API key."},
+				"bearer": obj{"type": "http", "scheme": "bearer", "description": "The same key as a bearer token."},
 			},
 			"responses": errorResponses,
 			"schemas": obj{

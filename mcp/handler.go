@@ -9,6 +9,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/imgflow/imgflow/catalog"
+	"github.com/imgflow/imgflow/internal/version"
 )
 
 // Options configure New.
@@ -44,7 +45,7 @@ func New(o Options) *Handler {
 		o.Logger = slog.Default()
 	}
 	if o.Version == "" {
-		o.Version = "dev"
+		o.Version = version.String()
 	}
 	if o.Uploads != nil {
 		o.Uploads.defaults()

@@ -34,7 +34,10 @@ type Metrics struct {
 	jobsCreated   *prometheus.CounterVec
 	jobsCompleted prometheus.Counter
 	jobsFailed    *prometheus.CounterVec
-	queueWait     prometheus.Histogram
+	// jobsSystemFailed counts failed jobs that were not the caller's
+	// mistake (connector.ErrorCode.CallersMistake): the dead-letter alert's rate.
+	jobsSystemFailed *prometheus.CounterVec
+	queueWait        prometheus.Histogram
 
 	upstreamCalls    *prometheus.CounterVec
 	upstreamDuration *prometheus.HistogramVec
@@ -74,6 +77,10 @@ func New(logger *slog.Logger) *Metrics {
 	m.jobsFailed = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "imgflow_jobs_failed_total",
 		Help: "Jobs that reached status failed, by error code.",
+	}, []string{"code"})
+	m.jobsSystemFailed = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "imgflow_jobs_system_failed_total",
+		Help: "Jobs that failed for a system fault (not the caller's mistake), by error code; their tasks stay in the queue's archive.",
 	}, []string{"code"})
 	m.queueWait = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "imgflow_job_queue_wait_seconds",
@@ -115,7 +122,7 @@ func New(logger *slog.Logger) *Metrics {
 
 	m.reg.MustRegister(
 		m.httpRequests, m.httpDuration,
-		m.jobsCreated, m.jobsCompleted, m.jobsFailed, m.queueWait,
+		m.jobsCreated, m.jobsCompleted, m.jobsFailed, m.jobsSystemFailed, m.queueWait,
 		m.upstreamCalls, m.upstreamDuration,
 		m.deliveries, m.endpointsDisabled, m.chargeUncertain,
 		collectors.NewGoCollector(),

@@ -1,6 +1,10 @@
 package metrics
 
-import "time"
+import (
+	"time"
+
+	"github.com/imgflow/imgflow/connector"
+)
 
 // JobStarted records how long a job waited in the queue before a compress
 // attempt began (worker.Observer).
@@ -19,6 +23,9 @@ func (m *Metrics) JobFinished(status, code string) {
 			code = "unknown"
 		}
 		m.jobsFailed.WithLabelValues(code).Inc()
+		if !connector.ErrorCode(code).CallersMistake() {
+			m.jobsSystemFailed.WithLabelValues(code).Inc()
+		}
 	}
 }
 

@@ -293,7 +293,6 @@ func TestEveryRouteMatchesTheOpenAPIDocument(t *testing.T) {
 
 	c.do(h, "GET", "/", nil, nil, false)
 	c.do(h, "GET", "/health", nil, nil, false)
-	c.do(h, "GET", "/ready", nil, nil, false)
 	c.do(h, "GET", "/openapi.json", nil, nil, false)
 	c.do(h, "GET", "/v1/event-types", nil, nil, false)
 	c.do(h, "GET", "/v1/definitions", nil, nil, false)
@@ -327,7 +326,6 @@ func TestEveryRouteMatchesTheOpenAPIDocument(t *testing.T) {
 	dead := redisstore.New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1}), redisstore.Options{})
 	gone := newHarness(t, withDefinitions, func(cfg *server.Config) {
 		cfg.Jobs, cfg.Blobs, cfg.Idempotency, cfg.Accounts, cfg.Hooks, cfg.OpLimiter, cfg.Batches = dead.Jobs, dead.Blobs, dead.Idempotency, dead.Accounts, dead.Hooks, dead.Hooks, dead.Batches
-		cfg.Ready = map[string]func(context.Context) error{"redis": dead.Ping}
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	})
 	gk := map[string]string{"X-API-Key": gone.key}
@@ -336,7 +334,7 @@ func TestEveryRouteMatchesTheOpenAPIDocument(t *testing.T) {
 	for _, r := range []struct{ method, path string }{
 		{"GET", "/v1/jobs"}, {"GET", "/v1/jobs/" + id}, {"GET", "/v1/jobs/" + id + "/deliveries"},
 		{"GET", "/v1/hooks"}, {"GET", "/v1/hooks/" + hook.str("id")}, {"DELETE", "/v1/hooks/" + hook.str("id")},
-		{"GET", "/ready"}, {"GET", token}, {"POST", "/v1/jobs/" + id + "/deliveries/nope/redeliver"},
+		{"GET", token}, {"POST", "/v1/jobs/" + id + "/deliveries/nope/redeliver"},
 		{"POST", "/v1/hooks/" + hid + "/enable"}, {"POST", "/v1/hooks/" + hid + "/test"}, {"POST", "/v1/hooks/" + hid + "/rotate-secret"},
 		{"GET", "/v1/deliveries"}, {"POST", "/v1/account/rotate-secret"},
 		{"GET", "/v1/batches"}, {"GET", "/v1/batches/" + id},

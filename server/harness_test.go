@@ -150,7 +150,6 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 			return guard.ForField(guard.CheckURL(ctx, raw, guard.Policy{}, publicResolver{}), field)
 		},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Ready:  map[string]func(context.Context) error{"redis": h.store.Ping},
 	}
 	for _, o := range opts {
 		o(&cfg)

@@ -120,8 +120,6 @@ type Config struct {
 	MaxJobsPerKey int
 	// LargeBodyWait is how long a large body waits for a slot. Default 2s.
 	LargeBodyWait time.Duration
-	// Ready lists the dependencies /ready checks, by name.
-	Ready map[string]func(ctx context.Context) error
 	// Definitions renders the connector definitions for a base URL; nil
 	// leaves /v1/definitions and /openapi.json out.
 	Definitions DefinitionsRenderer
@@ -290,8 +288,10 @@ func (s *Server) routes() *echo.Echo {
 	e.Match(methods, "/", page)
 	e.Match(methods, console.Prefix+"*", page)
 
+	// Liveness for scripts and load balancers; readiness, metrics and the
+	// queue dashboard are on the ops listener (system.OpsHandler), which
+	// an Ingress to this port never publishes.
 	e.GET("/health", s.health)
-	e.GET("/ready", s.ready)
 
 	v1 := e.Group("/v1")
 	v1.POST("/jobs", s.createJob)

@@ -485,6 +485,11 @@ func (w *Worker) report(ctx context.Context, r *run, out outcome) error {
 		return err
 	}
 	if out.kind == failed {
+		if connector.ErrorCodeOf(out.cause).CallersMistake() {
+			// Done: the job's record says why; asynq's archive (dead
+			// letters, and their alert) keeps system faults only.
+			return nil
+		}
 		return fmt.Errorf("job failed: %w: %w", out.cause, asynq.SkipRetry)
 	}
 	return nil

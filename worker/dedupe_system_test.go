@@ -133,9 +133,9 @@ func TestTheSameImageTwiceIsChargedOnce(t *testing.T) {
 		t.Errorf("another image's job %+v, credits %d; want it charged (497)", j, s.Credits())
 	}
 
-	_, _, scrape := s.Request("GET", "/metrics", "", nil, nil)
+	_, scrape := s.OpsGet("/metrics")
 	for _, line := range []string{`imgflow_jobs_deduplicated_total{waited="false"} 3`, `imgflow_credits_saved_total 3`} {
-		if !strings.Contains(string(scrape), line) {
+		if !strings.Contains(scrape, line) {
 			t.Errorf("/metrics lacks %q", line)
 		}
 	}

@@ -25,7 +25,8 @@ func (o *Options) s3Config() (*s3blob.Config, error) {
 	}
 	c, err := s3blob.ParseURL(o.BlobStore)
 	if err != nil {
-		return nil, fmt.Errorf("IMGFLOW_BLOB_STORE (--blob-store) must be redis or s3://BUCKET?endpoint=URL&region=R&path_style=true: %v", err)
+		// The parser quotes the URL, which may carry credentials.
+		return nil, scrubError(fmt.Errorf("IMGFLOW_BLOB_STORE (--blob-store) must be redis or s3://BUCKET?endpoint=URL&region=R&path_style=true: %v", err), o.BlobStore)
 	}
 	c.AccessKey, c.SecretKey = os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY")
 	if c.AccessKey == "" || c.SecretKey == "" {

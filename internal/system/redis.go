@@ -26,12 +26,12 @@ type RedisTarget struct {
 func (t RedisTarget) Check() error {
 	if t.Cluster {
 		if _, err := redis.ParseClusterURL(t.URL); err != nil {
-			return fmt.Errorf("REDIS_URL (--redis) %q is not a Redis Cluster URL (IMGFLOW_REDIS_CLUSTER is on): %v", t.URL, err)
+			return scrubError(fmt.Errorf("REDIS_URL (--redis) %q is not a Redis Cluster URL (IMGFLOW_REDIS_CLUSTER is on): %v", RedactURL(t.URL), err), t.URL)
 		}
 		return nil
 	}
 	if _, err := asynq.ParseRedisURI(t.URL); err != nil {
-		return fmt.Errorf("REDIS_URL (--redis) %q is not a Redis URL: %v", t.URL, err)
+		return scrubError(fmt.Errorf("REDIS_URL (--redis) %q is not a Redis URL: %v", RedactURL(t.URL), err), t.URL)
 	}
 	return nil
 }
@@ -52,7 +52,8 @@ func (t RedisTarget) connOpt() (asynq.RedisConnOpt, error) {
 	}, nil
 }
 
-// OpenRedis connects to the target, or, when its URL is "", starts an
+// OpenRedis connects to the target, waiting until it answers
+// (WaitForRedis), or, when its URL is "", starts an
 // embedded miniredis (for dev and for trying the upstream alone). miniredis
 // only expires keys when its clock is moved, so a ticker moves it with the
 // wall clock and TTLs behave as on a real server. close stops both.
@@ -89,13 +90,46 @@ func OpenRedis(ctx context.Context, t RedisTarget) (client redis.UniversalClient
 	if err != nil {
 		return nil, "", nil, err
 	}
-	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := c.Ping(pingCtx).Err(); err != nil {
+	if err := WaitForRedis(ctx, c, t, slog.Default()); err != nil {
 		c.Close()
-		return nil, "", nil, fmt.Errorf("REDIS_URL %q does not answer: %w", url, err)
+		return nil, "", nil, err
 	}
 	return c, url, func() { c.Close() }, nil
+}
+
+// redisWait is how long WaitForRedis waits between pings: first, doubling
+// up to most.
+var redisWait = struct{ first, most time.Duration }{time.Second, 30 * time.Second}
+
+// WaitForRedis pings c until Redis answers, so that a process started
+// during a Redis outage (or before Redis, in a cluster that starts them
+// together) waits for it instead of exiting into a restart loop: one
+// warning per failed ping, the URL redacted, the wait doubling from 1 s to
+// 30 s. It returns an error wrapping ctx's when ctx ends first (SIGTERM
+// while waiting).
+func WaitForRedis(ctx context.Context, c redis.UniversalClient, t RedisTarget, log *slog.Logger) error {
+	wait := redisWait.first
+	for attempt := 1; ; attempt++ {
+		pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := c.Ping(pingCtx).Err()
+		cancel()
+		if err == nil {
+			if attempt > 1 {
+				log.Info("Redis answers", "redis", RedactURL(t.URL), "attempts", attempt)
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("REDIS_URL %s does not answer; stopped waiting: %w", RedactURL(t.URL), ctx.Err())
+		}
+		log.Warn("Redis does not answer; waiting for it", "redis", RedactURL(t.URL), "err", scrub(err.Error(), t.URL), "attempt", attempt, "retry_in", wait.String())
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("REDIS_URL %s does not answer; stopped waiting: %w", RedactURL(t.URL), ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, redisWait.most)
+	}
 }
 
 // redisClient makes a client for a redis://, rediss:// or
@@ -109,7 +143,7 @@ func redisClient(t RedisTarget) (redis.UniversalClient, error) {
 	if t.Cluster {
 		opts, err := redis.ParseClusterURL(url)
 		if err != nil {
-			return nil, fmt.Errorf("REDIS_URL %q (a cluster URL, IMGFLOW_REDIS_CLUSTER is on): %w", url, err)
+			return nil, scrubError(fmt.Errorf("REDIS_URL %q (a cluster URL, IMGFLOW_REDIS_CLUSTER is on): %w", RedactURL(url), err), url)
 		}
 		opts.MaxRetries, opts.DialerRetries = 1, 1
 		opts.Protocol = resp2Unless(opts.Protocol)
@@ -118,7 +152,7 @@ func redisClient(t RedisTarget) (redis.UniversalClient, error) {
 	if strings.HasPrefix(url, "redis-sentinel://") {
 		connOpt, err := asynq.ParseRedisURI(url)
 		if err != nil {
-			return nil, fmt.Errorf("REDIS_URL %q: %w", url, err)
+			return nil, scrubError(fmt.Errorf("REDIS_URL %q: %w", RedactURL(url), err), url)
 		}
 		c := connOpt.MakeRedisClient().(*redis.Client)
 		c.Options().MaxRetries = 1
@@ -126,7 +160,7 @@ func redisClient(t RedisTarget) (redis.UniversalClient, error) {
 	}
 	opts, err := redis.ParseURL(url)
 	if err != nil {
-		return nil, fmt.Errorf("REDIS_URL %q: %w", url, err)
+		return nil, scrubError(fmt.Errorf("REDIS_URL %q: %w", RedactURL(url), err), url)
 	}
 	opts.MaxRetries, opts.DialerRetries = 1, 1
 	opts.Protocol = resp2Unless(opts.Protocol)

@@ -21,7 +21,6 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/imgflow/imgflow/admin"
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/connector/fetch"
 	"github.com/imgflow/imgflow/connector/guard"
@@ -70,6 +69,11 @@ type Options struct {
 	// ResultTTL (--result-ttl, IMGFLOW_RESULT_TTL): how long compressed
 	// files and their links live. Default 24h.
 	ResultTTL time.Duration
+	// JobTTL (--job-ttl, IMGFLOW_JOB_TTL): how long job records, their
+	// listing entries and their call records live, counted from the job's
+	// creation. Default 7 days (redisstore.DefaultJobTTL); what Redis
+	// holds grows with it (docs/capacity.md).
+	JobTTL time.Duration
 	// Queue (--queue, IMGFLOW_QUEUE): the asynq queue name. Default imgflow.
 	Queue string
 	// BlobStore (--blob-store, IMGFLOW_BLOB_STORE): where image bytes live:
@@ -221,6 +225,9 @@ func (o *Options) Validate(needPublicURL bool) error {
 	if o.HookDisableAfter < 0 || o.SecretOverlap < 0 {
 		problems = append(problems, "IMGFLOW_HOOK_DISABLE_AFTER and IMGFLOW_SECRET_OVERLAP must not be negative")
 	}
+	if o.JobTTL != 0 && o.JobTTL < time.Minute {
+		problems = append(problems, "IMGFLOW_JOB_TTL (--job-ttl) must be at least 1m")
+	}
 	if o.ResultTTL < time.Minute {
 		problems = append(problems, "IMGFLOW_RESULT_TTL (--result-ttl) must be at least 1m")
 	}
@@ -264,7 +271,7 @@ type App struct {
 func New(opts Options, rdb redis.UniversalClient) (*App, error) {
 	redisOpt, err := opts.RedisTarget().connOpt()
 	if err != nil {
-		return nil, fmt.Errorf("REDIS_URL: %w", err)
+		return nil, scrubError(fmt.Errorf("REDIS_URL: %w", err), opts.RedisURL)
 	}
 	keys, err := keyring.New(opts.Secret)
 	if err != nil {
@@ -278,7 +285,7 @@ func New(opts Options, rdb redis.UniversalClient) (*App, error) {
 		opts:     opts,
 		rdb:      rdb,
 		redisOpt: redisOpt,
-		store:    redisstore.New(rdb, redisstore.Options{Prefix: opts.KeyPrefix}),
+		store:    redisstore.New(rdb, redisstore.Options{Prefix: opts.KeyPrefix, JobTTL: opts.JobTTL}),
 		keys:     keys,
 		allow:    allow,
 		metrics:  metrics.New(slog.Default()),
@@ -329,7 +336,8 @@ func (a *App) checkURL(ctx context.Context, field, raw string) error {
 // APIServer is the HTTP API; mount adds routes of the caller's (dev's
 // sample images).
 func (a *App) APIServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Server {
-	// Queue sizes are read from Redis at each scrape of the API's /metrics.
+	// Queue sizes are read from Redis at each scrape of serve's /metrics
+	// (OpsHandler).
 	inspector := asynq.NewInspector(a.redisOpt)
 	a.closers = append(a.closers, inspector.Close)
 	a.metrics.WatchQueues(inspector, a.opts.Queue, worker.DeliveryQueue(a.opts.Queue))
@@ -356,7 +364,6 @@ func (a *App) APIServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 		PublicURL:           a.opts.PublicURL,
 		CheckURL:            a.checkURL,
 		ResultTTL:           a.opts.ResultTTL,
-		Ready:               a.readyChecks(),
 		MaxLargeBodies:      a.opts.MaxLargeBodies,
 		MaxJobsPerKey:       a.opts.MaxJobsPerKey,
 		HookTestsPerMinute:  a.opts.HookTestsPerMinute,
@@ -369,8 +376,6 @@ func (a *App) APIServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 		OnJobCreated:        func(kind connector.InputKind) { a.metrics.JobCreated(string(kind)) },
 		Middleware:          []echo.MiddlewareFunc{a.metrics.Echo()},
 		Mount: func(e *echo.Echo) {
-			e.GET("/metrics", echo.WrapHandler(a.metrics.Handler()))
-			a.closers = append(a.closers, admin.Mount(e, a.redisOpt, a.opts.AdminToken, a.opts.PublicURL))
 			if mount != nil {
 				mount(e)
 			}
@@ -485,19 +490,6 @@ func (a *App) dedupeIndex() dedupeStore {
 		return nil
 	}
 	return a.store.Dedupe
-}
-
-// readyChecks are what /ready asks: Redis, the upstream, and the S3
-// bucket when blobs live there.
-func (a *App) readyChecks() map[string]func(context.Context) error {
-	checks := map[string]func(context.Context) error{
-		"redis":    a.store.Ping,
-		"upstream": a.compressor.Health,
-	}
-	if a.s3 != nil {
-		checks["blob_store"] = a.s3.Ping
-	}
-	return checks
 }
 
 // renderDefinitions adapts the definitions package to the server's needs.

@@ -2,6 +2,7 @@ package system_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -49,10 +50,10 @@ func TestEveryInputFormComesBackCompressed(t *testing.T) {
 	// The operator sees it in /metrics. The worker counts a job just after
 	// the update that wakes ?wait, so the last count may trail the answer
 	// by a moment.
-	_, _, scrape := s.Request("GET", "/metrics", "", nil, nil)
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(string(scrape), "imgflow_jobs_completed_total 3") && time.Now().Before(deadline); {
+	_, scrape := s.OpsGet("/metrics")
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(scrape, "imgflow_jobs_completed_total 3") && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
-		_, _, scrape = s.Request("GET", "/metrics", "", nil, nil)
+		_, scrape = s.OpsGet("/metrics")
 	}
 	for _, line := range []string{
 		`imgflow_jobs_created_total{input="url"} 1`,
@@ -61,7 +62,7 @@ func TestEveryInputFormComesBackCompressed(t *testing.T) {
 		`imgflow_jobs_completed_total 3`,
 		`imgflow_http_requests_total{method="POST",route="/v1/jobs",status="200"} 3`,
 	} {
-		if !strings.Contains(string(scrape), line) {
+		if !strings.Contains(scrape, line) {
 			t.Errorf("/metrics lacks %q", line)
 		}
 	}
@@ -190,5 +191,20 @@ func TestCallbackAndHookDeliverSignedEvents(t *testing.T) {
 	case d := <-got:
 		t.Errorf("delivery to %s after the hook was deleted", d.path)
 	case <-time.After(time.Second):
+	}
+}
+
+// IMGFLOW_JOB_TTL bounds how long a job's record lives in Redis.
+func TestJobTTLBoundsTheJobRecord(t *testing.T) {
+	s := systemtest.Start(t, func(o *systemtest.Options) { o.JobTTL = time.Hour })
+	auth := map[string]string{"X-API-Key": s.Key}
+	st, _, body := s.Request("POST", "/v1/jobs?wait=20", "application/json", strings.NewReader(`{"image_url":"`+s.Samples+`/photo.png"}`), auth)
+	job := s.ExpectCompressed(st, body, "image/png")
+	ttl, err := s.Redis.Client.TTL(context.Background(), s.Redis.Prefix+"job:{"+job.ID+"}").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ttl <= 0 || ttl > time.Hour {
+		t.Errorf("job record TTL %s with IMGFLOW_JOB_TTL=1h, want at most 1h (and set)", ttl)
 	}
 }

@@ -43,6 +43,7 @@ type System struct {
 	API     string       // the API's base URL
 	Samples string       // serves fixtures/images over HTTP, for image_url jobs
 	Handler http.Handler // the API, for tests that serve it with other settings
+	Ops     http.Handler // the ops listener's handler: /metrics, /health, /ready, /admin/queues
 	Redis   *redistest.Redis
 	Ledger  *refupstream.Ledger // the reference upstream's accounts
 	Key     string              // an API key with 500 credits
@@ -119,7 +120,16 @@ func Start(t *testing.T, configure ...func(*Options)) *System {
 		t.Fatal(err)
 	}
 	RunWorker(t, context.Background(), w)
-	return &System{T: t, API: opts.PublicURL, Samples: samples.URL, Handler: handler, Redis: r, Ledger: ledger, Key: key, Logs: logs, Options: opts}
+	ops := a.OpsHandler(logger, true)
+	return &System{T: t, API: opts.PublicURL, Samples: samples.URL, Handler: handler, Ops: ops, Redis: r, Ledger: ledger, Key: key, Logs: logs, Options: opts}
+}
+
+// OpsGet asks the ops listener's handler for path (GET /metrics, say):
+// its status and body.
+func (s *System) OpsGet(path string) (int, string) {
+	rec := httptest.NewRecorder()
+	s.Ops.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	return rec.Code, rec.Body.String()
 }
 
 // Request sends one request to the API and reads the whole answer.

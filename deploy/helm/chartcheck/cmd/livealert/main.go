@@ -99,10 +99,10 @@ func check(ctx context.Context, logf func(string, ...any), bin, rulesFile, scale
 rule_files: [%q]
 scrape_configs:
   - job_name: imgflow-serve
-    static_configs: [{targets: [%q]}]
+    static_configs: [{targets: ["127.0.0.1:%d"]}]
   - job_name: imgflow-work
     static_configs: [{targets: ["127.0.0.1:%d"]}]
-`, rulesVariant, strings.TrimPrefix(s.API, "http://"), s.WorkPort)
+`, rulesVariant, s.OpsPort, s.WorkPort)
 	if err := os.WriteFile(filepath.Join(s.Dir, "prometheus.yml"), []byte(promConfig), 0o644); err != nil {
 		return err
 	}
