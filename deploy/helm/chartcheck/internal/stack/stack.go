@@ -48,7 +48,8 @@ type Stack struct {
 	Dir       string
 	RedisPort int
 	API       string // http://127.0.0.1:PORT of serve
-	WorkPort  int    // work's metrics and /health
+	ServeOps  string // http://127.0.0.1:PORT of serve's ops listener: /metrics, /health, /ready
+	WorkPort  int    // work's ops listener: /metrics, /health, /ready
 	Key       string // an API key of the reference upstream
 
 	opts     Options
@@ -83,11 +84,12 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	}
 	s := &Stack{Dir: dir, opts: o, procs: map[string]*exec.Cmd{}}
 	s.RedisPort = FreePort()
-	upPort, apiPort := FreePort(), FreePort()
+	upPort, apiPort, serveOpsPort := FreePort(), FreePort(), FreePort()
 	s.WorkPort = FreePort()
 	redisURL := fmt.Sprintf("redis://127.0.0.1:%d/0", s.RedisPort)
 	s.redisURL = redisURL
 	s.API = fmt.Sprintf("http://127.0.0.1:%d", apiPort)
+	s.ServeOps = fmt.Sprintf("http://127.0.0.1:%d", serveOpsPort)
 	if err := s.start("redis", nil, o.RedisServer, "--bind", "127.0.0.1", "--port", strconv.Itoa(s.RedisPort),
 		"--save", "", "--appendonly", "no", "--dir", dir); err != nil {
 		return s, err
@@ -140,13 +142,14 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		s.appEnv = append(s.appEnv, env...)
 	}
 	s.workEnv = append(append([]string{}, s.appEnv...),
-		fmt.Sprintf("IMGFLOW_METRICS_ADDR=127.0.0.1:%d", s.WorkPort),
+		fmt.Sprintf("IMGFLOW_OPS_ADDR=127.0.0.1:%d", s.WorkPort),
 		"IMGFLOW_SHUTDOWN_TIMEOUT="+o.ShutdownTimeout.String(),
 		"IMGFLOW_CONCURRENCY="+strconv.Itoa(o.Concurrency))
-	if err := s.start("serve", append(append([]string{}, s.appEnv...), fmt.Sprintf("IMGFLOW_ADDR=127.0.0.1:%d", apiPort)), o.Imgflow, "serve"); err != nil {
+	if err := s.start("serve", append(append([]string{}, s.appEnv...), fmt.Sprintf("IMGFLOW_ADDR=127.0.0.1:%d", apiPort),
+		fmt.Sprintf("IMGFLOW_OPS_ADDR=127.0.0.1:%d", serveOpsPort)), o.Imgflow, "serve"); err != nil {
 		return s, err
 	}
-	if err := WaitHTTP(ctx, s.API+"/ready"); err != nil {
+	if err := WaitHTTP(ctx, s.ServeOps+"/ready"); err != nil {
 		return s, fmt.Errorf("imgflow serve: %w", err)
 	}
 	return s, s.StartWork(ctx)
