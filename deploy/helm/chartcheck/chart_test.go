@@ -162,12 +162,30 @@ func TestWorkersOutliveTheJobDeadline(t *testing.T) {
 	}
 }
 
-var promQueue = regexp.MustCompile(`^max\(imgflow_queue_tasks\{queue="([^"]+)",state="(pending|active)"\}\)$`)
+// promQueue is the Prometheus fallback's query: a queue's list, of this
+// release's series only (namespace and the ops Services' job).
+var promQueue = regexp.MustCompile(`^max\(imgflow_queue_tasks\{queue="([^"]+)",state="(pending|active)",(namespace="[^"]+",job=~"[^"]+")\}\)$`)
+
+// deliveryQueue is worker.DeliveryQueue, read from worker/queue.go (this
+// module cannot import the root one): the queue of a queue's deliveries.
+func deliveryQueue(t *testing.T, queue string) string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(repoRoot, "worker", "queue.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`func DeliveryQueue\(queue string\) string \{[^}]*\}\s*return queue \+ "([^"]+)"`).FindSubmatch(src)
+	if m == nil {
+		t.Fatal("worker/queue.go: no `func DeliveryQueue(queue string) string { ... return queue + \"SUFFIX\"`: update this test to the code")
+	}
+	return queue + string(m[1])
+}
 
 var asynqList = regexp.MustCompile(`^asynq:\{([^{}]+)\}:(pending|active)$`)
 
 func TestScaledObjectWatchesTheQueue(t *testing.T) {
 	seen := 0
+	renamed := false // a values file with queues: [prod]
 	for _, r := range rendered(t) {
 		w := component(r, "work")
 		cm := env(r, w.Spec.Template.Spec.Containers[0])
@@ -196,6 +214,9 @@ func TestScaledObjectWatchesTheQueue(t *testing.T) {
 						t.Errorf("%s: prometheus trigger %q asks %q of %q", r.Name, trig.Name, trig.Metadata["query"], trig.Metadata["serverAddress"])
 						continue
 					}
+					if want := releaseSelector(); m[3] != want {
+						t.Errorf("%s: prometheus trigger %q reads %s, want this release's series only (%s)", r.Name, trig.Name, m[3], want)
+					}
 					watched[m[1]+" "+m[2]] = true
 					continue
 				}
@@ -221,15 +242,24 @@ func TestScaledObjectWatchesTheQueue(t *testing.T) {
 					}
 				}
 			}
-			for _, list := range []string{"pending", "active"} {
-				if !watched[cm["IMGFLOW_QUEUE"]+" "+list] {
-					t.Errorf("%s: ScaledObject does not watch asynq:{%s}:%s, the queue work serves (IMGFLOW_QUEUE); it watches %v", r.Name, cm["IMGFLOW_QUEUE"], list, watched)
+			// The queue work serves and the queue of its deliveries.
+			for _, q := range []string{cm["IMGFLOW_QUEUE"], deliveryQueue(t, cm["IMGFLOW_QUEUE"])} {
+				for _, list := range []string{"pending", "active"} {
+					if !watched[q+" "+list] {
+						t.Errorf("%s: ScaledObject does not watch asynq:{%s}:%s (IMGFLOW_QUEUE=%s); it watches %v", r.Name, q, list, cm["IMGFLOW_QUEUE"], watched)
+					}
 				}
+			}
+			if cm["IMGFLOW_QUEUE"] == "prod" {
+				renamed = true
 			}
 		}
 	}
 	if seen == 0 {
 		t.Error("no values file renders a ScaledObject")
+	}
+	if !renamed {
+		t.Error("no values file renders a ScaledObject for queues: [prod]")
 	}
 }
 
@@ -322,8 +352,15 @@ func TestNoSecretInAConfigMap(t *testing.T) {
 
 func TestContainersRunLockedDown(t *testing.T) {
 	for _, r := range rendered(t) {
+		specs := map[string]corev1.PodSpec{}
 		for name, d := range r.Deployments {
-			ps := d.Spec.Template.Spec
+			specs[name] = d.Spec.Template.Spec
+		}
+		for name, p := range r.TestPods {
+			specs[name] = p.Spec
+		}
+		for name, ps := range specs {
+			_, longRunning := r.Deployments[name]
 			if ps.SecurityContext == nil || ps.SecurityContext.RunAsNonRoot == nil || !*ps.SecurityContext.RunAsNonRoot {
 				t.Errorf("%s: %s may run as root", r.Name, name)
 			}
@@ -344,7 +381,7 @@ func TestContainersRunLockedDown(t *testing.T) {
 				if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().IsZero() {
 					t.Errorf("%s: %s/%s lacks CPU/memory requests or a memory limit", r.Name, name, c.Name)
 				}
-				if c.LivenessProbe == nil || c.ReadinessProbe == nil {
+				if longRunning && (c.LivenessProbe == nil || c.ReadinessProbe == nil) {
 					t.Errorf("%s: %s/%s lacks a liveness or readiness probe", r.Name, name, c.Name)
 				}
 				for _, p := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe, c.StartupProbe} {
@@ -363,25 +400,44 @@ func TestContainersRunLockedDown(t *testing.T) {
 	}
 }
 
-// The probes must mean what the issue asks: serve ready = /ready (Redis),
-// serve live = /health (no dependency), worker live = /health on its
-// metrics port (Redis ping), so a worker that lost Redis is restarted.
+// The probes must mean what the issue asks, on the ops listener
+// (IMGFLOW_OPS_ADDR): serve ready = /ready (Redis), serve live = /health,
+// worker live = /health (the process answers), worker ready = /ready.
 func TestProbesMeanSomething(t *testing.T) {
 	for _, r := range rendered(t) {
-		s := component(r, "serve").Spec.Template.Spec.Containers[0]
-		if s.ReadinessProbe.HTTPGet.Path != "/ready" || s.LivenessProbe.HTTPGet.Path != "/health" {
-			t.Errorf("%s: serve probes ready %s live %s, want /ready and /health", r.Name, s.ReadinessProbe.HTTPGet.Path, s.LivenessProbe.HTTPGet.Path)
+		for _, c := range []struct{ component, live, ready string }{{"serve", "/health", "/ready"}, {"work", "/health", "/ready"}} {
+			ctr := component(r, c.component).Spec.Template.Spec.Containers[0]
+			ops := opsPort(t, r, ctr)
+			for _, p := range []struct {
+				probe *corev1.Probe
+				path  string
+			}{{ctr.LivenessProbe, c.live}, {ctr.ReadinessProbe, c.ready}, {ctr.StartupProbe, c.live}} {
+				if p.probe == nil {
+					continue // startup: serve only
+				}
+				if p.probe.HTTPGet.Path != p.path || p.probe.HTTPGet.Port.StrVal != ops.Name {
+					t.Errorf("%s: %s probes %s on port %v, want %s on the ops port %q (IMGFLOW_OPS_ADDR)", r.Name, c.component, p.probe.HTTPGet.Path, p.probe.HTTPGet.Port, p.path, ops.Name)
+				}
+			}
 		}
 		w := component(r, "work").Spec.Template.Spec.Containers[0]
-		e := env(r, w)
-		port := w.Ports[slices.IndexFunc(w.Ports, func(p corev1.ContainerPort) bool { return p.Name == w.LivenessProbe.HTTPGet.Port.StrVal })]
-		if w.LivenessProbe.HTTPGet.Path != "/health" || e["IMGFLOW_METRICS_ADDR"] != ":"+strconv.Itoa(int(port.ContainerPort)) {
-			t.Errorf("%s: worker liveness %s on port %d, IMGFLOW_METRICS_ADDR %q: /health must be on the metrics listener", r.Name, w.LivenessProbe.HTTPGet.Path, port.ContainerPort, e["IMGFLOW_METRICS_ADDR"])
-		}
 		if lost := w.LivenessProbe.PeriodSeconds * w.LivenessProbe.FailureThreshold; lost <= 0 || lost > 300 {
-			t.Errorf("%s: a worker that lost Redis is restarted after %d s", r.Name, lost)
+			t.Errorf("%s: a worker that stopped answering is restarted after %d s", r.Name, lost)
 		}
 	}
+}
+
+// opsPort is the container port IMGFLOW_OPS_ADDR listens on.
+func opsPort(t *testing.T, r *Rendered, c corev1.Container) corev1.ContainerPort {
+	t.Helper()
+	addr := env(r, c)["IMGFLOW_OPS_ADDR"]
+	for _, p := range c.Ports {
+		if addr == ":"+strconv.Itoa(int(p.ContainerPort)) {
+			return p
+		}
+	}
+	t.Fatalf("%s: %s's IMGFLOW_OPS_ADDR %q is none of its ports %v", r.Name, c.Name, addr, c.Ports)
+	return corev1.ContainerPort{}
 }
 
 // helpVariables runs `imgflow CMD --help` and collects the [$VAR] names.
@@ -404,8 +460,8 @@ func TestCommandsKnowEveryVariable(t *testing.T) {
 		t.Fatal("IMGFLOW_BIN is not set: the imgflow binary whose --help names the variables")
 	}
 	required := map[string][]string{
-		"serve": {"REDIS_URL", "UPSTREAM_URL", "IMGFLOW_SECRET", "IMGFLOW_PUBLIC_URL"},
-		"work":  {"REDIS_URL", "UPSTREAM_URL", "IMGFLOW_SECRET", "IMGFLOW_PUBLIC_URL", "IMGFLOW_METRICS_ADDR"},
+		"serve": {"REDIS_URL", "UPSTREAM_URL", "IMGFLOW_SECRET", "IMGFLOW_PUBLIC_URL", "IMGFLOW_OPS_ADDR"},
+		"work":  {"REDIS_URL", "UPSTREAM_URL", "IMGFLOW_SECRET", "IMGFLOW_PUBLIC_URL", "IMGFLOW_OPS_ADDR"},
 	}
 	known := map[string]map[string]bool{}
 	for _, r := range rendered(t) {
@@ -542,15 +598,16 @@ func TestNetworkPolicyMatchesTheAllowList(t *testing.T) {
 	}
 }
 
-// The chart's PrometheusRule is files/alerts.yaml, the file promtool tests.
+// The chart's PrometheusRule is the rules file promtool tests (RULES_FILE,
+// which .ci/helm.sh cuts out of the default render).
 func TestPrometheusRuleIsTheTestedFile(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "helm", "imgflow", "files", "alerts.yaml"))
+	raw, err := os.ReadFile(rulesFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var want monitoringv1.PrometheusRuleSpec
 	if err := yaml.UnmarshalStrict(raw, &want); err != nil {
-		t.Fatalf("files/alerts.yaml as a PrometheusRule spec: %v", err)
+		t.Fatalf("%s as a PrometheusRule spec: %v", rulesFile(t), err)
 	}
 	seen := 0
 	for _, r := range rendered(t) {
@@ -559,7 +616,7 @@ func TestPrometheusRuleIsTheTestedFile(t *testing.T) {
 			if !reflect.DeepEqual(pr.Spec, want) {
 				g, _ := json.Marshal(pr.Spec)
 				w, _ := json.Marshal(want)
-				t.Errorf("%s: PrometheusRule %s differs from files/alerts.yaml:\n got %s\nwant %s", r.Name, name, g, w)
+				t.Errorf("%s: PrometheusRule %s differs from the tested rules:\n got %s\nwant %s", r.Name, name, g, w)
 			}
 		}
 	}

@@ -34,6 +34,8 @@ type Rendered struct {
 	TriggerAuths    map[string]*kedav1alpha1.TriggerAuthentication
 	ServiceMonitors map[string]*monitoringv1.ServiceMonitor
 	PrometheusRules map[string]*monitoringv1.PrometheusRule
+	Ingresses       map[string]*networkingv1.Ingress
+	TestPods        map[string]*corev1.Pod // `helm test` hooks: the only Pods the chart renders
 }
 
 // typeMeta is what every object starts with.
@@ -88,6 +90,8 @@ func Decode(name string, stream []byte) (*Rendered, error) {
 		TriggerAuths:    map[string]*kedav1alpha1.TriggerAuthentication{},
 		ServiceMonitors: map[string]*monitoringv1.ServiceMonitor{},
 		PrometheusRules: map[string]*monitoringv1.PrometheusRule{},
+		Ingresses:       map[string]*networkingv1.Ingress{},
+		TestPods:        map[string]*corev1.Pod{},
 	}
 	for i, doc := range splitDocuments(stream) {
 		var tm typeMeta
@@ -123,6 +127,13 @@ func Decode(name string, stream []byte) (*Rendered, error) {
 			err = strict(doc, r.ServiceMonitors, tm.Metadata.Name)
 		case "monitoring.coreos.com/v1 PrometheusRule":
 			err = strict(doc, r.PrometheusRules, tm.Metadata.Name)
+		case "networking.k8s.io/v1 Ingress":
+			err = strict(doc, r.Ingresses, tm.Metadata.Name)
+		case "v1 Pod":
+			err = strict(doc, r.TestPods, tm.Metadata.Name)
+			if err == nil && r.TestPods[tm.Metadata.Name].Annotations["helm.sh/hook"] != "test" {
+				err = fmt.Errorf("a Pod that is not a `helm test` hook")
+			}
 		default:
 			err = fmt.Errorf("unexpected object %s %s", tm.APIVersion, tm.Kind)
 		}

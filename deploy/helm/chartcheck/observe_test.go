@@ -47,7 +47,7 @@ func usedMetrics(expr string) []string {
 
 func alertRules(t *testing.T) []monitoringv1.Rule {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "helm", "imgflow", "files", "alerts.yaml"))
+	raw, err := os.ReadFile(rulesFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,21 +62,51 @@ func alertRules(t *testing.T) []monitoringv1.Rule {
 	return rules
 }
 
-// Every alert queries metrics imgflow exports and has its runbook line
-// under the heading its runbook_url points at.
+// runbookURL is the chart's default prometheusRule.runbookURL.
+func runbookURL(t *testing.T) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "helm", "imgflow", "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		PrometheusRule struct {
+			RunbookURL string `json:"runbookURL"`
+		} `json:"prometheusRule"`
+	}
+	if err := yaml.Unmarshal(raw, &v); err != nil || !strings.HasPrefix(v.PrometheusRule.RunbookURL, "https://") {
+		t.Fatalf("values.yaml: prometheusRule.runbookURL %q (%v): want an https URL", v.PrometheusRule.RunbookURL, err)
+	}
+	return v.PrometheusRule.RunbookURL
+}
+
+// selectors are the imgflow_ series selectors of a query with their
+// matchers ("" when a selector has none).
+var selectors = regexp.MustCompile(`(imgflow_[a-z_]+)(\{[^}]*\})?`)
+
+// Every alert queries metrics imgflow exports, of this release only (its
+// namespace and ops Services), and its runbook_url is the runbook URL's
+// anchor of a heading in docs/operations.md.
 func TestAlertsUseExportedMetricsAndHaveRunbooks(t *testing.T) {
 	names := exported(t)
+	base := runbookURL(t)
 	ops, err := os.ReadFile(filepath.Join(repoRoot, "docs", "operations.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	scope := releaseSelector()
 	for _, r := range alertRules(t) {
 		for _, m := range usedMetrics(r.Expr.String()) {
 			if !names[m] {
 				t.Errorf("%s queries %s, which metrics/*.go does not export", r.Alert, m)
 			}
 		}
-		want := "docs/operations.md#" + strings.ToLower(r.Alert)
+		for _, sel := range selectors.FindAllStringSubmatch(r.Expr.String(), -1) {
+			if !strings.Contains(sel[2], scope) {
+				t.Errorf("%s: %s%s is not scoped to the release (%s)", r.Alert, sel[1], sel[2], scope)
+			}
+		}
+		want := base + "#" + strings.ToLower(r.Alert)
 		if r.Annotations["runbook_url"] != want {
 			t.Errorf("%s: runbook_url %q, want %q", r.Alert, r.Annotations["runbook_url"], want)
 		}

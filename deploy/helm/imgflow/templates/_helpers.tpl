@@ -40,13 +40,52 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 {{- end -}}
 
+{{/* REGISTRY/REPOSITORY@DIGEST, or :TAG (the chart's appVersion when empty) without a digest. */}}
 {{- define "imgflow.image" -}}
-{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- $i := .Values.image -}}
+{{- $repo := $i.repository -}}
+{{- with $i.registry }}{{ $repo = printf "%s/%s" (trimSuffix "/" .) $repo }}{{ end -}}
+{{- if $i.digest -}}
+{{ $repo }}@{{ $i.digest }}
+{{- else -}}
+{{ $repo }}:{{ $i.tag | default .Chart.AppVersion }}
+{{- end -}}
+{{- end -}}
+
+{{/* The queues work's ScaledObject watches, as a JSON list: each name in queues and its deliveries queue (worker.DeliveryQueue: NAME-deliveries). */}}
+{{- define "imgflow.watchedQueues" -}}
+{{- $out := list -}}
+{{- range .Values.queues }}{{ $out = append (append $out .) (printf "%s-deliveries" .) }}{{ end -}}
+{{- toJson $out -}}
+{{- end -}}
+
+{{/* The label matchers of this release's series in Prometheus (seriesSelector, else what the ServiceMonitor's targets carry). */}}
+{{- define "imgflow.seriesSelector" -}}
+{{- .Values.seriesSelector | default (printf "namespace=%q,job=~%q" .Release.Namespace (printf "%s-(serve|work)-ops" (include "imgflow.fullname" .))) -}}
+{{- end -}}
+
+{{/* The ops Service of a component: (dict "root" $ "component" "serve") */}}
+{{- define "imgflow.opsService" -}}
+{{ include "imgflow.fullname" .root }}-{{ .component }}-ops
 {{- end -}}
 
 {{/* The Secret holding what the chart was given in values. */}}
 {{- define "imgflow.secretName" -}}
 {{ include "imgflow.fullname" . }}
+{{- end -}}
+
+{{/*
+IMGFLOW_SECRET for the chart's Secret: secret.value when given, else the
+value the Secret already holds in the cluster (lookup), so an upgrade that
+does not set it keeps it; empty on a first install without it.
+*/}}
+{{- define "imgflow.appSecret" -}}
+{{- if .Values.secret.value -}}
+{{ .Values.secret.value }}
+{{- else -}}
+{{- $s := lookup "v1" "Secret" .Release.Namespace (include "imgflow.secretName" .) -}}
+{{- with $s.data }}{{ index . $.Values.secret.key | default "" | b64dec }}{{ end -}}
+{{- end -}}
 {{- end -}}
 
 {{- define "imgflow.upstreamURL" -}}
@@ -78,8 +117,8 @@ redis
 {{- if not (include "imgflow.upstreamURL" .) -}}
 {{- fail "upstreamURL (UPSTREAM_URL) is required, or set upstream.enabled=true for the reference upstream" -}}
 {{- end -}}
-{{- if and (not .Values.secret.existingSecret) (lt (len .Values.secret.value) 16) -}}
-{{- fail "secret.value (IMGFLOW_SECRET, at least 16 characters) or secret.existingSecret is required" -}}
+{{- if and (not .Values.secret.existingSecret) (lt (len (include "imgflow.appSecret" .)) 16) -}}
+{{- fail "secret.value (IMGFLOW_SECRET, at least 16 characters) or secret.existingSecret is required on install (an upgrade without it keeps the installed value)" -}}
 {{- end -}}
 {{- if and (not .Values.redis.existingSecret) (not .Values.redis.url) -}}
 {{- fail "redis.url (REDIS_URL) or redis.existingSecret is required" -}}
@@ -102,6 +141,12 @@ redis
 {{- end -}}
 {{- if not .Values.queues -}}
 {{- fail "queues needs at least one name (the first is IMGFLOW_QUEUE)" -}}
+{{- end -}}
+{{- if and .Values.serve.autoscaling.enabled (not (kindIs "invalid" .Values.serve.replicas)) -}}
+{{- fail "serve.replicas is set but serve.autoscaling.enabled is true: the HPA owns serve's replicas (serve.autoscaling.minReplicas/maxReplicas); unset serve.replicas or disable the HPA" -}}
+{{- end -}}
+{{- if and .Values.work.keda.enabled (not (kindIs "invalid" .Values.work.replicas)) -}}
+{{- fail "work.replicas is set but work.keda.enabled is true: KEDA owns work's replicas (work.keda.minReplicaCount/maxReplicaCount); unset work.replicas or disable KEDA" -}}
 {{- end -}}
 {{- if .Values.work.keda.enabled -}}
 {{- $kr := include "imgflow.kedaRedis" . | fromJson -}}
@@ -195,4 +240,114 @@ the chart's Secret as REDIS_PASSWORD for the TriggerAuthentication).
 {{- $_ := set $out "addresses" $k.address -}}
 {{- end -}}
 {{- toJson $out -}}
+{{- end -}}
+
+
+{{/*
+Where hosts ("host" or "host:port") are, as NetworkPolicy peers, as JSON
+{"peers": [...], "ports": [...], "unknown": [...]}: an IPv4 address is
+itself (/32); [POD.]NAME.NAMESPACE.svc[.cluster.local] is that namespace; a bare
+NAME is the release's namespace; anything else (an external host name, an
+IPv6 address) is unknown and needs peers given in values.
+(dict "hosts" LIST "namespace" NS)
+*/}}
+{{- define "imgflow.peersOf" -}}
+{{- $peers := list -}}
+{{- $ports := list -}}
+{{- $unknown := list -}}
+{{- $label := "[a-z0-9]([-a-z0-9]*[a-z0-9])?" -}}
+{{- range .hosts -}}
+{{- $h := . -}}
+{{- if regexMatch "^[^:]+:[0-9]+$" $h }}{{ $ports = append $ports (regexFind "[0-9]+$" $h | atoi) }}{{ $h = regexReplaceAll ":[0-9]+$" $h "" }}{{ end -}}
+{{- if regexMatch "^[0-9]+[.][0-9]+[.][0-9]+[.][0-9]+$" $h -}}
+{{- $peers = append $peers (dict "ipBlock" (dict "cidr" (printf "%s/32" $h))) -}}
+{{- else if regexMatch (printf "^(%s[.])+%s[.]svc([.]cluster[.]local)?[.]?$" $label $label) $h -}}
+{{- $ns := regexReplaceAll "^(.*[.])?([a-z0-9-]+)[.]svc([.]cluster[.]local)?[.]?$" $h "${2}" -}}
+{{- $peers = append $peers (dict "namespaceSelector" (dict "matchLabels" (dict "kubernetes.io/metadata.name" $ns))) -}}
+{{- else if regexMatch (printf "^%s$" $label) $h -}}
+{{- $peers = append $peers (dict "namespaceSelector" (dict "matchLabels" (dict "kubernetes.io/metadata.name" $.namespace))) -}}
+{{- else -}}
+{{- $unknown = append $unknown . -}}
+{{- end -}}
+{{- end -}}
+{{- toJson (dict "peers" (uniq $peers) "ports" (uniq $ports) "unknown" $unknown) -}}
+{{- end -}}
+
+{{/*
+Redis's NetworkPolicy egress, as JSON {"peers": [...], "ports": [...]}: the
+hosts of redis.url (Sentinel's list, a Cluster's addr= nodes) and of KEDA's
+Redis addresses, with networkPolicy.redisPeers in place of the derived peers
+when set. Rendering fails when the peers cannot be derived.
+*/}}
+{{- define "imgflow.redisEgress" -}}
+{{- $np := .Values.networkPolicy -}}
+{{- $hosts := list -}}
+{{- if and .Values.redis.url (not .Values.redis.existingSecret) -}}
+{{- $u := urlParse .Values.redis.url -}}
+{{- $hosts = concat $hosts (splitList "," $u.host) -}}
+{{- range splitList "&" $u.query }}{{ if hasPrefix "addr=" . }}{{ $hosts = append $hosts (trimPrefix "addr=" .) }}{{ end }}{{ end -}}
+{{- end -}}
+{{- with .Values.work.keda.redis.address }}{{ $hosts = append $hosts . }}{{ end -}}
+{{- $hosts = concat $hosts .Values.work.keda.redis.addresses -}}
+{{- $d := include "imgflow.peersOf" (dict "hosts" $hosts "namespace" .Release.Namespace) | fromJson -}}
+{{- $peers := $np.redisPeers -}}
+{{- if not $peers -}}
+{{- if or (not $hosts) $d.unknown -}}
+{{- fail (printf "networkPolicy.redisPeers is required: Redis egress is opened only to where Redis is, and %s (e.g. [{ipBlock: {cidr: 10.1.2.3/32}}] or [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: data}}}])" (ternary "redis.url is not in values" (printf "%s is neither an address nor a NAME.NAMESPACE.svc name" (join ", " $d.unknown)) (not $hosts))) -}}
+{{- end -}}
+{{- $peers = $d.peers -}}
+{{- end -}}
+{{- $ports := list -}}
+{{- range concat $np.redisPorts $d.ports }}{{ $ports = append $ports (int .) }}{{ end -}}
+{{- toJson (dict "peers" $peers "ports" (uniq $ports)) -}}
+{{- end -}}
+
+{{/* The egress rules to DNS and Redis, scoped to where they are; serve, work and the upstream share them. */}}
+{{- define "imgflow.dnsRedisEgress" -}}
+{{- $np := .Values.networkPolicy -}}
+{{- $r := include "imgflow.redisEgress" . | fromJson -}}
+{{- if not $np.dnsPeers }}{{ fail "networkPolicy.dnsPeers is required: where DNS is (an empty list would open port 53 everywhere)" }}{{ end -}}
+# DNS, at the cluster's DNS pods (networkPolicy.dnsPeers).
+- to:
+    {{- toYaml $np.dnsPeers | nindent 4 }}
+  ports:
+    - {port: 53, protocol: UDP}
+    - {port: 53, protocol: TCP}
+# Redis (and Sentinel / Cluster nodes), where it is (networkPolicy.redisPeers or redis.url's hosts).
+- to:
+    {{- toYaml $r.peers | nindent 4 }}
+  ports:
+    {{- range $r.ports }}
+    - {port: {{ . }}, protocol: TCP}
+    {{- end }}
+{{- end -}}
+
+{{/*
+Annotations of serve's and work's pods: a checksum of the chart's ConfigMap
+and Secret (a change rolls the pods), of the existingSecrets' data when the
+cluster can be read (an upgrade after an external rotation rolls them too),
+rolloutRevision (a change rolls them on demand), then podAnnotations.
+(dict "root" $ "component" "serve")
+*/}}
+{{- define "imgflow.podAnnotations" -}}
+{{- $root := .root -}}
+{{- $v := $root.Values -}}
+checksum/config: {{ include (print $root.Template.BasePath "/configmap.yaml") $root | sha256sum }}
+checksum/secret: {{ include (print $root.Template.BasePath "/secret.yaml") $root | sha256sum }}
+{{- $external := list -}}
+{{- range list $v.secret.existingSecret $v.redis.existingSecret (ternary $v.blobStore.s3.existingSecret "" (eq $v.blobStore.type "s3")) (ternary $v.serve.adminTokenExistingSecret "" (eq .component "serve")) -}}
+{{- if . -}}
+{{- $found := lookup "v1" "Secret" $root.Release.Namespace . -}}
+{{- $external = append $external (printf "%s=%s" . (toJson ($found.data | default dict))) -}}
+{{- end -}}
+{{- end }}
+{{- with $external }}
+checksum/external-secrets: {{ join "\n" (uniq .) | sha256sum }}
+{{- end }}
+{{- with $v.rolloutRevision }}
+imgflow.io/rollout-revision: {{ . | toString | quote }}
+{{- end }}
+{{- with index $v .component "podAnnotations" }}
+{{ toYaml . }}
+{{- end }}
 {{- end -}}

@@ -1,9 +1,10 @@
 // Command livealert shows the chart's queue alert working against a live
 // imgflow: it starts a redis-server of its own, `imgflow upstream`,
 // `imgflow serve` and `imgflow work` on free loopback ports, and a real
-// Prometheus scraping serve and work every second with the chart's rules
-// (files/alerts.yaml, with every `for:` shortened to 2s and nothing else
-// changed). Then it stops the worker (SIGTERM), queues jobs, checks that the
+// Prometheus scraping serve's and work's ops listeners every second as the
+// ServiceMonitor's targets are labelled (job: the ops Service's name, the
+// namespace), with the chart's rendered rules (every `for:` shortened to 2s
+// and nothing else changed). Then it stops the worker (SIGTERM), queues jobs, checks that the
 // list the rendered KEDA ScaledObject watches holds them, waits for
 // ImgflowQueueBackingUp to fire, starts the worker again (the running jobs
 // are on the ScaledObject's active list), stops it again mid-job (the jobs
@@ -11,7 +12,7 @@
 // clear, and last stops Redis to see ImgflowRedisUnreachable fire. Everything listens on and dials
 // 127.0.0.1 only; every process it started is stopped on exit.
 //
-//	go run ./cmd/livealert -imgflow /path/to/imgflow -rules ../imgflow/files/alerts.yaml \
+//	go run ./cmd/livealert -imgflow /path/to/imgflow -rules /tmp/alerts.yaml -namespace media \
 //	    -scaledobject /tmp/rendered/s3-values.yaml -image ../../../fixtures/images/photo.jpg
 package main
 
@@ -44,14 +45,15 @@ const (
 
 func main() {
 	bin := flag.String("imgflow", "", "imgflow binary (required)")
-	rules := flag.String("rules", "", "the chart's files/alerts.yaml (required)")
+	rules := flag.String("rules", "", "the chart's rendered alert rules, the PrometheusRule's spec (required)")
+	namespace := flag.String("namespace", "", "the namespace the rules were rendered for (required)")
 	scaled := flag.String("scaledobject", "", "a rendered chart holding the KEDA ScaledObject (required)")
 	image := flag.String("image", "", "an image file to queue jobs with (required)")
 	redisServer := flag.String("redis-server", "redis-server", "redis-server binary")
 	prometheus := flag.String("prometheus", "prometheus", "prometheus binary")
 	timeout := flag.Duration("timeout", 4*time.Minute, "give up after this long")
 	flag.Parse()
-	if *bin == "" || *rules == "" || *scaled == "" || *image == "" {
+	if *bin == "" || *rules == "" || *scaled == "" || *image == "" || *namespace == "" {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -61,14 +63,14 @@ func main() {
 	logf := func(format string, args ...any) {
 		log.Printf("[%6s] %s", time.Since(start).Round(time.Second), fmt.Sprintf(format, args...))
 	}
-	err := check(ctx, logf, *bin, *rules, *scaled, *image, *redisServer, *prometheus)
+	err := check(ctx, logf, *bin, *rules, *namespace, *scaled, *image, *redisServer, *prometheus)
 	if err != nil {
 		log.Fatalf("livealert: FAIL after %s: %v", time.Since(start).Round(time.Second), err)
 	}
 	log.Printf("livealert: PASS in %s", time.Since(start).Round(time.Second))
 }
 
-func check(ctx context.Context, logf func(string, ...any), bin, rulesFile, scaledFile, imageFile, redisServer, prometheus string) (err error) {
+func check(ctx context.Context, logf func(string, ...any), bin, rulesFile, namespace, scaledFile, imageFile, redisServer, prometheus string) (err error) {
 	listName, err := pendingList(scaledFile)
 	if err != nil {
 		return err
@@ -98,11 +100,11 @@ func check(ctx context.Context, logf func(string, ...any), bin, rulesFile, scale
   evaluation_interval: 1s
 rule_files: [%q]
 scrape_configs:
-  - job_name: imgflow-serve
-    static_configs: [{targets: ["127.0.0.1:%d"]}]
-  - job_name: imgflow-work
-    static_configs: [{targets: ["127.0.0.1:%d"]}]
-`, rulesVariant, s.OpsPort, s.WorkPort)
+  - job_name: imgflow-serve-ops
+    static_configs: [{targets: [%q], labels: {namespace: %q}}]
+  - job_name: imgflow-work-ops
+    static_configs: [{targets: ["127.0.0.1:%d"], labels: {namespace: %q}}]
+`, rulesVariant, strings.TrimPrefix(s.ServeOps, "http://"), namespace, s.WorkPort, namespace)
 	if err := os.WriteFile(filepath.Join(s.Dir, "prometheus.yml"), []byte(promConfig), 0o644); err != nil {
 		return err
 	}

@@ -48,8 +48,8 @@ type Stack struct {
 	Dir       string
 	RedisPort int
 	API       string // http://127.0.0.1:PORT of serve
-	OpsPort   int    // serve's ops listener (IMGFLOW_OPS_ADDR): /metrics, /ready
-	WorkPort  int    // work's ops listener (IMGFLOW_OPS_ADDR): /metrics, /health, /ready
+	ServeOps  string // http://127.0.0.1:PORT of serve's ops listener: /metrics, /health, /ready
+	WorkPort  int    // work's ops listener: /metrics, /health, /ready
 	Key       string // an API key of the reference upstream
 
 	opts     Options
@@ -84,11 +84,12 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	}
 	s := &Stack{Dir: dir, opts: o, procs: map[string]*exec.Cmd{}}
 	s.RedisPort = FreePort()
-	upPort, apiPort := FreePort(), FreePort()
-	s.WorkPort, s.OpsPort = FreePort(), FreePort()
+	upPort, apiPort, serveOpsPort := FreePort(), FreePort(), FreePort()
+	s.WorkPort = FreePort()
 	redisURL := fmt.Sprintf("redis://127.0.0.1:%d/0", s.RedisPort)
 	s.redisURL = redisURL
 	s.API = fmt.Sprintf("http://127.0.0.1:%d", apiPort)
+	s.ServeOps = fmt.Sprintf("http://127.0.0.1:%d", serveOpsPort)
 	if err := s.start("redis", nil, o.RedisServer, "--bind", "127.0.0.1", "--port", strconv.Itoa(s.RedisPort),
 		"--save", "", "--appendonly", "no", "--dir", dir); err != nil {
 		return s, err
@@ -145,10 +146,10 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		"IMGFLOW_SHUTDOWN_TIMEOUT="+o.ShutdownTimeout.String(),
 		"IMGFLOW_CONCURRENCY="+strconv.Itoa(o.Concurrency))
 	if err := s.start("serve", append(append([]string{}, s.appEnv...), fmt.Sprintf("IMGFLOW_ADDR=127.0.0.1:%d", apiPort),
-		fmt.Sprintf("IMGFLOW_OPS_ADDR=127.0.0.1:%d", s.OpsPort)), o.Imgflow, "serve"); err != nil {
+		fmt.Sprintf("IMGFLOW_OPS_ADDR=127.0.0.1:%d", serveOpsPort)), o.Imgflow, "serve"); err != nil {
 		return s, err
 	}
-	if err := WaitHTTP(ctx, fmt.Sprintf("http://127.0.0.1:%d/ready", s.OpsPort)); err != nil {
+	if err := WaitHTTP(ctx, s.ServeOps+"/ready"); err != nil {
 		return s, fmt.Errorf("imgflow serve: %w", err)
 	}
 	return s, s.StartWork(ctx)
