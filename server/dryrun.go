@@ -60,7 +60,7 @@ func (s *Server) dryRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.jobs.Admit(withLogger(ctx, s.logger(c)), key,
+	if err := s.cfg.Service.Admit(s.requestContext(c), key,
 		app.FieldURL{Field: "image_url", URL: in.ImageURL}, app.FieldURL{Field: "callback_url", URL: in.CallbackURL}); err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (s *Server) dryRun(c echo.Context) error {
 	}
 	// The balance now, not the preflight's cached one: a flow asks before
 	// spending it.
-	acct, err := s.cfg.Compressor.Validate(ctx, key)
+	acct, err := s.cfg.Keys.Refresh(s.requestContext(c), key)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/internal/app"
 	"github.com/imgflow/imgflow/internal/asynqext"
 )
 
@@ -68,9 +69,10 @@ const sweepEvery = 10 * time.Second
 // sweepBatch bounds the notes one pass looks at.
 const sweepBatch = 500
 
-// batchSettler finishes or removes batches whose making a request left
-// unended (app.JobService).
-type batchSettler interface {
+// BatchSweeper finishes or removes batches whose making a request left
+// unended (app.JobService), reporting how many it settled of at most
+// app.SweepBatchesAt.
+type BatchSweeper interface {
 	SweepBatches(ctx context.Context, before time.Time) (settled int, err error)
 }
 
@@ -83,7 +85,7 @@ type unqueuedSweeper struct {
 	qname     string
 	log       *slog.Logger
 	// batches settles batches left half made; nil: none are.
-	batches     batchSettler
+	batches     BatchSweeper
 	makingAfter time.Duration
 	// countMissed counts batch items whose end was missed (batchsweep.go);
 	// nil: none are.
@@ -106,7 +108,7 @@ func (s *unqueuedSweeper) run(ctx context.Context, every time.Duration, after ti
 					if err != nil {
 						s.log.Warn("batches left half made not settled; trying again next sweep", "err", err)
 					}
-					if err != nil || n < sweepBatchesAt {
+					if err != nil || n < app.SweepBatchesAt {
 						break
 					}
 				}
@@ -119,11 +121,6 @@ func (s *unqueuedSweeper) run(ctx context.Context, every time.Duration, after ti
 		}
 	}
 }
-
-// sweepBatchesAt is how many batches SweepBatches looks at in one call at
-// most (app's sweepBatchesAt): fewer settled means none are left but the
-// batches of live requests (theirs to settle), or an error's.
-const sweepBatchesAt = 100
 
 // pass looks at the notes of jobs created before before and returns how
 // many it looked at.

@@ -31,6 +31,8 @@ import (
 	"github.com/imgflow/imgflow/connector/upstream"
 	"github.com/imgflow/imgflow/connector/webhook"
 	"github.com/imgflow/imgflow/definitions"
+	"github.com/imgflow/imgflow/internal/app"
+	"github.com/imgflow/imgflow/internal/keycheck"
 	"github.com/imgflow/imgflow/mcp"
 	"github.com/imgflow/imgflow/metrics"
 	"github.com/imgflow/imgflow/server"
@@ -256,7 +258,11 @@ type App struct {
 	asynqClient *asynq.Client
 	queue       *worker.Queue
 	metrics     *metrics.Metrics
-	closers     []func() error
+	// keyCheck and service are built once and shared by the HTTP API, the
+	// worker's sweeper and the MCP server.
+	keyCheck *keycheck.Checker
+	service  *app.JobService
+	closers  []func() error
 }
 
 // New builds the App on rdb, an open client of opts' Redis.
@@ -294,7 +300,32 @@ func New(opts Options, rdb redis.UniversalClient) (*App, error) {
 	a.asynqClient = asynq.NewClientFromRedisClient(batched)
 	// Wake-ups on the same client let idle workers start a job at once.
 	a.queue = worker.NewQueue(a.asynqClient, opts.Queue, worker.WithWakeUps(batched))
+	a.keyCheck = keycheck.New(keycheck.Config{Accounts: a.store.Accounts, Validator: a.compressor, Owner: keys.KeyHash,
+		Grace: opts.KeyGrace, Logger: slog.Default()})
+	a.service = a.jobService()
 	return a, nil
+}
+
+// jobService is the creation service on the App's stores: the one that
+// makes every job and batch, whoever asks.
+func (a *App) jobService() *app.JobService {
+	var inputs connector.BlobStore // nil: inputs go in the job's own round trip to Redis
+	if a.s3 != nil {
+		inputs = a.blobs
+	}
+	return app.New(app.Config{
+		Jobs:          a.store.Jobs,
+		Batches:       a.store.Batches,
+		Idempotency:   a.store.Idempotency,
+		Inputs:        inputs,
+		Queue:         a.queue,
+		Keyring:       a.keys,
+		CheckURL:      a.checkURL,
+		Keys:          a.keyCheck,
+		MaxJobsPerKey: a.opts.MaxJobsPerKey,
+		InputTTL:      a.opts.ResultTTL,
+		Logger:        slog.Default(),
+	})
 }
 
 // Connect opens REDIS_URL and builds the App on it, for serve and work;
@@ -316,6 +347,7 @@ func (a *App) Close() {
 	for _, c := range a.closers {
 		c()
 	}
+	a.service.Close()
 	a.asynqClient.Close()
 }
 
@@ -332,22 +364,16 @@ func (a *App) APIServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 	inspector := asynq.NewInspector(a.redisOpt)
 	a.closers = append(a.closers, inspector.Close)
 	a.metrics.WatchQueues(inspector, a.opts.Queue, worker.DeliveryQueue(a.opts.Queue))
-	var inputs connector.BlobStore // nil: inputs go in the job's own round trip to Redis
-	if a.s3 != nil {
-		inputs = a.blobs
-	}
 	api := server.New(server.Config{
+		Service:             a.service,
+		Keys:                a.keyCheck,
 		Jobs:                a.store.Jobs,
 		Blobs:               a.blobs,
-		InputBlobs:          inputs,
 		FileURL:             a.fileURL,
-		Idempotency:         a.store.Idempotency,
-		Accounts:            a.store.Accounts,
 		Hooks:               a.store.Hooks,
 		OpLimiter:           a.store.Hooks,
 		Batches:             a.store.Batches,
 		Queue:               a.queue,
-		Compressor:          a.compressor,
 		Fetcher:             fetch.New(fetch.Options{Allow: a.allow}),
 		Dedupe:              a.dedupeIndex(),
 		Keyring:             a.keys,
@@ -356,13 +382,11 @@ func (a *App) APIServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 		ResultTTL:           a.opts.ResultTTL,
 		Ready:               a.readyChecks(),
 		MaxLargeBodies:      a.opts.MaxLargeBodies,
-		MaxJobsPerKey:       a.opts.MaxJobsPerKey,
 		HookTestsPerMinute:  a.opts.HookTestsPerMinute,
 		HookRecoversPerHour: a.opts.HookRecoversPerHour,
 		MaxHooksPerKey:      a.opts.MaxHooksPerKey,
 		SecretOverlap:       a.opts.SecretOverlap,
 		Sender:              webhook.NewSender(webhook.SenderOptions{Allow: a.allow}),
-		KeyGrace:            a.opts.KeyGrace,
 		Definitions:         renderDefinitions,
 		OnJobCreated:        func(kind connector.InputKind) { a.metrics.JobCreated(string(kind)) },
 		Middleware:          []echo.MiddlewareFunc{a.metrics.Echo()},
@@ -376,7 +400,6 @@ func (a *App) APIServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 		MCP:    a.mcpServer(logger),
 		Logger: logger,
 	})
-	a.closers = append(a.closers, func() error { api.Close(); return nil })
 	return api
 }
 
@@ -407,6 +430,7 @@ func (a *App) Worker(logger *slog.Logger, concurrency int) (*worker.Worker, erro
 		Budget:         a.store.Accounts,
 		Runs:           a.runs(),
 		Batches:        a.store.Batches,
+		Sweeper:        a.service,
 		Compressor:     a.compressor,
 		Fetcher:        fetch.New(fetch.Options{Allow: a.allow}),
 		Dedupe:         a.dedupeIndex(),
