@@ -256,10 +256,10 @@ func (a *arguments) wait(def int) (time.Duration, error) {
 	return time.Duration(n) * time.Second, err
 }
 
-// body is the REST body: every argument that is a catalog body field,
+// body is the request's fields: every argument that is a catalog body field,
 // passed on as the caller wrote it.
-func (a *arguments) body(op *catalog.Operation) map[string]any {
-	body := map[string]any{}
+func (a *arguments) body(op *catalog.Operation) map[string]json.RawMessage {
+	body := map[string]json.RawMessage{}
 	for _, f := range op.Inputs {
 		if f.In != "" && f.In != catalog.InBody {
 			continue

@@ -113,11 +113,12 @@ type Config struct {
 	Middleware []echo.MiddlewareFunc
 	// Mount adds routes owned elsewhere (metrics, admin UI).
 	Mount func(e *echo.Echo)
-	// MCP builds the MCP server (package mcp) over this API's own handler,
-	// which its tools call in-process; nil leaves /mcp out. Every /mcp
+	// MCP builds the MCP server (package mcp) on the API's operations
+	// (Operations: the creation service and the read paths, no HTTP in
+	// between); nil leaves /mcp out. Every /mcp
 	// request needs a known key, checked before its body is read
 	// (mcpauth.go); upload URLs under /mcp/uploads/ carry a signed token.
-	MCP    func(api http.Handler) http.Handler
+	MCP    func(ops *Operations) http.Handler
 	Logger *slog.Logger
 	// Now is the clock; tests move it.
 	Now func() time.Time
@@ -287,7 +288,13 @@ func (s *Server) routes() *echo.Echo {
 		v1.GET("/definitions/:platform/:file", s.definitionsFile)
 	}
 	if s.cfg.MCP != nil {
-		h := echo.WrapHandler(s.cfg.MCP(e))
+		mcp := s.cfg.MCP(s.Operations())
+		// A tool call's log lines (the key check's, the creation
+		// service's) carry the /mcp request's id.
+		h := func(c echo.Context) error {
+			mcp.ServeHTTP(c.Response(), c.Request().WithContext(s.requestContext(c)))
+			return nil
+		}
 		e.Match([]string{http.MethodPost, http.MethodGet, http.MethodDelete}, "/mcp", h, s.requireMCPKey)
 		e.PUT("/mcp/uploads/:slot", h, s.largeBodySlot)
 	}

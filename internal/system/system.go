@@ -403,12 +403,12 @@ func (a *App) APIServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 	return api
 }
 
-// mcpServer is the MCP server at /mcp, its tools calling this API's own
-// handler in-process (package mcp).
-func (a *App) mcpServer(logger *slog.Logger) func(api http.Handler) http.Handler {
-	return func(api http.Handler) http.Handler {
+// mcpServer is the MCP server at /mcp, its tools on the API's operations
+// (package mcp).
+func (a *App) mcpServer(logger *slog.Logger) func(ops *server.Operations) http.Handler {
+	return func(ops *server.Operations) http.Handler {
 		return mcp.New(mcp.Options{
-			Backend: mcp.NewHTTPBackend(api),
+			Backend: ops,
 			Uploads: &mcp.Uploads{Blobs: a.blobs, Keys: a.keys, PublicURL: a.opts.PublicURL},
 			Version: a.opts.Version,
 			Logger:  logger.With("component", "mcp"),
