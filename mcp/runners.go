@@ -20,11 +20,10 @@ import (
 
 var compressRunner = runner{
 	extra: []catalog.Field{uploadField, idempotencyField, waitField(maxWaitSeconds), previewField},
-	note: "Give the image as image_url, as image_base64 (small images only: the bytes pass through your output), or as upload (a handle from prepare_upload); " +
-		"image_url also takes a data: URI or an mcp-file:// handle. " +
-		"Waits up to 25 seconds; a job still running then comes back with its status, and get_job with its id waits for the rest. " +
-		"The answer links the compressed file (a signed URL that works without the key). Costs one credit, none when the same image was compressed before (dedupe); " +
-		"retrying with the same idempotency_key never charges twice.",
+	description: "Compresses one PNG, JPEG, WebP or AVIF image (optionally resized, converted or keeping metadata) and returns its job with a signed link to the compressed file. " +
+		"Use it for one image; compress_many for several. Give the image as image_url, as upload (a handle from prepare_upload) or, for small images only, as image_base64. " +
+		"Waits up to wait_seconds (25); a job still queued or processing then is followed with get_job. " +
+		"Costs one credit; none when this key compressed the same image before (dedupe) or on a retry with the same idempotency_key",
 	output: func(op *catalog.Operation) obj { return outputSchema(op.Outputs) },
 	run: func(t *toolSet, ctx context.Context, key string, op *catalog.Operation, a *arguments) *sdk.CallToolResult {
 		req, preview, err := t.jobRequest(ctx, key, op, a, maxWaitSeconds)
@@ -42,7 +41,8 @@ var compressRunner = runner{
 
 var getJobRunner = runner{
 	extra: []catalog.Field{waitField(maxWaitSeconds), previewField},
-	note:  "Waits up to wait_seconds (default 25) for a job that is still queued or processing, then answers it as it stands.",
+	description: "Returns a job by id: its status (queued, processing, completed, failed), the compressed file's link and sizes, or its error. " +
+		"Use it to follow a job still running: it waits up to wait_seconds for the job to end. preview adds a thumbnail (at most 256 pixels). Free",
 	output: func(op *catalog.Operation) obj {
 		return outputSchema(op.Outputs)
 	},
@@ -66,7 +66,8 @@ var getJobRunner = runner{
 
 var dryRunRunner = runner{
 	extra: []catalog.Field{uploadField},
-	note:  "Nothing is charged and no job is made: use it to learn an image's type, size and dimensions, and whether compressing it would cost a credit.",
+	description: "Checks an image without compressing it: its type, size and dimensions, the size a resize would give, and whether compressing it would cost a credit (0 when an earlier result would be reused). " +
+		"Use it before compressing when the cost or the size matters. Free: nothing is charged, no job is made",
 	output: func(op *catalog.Operation) obj {
 		return outputSchema(op.Outputs)
 	},
@@ -86,8 +87,10 @@ var dryRunRunner = runner{
 
 var compressManyRunner = runner{
 	extra: []catalog.Field{idempotencyField, waitField(maxWaitSeconds)},
-	note: "Each item is an image_url, image_base64 or upload handle. The answer links every compressed file, and the batch's ZIP archive once it finished; " +
-		"items still running after the wait are followed with get_job.",
+	description: "Compresses 1 to 1,000 images as one batch and returns the batch with each image's job and link, and a ZIP of all once every image ended. " +
+		"Use it for several images at once. Each item takes image_url, upload or image_base64; an upload may be named once per call. " +
+		"Waits up to wait_seconds (25); items still running are followed with get_job. " +
+		"Costs one credit per image, none for an image this key compressed before; the same idempotency_key never charges twice",
 	output: func(op *catalog.Operation) obj { return outputSchema(op.Outputs) },
 	run: func(t *toolSet, ctx context.Context, key string, op *catalog.Operation, a *arguments) *sdk.CallToolResult {
 		idem, err := a.string(idempotencyField.Key)
@@ -117,7 +120,8 @@ var compressManyRunner = runner{
 }
 
 var accountRunner = runner{
-	note: "Free: no credit is used.",
+	description: "Returns this key's plan and remaining credits, as last checked (at most 30 seconds old). " +
+		"Use it before large work or after an insufficient_credits error. Free",
 	output: func(op *catalog.Operation) obj {
 		return outputSchema(accountOutputs(op))
 	},
@@ -135,7 +139,8 @@ var listJobsRunner = runner{
 		{Key: "limit", Label: "Limit", Type: catalog.FieldInteger, Help: "How many jobs, 1 to 100 (default 10)."},
 		{Key: "cursor", Label: "Cursor", Type: catalog.FieldString, Help: "next_cursor of the previous answer, for the next page."},
 	},
-	note: "Newest first; each job as get_job answers it, with its compressed file's URL.",
+	description: "Lists this key's jobs, newest first, optionally only those with one status (queued, processing, completed or failed), a page at a time. " +
+		"Use it to find earlier results or what is still running. Free",
 	output: func(op *catalog.Operation) obj {
 		return obj{"type": "object", "properties": obj{
 			"jobs":        obj{"type": "array", "items": outputSchema(op.Outputs)},
