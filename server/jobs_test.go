@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/uuid"
 
-
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/fixtures/images"
 )

@@ -71,12 +71,14 @@ func (o *Operations) Compress(ctx context.Context, key string, req mcp.ImageRequ
 		watch.Stop()
 		watch = nil
 	}
-	return o.wait(ctx, job, watch, req.Wait)
+	return o.wait(ctx, key, job, watch, req.Wait)
 }
 
 // wait waits up to wait for an unfinished job, on watch when there is one
-// (started before the job was queued), else on the store's wait.
-func (o *Operations) wait(ctx context.Context, job *connector.Job, watch connector.JobWatch, wait time.Duration) (*connector.Job, error) {
+// (started before the job was queued), else on the store's wait. A
+// completed job's balance updates the key's cached account
+// (check_account answers from it).
+func (o *Operations) wait(ctx context.Context, key string, job *connector.Job, watch connector.JobWatch, wait time.Duration) (*connector.Job, error) {
 	if !job.Status.Finished() && wait > 0 {
 		wctx, cancel := context.WithTimeout(ctx, wait)
 		var waited *connector.Job
@@ -97,6 +99,9 @@ func (o *Operations) wait(ctx context.Context, job *connector.Job, watch connect
 		default:
 			return nil, err
 		}
+	}
+	if job.Status == connector.StatusCompleted && job.DeduplicatedFrom == "" && job.Result != nil && job.Result.CreditsRemaining != nil {
+		o.s.cfg.Keys.NoteBalance(ctx, key, *job.Result.CreditsRemaining)
 	}
 	return o.s.render(job), nil
 }
@@ -172,7 +177,7 @@ func (o *Operations) GetJob(ctx context.Context, key, id string, wait time.Durat
 	if err != nil {
 		return nil, err
 	}
-	return o.wait(ctx, job, nil, wait)
+	return o.wait(ctx, key, job, nil, wait)
 }
 
 func (o *Operations) ownedJob(ctx context.Context, key, id string) (*connector.Job, error) {

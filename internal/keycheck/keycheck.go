@@ -166,6 +166,29 @@ func (k *Checker) Refresh(ctx context.Context, key string) (*connector.Account, 
 	return acct, nil
 }
 
+// NoteBalance records the balance a finished job reported for key (its
+// result's credits_remaining) on the cached account, so that the next
+// answer from the cache is not older than the key's own last job. Nothing
+// is cached when no account is.
+func (k *Checker) NoteBalance(ctx context.Context, key string, credits int64) {
+	owner := k.cfg.Owner(key)
+	acct, ok := k.memo.get(owner, k.cfg.Now())
+	if !ok {
+		var err error
+		if acct, ok, err = k.cfg.Accounts.CachedAccount(ctx, owner); err != nil || !ok {
+			return
+		}
+	}
+	if acct.CreditsRemaining == credits {
+		return
+	}
+	noted := *acct
+	noted.CreditsRemaining = credits
+	if err := k.remember(ctx, owner, &noted); err != nil {
+		LoggerOf(ctx, k.cfg.Logger).Warn("balance not cached", "err", err)
+	}
+}
+
 // remember keeps a key check's answer: briefly in the shared cache and this
 // process's memo, and, for a valid key, as the confirmation that
 // withinGrace counts from.
