@@ -8,10 +8,13 @@
 // list_jobs, check_image and check_account, plus prepare_upload
 // (uploads.go), which hands out a short-lived signed URL to PUT an image to
 // and a handle compress_image takes, so images never travel through the
-// model's output. Each tool calls a Backend, a narrow interface of the REST
-// operations; HTTPBackend implements it by dispatching in-process to the
-// API's own handler, so a tool call takes exactly the REST path
-// (validation, error codes, idempotency, per-key limits, Redis cost).
+// model's output. Each tool calls a Backend, a narrow typed interface of the
+// API's operations; server.Operations implements it on the creation
+// service, the store's wait and the API's rendering (the REST binding,
+// error codes, idempotency and per-key limits, with no HTTP in between).
+// Calls are bounded before anything is read: compress_many's count, its
+// uploads each used once and their total size; no JSON-RPC batches;
+// previews shrunk on load.
 //
 // serve and dev mount it (server.Config.MCP); the key is checked by the
 // server before the body is read. Tests: go test ./mcp, the unit tests and

@@ -1,7 +1,9 @@
 package mcp
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -94,13 +96,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.uploads.ServeHTTP(w, r)
 		return
 	}
-	// The REST requests a tool call makes carry the MCP request's id (set on
-	// the answer by the server's request-id middleware), so their log lines
-	// and the /mcp line share one request_id.
-	ctx := context.WithValue(r.Context(), callerKey{}, caller{remoteAddr: r.RemoteAddr, header: r.Header,
-		requestID: w.Header().Get("X-Request-Id")})
+	if r.Method == http.MethodPost {
+		body := bufio.NewReader(r.Body)
+		if isBatch(body) {
+			refuseBatch(w)
+			return
+		}
+		r.Body = readCloser{Reader: body, Closer: r.Body}
+	}
 	rw := &rpcErrors{ResponseWriter: w}
-	h.streamable.ServeHTTP(rw, r.WithContext(ctx))
+	h.streamable.ServeHTTP(rw, r)
 	rw.finish()
 }
 
@@ -129,4 +134,41 @@ type minLevel struct {
 
 func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= m.min && m.Handler.Enabled(ctx, l)
+}
+
+// JSON-RPC batches are refused, whatever protocol version the client
+// names: the current protocol has none, and a batch would run its calls at
+// once (thirty previews in one POST). One request per POST keeps a call's
+// cost what its arguments say.
+
+// isBatch reports whether the body's JSON starts with '[' (a batch).
+func isBatch(body *bufio.Reader) bool {
+	for i := 1; i <= 512; i++ {
+		head, err := body.Peek(i)
+		if len(head) < i {
+			return false
+		}
+		switch c := head[i-1]; c {
+		case ' ', '\t', '\r', '\n':
+			if err != nil {
+				return false
+			}
+			continue
+		default:
+			return c == '['
+		}
+	}
+	return false
+}
+
+// refuseBatch answers a batch with a JSON-RPC error.
+func refuseBatch(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"JSON-RPC batches are not accepted: send one request per POST"}}`+"\n")
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
 }

@@ -261,31 +261,33 @@ func TestMCPRetriedIdempotencyKeyChargesOnce(t *testing.T) {
 	if got := s.Credits(); got != 499 {
 		t.Errorf("credits = %d, want 499: three calls, one charge", got)
 	}
-	// The REST requests the tool made are logged under the /mcp request's
-	// id, and nothing logged carries the key.
-	mcpIDs, restIDs := map[string]bool{}, map[string]bool{}
+	// The job the tool made is logged under the /mcp request's id (no
+	// REST request is made in between), and nothing logged carries the key.
+	mcpIDs, created := map[string]bool{}, map[string]bool{}
 	for _, line := range strings.Split(s.Logs.String(), "\n") {
 		var l struct {
 			Msg, Route string
 			RequestID  string `json:"request_id"`
 		}
-		if json.Unmarshal([]byte(line), &l) != nil || l.Msg != "http request" {
+		if json.Unmarshal([]byte(line), &l) != nil {
 			continue
 		}
-		switch l.Route {
-		case "/mcp":
+		switch {
+		case l.Msg == "http request" && l.Route == "/mcp":
 			mcpIDs[l.RequestID] = true
-		case "/v1/jobs":
-			restIDs[l.RequestID] = true
+		case l.Msg == "http request" && strings.HasPrefix(l.Route, "/v1/jobs") && !strings.HasSuffix(l.Route, "/file"):
+			t.Errorf("a tool call made an HTTP request to %s", l.Route)
+		case l.Msg == "job created":
+			created[l.RequestID] = true
 		}
 	}
-	for id := range restIDs {
+	for id := range created {
 		if !mcpIDs[id] {
-			t.Errorf("POST /v1/jobs logged under request_id %q, which no /mcp request has (%v)", id, mcpIDs)
+			t.Errorf("job created under request_id %q, which no /mcp request has (%v)", id, mcpIDs)
 		}
 	}
-	if len(restIDs) == 0 || strings.Contains(s.Logs.String(), s.Key) {
-		t.Errorf("%d REST log lines; key in logs: %v", len(restIDs), strings.Contains(s.Logs.String(), s.Key))
+	if len(created) != 1 || strings.Contains(s.Logs.String(), s.Key) {
+		t.Errorf("%d job created lines (want 1); key in logs: %v", len(created), strings.Contains(s.Logs.String(), s.Key))
 	}
 }
 

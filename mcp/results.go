@@ -104,13 +104,12 @@ func checkResult(c *connector.ImageCheck) *sdk.CallToolResult {
 }
 
 // accountResult answers the account, without its webhook secret.
-func accountResult(a *connector.AccountAnswer) *sdk.CallToolResult {
-	acct := a.Account
+func accountResult(acct *connector.Account) *sdk.CallToolResult {
 	line := fmt.Sprintf("%d credits left", acct.CreditsRemaining)
 	if acct.UserID != "" {
 		line = fmt.Sprintf("Account %s (%s): %s.", acct.UserID, acct.SubscriptionType, line)
 	}
-	return &sdk.CallToolResult{StructuredContent: structured(&acct), Content: []sdk.Content{&sdk.TextContent{Text: line}}}
+	return &sdk.CallToolResult{StructuredContent: structured(acct), Content: []sdk.Content{&sdk.TextContent{Text: line}}}
 }
 
 // listResult answers a page of jobs.

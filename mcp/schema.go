@@ -1,6 +1,9 @@
 package mcp
 
-import "github.com/imgflow/imgflow/catalog"
+import (
+	"github.com/imgflow/imgflow/catalog"
+	"github.com/imgflow/imgflow/connector"
+)
 
 // JSON Schemas of the tools, from the catalog's fields. Output schemas use
 // one type per property and no "format" or $ref: clients validate
@@ -18,11 +21,15 @@ func fieldSchema(f catalog.Field) obj {
 	if f.Type == catalog.FieldList {
 		s["items"] = inputObject(f.Fields)
 	}
-	if f.Label != "" {
-		s["title"] = f.Label
-	}
-	if f.Help != "" {
+	// The argument's name says what the label would: no title, so the
+	// list stays small.
+	if help := modelHelp[f.Key]; help != "" {
+		s["description"] = help
+	} else if f.Help != "" {
 		s["description"] = f.Help
+	}
+	for k, v := range bounds[f.Key] {
+		s[k] = v
 	}
 	if len(f.Choices) > 0 {
 		s["enum"] = f.Choices
@@ -56,22 +63,99 @@ func inputObject(fields []catalog.Field) obj {
 }
 
 // outputSchema is the object the outputs describe, one type per property
-// (the header says why).
+// (the header says why), compact: types only, the texts left to the
+// input schema and the answer's own text.
 func outputSchema(outputs []catalog.OutputField) obj {
-	return catalog.OutputsSchema(outputs, catalog.SchemaTypeOnly)
+	return shallow(compact(catalog.OutputsSchema(outputs, catalog.SchemaTypeOnly)).(obj), 0)
+}
+
+// shallow keeps an output schema's members one level deep (a job's
+// status, id, result...); deeper objects are stated as objects only.
+func shallow(s obj, depth int) obj {
+	if depth >= 1 {
+		out := obj{"type": s["type"]}
+		if s["type"] == "array" {
+			out["items"] = obj{"type": "object"}
+		}
+		return out
+	}
+	if props, ok := s["properties"].(obj); ok {
+		for k, p := range props {
+			if ps, ok := p.(obj); ok {
+				props[k] = shallow(ps, depth+1)
+			}
+		}
+	}
+	if items, ok := s["items"].(obj); ok {
+		s["items"] = shallow(items, depth)
+	}
+	return s
+}
+
+// compact drops titles, descriptions and examples from a schema, keeping
+// its types and shape.
+func compact(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := obj{}
+		for k, e := range t {
+			switch k {
+			case "title", "description", "examples", "example":
+				continue
+			}
+			out[k] = compact(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = compact(e)
+		}
+		return out
+	}
+	return v
+}
+
+// modelHelp is an argument's description where the catalog's help speaks
+// to a flow builder (steps, platforms, form labels) rather than to a model.
+var modelHelp = map[string]string{
+	"image_url":       "http(s) URL of the PNG, JPEG, WebP or AVIF image (up to 10 MiB); also a data: URI or an upload handle. Give one of image_url, image_base64, upload.",
+	"image_base64":    "The image's bytes in base64 (or a data: URI), for small images only: the bytes pass through your output. Give one of image_url, image_base64, upload.",
+	"items":           "The images, 1 to 1,000, each with one of image_url, image_base64 or upload, and optionally filename and metadata.",
+	"upload":          "A handle from prepare_upload, after its bytes were PUT. Give one of image_url, image_base64, upload.",
+	"idempotency_key": "Any unique string: a retry with the same key and arguments returns the same job, never charged twice.",
+	"wait_seconds":    "Seconds to wait for the result (default 25); a job still running then comes back with its status.",
+	"dedupe":          "Reuse this key's earlier result for the same image at no credit (default true); false compresses and charges again.",
+	"resize":          "New size in pixels: 1600x (width), x900 (height) or 400x400 (a box, see resize_method). Never enlarges unless resize_enlarge.",
+	"resize_method":   "scale (one side), fit (inside the box) or cover (fills the box, cropped). Default scale for one side, fit for a box.",
+	"resize_enlarge":  "Allow the image to get bigger (default false).",
+	"convert":         "The result's format: webp or avif for the web, jpeg for email; left out keeps the image's own.",
+	"background":      "#rrggbb filling transparency when converting to jpeg (default white).",
+	"preserve":        "Metadata to keep, comma-separated: copyright, creation (date taken), location (GPS). Default none.",
+	"filename":        "Name of the compressed file, such as photo.jpg (default: the name in the URL).",
+	"preview":         "Also return a thumbnail (at most 256 pixels) as image content.",
+	"metadata":        "Your own key/value pairs (such as a record id), returned unchanged on the job.",
+	"id":              "The job's id, as compress_image, compress_many or list_jobs returned it.",
+	"status":          "Only jobs with this status: queued, processing (running), completed or failed. Leave out for every job.",
+}
+
+// bounds are the limits of arguments the API enforces, stated in the
+// schema so that a model keeps within them.
+var bounds = map[string]obj{
+	"image_url":       {"maxLength": 4096},
+	"filename":        {"maxLength": 255},
+	"idempotency_key": {"minLength": 1, "maxLength": 255},
+	"wait_seconds":    {"minimum": 0, "maximum": maxWaitSeconds},
+	"limit":           {"minimum": 1, "maximum": 100},
+	"items":           {"minItems": 1, "maxItems": connector.MaxBatchItems},
+	"upload":          {"maxLength": 512},
+	"id":              {"minLength": 1, "maxLength": 64},
+	"background":      {"pattern": "^#[0-9a-fA-F]{6}$"},
+	"resize":          {"maxLength": 32},
 }
 
 // errorOutput is the "error" member every tool's structuredContent may
-// carry on a tool error: the REST error's code and text, the same shape as
-// a failed job's error.
-func errorOutput() obj {
-	str := obj{"type": "string"}
-	return obj{"type": "object", "description": "Set on a tool error (isError): the REST API's error code, message and field details.",
-		"properties": obj{
-			"code":              obj{"type": "string", "description": "The REST API's error code, such as invalid_input, unsupported_format or insufficient_credits."},
-			"message":           str,
-			"details":           obj{"type": "array", "items": obj{"type": "object", "properties": obj{"field": str, "message": str}}},
-			"credits_remaining": obj{"type": "integer"},
-			"retry_after":       obj{"type": "integer", "description": "Seconds to wait before trying again, when the error is temporary."},
-		}}
-}
+// carry on a tool error: code, message, details (field and message),
+// credits_remaining and retry_after, as a failed job's error; stated as an
+// object only, so that tools/list stays small.
+func errorOutput() obj { return obj{"type": "object"} }

@@ -30,8 +30,9 @@ import (
 type runner struct {
 	// extra are the tool-only arguments, beside the catalog's fields.
 	extra []catalog.Field
-	// note is added to the catalog's description: how the tool behaves.
-	note string
+	// description tells a model what the tool does, when to use it, what
+	// it returns and what it costs.
+	description string
 	// output is the tool's output schema, from the catalog operation.
 	output func(op *catalog.Operation) obj
 	run    func(t *toolSet, ctx context.Context, key string, op *catalog.Operation, args *arguments) *sdk.CallToolResult
@@ -59,7 +60,7 @@ func runnerFor(op *catalog.Operation) *runner {
 // Tool-only arguments.
 var (
 	uploadField = catalog.Field{Key: "upload", Label: "Uploaded Image", Type: catalog.FieldString,
-		Help: "A handle from prepare_upload (mcp-file://imgflow/uploads/...), after the image was PUT to its upload URL. Give this, image_url or image_base64: one of them."}
+		Help: "A handle from prepare_upload, after its bytes were PUT."}
 	idempotencyField = catalog.Field{Key: "idempotency_key", Label: "Idempotency Key", Type: catalog.FieldString,
 		Help: "Any unique string (up to 255 characters) for this request: calling again with the same key and arguments returns the same job and never charges twice. Use one when you may retry."}
 	previewField = catalog.Field{Key: "preview", Label: "Preview", Type: catalog.FieldBoolean, Default: "false",
@@ -100,13 +101,13 @@ func newToolSet(c *catalog.Catalog, b Backend, u *Uploads) *toolSet {
 		tool := &sdk.Tool{
 			Name:         name,
 			Title:        op.Label,
-			Description:  strings.TrimSpace(op.Description + " " + r.note),
+			Description:  r.description + ".",
 			InputSchema:  inputObject(fields),
 			OutputSchema: withError(r.output(&op)),
 			Annotations:  annotations(&op, fields),
 		}
 		if op.Kind == catalog.KindPollingTrigger {
-			tool.Title = "List Recent " + op.Noun + "s"
+			tool.Title = "List " + op.Noun + "s"
 		}
 		if slices.ContainsFunc(fields, func(f catalog.Field) bool { return f.Key == uploadField.Key }) && u != nil {
 			tool.Meta = sdk.Meta{fileInputsMeta: obj{uploadField.Key: fileInput()}}
@@ -141,6 +142,9 @@ func inputFields(op *catalog.Operation, r *runner) []catalog.Field {
 		if f.In == catalog.InQuery && op.Kind != catalog.KindPollingTrigger {
 			continue
 		}
+		if f.Key == "status" && op.Kind == catalog.KindPollingTrigger {
+			f.Choices = []string{"queued", "processing", "completed", "failed"} // a tool lists every job, not only finished ones
+		}
 		if f.Type == catalog.FieldList && slices.ContainsFunc(f.Fields, func(g catalog.Field) bool { return g.Key == "image_url" }) {
 			f.Fields = append(slices.Clone(f.Fields), uploadField) // batch items take handles too
 		}
@@ -159,7 +163,7 @@ func annotations(op *catalog.Operation, fields []catalog.Field) *sdk.ToolAnnotat
 		return f.Type == catalog.FieldFile || slices.ContainsFunc(f.Fields, func(g catalog.Field) bool { return g.Type == catalog.FieldFile })
 	})
 	no := false
-	return &sdk.ToolAnnotations{Title: op.Label, ReadOnlyHint: readOnly, IdempotentHint: readOnly,
+	return &sdk.ToolAnnotations{ReadOnlyHint: readOnly, IdempotentHint: readOnly,
 		DestructiveHint: &no, OpenWorldHint: &openWorld}
 }
 
@@ -256,10 +260,10 @@ func (a *arguments) wait(def int) (time.Duration, error) {
 	return time.Duration(n) * time.Second, err
 }
 
-// body is the REST body: every argument that is a catalog body field,
+// body is the request's fields: every argument that is a catalog body field,
 // passed on as the caller wrote it.
-func (a *arguments) body(op *catalog.Operation) map[string]any {
-	body := map[string]any{}
+func (a *arguments) body(op *catalog.Operation) map[string]json.RawMessage {
+	body := map[string]json.RawMessage{}
 	for _, f := range op.Inputs {
 		if f.In != "" && f.In != catalog.InBody {
 			continue

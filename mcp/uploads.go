@@ -169,21 +169,46 @@ func (u *Uploads) slot(key, id string) string {
 func uploadScope(slot string) string   { return "mcp-upload/" + slot }
 func uploadBlobKey(slot string) string { return "mcp-upload:" + slot }
 
-// open returns the bytes a key uploaded under handle, and the file name
-// the handle carries.
-func (u *Uploads) open(ctx context.Context, key, handle, field string) ([]byte, string, error) {
-	rest, ok := strings.CutPrefix(handle, handlePrefix)
-	id, escapedName, _ := strings.Cut(rest, "/")
-	if !ok || len(id) != 32 || strings.Trim(id, "0123456789abcdef") != "" {
-		return nil, "", fieldError(field, "must be a handle from prepare_upload ("+handlePrefix+"...)")
+// open opens the upload a key made under handle, with the file name the
+// handle carries: its size is known at once, its bytes are read by the
+// job that takes them. The caller closes it.
+func (u *Uploads) open(ctx context.Context, key, handle, field string) (*Upload, error) {
+	id, escapedName, err := parseHandle(handle, field)
+	if err != nil {
+		return nil, err
 	}
 	name, _ := url.PathUnescape(escapedName)
-	data, err := connector.ReadBlob(ctx, u.Blobs, uploadBlobKey(u.slot(key, id)))
+	blob, err := u.Blobs.OpenBlob(ctx, uploadBlobKey(u.slot(key, id)))
 	if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
-		return nil, "", &connector.Error{Code: connector.ENOTFOUND, Message: "nothing was uploaded for this handle (not yet PUT, expired after an hour, or made with another key)",
+		return nil, &connector.Error{Code: connector.ENOTFOUND, Message: "nothing was uploaded for this handle (not yet PUT, expired after an hour, or made with another key)",
 			Details: []connector.FieldError{{Field: field, Message: "no upload"}}}
 	}
-	return data, cleanName(name), err
+	if err != nil {
+		return nil, err
+	}
+	if blob.Size > connector.MaxImageSize {
+		blob.Close()
+		return nil, &connector.Error{Code: connector.ETOOLARGE, Message: "the upload is over 10 MiB, the most imgflow compresses",
+			Details: []connector.FieldError{{Field: field, Message: "over 10 MiB"}}}
+	}
+	return &Upload{Reader: blob, Size: blob.Size, Name: cleanName(name)}, nil
+}
+
+// parseHandle splits a handle into its upload id and escaped file name.
+func parseHandle(handle, field string) (id, escapedName string, err error) {
+	rest, ok := strings.CutPrefix(handle, handlePrefix)
+	id, escapedName, _ = strings.Cut(rest, "/")
+	if !ok || len(id) != 32 || strings.Trim(id, "0123456789abcdef") != "" {
+		return "", "", fieldError(field, "must be a handle from prepare_upload ("+handlePrefix+"...)")
+	}
+	return id, escapedName, nil
+}
+
+// uploadID is a handle's upload id ("" for no handle): two handles of one
+// upload differ only in the name they carry.
+func uploadID(handle string) string {
+	id, _, _ := parseHandle(handle, "")
+	return id
 }
 
 // ServeHTTP takes the PUT of an upload URL: the token, then at most 10 MiB

@@ -19,19 +19,10 @@ type accountView struct {
 // the upstream every time (and refreshes the preflight cache): a user
 // testing a connection wants the live balance.
 func (s *Server) getAccount(c echo.Context) error {
-	ctx := c.Request().Context()
 	key := apiKey(c)
-	acct, err := s.cfg.Compressor.Validate(ctx, key)
-	switch connector.ErrorCodeOf(err) {
-	case "":
-	case connector.EUNAUTHORIZED:
+	acct, err := s.cfg.Keys.Refresh(s.requestContext(c), key)
+	if err != nil {
 		return err
-	default:
-		return upstreamUnavailable(err)
-	}
-	// This process's next requests see the live balance at once.
-	if err := s.remember(ctx, s.owner(key), acct); err != nil {
-		s.logger(c).Warn("account not cached", "err", err)
 	}
 	secret, err := s.callbackSecret(c, s.owner(key))
 	if err != nil {

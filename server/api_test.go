@@ -99,7 +99,7 @@ func TestHealthAndReady(t *testing.T) {
 // a 500.
 func TestRedisDownIs503WithRetryAfter(t *testing.T) {
 	dead := redisstore.New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1}), redisstore.Options{})
-	h := newHarness(t, func(c *server.Config) {
+	h := newHarness(t, func(c *harnessConfig) {
 		c.Jobs, c.Blobs, c.Idempotency, c.Accounts, c.Hooks, c.OpLimiter = dead.Jobs, dead.Blobs, dead.Idempotency, dead.Accounts, dead.Hooks, dead.Hooks
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	})
@@ -118,7 +118,7 @@ func TestRedisDownIs503WithRetryAfter(t *testing.T) {
 }
 
 func TestDefinitionsAreServedForThePublicURL(t *testing.T) {
-	h := newHarness(t, func(c *server.Config) {
+	h := newHarness(t, func(c *harnessConfig) {
 		c.Definitions = func(base string) ([]server.DefinitionFile, []byte, error) {
 			return []server.DefinitionFile{{Platform: "zapier", Name: "app.json", Data: []byte(`{"base":"` + base + `"}`)}},
 				[]byte(`{"openapi":"3.1.0","servers":[{"url":"` + base + `"}]}`), nil
@@ -142,7 +142,7 @@ func TestDefinitionsAreServedForThePublicURL(t *testing.T) {
 // compression API unreachable, a key it never confirmed queues nothing
 // (failopen_test.go covers the keys it did confirm).
 func TestNeverConfirmedKeyIsRefusedWhileTheKeyCheckIsUnreachable(t *testing.T) {
-	h := newHarness(t, func(c *server.Config) {
+	h := newHarness(t, func(c *harnessConfig) {
 		c.Compressor = upstream.New("http://127.0.0.1:1/api")
 	})
 	r := h.postJSON("/v1/jobs", map[string]any{"image_url": "https://images.example.com/cat.png"}, nil)
@@ -163,7 +163,7 @@ func TestNeverConfirmedKeyIsRefusedWhileTheKeyCheckIsUnreachable(t *testing.T) {
 // at Info.
 func TestAClientThatGoesAwayIsNotAServerError(t *testing.T) {
 	var logs bytes.Buffer
-	h := newHarness(t, func(c *server.Config) {
+	h := newHarness(t, func(c *harnessConfig) {
 		c.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -64,7 +64,7 @@ func (s *Server) createBatch(c echo.Context) error {
 	if r.IdempotencyKey != "" {
 		r.Fingerprint = in.fingerprint()
 	}
-	b, replay, err := s.jobs.CreateBatch(withLogger(c.Request().Context(), s.logger(c)), r)
+	b, replay, err := s.cfg.Service.CreateBatch(s.requestContext(c), r)
 	if err != nil {
 		return serviceError(err)
 	}

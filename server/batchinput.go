@@ -88,34 +88,41 @@ func (s *Server) readBatchRequest(c echo.Context) (*batchRequest, error) {
 	if err != nil {
 		return nil, err
 	}
+	return in, s.checkBatchRequest(in)
+}
+
+// checkBatchRequest checks a decoded create-batch request, whatever it
+// came from: its count of items, its fields, and each item as a job.
+func (s *Server) checkBatchRequest(in *batchRequest) error {
+	var err error
 	switch n := len(in.Items); {
 	case n == 0:
-		return nil, fieldError("items", "send at least one item")
+		return fieldError("items", "send at least one item")
 	case n > connector.MaxBatchItems:
-		return nil, fieldError("items", fmt.Sprintf("at most %d items per batch (got %d)", connector.MaxBatchItems, n))
+		return fieldError("items", fmt.Sprintf("at most %d items per batch (got %d)", connector.MaxBatchItems, n))
 	}
 	if err := s.check(in); err != nil {
-		return nil, err
+		return err
 	}
 	if in.Metadata, err = checkMetadata("metadata", in.Metadata); err != nil {
-		return nil, err
+		return err
 	}
 	defaults, err := in.transformDefaults()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for i, item := range in.Items {
 		if err := s.checkItem(item); err != nil {
-			return nil, itemError(i, err)
+			return itemError(i, err)
 		}
 		// An item that needs libvips where it is absent is made all the
 		// same: its job fails alone with transform_unavailable, before any
 		// call (nothing charged), and the batch's other items run.
 		if err := item.resolveTransform(defaults); err != nil && !isCode(err, connector.ETRANSFORMOFF) {
-			return nil, itemError(i, err)
+			return itemError(i, err)
 		}
 	}
-	return in, nil
+	return nil
 }
 
 // checkItem checks one item as a job request, but for the bytes' format.
@@ -158,7 +165,12 @@ func readJSONBatch(c echo.Context) (*batchRequest, error) {
 	if err := limitBody(c, maxBatchJSONBody); err != nil {
 		return nil, batchTooLarge(err)
 	}
-	dec := json.NewDecoder(c.Request().Body)
+	return decodeJSONBatch(c.Request().Body)
+}
+
+// decodeJSONBatch decodes a create-batch request's JSON from body.
+func decodeJSONBatch(body io.Reader) (*batchRequest, error) {
+	dec := json.NewDecoder(body)
 	in := &batchRequest{}
 	if err := expectDelim(dec, '{', "request body must be a JSON object"); err != nil {
 		return nil, batchTooLarge(err)

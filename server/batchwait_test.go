@@ -35,7 +35,7 @@ func (s *unpublishedAtFirst) GetBatch(ctx context.Context, id string) (*connecto
 // it runs), not 404.
 func TestBatchWaitReadsAMadeBatchNotYetPublishedAsNotYet(t *testing.T) {
 	var store *unpublishedAtFirst
-	h := newHarness(t, func(c *server.Config) {
+	h := newHarness(t, func(c *harnessConfig) {
 		store = &unpublishedAtFirst{BatchStore: c.Batches, missing: 3}
 		c.Batches = store
 	})

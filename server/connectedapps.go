@@ -61,5 +61,5 @@ func (s *Server) revokeConnectedApp(c echo.Context) error {
 // key the API serves, else a *connector.Error (ENOCREDITS for a key
 // without credits, which the API still serves for reads).
 func (s *Server) CheckKey(ctx context.Context, key string) error {
-	return s.checkKey(ctx, s.log, key)
+	return s.cfg.Keys.Check(ctx, key)
 }

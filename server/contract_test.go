@@ -178,7 +178,7 @@ var echoParam = regexp.MustCompile(`:([a-z_]+)`)
 // added without a documented, driven case here fails too.
 func TestEveryRouteMatchesTheOpenAPIDocument(t *testing.T) {
 	c := loadContract(t)
-	withDefinitions := func(cfg *server.Config) {
+	withDefinitions := func(cfg *harnessConfig) {
 		cfg.Definitions = func(base string) ([]server.DefinitionFile, []byte, error) {
 			files, err := definitions.Render(base)
 			if err != nil {
@@ -301,19 +301,19 @@ func TestEveryRouteMatchesTheOpenAPIDocument(t *testing.T) {
 	c.do(h, "GET", "/v1/definitions/openapi/openapi.json", nil, nil, false)
 
 	// The compression API down: the key check cannot be made.
-	down := newHarness(t, withDefinitions, func(cfg *server.Config) { cfg.Compressor = upstream.New("http://127.0.0.1:1/api") })
+	down := newHarness(t, withDefinitions, func(cfg *harnessConfig) { cfg.Compressor = upstream.New("http://127.0.0.1:1/api") })
 	c.do(down, "GET", "/v1/account", nil, map[string]string{"X-API-Key": down.key}, false)
 	c.do(down, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/a.png"}`), map[string]string{"X-API-Key": down.key, "Content-Type": "application/json"}, false)
 
 	// A key at its cap of hooks: 409 too_many_hooks.
-	hooksCapped := newHarness(t, withDefinitions, func(cfg *server.Config) { cfg.MaxHooksPerKey = 1 })
+	hooksCapped := newHarness(t, withDefinitions, func(cfg *harnessConfig) { cfg.MaxHooksPerKey = 1 })
 	hj := map[string]string{"X-API-Key": hooksCapped.key, "Content-Type": "application/json"}
 	expectStatus(t, c.do(hooksCapped, "POST", "/v1/hooks", []byte(`{"target_url":"https://hooks.example.com/1"}`), hj, false), http.StatusCreated)
 	expectError(t, c.do(hooksCapped, "POST", "/v1/hooks", []byte(`{"target_url":"https://hooks.example.com/2"}`), hj, false),
 		http.StatusConflict, connector.ETOOMANYHOOKS, "")
 
 	// A key at its cap of unfinished jobs: 429 too_many_jobs.
-	capped := newHarness(t, withDefinitions, func(cfg *server.Config) { cfg.MaxJobsPerKey = 1 })
+	capped := newHarness(t, withDefinitions, func(cfg *harnessConfig) { cfg.MaxJobsPerKey = 1 })
 	cj := map[string]string{"X-API-Key": capped.key, "Content-Type": "application/json"}
 	expectStatus(t, c.do(capped, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/a.png"}`), cj, false), http.StatusAccepted)
 	full := c.do(capped, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/b.png"}`), cj, false)
@@ -324,7 +324,7 @@ func TestEveryRouteMatchesTheOpenAPIDocument(t *testing.T) {
 
 	// Redis down: every route that needs storage answers 503.
 	dead := redisstore.New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1}), redisstore.Options{})
-	gone := newHarness(t, withDefinitions, func(cfg *server.Config) {
+	gone := newHarness(t, withDefinitions, func(cfg *harnessConfig) {
 		cfg.Jobs, cfg.Blobs, cfg.Idempotency, cfg.Accounts, cfg.Hooks, cfg.OpLimiter, cfg.Batches = dead.Jobs, dead.Blobs, dead.Idempotency, dead.Accounts, dead.Hooks, dead.Hooks, dead.Batches
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	})

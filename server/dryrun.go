@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -38,7 +39,6 @@ func wantsDryRun(c echo.Context) (bool, error) {
 
 // dryRun is POST /v1/jobs?dry_run=1 and POST /v1/jobs/dry-run.
 func (s *Server) dryRun(c echo.Context) error {
-	ctx := c.Request().Context()
 	if _, err := s.parseWait(c); err != nil { // refused as the job would be
 		return err
 	}
@@ -60,57 +60,66 @@ func (s *Server) dryRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.jobs.Admit(withLogger(ctx, s.logger(c)), key,
-		app.FieldURL{Field: "image_url", URL: in.ImageURL}, app.FieldURL{Field: "callback_url", URL: in.CallbackURL}); err != nil {
+	answer, err := s.checkImage(s.requestContext(c), key, in)
+	if err != nil {
 		return err
+	}
+	s.logger(c).Info("dry run", "input", in.kind, "size", answer.Input.Size, "would_charge", answer.WouldCharge)
+	return c.JSON(http.StatusOK, answer)
+}
+
+// checkImage is the dry run of a bound job request of key: admitted as the
+// job would be, its image fetched or read, checked and priced.
+func (s *Server) checkImage(ctx context.Context, key string, in *jobRequest) (*connector.ImageCheck, error) {
+	if err := s.cfg.Service.Admit(ctx, key,
+		app.FieldURL{Field: "image_url", URL: in.ImageURL}, app.FieldURL{Field: "callback_url", URL: in.CallbackURL}); err != nil {
+		return nil, err
 	}
 	var bytes connector.Bytes = in.image
 	digest := in.imageSHA256()
 	if in.kind == connector.InputURL {
 		if s.cfg.Fetcher == nil {
-			return connector.Errorf(connector.EINTERNAL, "this server cannot fetch image URLs for a dry run")
+			return nil, connector.Errorf(connector.EINTERNAL, "this server cannot fetch image URLs for a dry run")
 		}
 		img, err := s.cfg.Fetcher.FetchImage(ctx, in.ImageURL)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		bytes, digest = img.Data, img.SHA256
 	}
 	info, output, err := checkTransformed(bytes, in.transform) // transforminput.go
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// The balance now, not the preflight's cached one: a flow asks before
 	// spending it.
-	acct, err := s.cfg.Compressor.Validate(ctx, key)
+	acct, err := s.cfg.Keys.Refresh(ctx, key)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	answer := connector.ImageCheck{WouldCharge: 1, CreditsRemaining: acct.CreditsRemaining,
 		Input:  connector.ImageCheckInput{Type: info.Type, Size: info.Size, Width: info.Width, Height: info.Height, SHA256: digest},
 		Output: output}
 	if in.Dedupe == nil || *in.Dedupe {
-		answer.DeduplicatedFrom, err = s.dedupeSource(c, s.owner(key), digest, in.transform)
+		answer.DeduplicatedFrom, err = s.dedupeSource(ctx, s.owner(key), digest, in.transform)
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if answer.DeduplicatedFrom != "" {
 		answer.WouldCharge = 0
 	}
-	s.logger(c).Info("dry run", "input", in.kind, "size", info.Size, "would_charge", answer.WouldCharge)
-	return c.JSON(http.StatusOK, answer)
+	return &answer, nil
 }
 
 // dedupeSource is the completed job a job of owner with this image would
 // complete from ("" when none, or dedupe is off): the index's entry, or
 // the claimant's, if that job is still there and completed (the worker also
 // checks its file). A claimant still compressing does not count: it may fail.
-func (s *Server) dedupeSource(c echo.Context, owner, digest string, t connector.Transform) (string, error) {
+func (s *Server) dedupeSource(ctx context.Context, owner, digest string, t connector.Transform) (string, error) {
 	if s.cfg.Dedupe == nil || digest == "" {
 		return "", nil
 	}
-	ctx := c.Request().Context()
 	k := connector.DedupeKey{Owner: owner, SHA256: digest, Options: connector.DedupeOptions(&connector.Job{Transform: t})}
 	id, err := s.cfg.Dedupe.DedupeSource(ctx, k)
 	if err != nil || id == "" {

@@ -18,7 +18,6 @@ import (
 	"github.com/imgflow/imgflow/connector/upstream"
 	"github.com/imgflow/imgflow/fixtures/images"
 	refupstream "github.com/imgflow/imgflow/fixtures/upstream"
-	"github.com/imgflow/imgflow/server"
 )
 
 // testClock is a clock the test moves.
@@ -74,7 +73,7 @@ func (h *harness) redisKeys() int {
 func failOpenHarness(t *testing.T) (*harness, *stoppableUpstream, *testClock) {
 	up := newStoppableUpstream(t)
 	clock := &testClock{now: time.Now()}
-	h := newHarness(t, func(c *server.Config) {
+	h := newHarness(t, func(c *harnessConfig) {
 		c.Compressor = upstream.New(up.srv.URL + "/api")
 		c.Now = clock.Now
 		c.PreflightTTL = 200 * time.Millisecond
@@ -158,7 +157,7 @@ func TestUpstreamDownServesConfirmedKeysAndRefusesMadeUpOnes(t *testing.T) {
 func TestKeyGraceIsConfigurable(t *testing.T) {
 	up := newStoppableUpstream(t)
 	clock := &testClock{now: time.Now()}
-	h := newHarness(t, func(c *server.Config) {
+	h := newHarness(t, func(c *harnessConfig) {
 		c.Compressor = upstream.New(up.srv.URL + "/api")
 		c.Now = clock.Now
 		c.PreflightTTL = 200 * time.Millisecond

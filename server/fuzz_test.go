@@ -44,17 +44,19 @@ func inProcessAPI(tb testing.TB) (http.Handler, string, *redistest.Redis) {
 		tb.Fatal(err)
 	}
 	store := redisstore.New(r.Client, redisstore.Options{Prefix: r.Prefix})
-	api := server.New(server.Config{
-		Jobs: store.Jobs, Blobs: store.Blobs, Idempotency: store.Idempotency, Accounts: store.Accounts, Hooks: store.Hooks, OpLimiter: store.Hooks,
-		Queue:      &recordingQueue{},
-		Compressor: upstream.New(up.URL + "/api"),
-		Keyring:    kr,
-		PublicURL:  "https://imgflow.example.com",
+	cfg := harnessConfig{Config: server.Config{
+		Jobs: store.Jobs, Blobs: store.Blobs, Hooks: store.Hooks, OpLimiter: store.Hooks,
+		Keyring:   kr,
+		PublicURL: "https://imgflow.example.com",
 		CheckURL: func(ctx context.Context, field, raw string) error {
 			return guard.ForField(guard.CheckURL(ctx, raw, guard.Policy{}, publicResolver{}), field)
 		},
 		Logger: quiet,
-	}).Handler()
+	},
+		Idempotency: store.Idempotency, Accounts: store.Accounts, Queue: &recordingQueue{},
+		Compressor: upstream.New(up.URL + "/api"),
+	}
+	api := cfg.wire(tb).Handler()
 	return api, key, r
 }
 

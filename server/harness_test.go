@@ -22,6 +22,8 @@ import (
 	"github.com/imgflow/imgflow/connector/upstream"
 	"github.com/imgflow/imgflow/connector/webhook"
 	refupstream "github.com/imgflow/imgflow/fixtures/upstream"
+	"github.com/imgflow/imgflow/internal/app"
+	"github.com/imgflow/imgflow/internal/keycheck"
 	"github.com/imgflow/imgflow/internal/redistest"
 	"github.com/imgflow/imgflow/server"
 )
@@ -122,7 +124,41 @@ type harness struct {
 	sender *stubSender // test events
 }
 
-type harnessOption func(*server.Config)
+type harnessOption func(*harnessConfig)
+
+// harnessConfig is the API's Config and what the tests set of the parts
+// the API is handed (the creation service and the key check), built from
+// it by wire as internal/system builds them.
+type harnessConfig struct {
+	server.Config
+	Compressor              connector.Compressor
+	Accounts                keycheck.Accounts
+	Idempotency             app.IdempotencyStore
+	InputBlobs              connector.BlobStore
+	Queue                   connector.Queue
+	PreflightTTL, KeyGrace  time.Duration
+	MaxJobsPerKey           int
+	IdempotencyInFlightWait time.Duration
+}
+
+// wire builds the key check and the creation service from c, and the API
+// on them; the service is closed when the test ends.
+func (c *harnessConfig) wire(tb testing.TB) *server.Server {
+	cfg := c.Config
+	cfg.Queue = c.Queue
+	cfg.Keys = keycheck.New(keycheck.Config{Accounts: c.Accounts, Validator: c.Compressor, Owner: cfg.Keyring.KeyHash,
+		TTL: c.PreflightTTL, Grace: c.KeyGrace, Now: cfg.Now, Logger: cfg.Logger})
+	var batches app.BatchStore
+	if cfg.Batches != nil {
+		batches = cfg.Batches.(app.BatchStore)
+	}
+	cfg.Service = app.New(app.Config{Jobs: cfg.Jobs.(app.JobStore), Batches: batches, Idempotency: c.Idempotency,
+		Inputs: c.InputBlobs, Queue: c.Queue, Keyring: cfg.Keyring, CheckURL: cfg.CheckURL, Keys: cfg.Keys,
+		MaxJobsPerKey: c.MaxJobsPerKey, InputTTL: cfg.ResultTTL, IdempotencyWait: c.IdempotencyInFlightWait,
+		Now: cfg.Now, Logger: cfg.Logger})
+	tb.Cleanup(cfg.Service.Close)
+	return server.New(cfg)
+}
 
 func newHarness(t *testing.T, opts ...harnessOption) *harness {
 	t.Helper()
@@ -140,23 +176,24 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 	}
 	h := &harness{t: t, store: redisstore.New(r.Client, redisstore.Options{Prefix: r.Prefix}), queue: &recordingQueue{}, ledger: ledger, keys: kr, key: key, redis: r,
 		sender: &stubSender{}}
-	cfg := server.Config{
-		Jobs: h.store.Jobs, Blobs: h.store.Blobs, Idempotency: h.store.Idempotency, Accounts: h.store.Accounts, Hooks: h.store.Hooks, OpLimiter: h.store.Hooks, Batches: h.store.Batches,
-		Queue:      h.queue,
-		Sender:     h.sender,
-		Compressor: upstream.New(up.URL + "/api"),
-		Keyring:    kr,
+	cfg := harnessConfig{Config: server.Config{
+		Jobs: h.store.Jobs, Blobs: h.store.Blobs, Hooks: h.store.Hooks, OpLimiter: h.store.Hooks, Batches: h.store.Batches,
+		Sender:  h.sender,
+		Keyring: kr,
 		CheckURL: func(ctx context.Context, field, raw string) error {
 			return guard.ForField(guard.CheckURL(ctx, raw, guard.Policy{}, publicResolver{}), field)
 		},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	},
+		Idempotency: h.store.Idempotency, Accounts: h.store.Accounts, Queue: h.queue,
+		Compressor: upstream.New(up.URL + "/api"),
 	}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	srv := httptest.NewServer(nil)
 	cfg.PublicURL = srv.URL
-	h.api = server.New(cfg)
+	h.api = cfg.wire(t)
 	srv.Config.Handler = h.api.Handler()
 	t.Cleanup(srv.Close)
 	h.url = srv.URL

@@ -16,7 +16,7 @@ import (
 )
 
 func TestHooksAreCappedPerKeyAndListedInPages(t *testing.T) {
-	h := newHarness(t, func(cfg *server.Config) { cfg.MaxHooksPerKey = 3 })
+	h := newHarness(t, func(cfg *harnessConfig) { cfg.MaxHooksPerKey = 3 })
 	auth := map[string]string{"X-API-Key": h.key}
 	for i := range 3 {
 		expectStatus(t, h.postJSON("/v1/hooks", map[string]any{"target_url": "https://hooks.example.com/" + strconv.Itoa(i)}, auth), http.StatusCreated)
@@ -140,7 +140,7 @@ func TestRotatingTheCallbackSecretChangesTheAccountsSecret(t *testing.T) {
 }
 
 func TestEventTypesListEveryEventWithAStandaloneSchema(t *testing.T) {
-	h := newHarness(t, func(cfg *server.Config) {
+	h := newHarness(t, func(cfg *harnessConfig) {
 		cfg.Definitions = func(base string) ([]server.DefinitionFile, []byte, error) {
 			doc, err := definitions.OpenAPI(base)
 			return nil, doc, err

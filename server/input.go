@@ -93,22 +93,27 @@ func (s *Server) readJobRequest(c echo.Context) (*jobRequest, error) {
 	if err != nil {
 		return nil, err
 	}
+	return in, s.checkJobRequest(in)
+}
+
+// checkJobRequest checks a decoded create-job request, whatever it came
+// from: its fields, its one image source, dedupe, transform and metadata.
+func (s *Server) checkJobRequest(in *jobRequest) error {
 	if err := s.check(in); err != nil {
-		return nil, err
+		return err
 	}
 	if err := in.resolveSource(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := in.parseDedupe(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := in.resolveTransform(connector.Transform{}); err != nil {
-		return nil, err
+		return err
 	}
-	if in.Metadata, err = checkMetadata("metadata", in.Metadata); err != nil {
-		return nil, err
-	}
-	return in, nil
+	var err error
+	in.Metadata, err = checkMetadata("metadata", in.Metadata)
+	return err
 }
 
 // checkMetadata refuses metadata that is not a JSON object of at most
@@ -168,8 +173,14 @@ func readJSONJob(c echo.Context, max int64, checkKey func(string) error) (*jobRe
 	if err := limitBody(c, max); err != nil {
 		return nil, err
 	}
+	return decodeJSONJob(c.Request().Body, c.Request().ContentLength, checkKey)
+}
+
+// decodeJSONJob decodes a create-job request's JSON from body, whose
+// length is contentLength (-1 when unknown).
+func decodeJSONJob(body io.Reader, contentLength int64, checkKey func(string) error) (*jobRequest, error) {
 	in := jobRequest{digest: sha256.New()}
-	opt := base64Options(c.Request().ContentLength)
+	opt := base64Options(contentLength)
 	opt.Digest = in.digest
 	if checkKey != nil {
 		opt.OnField = func(name string, raw []byte) error {
@@ -180,7 +191,7 @@ func readJSONJob(c echo.Context, max int64, checkKey func(string) error) (*jobRe
 			return checkKey(key)
 		}
 	}
-	res, err := b64json.Decode(c.Request().Body, opt, &in)
+	res, err := b64json.Decode(body, opt, &in)
 	if name, ok := unknownFieldName(err); ok {
 		return nil, unknownField(name, jobFields())
 	}

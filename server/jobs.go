@@ -54,8 +54,8 @@ func (s *Server) createJob(c echo.Context) error {
 		c.Set(ctxWatch, (*jobWatch)(nil)) // watched before it is queued (jobRequestFor)
 		defer stopWatch(c)
 	}
-	ctx := withLogger(c.Request().Context(), s.logger(c))
-	job, replay, err := s.jobs.CreateJob(ctx, s.jobRequestFor(c, key, in))
+	ctx := s.requestContext(c)
+	job, replay, err := s.cfg.Service.CreateJob(ctx, s.jobRequestFor(c, key, in))
 	if err != nil {
 		return err
 	}

@@ -12,8 +12,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/imgflow/imgflow/server"
-
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/fixtures/images"
 )
@@ -192,7 +190,7 @@ func TestIdempotencyKeyReplaysConflictsAndMismatches(t *testing.T) {
 }
 
 func TestIdempotencyKeyInFlightIsConflict(t *testing.T) {
-	h := newHarness(t, func(c *server.Config) { c.IdempotencyInFlightWait = 300 * time.Millisecond })
+	h := newHarness(t, func(c *harnessConfig) { c.IdempotencyInFlightWait = 300 * time.Millisecond })
 	body := map[string]any{"image_url": "https://images.example.com/cat.png"}
 	// Learn the fingerprint of this body by making the request once under
 	// another Idempotency-Key, then reserve a fresh one with it.
@@ -247,7 +245,7 @@ func TestIdempotencyKeyInFlightIsWaitedFor(t *testing.T) {
 func TestIdempotencyKeyRetryAfterAServerCrashGetsTheJobOnce(t *testing.T) {
 	for _, made := range []bool{true, false} {
 		t.Run(fmt.Sprintf("job made %v", made), func(t *testing.T) {
-			h := newHarness(t, func(c *server.Config) { c.IdempotencyInFlightWait = 300 * time.Millisecond })
+			h := newHarness(t, func(c *harnessConfig) { c.IdempotencyInFlightWait = 300 * time.Millisecond })
 			ctx := context.Background()
 			body := map[string]any{"image_url": "https://images.example.com/cat.png"}
 			probe := h.postJSON("/v1/jobs", body, map[string]string{"Idempotency-Key": "probe"})

@@ -22,6 +22,7 @@ import (
 	"github.com/imgflow/imgflow/connector/keyring"
 	"github.com/imgflow/imgflow/connector/webhook"
 	"github.com/imgflow/imgflow/internal/app"
+	"github.com/imgflow/imgflow/internal/keycheck"
 	"github.com/imgflow/imgflow/oauth"
 	"github.com/imgflow/imgflow/server/console"
 )
@@ -31,14 +32,16 @@ import (
 // them), and connector's BlobStore; queue and compressor are connector's
 // interfaces; main wires the real ones.
 type Config struct {
+	// Service makes jobs and batches (internal/app), built once by the
+	// caller and shared with the worker's sweeper and the MCP server.
+	// Required.
+	Service *app.JobService
+	// Keys checks API keys (internal/keycheck), shared with Service.
+	// Required.
+	Keys *keycheck.Checker
+	// Jobs is the job store the read routes use.
 	Jobs  JobStore
 	Blobs connector.BlobStore
-	// InputBlobs is where new jobs' inputs are written when blobs live
-	// apart from the job store (S3); nil: the job store keeps them, in the
-	// round trip that makes the job.
-	InputBlobs  connector.BlobStore
-	Idempotency app.IdempotencyStore
-	Accounts    AccountCache
 	// Hooks keeps hook subscriptions and what operating them needs: the
 	// cap, enabling, secret rotation (the hooks' and the callbacks'), test
 	// events and their delivery log, each job's delivery log, and the
@@ -68,8 +71,6 @@ type Config struct {
 	// beside the new one. Default 24h; env IMGFLOW_SECRET_OVERLAP.
 	SecretOverlap time.Duration
 	Queue         connector.Queue
-	// Compressor answers the key checks (preflight and /v1/account).
-	Compressor connector.Compressor
 	// Fetcher gets image_url inputs for dry runs (?dry_run=1), through the
 	// same SSRF guard as the worker's; nil refuses dry runs of URLs.
 	Fetcher connector.ImageFetcher
@@ -93,16 +94,6 @@ type Config struct {
 	// ResultTTL is how long compressed files and their file_url live.
 	// Default 24h; env IMGFLOW_RESULT_TTL.
 	ResultTTL time.Duration
-	// PreflightTTL is how long a key check is cached per key. Default 30s:
-	// long enough to spare the upstream a call per job, short enough that a
-	// top-up is seen quickly.
-	PreflightTTL time.Duration
-	// KeyGrace bounds the fail-open: while the compression API cannot
-	// check keys, a key it confirmed within KeyGrace is served and any
-	// other gets 503 upstream_unavailable, so made-up keys cannot queue
-	// work or create hooks during an outage. Default 24h; flag
-	// --key-grace, env IMGFLOW_KEY_GRACE.
-	KeyGrace time.Duration
 	// MaxWait caps ?wait=N. Default 25s, under Zapier's 30 s action limit.
 	MaxWait time.Duration
 	// MaxLargeBodies caps how many request bodies over 256 KiB (or of
@@ -111,13 +102,6 @@ type Config struct {
 	// Retry-After. Default DefaultLargeBodies(), sized from the memory limit.
 	// Flag --max-large-bodies, env IMGFLOW_MAX_LARGE_BODIES.
 	MaxLargeBodies int
-	// MaxJobsPerKey caps each key's unfinished jobs: beyond the cap a new
-	// job gets 429 too_many_jobs with Retry-After, so one tenant cannot
-	// starve the others. Batch items count: a batch is admitted while its
-	// key is under the cap, and its items then hold places until they end.
-	// Jobs keeps the places, in the round trip that makes a job. 0: no cap.
-	// Flag --max-jobs-per-key, env IMGFLOW_MAX_JOBS_PER_KEY.
-	MaxJobsPerKey int
 	// LargeBodyWait is how long a large body waits for a slot. Default 2s.
 	LargeBodyWait time.Duration
 	// Definitions renders the connector definitions for a base URL; nil
@@ -130,11 +114,12 @@ type Config struct {
 	Middleware []echo.MiddlewareFunc
 	// Mount adds routes owned elsewhere (metrics, admin UI).
 	Mount func(e *echo.Echo)
-	// MCP builds the MCP server (package mcp) over this API's own handler,
-	// which its tools call in-process; nil leaves /mcp out. Every /mcp
+	// MCP builds the MCP server (package mcp) on the API's operations
+	// (Operations: the creation service and the read paths, no HTTP in
+	// between); nil leaves /mcp out. Every /mcp
 	// request needs a known key, checked before its body is read
 	// (mcpauth.go); upload URLs under /mcp/uploads/ carry a signed token.
-	MCP func(api http.Handler) http.Handler
+	MCP func(ops *Operations) http.Handler
 	// OAuth is the authorization server for MCP clients (package oauth):
 	// its routes and /v1/connected-apps are mounted, and /mcp takes its
 	// access tokens beside API keys (mcpauth.go); nil: keys only.
@@ -142,12 +127,6 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; tests move it.
 	Now func() time.Time
-	// IdempotencyInFlightWait is how long a request whose Idempotency-Key
-	// another request holds waits for it (to finish, or to die and lose its
-	// lease) before answering 409. Default the store's lease and 2 s
-	// (app.Config.IdempotencyWait): past the lease, so a dead request's key
-	// is taken over, not refused.
-	IdempotencyInFlightWait time.Duration
 }
 
 // Server is the HTTP API.
@@ -158,20 +137,12 @@ type Server struct {
 	log      *slog.Logger
 	defs     renderedDefinitions
 	bodies   *bodySlots
-	accounts *accountMemo // key checks read lately (accountmemo.go)
-	jobs     *app.JobService
 }
 
 // New builds the API with defaults filled in.
 func New(cfg Config) *Server {
 	if cfg.ResultTTL <= 0 {
 		cfg.ResultTTL = 24 * time.Hour
-	}
-	if cfg.PreflightTTL <= 0 {
-		cfg.PreflightTTL = 30 * time.Second
-	}
-	if cfg.KeyGrace <= 0 {
-		cfg.KeyGrace = 24 * time.Hour
 	}
 	if cfg.MaxWait <= 0 {
 		cfg.MaxWait = 25 * time.Second
@@ -203,9 +174,7 @@ func New(cfg Config) *Server {
 	if cfg.LargeBodyWait <= 0 {
 		cfg.LargeBodyWait = 2 * time.Second
 	}
-	s := &Server{cfg: cfg, validate: newValidator(), log: cfg.Logger, bodies: newBodySlots(cfg.MaxLargeBodies, cfg.LargeBodyWait),
-		accounts: newAccountMemo()}
-	s.jobs = newJobService(&s.cfg, s)
+	s := &Server{cfg: cfg, validate: newValidator(), log: cfg.Logger, bodies: newBodySlots(cfg.MaxLargeBodies, cfg.LargeBodyWait)}
 	s.echo = s.routes()
 	return s
 }
@@ -326,7 +295,13 @@ func (s *Server) routes() *echo.Echo {
 		v1.GET("/definitions/:platform/:file", s.definitionsFile)
 	}
 	if s.cfg.MCP != nil {
-		h := echo.WrapHandler(s.cfg.MCP(e))
+		mcp := s.cfg.MCP(s.Operations())
+		// A tool call's log lines (the key check's, the creation
+		// service's) carry the /mcp request's id.
+		h := func(c echo.Context) error {
+			mcp.ServeHTTP(c.Response(), c.Request().WithContext(s.requestContext(c)))
+			return nil
+		}
 		e.Match([]string{http.MethodPost, http.MethodGet, http.MethodDelete}, "/mcp", h, s.requireMCPKey)
 		e.PUT("/mcp/uploads/:slot", h, s.largeBodySlot)
 	}

@@ -30,21 +30,6 @@ type BatchStore interface {
 	GetJobs(ctx context.Context, ids []string) ([]*connector.Job, error)
 }
 
-// AccountCache keeps recent key checks briefly, per key hash, and
-// remembers longer which keys the compression API confirmed: while it
-// cannot be asked, only those keys are let in (the bounded fail-open).
-// redisstore.Accounts.
-type AccountCache interface {
-	CachedAccount(ctx context.Context, owner string) (*connector.Account, bool, error)
-	CacheAccount(ctx context.Context, owner string, acct *connector.Account, ttl time.Duration) error
-	// ConfirmKey records that the compression API confirmed owner's key
-	// at at; the record is kept for grace, then forgotten.
-	ConfirmKey(ctx context.Context, owner string, at time.Time, grace time.Duration) error
-	// KeyConfirmedAt is when the compression API last confirmed owner's
-	// key, ok false when it never did (or the record was forgotten).
-	KeyConfirmedAt(ctx context.Context, owner string) (at time.Time, ok bool, err error)
-}
-
 // HookStore keeps hook subscriptions and what operating them needs
 // (redisstore.Hooks).
 type HookStore interface {

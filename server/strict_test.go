@@ -18,7 +18,6 @@ import (
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/connector/upstream"
 	"github.com/imgflow/imgflow/fixtures/images"
-	"github.com/imgflow/imgflow/server"
 )
 
 // stalledBody is a request body that sends nothing until told: a handler
@@ -95,13 +94,13 @@ func TestUnknownKeysGet401OnEveryRoute(t *testing.T) {
 // jobs and hooks (the fail-open is bounded to keys confirmed within
 // IMGFLOW_KEY_GRACE; failopen_test.go shows their polling goes on).
 func TestReadsOfANeverConfirmedKeyWaitForTheKeyCheck(t *testing.T) {
-	h := newHarness(t, func(c *server.Config) { c.Compressor = upstream.New("http://127.0.0.1:1/api") })
+	h := newHarness(t, func(c *harnessConfig) { c.Compressor = upstream.New("http://127.0.0.1:1/api") })
 	r := h.do("GET", "/v1/jobs", nil, map[string]string{"X-API-Key": "sk_never_seen_0000"})
 	expectError(t, r, http.StatusServiceUnavailable, connector.EUPSTREAMDOWN, "")
 }
 
 func TestLargeBodiesBeyondTheCapGet503(t *testing.T) {
-	h := newHarness(t, func(c *server.Config) { c.MaxLargeBodies, c.LargeBodyWait = 1, 50*time.Millisecond })
+	h := newHarness(t, func(c *harnessConfig) { c.MaxLargeBodies, c.LargeBodyWait = 1, 50*time.Millisecond })
 	hdr := map[string]string{"Content-Type": "application/json", "X-API-Key": h.key}
 	// A first body takes the only slot and stalls; a second large body then
 	// waits 50 ms and gets 503. The client hands the first body over a

@@ -83,6 +83,10 @@ type Config struct {
 	// it (redisstore.Batches). Nil: the worker serves no batches (their
 	// items run, uncounted).
 	Batches BatchStore
+	// Sweeper settles batches whose making a request left unended: the
+	// creation service (app.JobService), built once by the caller. Nil
+	// with Batches set: no batch is swept.
+	Sweeper BatchSweeper
 
 	// Compressor is the compression API client (required).
 	Compressor connector.Compressor

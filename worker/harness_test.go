@@ -24,6 +24,7 @@ import (
 	"github.com/imgflow/imgflow/connector/redisstore"
 	"github.com/imgflow/imgflow/connector/webhook"
 	"github.com/imgflow/imgflow/fixtures/images"
+	"github.com/imgflow/imgflow/internal/app"
 	"github.com/imgflow/imgflow/internal/redistest"
 )
 
@@ -92,6 +93,9 @@ func newHarness(t *testing.T) *harness {
 	client := asynq.NewClient(opt)
 	t.Cleanup(func() { client.Close() })
 	h.queue = NewQueue(client, r.Queue(), WithWakeUps(r.Client))
+	sweeper := app.New(app.Config{Jobs: h.store.Jobs, Batches: h.store.Batches, Queue: h.queue, Logger: h.cfg.Logger})
+	t.Cleanup(sweeper.Close)
+	h.cfg.Sweeper = sweeper
 	return h
 }
 

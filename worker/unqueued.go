@@ -68,9 +68,9 @@ const sweepEvery = 10 * time.Second
 // sweepBatch bounds the notes one pass looks at.
 const sweepBatch = 500
 
-// batchSettler finishes or removes batches whose making a request left
+// BatchSweeper finishes or removes batches whose making a request left
 // unended (app.JobService).
-type batchSettler interface {
+type BatchSweeper interface {
 	SweepBatches(ctx context.Context, before time.Time) (settled int, more bool, err error)
 }
 
@@ -83,7 +83,7 @@ type unqueuedSweeper struct {
 	qname     string
 	log       *slog.Logger
 	// batches settles batches left half made; nil: none are.
-	batches     batchSettler
+	batches     BatchSweeper
 	makingAfter time.Duration
 	// countMissed counts batch items whose end was missed (batchsweep.go);
 	// nil: none are.

@@ -11,7 +11,6 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/imgflow/imgflow/internal/app"
 )
 
 // Worker serves imgflow's asynq queue: compress tasks and deliveries.
@@ -155,10 +154,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer func() { stopRecovering(); recovering.Wait() }()
 	sw := &unqueuedSweeper{jobs: w.cfg.Jobs, queue: w.queue, rdb: w.rdb,
 		inspector: asynq.NewInspectorFromRedisClient(w.rdb), qname: w.cfg.Queue, log: w.log, makingAfter: w.makingAfter}
-	if w.cfg.Batches != nil {
-		maker := app.New(app.Config{Jobs: w.cfg.Jobs, Batches: w.cfg.Batches, Queue: w.queue, Logger: w.log})
-		defer maker.Close()
-		sw.batches = maker
+	if w.cfg.Batches != nil && w.cfg.Sweeper != nil {
+		sw.batches = w.cfg.Sweeper
 		sw.countMissed, sw.runningAfter = w.countMissedEnds, w.runningAfter
 	}
 	sweepCtx, stopSweeping := context.WithCancel(ctx)

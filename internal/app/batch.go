@@ -390,24 +390,25 @@ func (s *JobService) publishedBatch(ctx context.Context, id string) (*connector.
 	return b, err
 }
 
-// sweepBatchesAt bounds the batches one sweep looks at.
-const sweepBatchesAt = 100
+// SweepBatchesAt bounds the batches one SweepBatches call looks at: a
+// caller that got fewer settled knows none are left but live requests'.
+const SweepBatchesAt = 100
 
 // SweepBatches settles batches begun before before whose making has not
 // ended: those a dead request left creating are removed (once its lease
 // lapsed: a live request's batch is left to it, however slow), those made
 // are finished. It returns how many it settled (of at most
-// sweepBatchesAt looked at) and whether more may be left: a whole call's
+// SweepBatchesAt looked at) and whether more may be left: a whole call's
 // worth were settled. The batches of live requests, which stay, do not
 // count, so a caller that sweeps again while more are left always makes
 // progress. The worker's sweeper calls it.
 func (s *JobService) SweepBatches(ctx context.Context, before time.Time) (settled int, more bool, err error) {
 	settled, err = s.sweepBatches(ctx, before)
-	return settled, err == nil && settled == sweepBatchesAt, err
+	return settled, err == nil && settled == SweepBatchesAt, err
 }
 
 func (s *JobService) sweepBatches(ctx context.Context, before time.Time) (int, error) {
-	ids, err := s.cfg.Batches.MakingBatches(ctx, before, sweepBatchesAt)
+	ids, err := s.cfg.Batches.MakingBatches(ctx, before, SweepBatchesAt)
 	if err != nil {
 		return 0, err
 	}

@@ -127,8 +127,9 @@ type Config struct {
 	// CheckURL refuses image and callback URLs into private networks,
 	// naming the field; nil accepts every URL.
 	CheckURL func(ctx context.Context, field, rawURL string) error
-	// Preflight checks the key (valid, credits left); nil skips it.
-	Preflight func(ctx context.Context, key string) error
+	// Keys checks the caller's key (valid, credits left) before work is
+	// made; nil skips it (the worker's sweeper, which makes nothing).
+	Keys KeyChecker
 	// MaxJobsPerKey caps a key's unfinished jobs; 0: no cap. A batch is
 	// admitted while its key is under the cap, and its items count.
 	MaxJobsPerKey int
@@ -199,8 +200,8 @@ func New(cfg Config) *JobService {
 	if cfg.CheckURL == nil {
 		cfg.CheckURL = func(context.Context, string, string) error { return nil }
 	}
-	if cfg.Preflight == nil {
-		cfg.Preflight = func(context.Context, string) error { return nil }
+	if cfg.Keys == nil {
+		cfg.Keys = admitAll{}
 	}
 	var batchRenewEvery time.Duration
 	if cfg.Batches != nil {
@@ -267,8 +268,20 @@ func (s *JobService) Admit(ctx context.Context, key string, urls ...FieldURL) er
 			return err
 		}
 	}
-	return s.cfg.Preflight(ctx, key)
+	return s.cfg.Keys.Check(ctx, key)
 }
+
+// KeyChecker admits a key for new work: EUNAUTHORIZED for a key the
+// compression API does not know, ENOCREDITS for a zero balance
+// (keycheck.Checker).
+type KeyChecker interface {
+	Check(ctx context.Context, key string) error
+}
+
+// admitAll is the KeyChecker of a service that checks no key.
+type admitAll struct{}
+
+func (admitAll) Check(context.Context, string) error { return nil }
 
 // FieldURL is a URL of a request and the field it came in.
 type FieldURL struct{ Field, URL string }

@@ -30,6 +30,8 @@ import (
 	"github.com/imgflow/imgflow/connector/upstream"
 	"github.com/imgflow/imgflow/connector/webhook"
 	"github.com/imgflow/imgflow/definitions"
+	"github.com/imgflow/imgflow/internal/app"
+	"github.com/imgflow/imgflow/internal/keycheck"
 	"github.com/imgflow/imgflow/mcp"
 	"github.com/imgflow/imgflow/metrics"
 	"github.com/imgflow/imgflow/oauth"
@@ -264,7 +266,11 @@ type App struct {
 	asynqClient *asynq.Client
 	queue       *worker.Queue
 	metrics     *metrics.Metrics
-	closers     []func() error
+	// keyCheck and service are built once and shared by the HTTP API, the
+	// worker's sweeper and the MCP server.
+	keyCheck *keycheck.Checker
+	service  *app.JobService
+	closers  []func() error
 }
 
 // New builds the App on rdb, an open client of opts' Redis.
@@ -302,7 +308,32 @@ func New(opts Options, rdb redis.UniversalClient) (*App, error) {
 	a.asynqClient = asynq.NewClientFromRedisClient(batched)
 	// Wake-ups on the same client let idle workers start a job at once.
 	a.queue = worker.NewQueue(a.asynqClient, opts.Queue, worker.WithWakeUps(batched))
+	a.keyCheck = keycheck.New(keycheck.Config{Accounts: a.store.Accounts, Validator: a.compressor, Owner: keys.KeyHash,
+		Grace: opts.KeyGrace, Logger: slog.Default()})
+	a.service = a.jobService()
 	return a, nil
+}
+
+// jobService is the creation service on the App's stores: the one that
+// makes every job and batch, whoever asks.
+func (a *App) jobService() *app.JobService {
+	var inputs connector.BlobStore // nil: inputs go in the job's own round trip to Redis
+	if a.s3 != nil {
+		inputs = a.blobs
+	}
+	return app.New(app.Config{
+		Jobs:          a.store.Jobs,
+		Batches:       a.store.Batches,
+		Idempotency:   a.store.Idempotency,
+		Inputs:        inputs,
+		Queue:         a.queue,
+		Keyring:       a.keys,
+		CheckURL:      a.checkURL,
+		Keys:          a.keyCheck,
+		MaxJobsPerKey: a.opts.MaxJobsPerKey,
+		InputTTL:      a.opts.ResultTTL,
+		Logger:        slog.Default(),
+	})
 }
 
 // Connect opens REDIS_URL and builds the App on it, for serve and work;
@@ -324,6 +355,7 @@ func (a *App) Close() {
 	for _, c := range a.closers {
 		c()
 	}
+	a.service.Close()
 	a.asynqClient.Close()
 }
 
@@ -341,23 +373,16 @@ func (a *App) APIServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 	inspector := asynq.NewInspector(a.redisOpt)
 	a.closers = append(a.closers, inspector.Close)
 	a.metrics.WatchQueues(inspector, a.opts.Queue, worker.DeliveryQueue(a.opts.Queue))
-	var inputs connector.BlobStore // nil: inputs go in the job's own round trip to Redis
-	if a.s3 != nil {
-		inputs = a.blobs
-	}
-	var api *server.Server
-	api = server.New(server.Config{
+	api := server.New(server.Config{
+		Service:             a.service,
+		Keys:                a.keyCheck,
 		Jobs:                a.store.Jobs,
 		Blobs:               a.blobs,
-		InputBlobs:          inputs,
 		FileURL:             a.fileURL,
-		Idempotency:         a.store.Idempotency,
-		Accounts:            a.store.Accounts,
 		Hooks:               a.store.Hooks,
 		OpLimiter:           a.store.Hooks,
 		Batches:             a.store.Batches,
 		Queue:               a.queue,
-		Compressor:          a.compressor,
 		Fetcher:             fetch.New(fetch.Options{Allow: a.allow}),
 		Dedupe:              a.dedupeIndex(),
 		Keyring:             a.keys,
@@ -365,13 +390,11 @@ func (a *App) APIServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 		CheckURL:            a.checkURL,
 		ResultTTL:           a.opts.ResultTTL,
 		MaxLargeBodies:      a.opts.MaxLargeBodies,
-		MaxJobsPerKey:       a.opts.MaxJobsPerKey,
 		HookTestsPerMinute:  a.opts.HookTestsPerMinute,
 		HookRecoversPerHour: a.opts.HookRecoversPerHour,
 		MaxHooksPerKey:      a.opts.MaxHooksPerKey,
 		SecretOverlap:       a.opts.SecretOverlap,
 		Sender:              webhook.NewSender(webhook.SenderOptions{Allow: a.allow}),
-		KeyGrace:            a.opts.KeyGrace,
 		Definitions:         renderDefinitions,
 		OnJobCreated:        func(kind connector.InputKind) { a.metrics.JobCreated(string(kind)) },
 		Middleware:          []echo.MiddlewareFunc{a.metrics.Echo()},
@@ -381,19 +404,18 @@ func (a *App) APIServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 			}
 		},
 		MCP:    a.mcpServer(logger),
-		OAuth:  a.oauthServer(logger, func(ctx context.Context, key string) error { return api.CheckKey(ctx, key) }),
+		OAuth:  a.oauthServer(logger, a.keyCheck.Check),
 		Logger: logger,
 	})
-	a.closers = append(a.closers, func() error { api.Close(); return nil })
 	return api
 }
 
-// mcpServer is the MCP server at /mcp, its tools calling this API's own
-// handler in-process (package mcp).
-func (a *App) mcpServer(logger *slog.Logger) func(api http.Handler) http.Handler {
-	return func(api http.Handler) http.Handler {
+// mcpServer is the MCP server at /mcp, its tools on the API's operations
+// (package mcp).
+func (a *App) mcpServer(logger *slog.Logger) func(ops *server.Operations) http.Handler {
+	return func(ops *server.Operations) http.Handler {
 		return mcp.New(mcp.Options{
-			Backend: mcp.NewHTTPBackend(api),
+			Backend: ops,
 			Uploads: &mcp.Uploads{Blobs: a.blobs, Keys: a.keys, PublicURL: a.opts.PublicURL},
 			Version: a.opts.Version,
 			Logger:  logger.With("component", "mcp"),
@@ -438,6 +460,7 @@ func (a *App) Worker(logger *slog.Logger, concurrency int) (*worker.Worker, erro
 		Budget:         a.store.Accounts,
 		Runs:           a.runs(),
 		Batches:        a.store.Batches,
+		Sweeper:        a.service,
 		Compressor:     a.compressor,
 		Fetcher:        fetch.New(fetch.Options{Allow: a.allow}),
 		Dedupe:         a.dedupeIndex(),

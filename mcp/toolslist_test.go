@@ -1,0 +1,55 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/imgflow/imgflow/connector/keyring"
+)
+
+// listTools is tools/list as a client reads it, and its size in bytes.
+func listTools(t *testing.T) ([]*sdk.Tool, int) {
+	t.Helper()
+	kr, err := keyring.New("test-secret-0123456789")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(New(Options{Backend: &fakeBackend{}, Uploads: &Uploads{Keys: kr, PublicURL: "https://imgflow.example.com"}}))
+	defer srv.Close()
+	client := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL, DisableStandaloneSSE: true,
+		HTTPClient: &http.Client{Transport: keyHeader{}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(res)
+	return res.Tools, len(raw)
+}
+
+// tools/list is read into every conversation's context: it stays within
+// 16,000 bytes, and speaks of what the tools do, not of the automation
+// platforms the catalog also serves.
+func TestToolsListIsSmallAndWrittenForAModel(t *testing.T) {
+	tools, size := listTools(t)
+	t.Logf("tools/list: %d bytes, %d tools", size, len(tools))
+	if size > 16000 {
+		t.Errorf("tools/list is %d bytes; want at most 16,000", size)
+	}
+	raw, _ := json.Marshal(tools)
+	for _, word := range []string{"trigger", "Zap", "platforms pass", "(Base64)", "Polling", "every few minutes"} {
+		if strings.Contains(string(raw), word) {
+			t.Errorf("tools/list says %q", word)
+		}
+	}
+}
