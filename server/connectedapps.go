@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"net/http"
 	"time"
 
@@ -55,11 +54,4 @@ func (s *Server) revokeConnectedApp(c echo.Context) error {
 		return connector.Errorf(connector.ENOTFOUND, "no connected app %q for this key", c.Param("id"))
 	}
 	return c.NoContent(http.StatusNoContent)
-}
-
-// CheckKey is the API's key check, for the OAuth consent page: nil for a
-// key the API serves, else a *connector.Error (ENOCREDITS for a key
-// without credits, which the API still serves for reads).
-func (s *Server) CheckKey(ctx context.Context, key string) error {
-	return s.cfg.Keys.Check(ctx, key)
 }
