@@ -238,7 +238,7 @@ func TestIdempotencyKeyInFlightIsWaitedFor(t *testing.T) {
 
 // A serve killed while holding an Idempotency-Key (it reserved the key,
 // perhaps made the job, and died before recording it): once its lease runs
-// out (seconds, not the 5 minutes it used to take), the flow's retry gets
+// out (seconds), the flow's retry gets
 // the job the dead request made, queued, or makes its own once (under its
 // own id: had the dead request only stalled, neither takes back the
 // other's).

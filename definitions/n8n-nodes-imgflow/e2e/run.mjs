@@ -221,7 +221,7 @@ async function main() {
 	const imgflowEnv = { ...process.env };
 	delete imgflowEnv.REDIS_URL;
 	// The workflows compress the same samples as binary, by URL and mixed,
-	// and check one credit per completed job: content dedupe (#24) would
+	// and check one credit per completed job: content dedupe would
 	// make the repeats free.
 	imgflowEnv.IMGFLOW_DEDUPE = 'off';
 	start(

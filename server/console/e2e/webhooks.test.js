@@ -1,4 +1,4 @@
-// Browser tests of operating webhooks in the console (issue #26): the
+// Browser tests of operating webhooks in the console: the
 // Deliveries page across jobs (filters, Load more, Redeliver), and the
 // Hooks page's events, threshold, Send test, Enable, Recover and Rotate
 // secret, and the callback secret's rotation on the Connect page. Against
