@@ -147,7 +147,7 @@ func (t *Transform) Normalize(prefix string) error {
 	if c := t.Convert; c != nil {
 		c.Type = ConvertTypeOf(c.Type)
 		if !slices.Contains(ConvertTypes, c.Type) {
-			return fieldErr(prefix+"convert.type", "must be image/webp, image/avif, image/jpeg or image/png")
+			return fieldErr(prefix+"convert.type", fmt.Sprintf("must be webp, avif, jpeg or png (as image/webp, ... too; got %q)", c.Type))
 		}
 		if c.Background != "" && !hexColour.MatchString(c.Background) {
 			return fieldErr(prefix+"convert.background", fmt.Sprintf("must be a colour as #rrggbb (got %q)", c.Background))
