@@ -10,7 +10,6 @@ import (
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
-
 )
 
 // Worker serves imgflow's asynq queue: compress tasks and deliveries.
