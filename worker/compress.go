@@ -338,7 +338,10 @@ func (w *Worker) callNotMade(ctx context.Context, r *run) {
 
 // call sends the image to the compression API. Any answer but a 200 (and a
 // failure that sent nothing) is recorded as answered, since it cost
-// nothing; a 200 is recorded by keep.
+// nothing; a 200 is recorded by keep. A 200 whose body could not be read
+// whole or parsed was charged with its answer lost: it stays unanswered,
+// like a call cut off before its status, so the next run's call with the
+// same Idempotency-Key replays it, or the job says its charge is uncertain.
 func (w *Worker) call(ctx context.Context, r *run, call int, img *image, in connector.JobInput) (*connector.Compressed, error) {
 	apiKey, err := w.cfg.Keyring.Open(r.job.SealedKey)
 	if err != nil {
@@ -372,7 +375,7 @@ func (w *Worker) call(ctx context.Context, r *run, call int, img *image, in conn
 	}
 	if err != nil {
 		r.log.Warn("upstream call failed", "upstream_status", status, "code", connector.ErrorCodeOf(err), "err", err)
-		if status != 0 || nothingSent(err) {
+		if (status != 0 && status != 200) || nothingSent(err) {
 			w.answered(ctx, r, call)
 		}
 		return nil, err

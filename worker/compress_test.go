@@ -113,8 +113,6 @@ func TestFinalErrorsFailTheJobAtOnce(t *testing.T) {
 		{name: "private URL", fetch: &connector.Error{Code: connector.EURLREFUSED, Message: "image_url points into a private network"}, wantCode: connector.EURLREFUSED},
 		{name: "fetch 404", fetch: &connector.Error{Code: connector.EFETCH, Message: "image_url answered 404"}, wantCode: connector.EFETCH},
 		{name: "fetched too large", fetch: &connector.Error{Code: connector.ETOOLARGE, Message: "image over 10 MiB"}, wantCode: connector.ETOOLARGE},
-		// A 200 with an unreadable body was charged: retrying would charge twice.
-		{name: "200 unreadable", upstream: &connector.Error{Code: connector.EUPSTREAM, Message: "compression API answered 200 with an unreadable body", UpstreamStatus: 200, Retryable: true}, wantCode: connector.EUPSTREAM, status: 200, retryable: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)

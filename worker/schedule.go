@@ -67,15 +67,13 @@ func judge(err error, retried, maxRetry int) (v verdict, retryableFailure bool) 
 // retryable reports whether another run may succeed: upstream 5xx,
 // timeouts and network errors, passing fetch errors, Redis being down, and
 // anything that is not a domain error (a deadline, a bug elsewhere). A 200
-// whose body could not be read is final even though the client calls it
-// retryable: the upstream charged for it, and a retry would charge again.
+// whose body could not be read is retried like a call cut off before its
+// answer: the call record counts it unanswered, so the retry's call with
+// the same Idempotency-Key either replays its charge or flags it uncertain.
 func retryable(err error) bool {
 	var e *connector.Error
 	if !errors.As(err, &e) {
 		return true
-	}
-	if e.Code == connector.EUPSTREAM && e.UpstreamStatus == 200 {
-		return false
 	}
 	return e.Retryable || e.Code == connector.EUNAVAILABLE
 }

@@ -40,7 +40,7 @@ func TestRetryInPlaceStopsAtAFinalErrorOrTheDeadline(t *testing.T) {
 
 func TestJudgeRetriesWhatMayPassAndFailsTheRest(t *testing.T) {
 	upstream500 := &connector.Error{Code: connector.EUPSTREAM, UpstreamStatus: 500, Retryable: true}
-	charged := &connector.Error{Code: connector.EUPSTREAM, UpstreamStatus: 200, Retryable: true}
+	cutOff200 := &connector.Error{Code: connector.EUPSTREAM, UpstreamStatus: 200, Retryable: true}
 	noCredits := &connector.Error{Code: connector.ENOCREDITS, UpstreamStatus: 429}
 	fetch := &connector.Error{Code: connector.EFETCH, Retryable: true}
 	for _, tc := range []struct {
@@ -54,7 +54,7 @@ func TestJudgeRetriesWhatMayPassAndFailsTheRest(t *testing.T) {
 		{"500 on the last attempt", upstream500, 8, failJob, true},
 		{"Redis down", redisDown, 3, retryTask, false},
 		{"429 is final", noCredits, 0, failJob, false},
-		{"200 unreadable was charged", charged, 0, failJob, false},
+		{"200 unreadable is retried like a call without an answer", cutOff200, 0, retryTask, false},
 		{"fetch gets few retries", fetch, maxFetchRetries, failJob, true},
 	} {
 		v, r := judge(tc.err, tc.retried, 8)
