@@ -213,8 +213,6 @@ func (a *arguments) check(known map[string]catalog.Field) error {
 	return e
 }
 
-func (a *arguments) has(name string) bool { _, ok := a.raw[name]; return ok }
-
 // string reads a string argument; absent is "".
 func (a *arguments) string(name string) (string, error) {
 	v, ok := a.raw[name]

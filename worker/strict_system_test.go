@@ -83,7 +83,9 @@ func TestWithoutLibvipsABatchFailsOnlyItsHEIC(t *testing.T) {
 	}
 	st, _, out = s.Request("GET", "/v1/batches/"+b.ID+"/jobs", "", nil, auth)
 	var page struct{ Jobs []transformedJob }
-	json.Unmarshal(out, &page)
+	if err := json.Unmarshal(out, &page); err != nil || st != http.StatusOK || len(page.Jobs) != 3 {
+		t.Fatalf("batch jobs: %d %.300s; want 200 with 3 jobs", st, out)
+	}
 	for _, j := range page.Jobs {
 		heic := j.Status == "failed"
 		if heic && (j.Error == nil || j.Error.Code != "transform_unavailable") {

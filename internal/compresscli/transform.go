@@ -119,22 +119,6 @@ func (t Transform) key() string {
 	return fmt.Sprintf("transform %q\n", t.fields())
 }
 
-// extOf is the file extension of a type, given short (webp) or as a media
-// type (image/webp).
-func extOf(typ string) string {
-	switch strings.TrimPrefix(strings.ToLower(typ), "image/") {
-	case "webp":
-		return ".webp"
-	case "avif":
-		return ".avif"
-	case "jpeg", "jpg":
-		return ".jpg"
-	case "png":
-		return ".png"
-	}
-	return ""
-}
-
 // statePath is the run's state file for these options: the plain one
 // without options, else one of its own per set of options, so that files
 // done with other options (another size, another type) are not skipped.
