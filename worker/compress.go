@@ -357,6 +357,7 @@ func (w *Worker) call(ctx context.Context, r *run, call int, img *image, in conn
 	// The input keeps its own name; the upstream is sent the image's, with
 	// its type's extension (a HEIC input goes as a JPEG).
 	c, err := w.cfg.Compressor.Compress(ctx, apiKey, r.jobID, img, filenameFor(in.Filename, img.mimeType))
+	w.balances.charged(r.job.Owner, time.Now()) // repeatbalance.go
 	status := 200
 	if err != nil {
 		status = connector.AsError(err).UpstreamStatus

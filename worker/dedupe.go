@@ -132,9 +132,9 @@ func (w *Worker) sourceAnswer(ctx context.Context, r *run, k connector.DedupeKey
 	}
 	result := *src.Result
 	result.FileURL, result.CompressedData = "", ""
-	// The source's balance is the account's then, not now: a repeat, which
-	// calls nothing, knows no balance of its own.
-	result.CreditsRemaining = nil
+	// The source's balance is the account's then; a repeat reports now's
+	// (repeatbalance.go), or none when it cannot be read.
+	result.CreditsRemaining = w.repeatBalance(ctx, r)
 	result.Filename = filenameFor(r.input.Filename, result.MIMEType)
 	origin := src.DeduplicatedFrom // the job that was charged, not a link of the chain
 	if origin == "" {

@@ -21,6 +21,9 @@ type Worker struct {
 	wk    *waker                // holds asynq's idle dequeues (wake.go)
 	dwk   *waker                // the same for the delivery queue
 	share *fairShare            // each key's share of the compress workers
+	// balances remembers keys' balances for deduplicated repeats
+	// (repeatbalance.go).
+	balances *balanceMemo
 	// deliveryShare is each key's share of the delivery workers.
 	deliveryShare *fairShare
 	client        *asynq.Client
@@ -67,6 +70,7 @@ func New(cfg Config) (*Worker, error) {
 		unqueuedAfter: unqueuedAfter,
 		makingAfter:   makingAfter,
 		runningAfter:  runningAfter,
+		balances:      &balanceMemo{m: map[string]balanceEntry{}},
 	}
 	w.queue = NewQueue(w.client, cfg.Queue,
 		WithMaxCompressRetries(cfg.MaxCompressRetries),

@@ -259,7 +259,7 @@ async function show(job, req) {
   if (r.credits_remaining !== undefined && r.credits_remaining !== null) {
     account.credits(r.credits_remaining);
   } else {
-    // A repeat served from an earlier result reports no balance of its own.
+    // A repeat whose balance could not be read reports none: ask the account.
     api('GET', '/v1/account')
       .then(({ data }) => account.credits(data.credits_remaining))
       .catch(() => {});
