@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -45,7 +46,13 @@ type Uploads struct {
 	// retries included. Default 1 h.
 	TTL time.Duration
 	Now func() time.Time
+
+	putting sync.Map // slots whose PUT is being read in this process
 }
+
+// codeUploadUsed refuses a second PUT to an upload URL (409): the bytes
+// behind a handle never change once uploaded.
+const codeUploadUsed connector.ErrorCode = "upload_already_used"
 
 const (
 	prepareUploadName = "prepare_upload"
@@ -222,6 +229,19 @@ func (u *Uploads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(slot) != 32 || !u.Keys.VerifyFileToken(uploadScope(slot), r.URL.Query().Get("token"), u.Now()) {
 		writeError(w, http.StatusNotFound, connector.ENOTFOUND, "this upload link is invalid or has expired: call prepare_upload again")
+		return
+	}
+	// Single use: one PUT at a time per URL in this process, and none once
+	// bytes are stored (they outlive the URL). A PUT that stored nothing
+	// (failed or empty) leaves the URL usable.
+	if _, busy := u.putting.LoadOrStore(slot, struct{}{}); busy {
+		writeError(w, http.StatusConflict, codeUploadUsed, "this upload link is being used by another PUT: each link takes one upload; call prepare_upload for another")
+		return
+	}
+	defer u.putting.Delete(slot)
+	if b, err := u.Blobs.OpenBlob(r.Context(), uploadBlobKey(slot)); err == nil {
+		b.Close()
+		writeError(w, http.StatusConflict, codeUploadUsed, "this upload link was already used: each link takes one upload; call prepare_upload for another")
 		return
 	}
 	if r.ContentLength > connector.MaxImageSize {

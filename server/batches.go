@@ -42,7 +42,7 @@ func (s *Server) createBatch(c echo.Context) error {
 			return err
 		}
 	}
-	acquired, err := s.bodies.acquire(c)
+	acquired, err := s.bodies.acquire(c, headerKey(c))
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func (s *Server) createBatch(c echo.Context) error {
 	defer release()
 	in, err := s.readBatchRequest(c)
 	if err != nil {
-		return err
+		return slowBodyError(c, err)
 	}
 	key, err := requestKey(c, in.APIKey)
 	if err != nil {

@@ -47,14 +47,14 @@ func (s *Server) dryRun(c echo.Context) error {
 			return err
 		}
 	}
-	release, err := s.bodies.acquire(c)
+	release, err := s.bodies.acquire(c, headerKey(c))
 	if err != nil {
 		return err
 	}
 	in, err := s.readJobRequest(c)
 	release()
 	if err != nil {
-		return err
+		return slowBodyError(c, err)
 	}
 	key, err := requestKey(c, in.APIKey)
 	if err != nil {

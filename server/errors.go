@@ -45,6 +45,7 @@ var statusOf = map[connector.ErrorCode]int{
 	connector.EUPSTREAM:      http.StatusBadGateway,
 	connector.EUNAVAILABLE:   http.StatusServiceUnavailable,
 	connector.EBUSY:          http.StatusServiceUnavailable,
+	ESLOWBODY:                http.StatusRequestTimeout,
 	connector.EUPSTREAMDOWN:  http.StatusServiceUnavailable,
 	connector.EINTERNAL:      http.StatusInternalServerError,
 	codeMethodNotAllowed:     http.StatusMethodNotAllowed,

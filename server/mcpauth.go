@@ -60,10 +60,12 @@ func (s *Server) requireMCPKey(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // largeBodySlot holds a large-body slot while the handler reads the body
-// (the MCP upload URLs), as creating a job with an upload does.
+// (the MCP upload URLs), as creating a job with an upload does. The URL's
+// signed token stands for the key (an upload URL carries none): the slot
+// is the URL's, and the handler refuses a bad token before reading a byte.
 func (s *Server) largeBodySlot(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		release, err := s.bodies.acquire(c)
+		release, err := s.bodies.acquire(c, "upload:"+c.Param("slot"))
 		if err != nil {
 			return err
 		}

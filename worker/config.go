@@ -36,7 +36,9 @@ type Config struct {
 	// flood cannot hold every worker. Decided in-process: the admission
 	// costs a job no Redis command. Default: all but one of Concurrency (at
 	// least 1), so one worker of every process is always free for other
-	// keys and a lone key loses one worker at most. Negative: no share.
+	// keys and a lone key loses one worker at most. It is the most: with k
+	// keys running or waiting, a key's share is
+	// max(1, min(KeyShare, (Concurrency-1)/k)). Negative: no share.
 	KeyShare int
 
 	// DeliveryConcurrency is how many deliveries (callbacks, hook events)

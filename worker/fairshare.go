@@ -26,11 +26,11 @@ import (
 // task in the queue, another key's. So another key's job waits at most for
 // the tasks ahead of it that are under their keys' shares, never for a
 // flood. Compress tasks are counted in each process (localShare: no Redis
-// on a job's path; the default leaves one worker of every process free for
-// other keys); deliveries across the deployment, in Redis. With KeyShare at
-// half the workers, two flooding keys cannot hold
-// more than every worker, and a third key's job starts as soon as any of
-// their tasks ends.
+// on a job's path), and a key's share there shrinks with the number of
+// keys running or waiting (localShare), so that two or ten flooding keys
+// leave a worker free for another key; deliveries across the deployment,
+// in Redis, at a fixed share. The fetch of an image URL is a step of its
+// compress task, so a slow fetch holds a place in its key's share.
 //
 // The running deliveries of each key are a sorted set in Redis (member:
 // task id, score: the lease's end, by Redis's clock), decided by one
@@ -197,22 +197,62 @@ func (f *fairShare) runLocal(ctx context.Context, t *asynq.Task, next asynq.Hand
 	return next(ctx, t)
 }
 
-// localShare counts each key's running tasks in this process.
+// localShare counts each key's running tasks in this process, and the
+// keys whose tasks wait here. A key's share shrinks with the number of
+// keys running or waiting (k, its own included):
+//
+//	share(k) = max(1, min(KeyShare, floor((workers - 1) / k)))
+//
+// so one key alone runs KeyShare (default workers - 1), and two or more
+// keys hold at most workers - 1 between them while k < workers: a worker
+// stays free for another key's task, and a running key's next task waits
+// until its count is under the smaller share. Past workers - 1 keys, each
+// runs one at a time, in turn.
 type localShare struct {
+	workers int // the process's compress concurrency; 0: no shrinking
 	mu      sync.Mutex
 	running map[string]int
+	waiting map[string]time.Time // keys refused lately, by when
 }
 
-// take counts a task of owner in if owner runs fewer than share; it says
-// how many owner runs.
+// waitingFor is how long a refused key counts as waiting: its parked
+// tasks come back within parkMax.
+const waitingFor = 2 * parkMax
+
+// shareFor is share(k) for owner (l.mu held).
+func (l *localShare) shareFor(owner string, share int, now time.Time) int {
+	if l.workers <= 0 {
+		return share
+	}
+	k := len(l.running)
+	if _, ok := l.running[owner]; !ok {
+		k++
+	}
+	for o, at := range l.waiting {
+		if now.Sub(at) > waitingFor {
+			delete(l.waiting, o)
+			continue
+		}
+		if _, ok := l.running[o]; !ok && o != owner {
+			k++
+		}
+	}
+	return max(1, min(share, (l.workers-1)/k))
+}
+
+// take counts a task of owner in if owner runs fewer than its share; it
+// says how many owner runs.
 func (l *localShare) take(owner string, share int) (running int, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.running == nil {
 		l.running = make(map[string]int)
+		l.waiting = make(map[string]time.Time)
 	}
+	now := time.Now()
 	n := l.running[owner]
-	if n >= share {
+	if n >= l.shareFor(owner, share, now) {
+		l.waiting[owner] = now
 		return n, false
 	}
 	l.running[owner] = n + 1
@@ -224,6 +264,7 @@ func (l *localShare) takeOver(owner string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.running[owner]++
+	delete(l.waiting, owner)
 }
 
 func (l *localShare) release(owner string) {

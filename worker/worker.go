@@ -76,7 +76,7 @@ func New(cfg Config) (*Worker, error) {
 		WithMaxCompressRetries(cfg.MaxCompressRetries),
 		WithDeliverySchedule(cfg.DeliverySchedule),
 		WithWakeUps(rdb))
-	w.share = &fairShare{local: &localShare{}, rdb: rdb, prefix: "imgflow:share:{" + cfg.Queue + "}:", share: cfg.KeyShare,
+	w.share = &fairShare{local: &localShare{workers: cfg.Concurrency}, rdb: rdb, prefix: "imgflow:share:{" + cfg.Queue + "}:", share: cfg.KeyShare,
 		lease: shareLease, parkBase: parkBase}
 	w.deliveryShare = &fairShare{rdb: rdb, prefix: "imgflow:share:{" + cfg.Queue + "}:deliveries:", share: cfg.DeliveryKeyShare,
 		lease: deliveryShareLease, parkBase: parkBase}
