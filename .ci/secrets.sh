@@ -3,8 +3,10 @@
 # must hold none of the fixed secrets CI's own processes run with: the fault
 # suite's and the chart stack's IMGFLOW_SECRET (read from their sources, so
 # they stay in step). Go tests check their random secrets themselves
-# (secrets_run_test.go, internal/system/secrets_test.go). A hit names the
-# secret's kind and the line number, never the secret.
+# (secrets_run_test.go, internal/system/secrets_test.go). The fault suite
+# runs with -keep (.ci/faults.sh) and prints "(logs in DIR)": every process's
+# log there is searched too, then DIR is removed. A hit names the secret's
+# kind and where, never the secret.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${CI_LOG:?CI_LOG is not set: .ci/run tees its output into it}"
@@ -25,13 +27,24 @@ values=()
 fixed "the fault suite's IMGFLOW_SECRET" internal/faults/procs.go 's/.*"IMGFLOW_SECRET=\([^"]*\)".*/\1/p'
 fixed "the chart stack's IMGFLOW_SECRET" deploy/helm/chartcheck/internal/stack/stack.go 's/^const secret = "\([^"]*\)".*/\1/p'
 
+files=("$CI_LOG")
+dirs=()
+while IFS= read -r d; do
+  [ -d "$d" ] || continue
+  dirs+=("$d")
+  for f in "$d"/*.log; do [ -f "$f" ] && files+=("$f"); done
+done < <(sed -n 's/^faults: profile .* (logs in \(.*\))$/\1/p' "$CI_LOG")
+
 failed=0
 for i in "${!kinds[@]}"; do
-  lines=$(grep -nF -- "${values[$i]}" "$CI_LOG" | cut -d: -f1 | head -5 | paste -sd, - || true)
-  if [ -n "$lines" ]; then
-    echo "FAIL: ${kinds[$i]} is in the CI output (lines $lines)"
-    failed=1
-  fi
+  for f in "${files[@]}"; do
+    lines=$(grep -naF -- "${values[$i]}" "$f" | cut -d: -f1 | head -5 | paste -sd, - || true)
+    if [ -n "$lines" ]; then
+      echo "FAIL: ${kinds[$i]} is in $f (lines $lines)"
+      failed=1
+    fi
+  done
 done
-[ "$failed" = 0 ] && echo "   ok: ${#kinds[@]} secrets, $(wc -l <"$CI_LOG") lines"
+((${#dirs[@]})) && rm -rf "${dirs[@]}"
+[ "$failed" = 0 ] && echo "   ok: ${#kinds[@]} secrets, ${#files[@]} files (the run's output and the fault suite's process logs)"
 exit "$failed"
