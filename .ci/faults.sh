@@ -17,10 +17,10 @@ command -v redis-server >/dev/null || { echo "redis-server is required"; exit 1;
 for idempotency in true false; do
   echo "== fault suite (short profile, upstream idempotency $idempotency)"
   start=$(date +%s)
-  go run ./internal/faults -profile short -appendfsync always -upstream-idempotency=$idempotency 2>&1 | grep -v 'pool.go:.*failed to dial'
+  go run ./internal/faults -keep -profile short -appendfsync always -upstream-idempotency=$idempotency 2>&1 | grep -v 'pool.go:.*failed to dial'
   echo "== fault suite took $(( $(date +%s) - start ))s"
 done
 echo "== fault suite (upgrade profile: a rolling upgrade under load, upstream idempotency false)"
 start=$(date +%s)
-go run ./internal/faults -profile upgrade -appendfsync always -upstream-idempotency=false 2>&1 | grep -v 'pool.go:.*failed to dial'
+go run ./internal/faults -keep -profile upgrade -appendfsync always -upstream-idempotency=false 2>&1 | grep -v 'pool.go:.*failed to dial'
 echo "== fault suite took $(( $(date +%s) - start ))s"

@@ -624,3 +624,46 @@ func TestPrometheusRuleIsTheTestedFile(t *testing.T) {
 		t.Error("no values file renders the PrometheusRule")
 	}
 }
+
+// Job records live IMGFLOW_JOB_TTL in both serve (which writes them) and
+// work (which updates them), the value the values file sets, at least the
+// 1m the commands require and no shorter than the results they point at.
+func TestJobRecordsLiveTheConfiguredTime(t *testing.T) {
+	operator := false
+	for _, r := range rendered(t) {
+		var ttl string
+		for _, name := range []string{"serve", "work"} {
+			d := component(r, name)
+			if d == nil {
+				t.Fatalf("%s: no %s Deployment", r.Name, name)
+			}
+			e := env(r, d.Spec.Template.Spec.Containers[0])
+			v, ok := e["IMGFLOW_JOB_TTL"]
+			if !ok {
+				t.Errorf("%s: %s lacks IMGFLOW_JOB_TTL", r.Name, name)
+				continue
+			}
+			if ttl != "" && v != ttl {
+				t.Errorf("%s: serve keeps job records %s, work %s", r.Name, ttl, v)
+			}
+			ttl = v
+			jobTTL, err := time.ParseDuration(v)
+			if err != nil || jobTTL < time.Minute {
+				t.Errorf("%s: %s IMGFLOW_JOB_TTL %q is not a duration of at least 1m", r.Name, name, v)
+				continue
+			}
+			if resultTTL, err := time.ParseDuration(e["IMGFLOW_RESULT_TTL"]); err == nil && jobTTL < resultTTL {
+				t.Errorf("%s: %s job records (%v) expire before their results (%v)", r.Name, name, jobTTL, resultTTL)
+			}
+		}
+		if strings.HasPrefix(r.Name, "operator") {
+			operator = true
+			if ttl != "720h" {
+				t.Errorf("%s: IMGFLOW_JOB_TTL %q, want the values file's config.jobTTL 720h", r.Name, ttl)
+			}
+		}
+	}
+	if !operator {
+		t.Error("no operator render: the values file's config.jobTTL is never shown to reach the pods")
+	}
+}
