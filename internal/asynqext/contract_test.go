@@ -143,9 +143,9 @@ func TestForwardIsToldApartAndTaskStatesFollowATasksLife(t *testing.T) {
 	})
 	ran := func(id string) int { mu.Lock(); defer mu.Unlock(); return runs[id] }
 
-	c.enqueue("later", asynq.ProcessIn(time.Second), asynq.Retention(time.Hour))
+	c.enqueue("later", asynq.ProcessIn(3*time.Second), asynq.Retention(time.Hour))
 	if got := c.state("later"); got != asynqext.TaskScheduled {
-		t.Fatalf("a task enqueued to run in 1 s reads %q, want scheduled", got)
+		t.Fatalf("a task enqueued to run in 3 s reads %q, want scheduled", got)
 	}
 	if _, err := c.redis.Client.ZScore(c.ctx, c.q.Scheduled(), "later").Result(); err != nil {
 		t.Fatalf("a scheduled task is not in %s: %v", c.q.Scheduled(), err)

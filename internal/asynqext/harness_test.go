@@ -140,9 +140,9 @@ func (c *contract) serve(hook redis.Hook, handle asynq.HandlerFunc) {
 // waitFor waits up to 10 s for cond, failing the test with what otherwise.
 func (c *contract) waitFor(what string, cond func() bool) {
 	c.t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			c.t.Fatalf("waited 10 s for %s", what)
+			c.t.Fatalf("waited 30 s for %s", what)
 		}
 	}
 }
