@@ -167,12 +167,13 @@ func (d *refDecoder) finish() (*chunkbuf.Buffer, error) {
 }
 
 func (d *refDecoder) parsePrefix() error {
-	meta, ok := strings.CutPrefix(string(d.prefix), "data:")
+	// The scheme and the base64 marker in any case, as the decoder takes them.
+	meta, ok := strings.CutPrefix(strings.ToLower(string(d.prefix)), "data:")
 	if !ok || !strings.HasSuffix(meta, ";base64") {
 		return d.prefixError()
 	}
 	mediaType, _, _ := strings.Cut(strings.TrimSuffix(meta, ";base64"), ";")
-	d.mediaType = strings.ToLower(strings.TrimSpace(mediaType))
+	d.mediaType = strings.TrimSpace(mediaType)
 	return nil
 }
 
