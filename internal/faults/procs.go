@@ -137,7 +137,10 @@ func startSystem(ctx context.Context, bin, dir string, p profile) (*system, erro
 		// down: the per-key cap would refuse jobs the suite means to count.
 		"IMGFLOW_MAX_JOBS_PER_KEY=0",
 		// The batches' callback receiver listens on loopback.
-		"IMGFLOW_ALLOW_HOSTS=127.0.0.1"}
+		"IMGFLOW_ALLOW_HOSTS=127.0.0.1",
+		// Every process has an ops listener; several on one machine each
+		// take a free port.
+		"IMGFLOW_OPS_ADDR=127.0.0.1:0"}
 	s.serve = &proc{name: "serve", log: logf("serve"), path: logPath("serve"), env: env, args: []string{bin, "serve"}}
 	for i := range p.workers {
 		// worker0, the first one killed, runs 32 slots: two asynq servers

@@ -91,6 +91,8 @@ func main() {
 		// One key sends every request: the per-key cap on unfinished jobs
 		// would answer 429 and measure the policy, not the API.
 		"IMGFLOW_MAX_JOBS_PER_KEY=0",
+		// Each process's ops listener on a free port (several workers run).
+		"IMGFLOW_OPS_ADDR=127.0.0.1:0",
 	}
 	api := "http://" + apiAddr
 	body := []byte(`{"image_base64":"` + base64.StdEncoding.EncodeToString(png) + `"}`)
