@@ -34,7 +34,7 @@ type devOptions struct {
 	// when UPSTREAM_URL names another one.
 	UpstreamAddr string
 	// OpsAddr (--ops-addr, IMGFLOW_OPS_ADDR): where /metrics, /health,
-	// /ready and /admin/queues listen. Default 127.0.0.1:8090.
+	// /ready and /admin/queues listen. Default a free loopback port, printed.
 	OpsAddr string
 	// Concurrency (--concurrency, IMGFLOW_CONCURRENCY). Default 4.
 	Concurrency int

@@ -18,7 +18,9 @@ import (
 const (
 	serveOpsAddr = ":9090"
 	workOpsAddr  = ":9091"
-	devOpsAddr   = "127.0.0.1:8090"
+	// dev takes a free loopback port and prints it: two dev processes on
+	// one machine (the CI scripts, a second checkout) never collide.
+	devOpsAddr = "127.0.0.1:0"
 )
 
 // listenOps opens the ops listener at addr, so that a taken port stops the
