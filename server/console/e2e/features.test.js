@@ -189,8 +189,8 @@ test('the whole drop zone opens the file picker, by mouse and by keyboard', asyn
     const box = await zone.boundingBox();
     // Near a corner of the zone (inside its rounding), away from its text and button.
     await page.mouse.click(box.x + 16, box.y + box.height - 8);
-    // Every transform option sits before the drop zone in the tab order.
     await until('a file chooser from the click', () => opened.length === 1, 10000);
+    // Every transform option sits before the drop zone in the tab order.
     await page.locator('#try-title').focus();
     assert.equal(await tabTo(page, 'try-file', 15), 'try-file', 'Tab reaches the drop zone');
     assert.ok(await zone.evaluate((z) => z.matches(':focus-within')), 'the zone shows its focus');
