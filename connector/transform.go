@@ -19,6 +19,8 @@ type Transform struct {
 	Resize   *Resize      `json:"resize,omitempty"`
 	Convert  *Convert     `json:"convert,omitempty"`
 	Preserve PreserveList `json:"preserve,omitempty"`
+	// Target fits the result under a number of bytes (target.go).
+	Target *Target `json:"target,omitempty"`
 }
 
 // PreserveList is the metadata groups to keep. JSON takes an array or one
@@ -104,7 +106,7 @@ const ETRANSFORMTIME ErrorCode = "transform_timeout"
 
 // IsZero reports whether t changes nothing.
 func (t Transform) IsZero() bool {
-	return t.Resize == nil && t.Convert == nil && len(t.Preserve) == 0
+	return t.Resize == nil && t.Convert == nil && len(t.Preserve) == 0 && t.Target == nil
 }
 
 var hexColour = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
@@ -169,6 +171,9 @@ func (t *Transform) Normalize(prefix string) error {
 	}
 	slices.Sort(groups)
 	t.Preserve = groups
+	if t.Target != nil {
+		return t.Target.normalize(prefix)
+	}
 	return nil
 }
 
@@ -214,6 +219,9 @@ func (t Transform) Canonical() string {
 	}
 	if len(t.Preserve) > 0 {
 		fmt.Fprintf(&b, "preserve=%s;", strings.Join(t.Preserve, ","))
+	}
+	if t.Target != nil {
+		b.WriteString(t.Target.canonical())
 	}
 	return b.String()
 }
@@ -338,6 +346,7 @@ func (t Transform) Clone() Transform {
 		c := *t.Convert
 		out.Convert = &c
 	}
+	out.Target = t.Target.clone()
 	return out
 }
 
@@ -402,7 +411,7 @@ func (t *Transform) ApplyText(text map[string]string) error {
 		}
 		t.Preserve = p
 	}
-	return nil
+	return t.applyTargetText(text)
 }
 
 // jsonText is v as JSON: itself when it is an object or array, else a

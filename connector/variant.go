@@ -1,0 +1,46 @@
+package connector
+
+import (
+	"fmt"
+	"regexp"
+)
+
+// Variant is one member of a responsive set: a size (and type, and
+// target) made from the set's one source. A set costs one credit per
+// variant; its results are keyed by ID.
+type Variant struct {
+	// ID names the variant in the results, the srcset and the set's ZIP
+	// ("sm", "md", "lg"): 1–32 of a–z, 0–9, "-" and "_".
+	ID string `json:"id"`
+	// Transform is the variant's resize, convert, preserve and target.
+	Transform
+}
+
+// MaxVariants is the most variants one set may ask for.
+const MaxVariants = 10
+
+var variantID = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`)
+
+// NormalizeVariants checks a set: 1 to MaxVariants variants, ids unique
+// and well formed, each variant's options normalized under "variants[i].".
+func NormalizeVariants(vs []Variant) error {
+	if len(vs) == 0 || len(vs) > MaxVariants {
+		return fieldErr("variants", fmt.Sprintf("must list 1 to %d variants (got %d)", MaxVariants, len(vs)))
+	}
+	seen := make(map[string]bool, len(vs))
+	for i := range vs {
+		prefix := fmt.Sprintf("variants[%d].", i)
+		v := &vs[i]
+		if !variantID.MatchString(v.ID) {
+			return fieldErr(prefix+"id", fmt.Sprintf("must be 1 to 32 of a-z, 0-9, - and _ (got %q)", v.ID))
+		}
+		if seen[v.ID] {
+			return fieldErr(prefix+"id", fmt.Sprintf("%q names two variants: each id once", v.ID))
+		}
+		seen[v.ID] = true
+		if err := v.Transform.Normalize(prefix); err != nil {
+			return err
+		}
+	}
+	return nil
+}
