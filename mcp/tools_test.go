@@ -37,16 +37,7 @@ func TestACatalogFieldReachesTheToolAndTheRESTBody(t *testing.T) {
 		}
 	}
 	fake := &fakeBackend{}
-	h := New(Options{Backend: fake, Catalog: c})
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	client := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL, DisableStandaloneSSE: true,
-		HTTPClient: &http.Client{Transport: keyHeader{}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := connect(t, New(Options{Backend: fake, Catalog: c}))
 	tools, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -70,6 +61,21 @@ func TestACatalogFieldReachesTheToolAndTheRESTBody(t *testing.T) {
 	if string(body) != `{"image_url":"https://images.example.com/a.png","max_width":640}` || fake.got.IdempotencyKey != "k" || fake.got.Wait.Seconds() != 3 {
 		t.Errorf("REST request %s, idempotency %q, wait %v; want the catalog fields in the body and the tool's own as options", body, fake.got.IdempotencyKey, fake.got.Wait)
 	}
+}
+
+// connect is a client session with h over HTTP, sending the key "k".
+func connect(t *testing.T, h http.Handler) *sdk.ClientSession {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	client := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL, DisableStandaloneSSE: true,
+		HTTPClient: &http.Client{Transport: keyHeader{}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
 }
 
 type keyHeader struct{}
@@ -128,15 +134,7 @@ func TestProtocolErrorsAreJSONRPCErrors(t *testing.T) {
 // data: URI goes to the REST API as image_base64.
 func TestADataURIInImageURLIsSentAsBase64(t *testing.T) {
 	fake := &fakeBackend{}
-	srv := httptest.NewServer(New(Options{Backend: fake}))
-	defer srv.Close()
-	client := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL, DisableStandaloneSSE: true,
-		HTTPClient: &http.Client{Transport: keyHeader{}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := connect(t, New(Options{Backend: fake}))
 	uri := "data:image/png;base64,iVBORw0KGgo="
 	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "compress_image", Arguments: map[string]any{"image_url": uri}}); err != nil {
 		t.Fatal(err)

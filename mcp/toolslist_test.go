@@ -3,8 +3,6 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -20,15 +18,7 @@ func listTools(t *testing.T) ([]*sdk.Tool, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(New(Options{Backend: &fakeBackend{}, Uploads: &Uploads{Keys: kr, PublicURL: "https://imgflow.example.com"}}))
-	defer srv.Close()
-	client := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL, DisableStandaloneSSE: true,
-		HTTPClient: &http.Client{Transport: keyHeader{}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := connect(t, New(Options{Backend: &fakeBackend{}, Uploads: &Uploads{Keys: kr, PublicURL: "https://imgflow.example.com"}}))
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
