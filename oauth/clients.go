@@ -185,7 +185,13 @@ func checkRedirectURIs(uris []string) error {
 	return nil
 }
 
+// maxURILength bounds every URI a client registers.
+const maxURILength = 2048
+
 func checkRedirectURI(raw string) error {
+	if len(raw) > maxURILength {
+		return errors.New("is longer than 2,048 characters")
+	}
 	u, err := url.Parse(raw)
 	if err != nil || !u.IsAbs() || u.Host == "" {
 		return errors.New("must be an absolute URL")

@@ -25,6 +25,14 @@ const (
 	RefreshTTL = 30 * 24 * time.Hour
 	// ClientTTL is how long a registered client is kept after its last use.
 	ClientTTL = 90 * 24 * time.Hour
+	// UnusedClientTTL is how long a registration is kept before its first
+	// use: registrations nobody authorizes with (a flood of them) leave
+	// Redis within the hour.
+	UnusedClientTTL = time.Hour
+	// RegistrationsPerMinute is how many dynamic registrations the server
+	// takes a minute, from everyone (Config.RegistrationsPerMinute): with
+	// UnusedClientTTL it bounds what anonymous callers can store.
+	RegistrationsPerMinute = 60
 	// DocumentTTL is how long a client ID metadata document is cached.
 	DocumentTTL = 10 * time.Minute
 )
@@ -55,6 +63,9 @@ type Config struct {
 	// reaches public addresses only.
 	DocumentClient *http.Client
 	Logger         *slog.Logger
+	// RegistrationsPerMinute caps dynamic registrations (0: the default
+	// RegistrationsPerMinute).
+	RegistrationsPerMinute int
 	// Now is the clock; tests move it.
 	Now func() time.Time
 }
@@ -74,6 +85,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.RegistrationsPerMinute <= 0 {
+		cfg.RegistrationsPerMinute = RegistrationsPerMinute
 	}
 	if cfg.DocumentClient == nil {
 		cfg.DocumentClient = defaultDocumentClient()

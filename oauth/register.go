@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 )
 
 // register is RFC 7591 dynamic client registration, for public clients
@@ -18,6 +19,17 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		GrantTypes   []string `json:"grant_types"`
 		Scope        string   `json:"scope"`
 	}
+	now := s.cfg.Now()
+	count, err := s.cfg.Store.CountRegistration(r.Context(), now)
+	if err != nil {
+		s.serverError(w, err)
+		return
+	}
+	if count > int64(s.cfg.RegistrationsPerMinute) {
+		w.Header().Set("Retry-After", strconv.Itoa(60-now.Second()))
+		oauthError(w, http.StatusTooManyRequests, "temporarily_unavailable", "too many client registrations this minute; try again after Retry-After seconds")
+		return
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10))
 	if err != nil {
 		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "the body cannot be read")
@@ -31,6 +43,10 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, http.StatusBadRequest, "invalid_redirect_uri", err.Error())
 		return
 	}
+	if len(req.ClientURI) > maxURILength {
+		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "client_uri is longer than 2,048 characters")
+		return
+	}
 	for _, g := range req.GrantTypes {
 		if g != "authorization_code" && g != "refresh_token" {
 			oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "grant_types may hold authorization_code and refresh_token only")
@@ -39,7 +55,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	}
 	c := &Client{ID: newID(clientPrefix), RedirectURIs: req.RedirectURIs, URI: req.ClientURI, CreatedAt: s.cfg.Now()}
 	c.Name = clientName(req.ClientName, c.ID)
-	if err := s.cfg.Store.PutClient(r.Context(), c, ClientTTL); err != nil {
+	if err := s.cfg.Store.PutClient(r.Context(), c, UnusedClientTTL); err != nil {
 		s.serverError(w, err)
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -16,7 +17,8 @@ import (
 // the SHA-256 of their value, never the value; the API key a grant acts as
 // is stored sealed (keyring.Seal). Keys, under the prefix:
 //
-//	oauth:client:{id}          JSON registered client (RFC 7591), TTL ClientTTL, renewed on use
+//	oauth:client:{id}          JSON registered client (RFC 7591), TTL UnusedClientTTL, then ClientTTL renewed on use
+//	oauth:registrations:{min}  count of the minute's dynamic registrations, TTL 2 minutes
 //	oauth:cimd:{url hash}      JSON client ID metadata document, TTL DocumentTTL
 //	oauth:code:{hash}          JSON authorization code, TTL CodeTTL, taken once (GETDEL)
 //	oauth:grant:{id}           JSON grant: a client acting as a key (owner, client, sealed key)
@@ -108,6 +110,22 @@ func (s *Store) ownerKey(owner string) string    { return s.prefix + "grants:{" 
 func (s *Store) accessKey(h string) string       { return s.prefix + "at:{" + h + "}" }
 func (s *Store) refreshKey(h string) string      { return s.prefix + "rt:{" + h + "}" }
 func (s *Store) usedKey(h string) string         { return s.prefix + "rtused:{" + h + "}" }
+
+// CountRegistration counts one dynamic registration in the minute of now
+// and returns the minute's count so far.
+func (s *Store) CountRegistration(ctx context.Context, now time.Time) (int64, error) {
+	key := s.prefix + "registrations:{" + strconv.FormatInt(now.Unix()/60, 10) + "}"
+	var n *redis.IntCmd
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		n = p.Incr(ctx, key)
+		p.Expire(ctx, key, 2*time.Minute)
+		return nil
+	})
+	if err != nil {
+		return 0, storageErr(err)
+	}
+	return n.Val(), nil
+}
 
 // PutClient stores a registered client for ttl.
 func (s *Store) PutClient(ctx context.Context, c *Client, ttl time.Duration) error {

@@ -294,3 +294,41 @@ func TestPutTokensDoesNotBringBackARevokedGrant(t *testing.T) {
 		t.Errorf("the revoked grant's new access token is stored")
 	}
 }
+
+// Anonymous registrations are bounded: so many a minute from everyone, and
+// a registration nobody uses leaves Redis within UnusedClientTTL; its
+// first use keeps it for ClientTTL.
+func TestRegistrationsAreBounded(t *testing.T) {
+	h := newHarness(t, nil)
+	c := newClient(t, h.base)
+	body := `{"client_name":"x","redirect_uris":["https://app.example/callback"]}`
+	var first string
+	for i := range oauth.RegistrationsPerMinute {
+		status, got := c.postJSON("/register", body)
+		if status != 201 {
+			t.Fatalf("registration %d: %d %v; want 201", i+1, status, got)
+		}
+		if first == "" {
+			first = got["client_id"].(string)
+		}
+	}
+	if status, got := c.postJSON("/register", body); status != 429 || got["error"] != "temporarily_unavailable" {
+		t.Fatalf("registration %d in one minute: %d %v; want 429", oauth.RegistrationsPerMinute+1, status, got)
+	}
+	h.advance(time.Minute)
+	if status, got := c.postJSON("/register", body); status != 201 {
+		t.Fatalf("a registration in the next minute: %d %v; want 201", status, got)
+	}
+	if ttl := h.redis.TTL("t:oauth:client:{" + first + "}"); ttl <= 0 || ttl > oauth.UnusedClientTTL {
+		t.Fatalf("an unused registration's TTL %v; want at most %v", ttl, oauth.UnusedClientTTL)
+	}
+	used := newClient(t, h.base).register()
+	used.code(goodKey)
+	if ttl := h.redis.TTL("t:oauth:client:{" + used.id + "}"); ttl <= oauth.UnusedClientTTL {
+		t.Fatalf("a used registration's TTL %v; want ClientTTL", ttl)
+	}
+	long := `{"redirect_uris":["https://app.example/` + strings.Repeat("a", 2100) + `"]}`
+	if status, got := c.postJSON("/register", long); status != 400 {
+		t.Fatalf("a 2,100-character redirect URI: %d %v; want 400", status, got)
+	}
+}
