@@ -333,6 +333,7 @@ func openAPIDocument(c *catalog.Catalog, base string) obj {
 	}
 	addBatchesToOpenAPI(doc)
 	addHookTriggersToOpenAPI(c, doc)
+	addConnectedAppsToOpenAPI(doc)
 	return doc
 }
 
