@@ -179,7 +179,6 @@ func TestTheOperatorsRenderRunsOnLoopback(t *testing.T) {
 	if j := getJob(t, api, key, job.ID); j.Status != "completed" {
 		t.Errorf("poll with the compression API stopped: %s", j.raw)
 	}
-	procs.start("upstream", bin, upEnv, "upstream")
 
 	// Redis frozen past work's liveness window: every probe passes.
 	procs.signal("redis", syscall.SIGSTOP)
@@ -196,6 +195,7 @@ func TestTheOperatorsRenderRunsOnLoopback(t *testing.T) {
 	if failures > 0 || procs.exited("work") || procs.exited("serve") {
 		t.Fatalf("Redis frozen %s (window %s): %d liveness failures; work exited %v, serve exited %v", time.Since(frozen).Round(time.Second), window, failures, procs.exited("work"), procs.exited("serve"))
 	}
+	procs.start("upstream", bin, upEnv, "upstream")
 	waitUntil(t, 30*time.Second, "the upstream stand-in answers again", func() bool {
 		return status(fmt.Sprintf("http://127.0.0.1:%d/api/health", upPort), 3*time.Second) == 200
 	})
