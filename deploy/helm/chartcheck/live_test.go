@@ -37,7 +37,8 @@ import (
 //     public port;
 //   - the compression API stopped: serve stays ready and polls answer 200;
 //   - Redis frozen (SIGSTOP) longer than work's liveness window: every
-//     liveness probe passes, and a new job completes after it thaws;
+//     liveness probe of work and serve passes, and a new job completes
+//     after it thaws;
 //   - no process's log holds the Redis password, IMGFLOW_SECRET or the
 //     API key.
 func TestTheOperatorsRenderRunsOnLoopback(t *testing.T) {
@@ -185,9 +186,11 @@ func TestTheOperatorsRenderRunsOnLoopback(t *testing.T) {
 	frozen := time.Now()
 	failures := 0
 	for time.Since(frozen) < window+10*time.Second {
-		if st := status(workOpsURL+"/health", time.Duration(live.TimeoutSeconds)*time.Second); st != 200 {
-			failures++
-			t.Errorf("work liveness %d after %s of Redis frozen", st, time.Since(frozen).Round(time.Second))
+		for name, ops := range map[string]string{"work": workOpsURL, "serve": serveOpsURL} {
+			if st := status(ops+"/health", time.Duration(live.TimeoutSeconds)*time.Second); st != 200 {
+				failures++
+				t.Errorf("%s liveness %d after %s of Redis frozen", name, st, time.Since(frozen).Round(time.Second))
+			}
 		}
 		time.Sleep(time.Duration(live.PeriodSeconds) * time.Second)
 	}
