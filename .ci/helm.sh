@@ -13,7 +13,10 @@
 #     promises checked on them, and the renders that must fail (schema
 #     typos and types by name, replicas beside an autoscaler, missing
 #     values) run with helm (a nested module: the root go.mod stays free of
-#     Kubernetes);
+#     Kubernetes); and the operator's render run: serve and work with the
+#     rendered env against loopback stand-ins, through Redis down at start,
+#     the compression API stopped and Redis frozen past work's liveness
+#     window (live_test.go, about 2 minutes);
 #  3. promtool check rules and promtool test rules on the alert rules as
 #     the chart renders them (fire, clear, other releases' series ignored);
 #  4. livealert: a real Prometheus (loopback, its own port and temp dir)
@@ -21,9 +24,11 @@
 #     alert when the worker stops and clears it when it returns; the queued
 #     and running jobs sit on the lists the rendered ScaledObject watches; a
 #     worker stopped mid-job finishes its jobs before it exits, each charged
-#     once; and with Redis stopped, ImgflowRedisUnreachable fires.
-# About 2 minutes with helm and the Go modules cached (the live alert
-# waits its 60 s threshold); 4-6 minutes on a fresh machine.
+#     once; and with Redis stopped, ImgflowRedisUnreachable fires. Its
+#     processes' logs are kept ("logs in DIR") for .ci/secrets.sh.
+# About 4 minutes with helm and the Go modules cached (the live alert
+# waits its 60 s threshold, the live run its liveness window); 6-8 minutes
+# on a fresh machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
@@ -80,7 +85,7 @@ promtool test rules "$tmp/rules/alerts_test.yaml"
 
 echo "== livealert: real Prometheus, live serve and work, the queue alert fires and clears"
 (cd deploy/helm/chartcheck && go build -o "$tmp/livealert" ./cmd/livealert)
-"$tmp/livealert" -imgflow "$tmp/imgflow" -rules "$tmp/rules/alerts.yaml" -namespace "$ns" \
+"$tmp/livealert" -keep -imgflow "$tmp/imgflow" -rules "$tmp/rules/alerts.yaml" -namespace "$ns" \
   -scaledobject "$tmp/rendered/s3-values.yaml" -image fixtures/images/photo.jpg
 
 echo "== helm checks passed in $(($(date +%s) - started)) s"

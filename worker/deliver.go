@@ -313,10 +313,10 @@ func (w *Worker) gone(ctx context.Context, r *deliveryRun, res webhook.Result) e
 		r.log.Error("could not disable the endpoint", "err", err)
 		return err // retry: the next attempt gets 410 again and disables it
 	}
-	if r.d.Redeliver {
-		return nil // as for any failed redelivery: recorded, id freed
-	}
-	return fmt.Errorf("receiver gone: %w", asynq.SkipRetry)
+	// Done, as for any delivery that fails for the receiver's reasons: the
+	// delivery log and the callback's state say why; asynq's archive (dead
+	// letters, and their alert) keeps system faults only.
+	return nil
 }
 
 // failed records any other failure and says when the next attempt is due,
@@ -356,7 +356,11 @@ func (w *Worker) failed(ctx context.Context, r *deliveryRun, res webhook.Result)
 		s.Status, s.Attempts, s.LastStatus, s.LastError = state, r.retried+1, res.Status, why
 	})
 	if r.last {
-		return fmt.Errorf("%w: %w", retryErr, asynq.SkipRetry)
+		// Failed for good for the receiver's reasons (its answers, its
+		// address, the guard refusing it): recorded above, so the task ends
+		// here rather than in asynq's archive, which keeps system faults
+		// (a store that cannot be read, say, retried until the last attempt).
+		return nil
 	}
 	return retryErr
 }

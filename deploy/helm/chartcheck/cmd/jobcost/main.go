@@ -57,7 +57,9 @@ func main() {
 		log.Fatal(err)
 	}
 	err = measure(ctx, s, img, *jobs, *clients, *concurrency, *latency)
-	s.Stop(err != nil)
+	if serr := s.Stop(err != nil); err == nil {
+		err = serr
+	}
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -10,7 +10,10 @@
 // are on the ScaledObject's active list), stops it again mid-job (the jobs
 // finish before it exits, each charged once), waits for the alert to
 // clear, and last stops Redis to see ImgflowRedisUnreachable fire. Everything listens on and dials
-// 127.0.0.1 only; every process it started is stopped on exit.
+// 127.0.0.1 only; every process it started is stopped on exit, and their
+// logs are searched for the secrets they run with (IMGFLOW_SECRET, the API
+// key): one found fails the check. -keep leaves the logs for CI's search of
+// the whole run (.ci/secrets.sh).
 //
 //	go run ./cmd/livealert -imgflow /path/to/imgflow -rules /tmp/alerts.yaml -namespace media \
 //	    -scaledobject /tmp/rendered/s3-values.yaml -image ../../../fixtures/images/photo.jpg
@@ -52,6 +55,7 @@ func main() {
 	redisServer := flag.String("redis-server", "redis-server", "redis-server binary")
 	prometheus := flag.String("prometheus", "prometheus", "prometheus binary")
 	timeout := flag.Duration("timeout", 4*time.Minute, "give up after this long")
+	keep := flag.Bool("keep", false, "keep the processes' logs (printed: logs in DIR) for CI's search of the whole run")
 	flag.Parse()
 	if *bin == "" || *rules == "" || *scaled == "" || *image == "" || *namespace == "" {
 		flag.Usage()
@@ -63,14 +67,14 @@ func main() {
 	logf := func(format string, args ...any) {
 		log.Printf("[%6s] %s", time.Since(start).Round(time.Second), fmt.Sprintf(format, args...))
 	}
-	err := check(ctx, logf, *bin, *rules, *namespace, *scaled, *image, *redisServer, *prometheus)
+	err := check(ctx, logf, *bin, *rules, *namespace, *scaled, *image, *redisServer, *prometheus, *keep)
 	if err != nil {
 		log.Fatalf("livealert: FAIL after %s: %v", time.Since(start).Round(time.Second), err)
 	}
 	log.Printf("livealert: PASS in %s", time.Since(start).Round(time.Second))
 }
 
-func check(ctx context.Context, logf func(string, ...any), bin, rulesFile, namespace, scaledFile, imageFile, redisServer, prometheus string) (err error) {
+func check(ctx context.Context, logf func(string, ...any), bin, rulesFile, namespace, scaledFile, imageFile, redisServer, prometheus string, keep bool) (err error) {
 	listName, err := pendingList(scaledFile)
 	if err != nil {
 		return err
@@ -86,8 +90,12 @@ func check(ctx context.Context, logf func(string, ...any), bin, rulesFile, names
 	// Each compress call takes 2 s, so the running jobs can be seen on the
 	// active list the ScaledObject also watches; dedupe off, so that each
 	// of the jobs (one image) is charged once, not once in all.
-	s, err := stack.Start(ctx, stack.Options{Imgflow: bin, RedisServer: redisServer, Queue: queueOf(listName), Latency: 2 * time.Second, DedupeOff: true})
-	defer func() { s.Stop(err != nil) }()
+	s, err := stack.Start(ctx, stack.Options{Imgflow: bin, RedisServer: redisServer, Queue: queueOf(listName), Latency: 2 * time.Second, DedupeOff: true, KeepLogs: keep})
+	defer func() {
+		if serr := s.Stop(err != nil); err == nil {
+			err = serr
+		}
+	}()
 	if err != nil {
 		return err
 	}

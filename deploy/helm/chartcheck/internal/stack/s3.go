@@ -102,6 +102,7 @@ func (s *Stack) startS3(ctx context.Context) ([]string, error) {
 	})}
 	go s.s3.srv.Serve(ln)
 	endpoint := "http://" + ln.Addr().String()
+	s.secrets = append(s.secrets, heldSecret{"the S3 secret key", secretKey})
 	return []string{
 		"IMGFLOW_BLOB_STORE=s3://" + bucket + "?endpoint=" + endpoint + "&region=us-east-1&path_style=true",
 		"AWS_ACCESS_KEY_ID=" + access,

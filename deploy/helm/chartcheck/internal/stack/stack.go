@@ -2,7 +2,8 @@
 // checks (cmd/livealert) and measurements (cmd/jobcost): a redis-server of
 // its own, `imgflow upstream` with a new key, `imgflow serve` and
 // `imgflow work`, each on a free 127.0.0.1 port, with a temp directory for
-// their logs. Stop ends every process it started, by its own pid.
+// their logs. Stop ends every process it started, by its own pid, and
+// searches every log for the secrets the processes hold.
 package stack
 
 import (
@@ -41,6 +42,9 @@ type Options struct {
 	// bucket (IMGFLOW_BLOB_STORE=s3://...), reached through a proxy that
 	// counts the requests (S3Requests).
 	VersityGW string
+	// KeepLogs leaves the processes' logs (*.log) in Dir after Stop, for
+	// CI's search of the whole run (.ci/secrets.sh); the rest is removed.
+	KeepLogs bool
 }
 
 // Stack is a running imgflow.
@@ -59,7 +63,12 @@ type Stack struct {
 	workEnv  []string
 	procs    map[string]*exec.Cmd
 	all      []*exec.Cmd
+	secrets  []heldSecret // what no log line may carry
 }
+
+// heldSecret is a secret a process runs with, and what to call it in a
+// report (never its value).
+type heldSecret struct{ kind, value string }
 
 const secret = "stack-secret-0123456789abcdef"
 
@@ -123,6 +132,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	if s.Key == "" {
 		return s, fmt.Errorf("imgflow keys create printed no api_key: %s", out)
 	}
+	s.secrets = append(s.secrets, heldSecret{"IMGFLOW_SECRET", secret}, heldSecret{"the API key", s.Key})
 	s.appEnv = []string{
 		"REDIS_URL=" + redisURL,
 		fmt.Sprintf("UPSTREAM_URL=http://127.0.0.1:%d/api", upPort),
@@ -217,8 +227,11 @@ func (s *Stack) start(name string, env []string, bin string, args ...string) err
 }
 
 // Stop ends every process the stack started (SIGTERM, then SIGKILL after
-// 15 s), prints their logs' last lines when failed, and removes Dir.
-func (s *Stack) Stop(failed bool) {
+// 15 s), prints their logs' last lines when failed, searches every log for
+// the secrets the processes run with (IMGFLOW_SECRET, the API key, the S3
+// secret key) and removes Dir (all but the logs with KeepLogs). The error
+// names each secret found and where, never the secret.
+func (s *Stack) Stop(failed bool) error {
 	for i := len(s.all) - 1; i >= 0; i-- {
 		c := s.all[i]
 		if c.ProcessState != nil {
@@ -230,8 +243,8 @@ func (s *Stack) Stop(failed bool) {
 			c.Wait()
 		}
 	}
+	logs, _ := filepath.Glob(filepath.Join(s.Dir, "*.log"))
 	if failed {
-		logs, _ := filepath.Glob(filepath.Join(s.Dir, "*.log"))
 		for _, f := range logs {
 			raw, _ := os.ReadFile(f)
 			lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
@@ -239,10 +252,55 @@ func (s *Stack) Stop(failed bool) {
 			fmt.Fprintf(os.Stderr, "--- %s (last lines)\n%s\n", filepath.Base(f), strings.Join(lines, "\n"))
 		}
 	}
+	leaks := s.secretsIn(logs)
 	if s.s3 != nil {
 		s.s3.srv.Close()
 	}
-	os.RemoveAll(s.Dir)
+	if s.opts.KeepLogs {
+		entries, _ := os.ReadDir(s.Dir)
+		for _, e := range entries {
+			if e.IsDir() || filepath.Ext(e.Name()) != ".log" {
+				os.RemoveAll(filepath.Join(s.Dir, e.Name()))
+			}
+		}
+		fmt.Fprintf(os.Stderr, "stack: the processes' logs are kept (logs in %s)\n", s.Dir)
+	} else {
+		os.RemoveAll(s.Dir)
+	}
+	if len(leaks) > 0 {
+		return fmt.Errorf("secrets in the processes' logs: %s", strings.Join(leaks, "; "))
+	}
+	return nil
+}
+
+// secretsIn names each held secret found in the logs: kind, file and line
+// numbers. versitygw's own log is left out: it is not imgflow, and it is
+// given its key on its command line.
+func (s *Stack) secretsIn(logs []string) []string {
+	var found []string
+	for _, f := range logs {
+		if strings.HasPrefix(filepath.Base(f), "versitygw-") {
+			continue
+		}
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			found = append(found, fmt.Sprintf("%s unreadable: %v", filepath.Base(f), err))
+			continue
+		}
+		lines := strings.Split(string(raw), "\n")
+		for _, sec := range s.secrets {
+			var at []string
+			for i, l := range lines {
+				if strings.Contains(l, sec.value) {
+					at = append(at, strconv.Itoa(i+1))
+				}
+			}
+			if len(at) > 0 {
+				found = append(found, fmt.Sprintf("%s in %s (lines %s)", sec.kind, filepath.Base(f), strings.Join(at[:min(len(at), 5)], ",")))
+			}
+		}
+	}
+	return found
 }
 
 func waitExit(c *exec.Cmd, d time.Duration) error {
