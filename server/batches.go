@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -76,10 +75,8 @@ func (s *Server) createBatch(c echo.Context) error {
 			s.cfg.OnJobCreated(item.kind)
 		}
 	}
-	if wait > 0 && b.Status != connector.BatchFinished {
-		if b, err = s.waitBatch(c.Request().Context(), b, wait); err != nil {
-			return err
-		}
+	if b, err = s.awaitBatch(c.Request().Context(), b, wait); err != nil {
+		return err
 	}
 	return s.answerBatch(c, b, withJobs, true)
 }
@@ -142,36 +139,6 @@ func (s *Server) batchJobs(ctx context.Context, b *connector.Batch) ([]*connecto
 		}
 	}
 	return out, nil
-}
-
-// waitBatch polls the batch this request just made until it finishes or
-// wait passes: one read per 100 ms, whatever the batch's size. Not found
-// is not yet: a made batch whose finish met a Redis hiccup is published
-// by the sweeper (or a retry) a little later.
-func (s *Server) waitBatch(ctx context.Context, b *connector.Batch, wait time.Duration) (*connector.Batch, error) {
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	for b.Status != connector.BatchFinished {
-		select {
-		case <-ctx.Done():
-			return b, nil
-		case <-t.C:
-		}
-		now, err := s.cfg.Batches.GetBatch(ctx, b.ID)
-		if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
-			continue
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return b, nil
-			}
-			return nil, err
-		}
-		b = now
-	}
-	return b, nil
 }
 
 // renderBatch is the batch as its owner sees it (connector.View, render.go).

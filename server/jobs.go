@@ -50,12 +50,9 @@ func (s *Server) createJob(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if wait > 0 {
-		c.Set(ctxWatch, (*jobWatch)(nil)) // watched before it is queued (jobRequestFor)
-		defer stopWatch(c)
-	}
-	ctx := s.requestContext(c)
-	job, replay, err := s.cfg.Service.CreateJob(ctx, s.jobRequestFor(c, key, in))
+	watch := s.newJobWatch(c.Request().Context(), wait)
+	defer watch.stop()
+	job, replay, err := s.cfg.Service.CreateJob(s.requestContext(c), s.jobRequestFor(key, c.Request().Header.Get("Idempotency-Key"), in, watch))
 	if err != nil {
 		return err
 	}
@@ -64,19 +61,26 @@ func (s *Server) createJob(c echo.Context) error {
 		s.logger(c).Info("job created", "input", job.Input.Kind, "size", job.Input.Size)
 		s.cfg.OnJobCreated(job.Input.Kind)
 	}
-	return s.respondJob(c, job, wait)
+	job, err = s.awaitJob(c.Request().Context(), job, watch, wait)
+	if errors.Is(err, context.Canceled) {
+		return nil // the caller went away
+	}
+	if err != nil {
+		return err
+	}
+	return s.answerJob(c, job)
 }
 
-// jobRequestFor is the creation service's request for a bound job
-// request of key.
-func (s *Server) jobRequestFor(c echo.Context, key string, in *jobRequest) *app.JobRequest {
-	r := &app.JobRequest{Owner: s.owner(key), Key: key, IdempotencyKey: c.Request().Header.Get("Idempotency-Key"),
+// jobRequestFor is the creation service's request for a bound job request
+// of key, watched before it is queued when watch is set.
+func (s *Server) jobRequestFor(key, idempotencyKey string, in *jobRequest, watch *jobWatch) *app.JobRequest {
+	r := &app.JobRequest{Owner: s.owner(key), Key: key, IdempotencyKey: idempotencyKey,
 		Input: in.appInput(), CallbackURL: in.CallbackURL}
 	if r.IdempotencyKey != "" {
 		r.Fingerprint = in.fingerprint()
 	}
-	if _, asked := c.Get(ctxWatch).(*jobWatch); asked {
-		r.BeforeQueue = func(id string) { s.watchBeforeQueueing(c, id) }
+	if watch != nil {
+		r.BeforeQueue = watch.beforeQueue
 	}
 	return r
 }
@@ -98,33 +102,6 @@ func (s *Server) parseWait(c echo.Context) (time.Duration, error) {
 		return 0, bad
 	}
 	return time.Duration(n) * time.Second, nil
-}
-
-// respondJob answers 200 with a finished job, else waits up to wait for it
-// to finish, else answers 202 with Location to poll.
-func (s *Server) respondJob(c echo.Context, job *connector.Job, wait time.Duration) error {
-	if !job.Status.Finished() && wait > 0 {
-		ctx, cancel := context.WithTimeout(c.Request().Context(), wait)
-		var waited *connector.Job
-		var err error
-		if w := watchOf(c, job.ID); w != nil {
-			waited, err = w.Wait(ctx, job)
-		} else {
-			waited, err = s.cfg.Jobs.WaitJob(ctx, job.ID)
-		}
-		cancel()
-		switch {
-		case err == nil || errors.Is(err, context.DeadlineExceeded):
-			if waited != nil {
-				job = waited
-			}
-		case errors.Is(err, context.Canceled):
-			return nil // the caller went away
-		default:
-			return err
-		}
-	}
-	return s.answerJob(c, job)
 }
 
 // answerJob is 200 for a finished job; for an unfinished one it is 202 with
