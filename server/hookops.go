@@ -67,20 +67,11 @@ func (s *Server) testHook(c echo.Context) error {
 	}
 	id := connector.MessageDeliveryID(msg.ID, h.ID)
 	secrets := s.cfg.Keyring.WebhookSecrets("hook", h.ID, connector.SigningVersions(h.SecretVersion, h.PreviousSecretUntil, now))
-	at := now.UTC()
 	res := s.cfg.Sender.Send(ctx, h.TargetURL, secrets, id, msg.Body)
-	a := &connector.DeliveryAttempt{DeliveryID: id, HookID: h.ID, Event: msg.Type, Target: connector.TargetForDisplay(h.TargetURL),
-		At: at, DurationMS: res.Duration.Milliseconds(), StatusCode: res.Status, Response: res.Response, Outcome: connector.OutcomeDelivered}
+	a := res.Attempt(id, h.ID, msg.Type, h.TargetURL, now)
 	out := testAnswer{DeliveryID: id, MessageID: msg.ID, Event: msg.Type, Target: a.Target, Status: connector.DeliveryDelivered,
 		StatusCode: res.Status, DurationMS: a.DurationMS, Response: res.Response}
 	if res.Err != nil {
-		a.Outcome, a.Error = connector.OutcomeFailed, connector.ErrorMessage(res.Err)
-		if connector.ErrorCodeOf(res.Err) == connector.EINTERNAL {
-			a.Error = res.Err.Error() // the sender's own words: never the URL's query
-		}
-		if res.Gone {
-			a.Outcome = connector.OutcomeGone
-		}
 		out.Status, out.Error = connector.DeliveryFailed, a.Error
 	}
 	if err := s.cfg.Hooks.RecordMessageAttempt(ctx, msg, a); err != nil {
