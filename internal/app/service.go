@@ -181,7 +181,7 @@ func renewalOf(lease time.Duration, what string) time.Duration {
 // New returns the service with defaults filled in.
 func New(cfg Config) *JobService {
 	if cfg.InputTTL <= 0 {
-		cfg.InputTTL = 24 * time.Hour
+		cfg.InputTTL = connector.DefaultResultTTL
 	}
 	var renewEvery time.Duration
 	if cfg.Idempotency != nil {
