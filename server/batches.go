@@ -5,7 +5,6 @@ import (
 	"context"
 	"net/http"
 	"strconv"
-	"sync"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -36,25 +35,11 @@ func (s *Server) createBatch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if key := headerKey(c); key != "" {
-		if err := s.authenticate(c, key); err != nil {
-			return err
-		}
-	}
-	acquired, err := s.bodies.acquire(c, headerKey(c))
+	key, in, release, err := bindRequest(s, c, s.readBatchRequest)
 	if err != nil {
 		return err
 	}
-	release := sync.OnceFunc(acquired) // the items' bytes are held until they are stored
-	defer release()
-	in, err := s.readBatchRequest(c)
-	if err != nil {
-		return slowBodyError(c, err)
-	}
-	key, err := requestKey(c, in.APIKey)
-	if err != nil {
-		return err
-	}
+	defer release() // the items' bytes are held until they are stored
 	r := &app.BatchRequest{Owner: s.owner(key), Key: key, IdempotencyKey: c.Request().Header.Get("Idempotency-Key"),
 		Items: make([]app.Input, len(in.Items)), CallbackURL: in.CallbackURL, Metadata: in.Metadata, Dedupe: in.Dedupe}
 	for i, item := range in.Items {

@@ -30,26 +30,11 @@ func (s *Server) createJob(c echo.Context) error {
 	if err := checkInclude(c); err != nil {
 		return err
 	}
-	// A key in a header is checked before the body is read: an unknown
-	// key costs the server no memory.
-	if key := headerKey(c); key != "" {
-		if err := s.authenticate(c, key); err != nil {
-			return err
-		}
-	}
-	release, err := s.bodies.acquire(c, headerKey(c))
+	key, in, release, err := bindRequest(s, c, s.readJobRequest)
 	if err != nil {
 		return err
 	}
-	in, err := s.readJobRequest(c)
 	release()
-	if err != nil {
-		return slowBodyError(c, err)
-	}
-	key, err := requestKey(c, in.APIKey)
-	if err != nil {
-		return err
-	}
 	watch := s.newJobWatch(c.Request().Context(), wait)
 	defer watch.stop()
 	job, replay, err := s.cfg.Service.CreateJob(s.requestContext(c), s.jobRequestFor(key, c.Request().Header.Get("Idempotency-Key"), in, watch))
