@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/imgflow/imgflow/connector"
@@ -170,15 +169,13 @@ func (s *Server) listBatches(c echo.Context) error {
 	if s.cfg.Batches == nil {
 		return connector.Errorf(connector.ENOTFOUND, "batches are not served here")
 	}
-	limit, err := batchPageLimit(c)
+	limit, err := pageLimit(c, 20, 100)
 	if err != nil {
 		return err
 	}
-	cursor := c.QueryParam("cursor")
-	if cursor != "" {
-		if id, err := uuid.Parse(cursor); err != nil || id.String() != cursor {
-			return fieldError("cursor", "is not a cursor this API returned")
-		}
+	cursor, err := idCursor(c)
+	if err != nil {
+		return err
 	}
 	page, err := s.cfg.Batches.ListBatches(c.Request().Context(), s.owner(apiKey(c)), connector.BatchFilter{Limit: limit, Cursor: cursor})
 	if err != nil {
@@ -191,19 +188,6 @@ func (s *Server) listBatches(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
-// batchPageLimit reads ?limit=N, 1 to 100, default 20.
-func batchPageLimit(c echo.Context) (int, error) {
-	raw := c.QueryParam("limit")
-	if raw == "" {
-		return 20, nil
-	}
-	n, err := strconv.Atoi(raw)
-	if err != nil || n < 1 || n > 100 {
-		return 0, fieldError("limit", "must be a whole number from 1 to 100")
-	}
-	return n, nil
-}
-
 // listBatchJobs is GET /v1/batches/:id/jobs: the items' jobs in index
 // order, each as GET /v1/jobs/:id shows it; the cursor is the index to
 // start from. ?status= keeps one status.
@@ -212,7 +196,7 @@ func (s *Server) listBatchJobs(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	limit, err := batchPageLimit(c)
+	limit, err := pageLimit(c, 20, 100)
 	if err != nil {
 		return err
 	}

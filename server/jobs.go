@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/imgflow/imgflow/connector"
@@ -170,23 +169,16 @@ type listJobsPage struct {
 
 // listJobs is GET /v1/jobs: newest first, for polling triggers.
 func (s *Server) listJobs(c echo.Context) error {
-	filter := connector.JobFilter{Status: connector.JobStatus(c.QueryParam("status")), Limit: 20, Cursor: c.QueryParam("cursor")}
+	filter := connector.JobFilter{Status: connector.JobStatus(c.QueryParam("status"))}
 	if filter.Status != "" && !filter.Status.Valid() {
 		return fieldError("status", "must be one of: queued, processing, completed, failed")
 	}
-	if raw := c.QueryParam("limit"); raw != "" {
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < 1 || n > 100 {
-			return fieldError("limit", "must be a whole number from 1 to 100")
-		}
-		filter.Limit = n
+	var err error
+	if filter.Limit, err = pageLimit(c, 20, 100); err != nil {
+		return err
 	}
-	if filter.Cursor != "" {
-		// Only the canonical form the API hands out: {…} or upper case
-		// would sort elsewhere and page from the wrong place.
-		if id, err := uuid.Parse(filter.Cursor); err != nil || id.String() != filter.Cursor {
-			return fieldError("cursor", "is not a cursor this API returned")
-		}
+	if filter.Cursor, err = idCursor(c); err != nil {
+		return err
 	}
 	page, err := s.cfg.Jobs.ListJobs(c.Request().Context(), s.owner(apiKey(c)), filter)
 	if err != nil {

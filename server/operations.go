@@ -30,10 +30,7 @@ var _ mcp.Backend = (*Operations)(nil)
 // Compress makes a job and waits up to req.Wait for it.
 func (o *Operations) Compress(ctx context.Context, key string, req mcp.ImageRequest) (*connector.Job, error) {
 	s := o.s
-	if err := s.cfg.Keys.Known(ctx, key); err != nil {
-		return nil, err
-	}
-	in, err := s.bindImage(req.Fields, req.Upload, "")
+	in, err := o.bindImage(ctx, key, req)
 	if err != nil {
 		return nil, err
 	}
@@ -170,10 +167,7 @@ func (o *Operations) ListJobs(ctx context.Context, key string, f connector.JobFi
 // DryRun checks an image as the job would, charging nothing.
 func (o *Operations) DryRun(ctx context.Context, key string, req mcp.ImageRequest) (*connector.ImageCheck, error) {
 	s := o.s
-	if err := s.cfg.Keys.Known(ctx, key); err != nil {
-		return nil, err
-	}
-	in, err := s.bindImage(req.Fields, req.Upload, "")
+	in, err := o.bindImage(ctx, key, req)
 	if err != nil {
 		return nil, err
 	}
@@ -200,6 +194,15 @@ func (o *Operations) OpenJobFile(ctx context.Context, key, id string) (*connecto
 		return nil, resultGone(err, id)
 	}
 	return blob, nil
+}
+
+// bindImage checks the key and binds its request as the REST body is
+// bound.
+func (o *Operations) bindImage(ctx context.Context, key string, req mcp.ImageRequest) (*jobRequest, error) {
+	if err := o.s.cfg.Keys.Known(ctx, key); err != nil {
+		return nil, err
+	}
+	return o.s.bindImage(req.Fields, req.Upload, "")
 }
 
 // bindImage binds a job request from its JSON fields and, when given, an
