@@ -35,7 +35,7 @@ type leased struct {
 
 // tookOver reports whether the key was taken over from a dead request:
 // its planned id is not this request's.
-func (l *leased) tookOver() bool { return l.rec.PlannedJobID != l.token }
+func (l *leased) tookOver() bool { return l.rec.PlannedID != l.token }
 
 // errKeyInFlight answers a request whose Idempotency-Key another request
 // still holds past the wait: 409, to be retried shortly.
@@ -64,7 +64,7 @@ func (s *JobService) reserve(ctx context.Context, owner, key, fingerprint string
 		if err != nil {
 			return nil, err
 		}
-		if reserved || rec.Fingerprint != fingerprint || rec.JobID != "" {
+		if reserved || rec.Fingerprint != fingerprint || rec.MadeID != "" {
 			return &leased{rec: rec, reserved: reserved, token: token}, nil
 		}
 		if time.Now().After(waitUntil) {
@@ -90,7 +90,7 @@ func (s *JobService) replan(ctx context.Context, owner, key string, l *leased) e
 	if !held {
 		return errKeyInFlight()
 	}
-	l.rec.PlannedJobID = l.token
+	l.rec.PlannedID = l.token
 	return nil
 }
 

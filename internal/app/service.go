@@ -49,7 +49,7 @@ import (
 type IdempotencyStore interface {
 	// ReserveIdempotencyKey claims key for a request with this fingerprint
 	// that would make job jobID (a fresh id, also the lease's token).
-	// reserved is true when the caller holds it now: rec.PlannedJobID is the
+	// reserved is true when the caller holds it now: rec.PlannedID is the
 	// job to make, jobID unless the caller took over the key from a request
 	// that died, whose job it must then find, or else replan to its own
 	// (ReplanIdempotencyKey). Otherwise rec is the
