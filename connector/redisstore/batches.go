@@ -58,10 +58,10 @@ func decodeBatch(data []byte) (*connector.Batch, error) {
 	return sb.Batch, nil
 }
 
-// CreateBatch publishes a batch whose items exist: its record, its
+// Create publishes a batch whose items exist: its record, its
 // counters and its listing entry. Publishing again is a no-op: whoever
 // finishes a batch's making (connector.MakingState) may meet another.
-func (s *Batches) CreateBatch(ctx context.Context, b *connector.Batch) error {
+func (s *Batches) Create(ctx context.Context, b *connector.Batch) error {
 	if b.ID == "" || len(b.JobIDs) == 0 {
 		return internalErr(errors.New("create batch: no id or no items"))
 	}

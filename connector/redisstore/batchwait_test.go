@@ -16,7 +16,7 @@ func TestWaitBatchWakesWhenTheLastItemEnds(t *testing.T) {
 	s, r := newStore(t, Options{})
 	ctx := context.Background()
 	b := &connector.Batch{ID: "b-wait", Owner: "o", JobIDs: []string{"j1", "j2"}}
-	if err := s.Batches.CreateBatch(ctx, b); err != nil {
+	if err := s.Batches.Create(ctx, b); err != nil {
 		t.Fatal(err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, generous)

@@ -109,7 +109,7 @@ func (s *JobService) CreateBatch(ctx context.Context, r *BatchRequest) (b *conne
 			return nil, false, err
 		}
 	}
-	if b, err = s.makeBatch(ctx, l.token, r); err != nil {
+	if b, err = s.makeBatch(ctx, l.ownID(), r); err != nil {
 		s.release(ctx, r.Owner, scoped, l.token)
 		return nil, false, err
 	}
@@ -264,7 +264,7 @@ func (s *JobService) finishBatch(ctx context.Context, b *connector.Batch) error 
 			return err
 		}
 	}
-	if err := s.cfg.Batches.CreateBatch(ctx, b); err != nil {
+	if err := s.cfg.Batches.Create(ctx, b); err != nil {
 		return err
 	}
 	sem := make(chan struct{}, batchMakers)

@@ -89,7 +89,7 @@ func (s *JobService) CreateJob(ctx context.Context, r *JobRequest) (job *connect
 	}
 	left := nothingLeft
 	if err = s.admitJob(ctx, r); err == nil {
-		job, left, err = s.makeJob(ctx, l.token, r)
+		job, left, err = s.makeJob(ctx, l.ownID(), r)
 	}
 	if err != nil {
 		// A refused or failed request does not hold the key; one whose job

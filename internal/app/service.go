@@ -106,7 +106,9 @@ type BatchStore interface {
 	MakingBatch(ctx context.Context, id string) (*connector.Batch, connector.MakingState, error)
 	EndBatchMaking(ctx context.Context, id string, state connector.MakingState) error
 	MakingBatches(ctx context.Context, before time.Time, limit int) ([]string, error)
-	CreateBatch(ctx context.Context, b *connector.Batch) error
+	// Create publishes a batch whose items exist (its record, counts and
+	// listing); again is a no-op.
+	Create(ctx context.Context, b *connector.Batch) error
 	GetBatch(ctx context.Context, id string) (*connector.Batch, error)
 }
 
