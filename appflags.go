@@ -18,7 +18,7 @@ func addAppFlags(fs *flagSet, o *system.Options) {
 	fs.String(&o.Secret, "secret", "IMGFLOW_SECRET", "", "secret (16+ chars) that signs file URLs, derives webhook secrets and encrypts keys at rest")
 	fs.List(&o.AllowHosts, "allow-host", "IMGFLOW_ALLOW_HOSTS", "private hosts that image, callback and hook URLs may reach: CIDR, address, host name, each optionally :port (repeat the flag or separate by commas)")
 	fs.Removed("IMGFLOW_ALLOW_PRIVATE_URLS", "name the private hosts imgflow may reach in IMGFLOW_ALLOW_HOSTS (--allow-host) instead, e.g. 10.0.0.0/8 or n8n.lan:5678")
-	fs.Duration(&o.ResultTTL, "result-ttl", "IMGFLOW_RESULT_TTL", 24*time.Hour, "how long compressed files and their links live")
+	fs.Duration(&o.ResultTTL, "result-ttl", "IMGFLOW_RESULT_TTL", connector.DefaultResultTTL, "how long compressed files and their links live")
 	fs.Duration(&o.JobTTL, "job-ttl", "IMGFLOW_JOB_TTL", redisstore.DefaultJobTTL, "how long job records, their listings and call records live, from the job's creation")
 	fs.String(&o.Queue, "queue", "IMGFLOW_QUEUE", "imgflow", "asynq queue name")
 	fs.Int(&o.MaxHooksPerKey, "max-hooks-per-key", "IMGFLOW_MAX_HOOKS_PER_KEY", connector.DefaultMaxHooks, "hook subscriptions one API key may have, and hooks one event goes to; beyond it 409 too_many_hooks (0: no cap)")

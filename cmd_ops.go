@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"sync/atomic"
 
+	"github.com/imgflow/imgflow/internal/system"
 	"github.com/imgflow/imgflow/server"
 )
 
@@ -78,4 +79,35 @@ func waitingForRedis(w http.ResponseWriter, r *http.Request) {
 // command waited for Redis: a clean exit, not a failure.
 func stoppedWhileWaiting(ctx context.Context, err error) bool {
 	return ctx.Err() != nil && errors.Is(err, ctx.Err())
+}
+
+// startSystem is how serve and work start: the ops listener first (so that
+// /health answers while Redis is awaited), then the system, connected, its
+// schema checked. a is nil, with no error, when ctx ended while Redis was
+// awaited (a clean exit); stop closes what was opened, on every return.
+func startSystem(ctx context.Context, opsAddr string, o system.Options) (a *system.App, ops *opsListener, stop func(), err error) {
+	var closers []func()
+	stop = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	opsLn, err := listenOps(opsAddr)
+	if err != nil {
+		return nil, nil, stop, err
+	}
+	closers = append(closers, func() { opsLn.Close() })
+	ops = serveOps(ctx, opsLn)
+	a, closeApp, err := system.Connect(ctx, o)
+	if stoppedWhileWaiting(ctx, err) {
+		return nil, ops, stop, nil
+	}
+	if err != nil {
+		return nil, ops, stop, err
+	}
+	closers = append(closers, closeApp)
+	if err := a.CheckSchema(ctx); err != nil {
+		return nil, ops, stop, err
+	}
+	return a, ops, stop, nil
 }

@@ -38,21 +38,9 @@ func runServe(ctx context.Context, args []string) error {
 		return err
 	}
 	o.Version = version.String()
-	opsLn, err := listenOps(o.OpsAddr)
-	if err != nil {
-		return err
-	}
-	defer opsLn.Close()
-	ops := serveOps(ctx, opsLn)
-	a, closeApp, err := system.Connect(ctx, o.Options)
-	if stoppedWhileWaiting(ctx, err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer closeApp()
-	if err := a.CheckSchema(ctx); err != nil {
+	a, ops, stop, err := startSystem(ctx, o.OpsAddr, o.Options)
+	defer stop()
+	if a == nil || err != nil {
 		return err
 	}
 	api := a.APIServer(slog.Default(), nil)

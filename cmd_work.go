@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/imgflow/imgflow/connector/imaging"
@@ -44,24 +43,9 @@ func runWork(ctx context.Context, args []string) error {
 	if o.Concurrency < 1 {
 		return errors.New("IMGFLOW_CONCURRENCY (--concurrency) must be at least 1")
 	}
-	if os.Getenv("IMGFLOW_METRICS_ADDR") != "" {
-		slog.Warn("IMGFLOW_METRICS_ADDR is not read: /metrics, /health and /ready are on IMGFLOW_OPS_ADDR (--ops-addr)", "ops_addr", o.OpsAddr)
-	}
-	opsLn, err := listenOps(o.OpsAddr)
-	if err != nil {
-		return err
-	}
-	defer opsLn.Close()
-	ops := serveOps(ctx, opsLn)
-	a, closeApp, err := system.Connect(ctx, o.Options)
-	if stoppedWhileWaiting(ctx, err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer closeApp()
-	if err := a.CheckSchema(ctx); err != nil {
+	a, ops, stop, err := startSystem(ctx, o.OpsAddr, o.Options)
+	defer stop()
+	if a == nil || err != nil {
 		return err
 	}
 	w, err := a.Worker(slog.Default(), o.Concurrency)

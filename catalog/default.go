@@ -1,6 +1,10 @@
 package catalog
 
-import "github.com/imgflow/imgflow/connector"
+import (
+	"time"
+
+	"github.com/imgflow/imgflow/connector"
+)
 
 // imgflow's catalog: the actions, triggers and management operations, with
 // the fields and outputs that several of them share.
@@ -131,9 +135,9 @@ func ImageUpload() *FileInput {
 		Help: "The image as a file from an earlier step (up to 10 MiB). Give this, Image URL or Image (Base64): one of them."}
 }
 
-// DefaultWait is how long Compress Image waits for the result: under the 30 s
-// that Zapier gives an action.
-const DefaultWait = 25
+// DefaultWait is how long Compress Image waits for the result, in seconds:
+// the API's cap (connector.DefaultMaxWait).
+const DefaultWait = int(connector.DefaultMaxWait / time.Second)
 
 // jobRequestFields are the body fields of POST /v1/jobs that a user fills in.
 func jobRequestFields() []Field {

@@ -112,13 +112,17 @@ func ReadBlob(ctx context.Context, bs BlobStore, key string) ([]byte, error) {
 }
 
 // IdempotencyRecord is what an Idempotency-Key maps to.
+// The record's ids are of the key's kind: a job's, or a batch's for a key
+// of POST /v1/batches (the service scopes those apart, "batch:").
 type IdempotencyRecord struct {
 	Fingerprint string `json:"fingerprint"` // hash of the request body and its parameters
-	JobID       string `json:"job_id"`      // "" while the first request is in flight
-	// PlannedJobID is the id of the job the request holding the key makes,
-	// so that a request taking over from one that died finds that job;
-	// finding none, it names its own.
-	PlannedJobID string `json:"planned_job_id,omitempty"`
+	// MadeID is the job or batch the first request made; "" while it is in
+	// flight.
+	MadeID string `json:"job_id"`
+	// PlannedID is the id the request holding the key makes its job or
+	// batch under, so that a request taking over from one that died finds
+	// what it made; finding nothing, it names its own.
+	PlannedID string `json:"planned_job_id,omitempty"`
 }
 
 // Account is the compression API's key check (/validate) as imgflow sees it.

@@ -72,7 +72,8 @@ func waitField(def int) catalog.Field {
 		Help: fmt.Sprintf("How long to wait for the result, 0 to %d seconds (default %d). A job still running after it comes back with its status: follow it with get_job.", maxWaitSeconds, def)}
 }
 
-const maxWaitSeconds = 25
+// maxWaitSeconds caps wait_seconds: the API's cap on ?wait.
+const maxWaitSeconds = catalog.DefaultWait
 
 // toolSet is the tools of one catalog on one backend.
 type toolSet struct {

@@ -5,10 +5,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
-	"sync"
-	"time"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/imgflow/imgflow/connector"
@@ -37,25 +34,11 @@ func (s *Server) createBatch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if key := headerKey(c); key != "" {
-		if err := s.authenticate(c, key); err != nil {
-			return err
-		}
-	}
-	acquired, err := s.bodies.acquire(c, headerKey(c))
+	key, in, release, err := bindRequest(s, c, s.readBatchRequest)
 	if err != nil {
 		return err
 	}
-	release := sync.OnceFunc(acquired) // the items' bytes are held until they are stored
-	defer release()
-	in, err := s.readBatchRequest(c)
-	if err != nil {
-		return slowBodyError(c, err)
-	}
-	key, err := requestKey(c, in.APIKey)
-	if err != nil {
-		return err
-	}
+	defer release() // the items' bytes are held until they are stored
 	r := &app.BatchRequest{Owner: s.owner(key), Key: key, IdempotencyKey: c.Request().Header.Get("Idempotency-Key"),
 		Items: make([]app.Input, len(in.Items)), CallbackURL: in.CallbackURL, Metadata: in.Metadata, Dedupe: in.Dedupe}
 	for i, item := range in.Items {
@@ -76,10 +59,8 @@ func (s *Server) createBatch(c echo.Context) error {
 			s.cfg.OnJobCreated(item.kind)
 		}
 	}
-	if wait > 0 && b.Status != connector.BatchFinished {
-		if b, err = s.waitBatch(c.Request().Context(), b, wait); err != nil {
-			return err
-		}
+	if b, err = s.awaitBatch(c.Request().Context(), b, wait); err != nil {
+		return err
 	}
 	return s.answerBatch(c, b, withJobs, true)
 }
@@ -144,36 +125,6 @@ func (s *Server) batchJobs(ctx context.Context, b *connector.Batch) ([]*connecto
 	return out, nil
 }
 
-// waitBatch polls the batch this request just made until it finishes or
-// wait passes: one read per 100 ms, whatever the batch's size. Not found
-// is not yet: a made batch whose finish met a Redis hiccup is published
-// by the sweeper (or a retry) a little later.
-func (s *Server) waitBatch(ctx context.Context, b *connector.Batch, wait time.Duration) (*connector.Batch, error) {
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	for b.Status != connector.BatchFinished {
-		select {
-		case <-ctx.Done():
-			return b, nil
-		case <-t.C:
-		}
-		now, err := s.cfg.Batches.GetBatch(ctx, b.ID)
-		if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
-			continue
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return b, nil
-			}
-			return nil, err
-		}
-		b = now
-	}
-	return b, nil
-}
-
 // renderBatch is the batch as its owner sees it (connector.View, render.go).
 func (s *Server) renderBatch(b *connector.Batch) *connector.Batch { return s.view().Batch(b) }
 
@@ -218,15 +169,13 @@ func (s *Server) listBatches(c echo.Context) error {
 	if s.cfg.Batches == nil {
 		return connector.Errorf(connector.ENOTFOUND, "batches are not served here")
 	}
-	limit, err := batchPageLimit(c)
+	limit, err := pageLimit(c, 20, 100)
 	if err != nil {
 		return err
 	}
-	cursor := c.QueryParam("cursor")
-	if cursor != "" {
-		if id, err := uuid.Parse(cursor); err != nil || id.String() != cursor {
-			return fieldError("cursor", "is not a cursor this API returned")
-		}
+	cursor, err := idCursor(c)
+	if err != nil {
+		return err
 	}
 	page, err := s.cfg.Batches.ListBatches(c.Request().Context(), s.owner(apiKey(c)), connector.BatchFilter{Limit: limit, Cursor: cursor})
 	if err != nil {
@@ -239,19 +188,6 @@ func (s *Server) listBatches(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
-// batchPageLimit reads ?limit=N, 1 to 100, default 20.
-func batchPageLimit(c echo.Context) (int, error) {
-	raw := c.QueryParam("limit")
-	if raw == "" {
-		return 20, nil
-	}
-	n, err := strconv.Atoi(raw)
-	if err != nil || n < 1 || n > 100 {
-		return 0, fieldError("limit", "must be a whole number from 1 to 100")
-	}
-	return n, nil
-}
-
 // listBatchJobs is GET /v1/batches/:id/jobs: the items' jobs in index
 // order, each as GET /v1/jobs/:id shows it; the cursor is the index to
 // start from. ?status= keeps one status.
@@ -260,7 +196,7 @@ func (s *Server) listBatchJobs(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	limit, err := batchPageLimit(c)
+	limit, err := pageLimit(c, 20, 100)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"mime/multipart"
 	"slices"
 	"strconv"
@@ -72,19 +71,7 @@ func itemFields() []string {
 // and fails with unsupported_format, as an image URL that serves no image
 // does.
 func (s *Server) readBatchRequest(c echo.Context) (*batchRequest, error) {
-	req := c.Request()
-	mediaType, params, _ := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
-	var in *batchRequest
-	var err error
-	switch {
-	case isJSON(req.Header.Get(echo.HeaderContentType)):
-		in, err = readJSONBatch(c)
-	case mediaType == "multipart/form-data" && params["boundary"] != "":
-		in, err = readMultipartBatch(c, params["boundary"])
-	default:
-		return nil, connector.Errorf(connector.EMEDIATYPE,
-			"Content-Type must be application/json or multipart/form-data (got %q)", req.Header.Get(echo.HeaderContentType))
-	}
+	in, err := readBody(c, bodyReaders[*batchRequest]{json: readJSONBatch, multipart: readMultipartBatch})
 	if err != nil {
 		return nil, err
 	}

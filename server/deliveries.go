@@ -12,21 +12,23 @@ import (
 // hook deliveries, each with every attempt. A finished job's callback that
 // has not been attempted yet is listed as pending, with no attempts.
 func (s *Server) listDeliveries(c echo.Context) error {
-	job, err := s.ownedJob(c)
-	if err != nil {
-		return err
-	}
-	records, err := s.deliveries(c, job)
+	job, records, err := s.ownedJobDeliveries(c)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, connector.DeliveryList{JobID: job.ID, Deliveries: records})
 }
 
-func (s *Server) deliveries(c echo.Context, job *connector.Job) ([]*connector.DeliveryRecord, error) {
+// ownedJobDeliveries is the :id job of the request's key and its
+// deliveries.
+func (s *Server) ownedJobDeliveries(c echo.Context) (*connector.Job, []*connector.DeliveryRecord, error) {
+	job, err := s.ownedJob(c)
+	if err != nil {
+		return nil, nil, err
+	}
 	log, err := s.cfg.Hooks.DeliveryAttempts(c.Request().Context(), job.ID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	records := connector.GroupDeliveries(log)
 	cb := connector.CallbackDeliveryID(job.ID)
@@ -37,7 +39,7 @@ func (s *Server) deliveries(c echo.Context, job *connector.Job) ([]*connector.De
 			Attempts: []*connector.DeliveryAttempt{},
 		}}, records...)
 	}
-	return records, nil
+	return job, records, nil
 }
 
 func findDelivery(records []*connector.DeliveryRecord, id string) *connector.DeliveryRecord {
@@ -55,11 +57,7 @@ func findDelivery(records []*connector.DeliveryRecord, id string) *connector.Del
 // every delivery, so the API never connects to receivers; the attempt
 // shows up in the delivery list.
 func (s *Server) redeliver(c echo.Context) error {
-	job, err := s.ownedJob(c)
-	if err != nil {
-		return err
-	}
-	records, err := s.deliveries(c, job)
+	job, records, err := s.ownedJobDeliveries(c)
 	if err != nil {
 		return err
 	}

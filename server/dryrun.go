@@ -42,24 +42,11 @@ func (s *Server) dryRun(c echo.Context) error {
 	if _, err := s.parseWait(c); err != nil { // refused as the job would be
 		return err
 	}
-	if key := headerKey(c); key != "" {
-		if err := s.authenticate(c, key); err != nil {
-			return err
-		}
-	}
-	release, err := s.bodies.acquire(c, headerKey(c))
+	key, in, release, err := bindRequest(s, c, s.readJobRequest)
 	if err != nil {
 		return err
 	}
-	in, err := s.readJobRequest(c)
 	release()
-	if err != nil {
-		return slowBodyError(c, err)
-	}
-	key, err := requestKey(c, in.APIKey)
-	if err != nil {
-		return err
-	}
 	answer, err := s.checkImage(s.requestContext(c), key, in)
 	if err != nil {
 		return err

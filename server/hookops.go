@@ -67,20 +67,11 @@ func (s *Server) testHook(c echo.Context) error {
 	}
 	id := connector.MessageDeliveryID(msg.ID, h.ID)
 	secrets := s.cfg.Keyring.WebhookSecrets("hook", h.ID, connector.SigningVersions(h.SecretVersion, h.PreviousSecretUntil, now))
-	at := now.UTC()
 	res := s.cfg.Sender.Send(ctx, h.TargetURL, secrets, id, msg.Body)
-	a := &connector.DeliveryAttempt{DeliveryID: id, HookID: h.ID, Event: msg.Type, Target: connector.TargetForDisplay(h.TargetURL),
-		At: at, DurationMS: res.Duration.Milliseconds(), StatusCode: res.Status, Response: res.Response, Outcome: connector.OutcomeDelivered}
+	a := res.Attempt(id, h.ID, msg.Type, h.TargetURL, now)
 	out := testAnswer{DeliveryID: id, MessageID: msg.ID, Event: msg.Type, Target: a.Target, Status: connector.DeliveryDelivered,
 		StatusCode: res.Status, DurationMS: a.DurationMS, Response: res.Response}
 	if res.Err != nil {
-		a.Outcome, a.Error = connector.OutcomeFailed, connector.ErrorMessage(res.Err)
-		if connector.ErrorCodeOf(res.Err) == connector.EINTERNAL {
-			a.Error = res.Err.Error() // the sender's own words: never the URL's query
-		}
-		if res.Gone {
-			a.Outcome = connector.OutcomeGone
-		}
 		out.Status, out.Error = connector.DeliveryFailed, a.Error
 	}
 	if err := s.cfg.Hooks.RecordMessageAttempt(ctx, msg, a); err != nil {
@@ -120,11 +111,11 @@ func (s *Server) recoverHook(c echo.Context) error {
 	since, err := time.Parse(time.RFC3339, strings.TrimSpace(in.Since))
 	switch {
 	case in.Since == "":
-		return invalidField("since", "is required: an RFC 3339 time such as 2026-11-24T09:00:00Z")
+		return fieldError("since", "is required: an RFC 3339 time such as 2026-11-24T09:00:00Z")
 	case err != nil:
-		return invalidField("since", "must be an RFC 3339 time such as 2026-11-24T09:00:00Z")
+		return fieldError("since", "must be an RFC 3339 time such as 2026-11-24T09:00:00Z")
 	case since.After(s.cfg.Now()):
-		return invalidField("since", "is in the future")
+		return fieldError("since", "is in the future")
 	}
 	if h.Disabled {
 		return connector.Errorf(connector.EDISABLED, "hook %s is disabled (%s): enable it first", h.ID, connector.DescribeDisabled(h.DisabledReason))
@@ -159,7 +150,7 @@ func (s *Server) recoverHook(c echo.Context) error {
 // and events, newest first, each with its attempts; status and hook_id
 // filter, limit and cursor page.
 func (s *Server) listAllDeliveries(c echo.Context) error {
-	limit, err := pageLimit(c, 100)
+	limit, err := pageLimit(c, 100, 100)
 	if err != nil {
 		return err
 	}
@@ -168,7 +159,7 @@ func (s *Server) listAllDeliveries(c echo.Context) error {
 	switch f.Status {
 	case "", connector.DeliveryPending, connector.DeliveryDelivered, connector.DeliveryFailed:
 	default:
-		return invalidField("status", "must be pending, delivered or failed")
+		return fieldError("status", "must be pending, delivered or failed")
 	}
 	page, err := s.cfg.Hooks.ListDeliveries(c.Request().Context(), s.owner(apiKey(c)), f)
 	if err != nil {

@@ -97,7 +97,7 @@ type hookList struct {
 // listHooks is GET /v1/hooks: the key's hooks, oldest first, paged like
 // /v1/jobs (limit up to 100, cursor).
 func (s *Server) listHooks(c echo.Context) error {
-	limit, err := pageLimit(c, 100)
+	limit, err := pageLimit(c, 100, 100)
 	if err != nil {
 		return err
 	}
@@ -149,27 +149,9 @@ func decodeHookCursor(c string) (*connector.Hook, error) {
 	ns, id, ok := strings.Cut(string(raw), ".")
 	n, perr := strconv.ParseInt(ns, 10, 64)
 	if err != nil || !ok || perr != nil {
-		return nil, invalidField("cursor", "is not one this API gave: use next_cursor of the previous page")
+		return nil, fieldError("cursor", "is not one this API gave: use next_cursor of the previous page")
 	}
 	return &connector.Hook{ID: id, CreatedAt: time.Unix(0, n)}, nil
-}
-
-// pageLimit reads ?limit=, 1..max, max when absent.
-func pageLimit(c echo.Context, max int) (int, error) {
-	v := c.QueryParam("limit")
-	if v == "" {
-		return max, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > max {
-		return 0, invalidField("limit", "must be a whole number from 1 to "+strconv.Itoa(max))
-	}
-	return n, nil
-}
-
-func invalidField(field, msg string) *connector.Error {
-	return &connector.Error{Code: connector.EINVALID, Message: field + ": " + msg,
-		Details: []connector.FieldError{{Field: field, Message: msg}}}
 }
 
 // getHook is GET /v1/hooks/:id.

@@ -70,26 +70,19 @@ var errTooLarge = connector.Errorf(connector.ETOOLARGE,
 // one file part, or the image itself as the body. Sizes are checked before
 // reading when Content-Length tells, and while reading always.
 func (s *Server) readJobRequest(c echo.Context) (*jobRequest, error) {
-	req := c.Request()
-	mediaType, params, _ := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
-	var in *jobRequest
-	var err error
+	mediaType, _, _ := mime.ParseMediaType(c.Request().Header.Get(echo.HeaderContentType))
 	if !isRawImage(mediaType) { // a raw body's fields are in the query (rawinput.go)
 		if err := checkQuery(c, "wait", "dry_run", "include"); err != nil {
 			return nil, err
 		}
 	}
-	switch {
-	case isJSON(req.Header.Get(echo.HeaderContentType)):
-		in, err = readJSONJob(c, maxJSONBody, s.bodyKeyCheck(c))
-	case mediaType == "multipart/form-data" && params["boundary"] != "":
-		in, err = readMultipartJob(c, params["boundary"], s.bodyKeyCheck(c))
-	case isRawImage(mediaType):
-		in, err = readRawJob(c)
-	default:
-		return nil, connector.Errorf(connector.EMEDIATYPE,
-			"Content-Type must be application/json, multipart/form-data or the image's own type, such as image/png (got %q)", req.Header.Get(echo.HeaderContentType))
-	}
+	in, err := readBody(c, bodyReaders[*jobRequest]{
+		json: func(c echo.Context) (*jobRequest, error) { return readJSONJob(c, maxJSONBody, s.bodyKeyCheck(c)) },
+		multipart: func(c echo.Context, boundary string) (*jobRequest, error) {
+			return readMultipartJob(c, boundary, s.bodyKeyCheck(c))
+		},
+		raw: readRawJob,
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/imgflow/imgflow/connector"
@@ -30,32 +29,14 @@ func (s *Server) createJob(c echo.Context) error {
 	if err := checkInclude(c); err != nil {
 		return err
 	}
-	// A key in a header is checked before the body is read: an unknown
-	// key costs the server no memory.
-	if key := headerKey(c); key != "" {
-		if err := s.authenticate(c, key); err != nil {
-			return err
-		}
-	}
-	release, err := s.bodies.acquire(c, headerKey(c))
+	key, in, release, err := bindRequest(s, c, s.readJobRequest)
 	if err != nil {
 		return err
 	}
-	in, err := s.readJobRequest(c)
 	release()
-	if err != nil {
-		return slowBodyError(c, err)
-	}
-	key, err := requestKey(c, in.APIKey)
-	if err != nil {
-		return err
-	}
-	if wait > 0 {
-		c.Set(ctxWatch, (*jobWatch)(nil)) // watched before it is queued (jobRequestFor)
-		defer stopWatch(c)
-	}
-	ctx := s.requestContext(c)
-	job, replay, err := s.cfg.Service.CreateJob(ctx, s.jobRequestFor(c, key, in))
+	watch := s.newJobWatch(c.Request().Context(), wait)
+	defer watch.stop()
+	job, replay, err := s.cfg.Service.CreateJob(s.requestContext(c), s.jobRequestFor(key, c.Request().Header.Get("Idempotency-Key"), in, watch))
 	if err != nil {
 		return err
 	}
@@ -64,19 +45,26 @@ func (s *Server) createJob(c echo.Context) error {
 		s.logger(c).Info("job created", "input", job.Input.Kind, "size", job.Input.Size)
 		s.cfg.OnJobCreated(job.Input.Kind)
 	}
-	return s.respondJob(c, job, wait)
+	job, err = s.awaitJob(c.Request().Context(), job, watch, wait)
+	if errors.Is(err, context.Canceled) {
+		return nil // the caller went away
+	}
+	if err != nil {
+		return err
+	}
+	return s.answerJob(c, job)
 }
 
-// jobRequestFor is the creation service's request for a bound job
-// request of key.
-func (s *Server) jobRequestFor(c echo.Context, key string, in *jobRequest) *app.JobRequest {
-	r := &app.JobRequest{Owner: s.owner(key), Key: key, IdempotencyKey: c.Request().Header.Get("Idempotency-Key"),
+// jobRequestFor is the creation service's request for a bound job request
+// of key, watched before it is queued when watch is set.
+func (s *Server) jobRequestFor(key, idempotencyKey string, in *jobRequest, watch *jobWatch) *app.JobRequest {
+	r := &app.JobRequest{Owner: s.owner(key), Key: key, IdempotencyKey: idempotencyKey,
 		Input: in.appInput(), CallbackURL: in.CallbackURL}
 	if r.IdempotencyKey != "" {
 		r.Fingerprint = in.fingerprint()
 	}
-	if _, asked := c.Get(ctxWatch).(*jobWatch); asked {
-		r.BeforeQueue = func(id string) { s.watchBeforeQueueing(c, id) }
+	if watch != nil {
+		r.BeforeQueue = watch.beforeQueue
 	}
 	return r
 }
@@ -98,33 +86,6 @@ func (s *Server) parseWait(c echo.Context) (time.Duration, error) {
 		return 0, bad
 	}
 	return time.Duration(n) * time.Second, nil
-}
-
-// respondJob answers 200 with a finished job, else waits up to wait for it
-// to finish, else answers 202 with Location to poll.
-func (s *Server) respondJob(c echo.Context, job *connector.Job, wait time.Duration) error {
-	if !job.Status.Finished() && wait > 0 {
-		ctx, cancel := context.WithTimeout(c.Request().Context(), wait)
-		var waited *connector.Job
-		var err error
-		if w := watchOf(c, job.ID); w != nil {
-			waited, err = w.Wait(ctx, job)
-		} else {
-			waited, err = s.cfg.Jobs.WaitJob(ctx, job.ID)
-		}
-		cancel()
-		switch {
-		case err == nil || errors.Is(err, context.DeadlineExceeded):
-			if waited != nil {
-				job = waited
-			}
-		case errors.Is(err, context.Canceled):
-			return nil // the caller went away
-		default:
-			return err
-		}
-	}
-	return s.answerJob(c, job)
 }
 
 // answerJob is 200 for a finished job; for an unfinished one it is 202 with
@@ -208,23 +169,16 @@ type listJobsPage struct {
 
 // listJobs is GET /v1/jobs: newest first, for polling triggers.
 func (s *Server) listJobs(c echo.Context) error {
-	filter := connector.JobFilter{Status: connector.JobStatus(c.QueryParam("status")), Limit: 20, Cursor: c.QueryParam("cursor")}
+	filter := connector.JobFilter{Status: connector.JobStatus(c.QueryParam("status"))}
 	if filter.Status != "" && !filter.Status.Valid() {
 		return fieldError("status", "must be one of: queued, processing, completed, failed")
 	}
-	if raw := c.QueryParam("limit"); raw != "" {
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < 1 || n > 100 {
-			return fieldError("limit", "must be a whole number from 1 to 100")
-		}
-		filter.Limit = n
+	var err error
+	if filter.Limit, err = pageLimit(c, 20, 100); err != nil {
+		return err
 	}
-	if filter.Cursor != "" {
-		// Only the canonical form the API hands out: {…} or upper case
-		// would sort elsewhere and page from the wrong place.
-		if id, err := uuid.Parse(filter.Cursor); err != nil || id.String() != filter.Cursor {
-			return fieldError("cursor", "is not a cursor this API returned")
-		}
+	if filter.Cursor, err = idCursor(c); err != nil {
+		return err
 	}
 	page, err := s.cfg.Jobs.ListJobs(c.Request().Context(), s.owner(apiKey(c)), filter)
 	if err != nil {

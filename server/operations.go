@@ -30,36 +30,13 @@ var _ mcp.Backend = (*Operations)(nil)
 // Compress makes a job and waits up to req.Wait for it.
 func (o *Operations) Compress(ctx context.Context, key string, req mcp.ImageRequest) (*connector.Job, error) {
 	s := o.s
-	if err := s.cfg.Keys.Known(ctx, key); err != nil {
-		return nil, err
-	}
-	in, err := s.bindImage(req.Fields, req.Upload, "")
+	in, err := o.bindImage(ctx, key, req)
 	if err != nil {
 		return nil, err
 	}
-	r := &app.JobRequest{Owner: s.owner(key), Key: key, IdempotencyKey: req.IdempotencyKey, Input: in.appInput()}
-	if r.IdempotencyKey != "" {
-		r.Fingerprint = in.fingerprint()
-	}
-	var watch connector.JobWatch
-	var watched string
-	if req.Wait > 0 {
-		r.BeforeQueue = func(id string) {
-			if watch != nil {
-				watch.Stop() // an earlier job of this request (an adopted one) is not waited on
-			}
-			watch, watched = nil, id
-			if w, err := s.cfg.Jobs.WatchJob(ctx, id); err == nil {
-				watch = w
-			}
-		}
-		defer func() {
-			if watch != nil {
-				watch.Stop()
-			}
-		}()
-	}
-	job, replay, err := s.cfg.Service.CreateJob(ctx, r)
+	watch := s.newJobWatch(ctx, req.Wait)
+	defer watch.stop()
+	job, replay, err := s.cfg.Service.CreateJob(ctx, s.jobRequestFor(key, req.IdempotencyKey, in, watch))
 	if err != nil {
 		return nil, uploadNames(err, req.Upload != nil, "")
 	}
@@ -67,38 +44,16 @@ func (o *Operations) Compress(ctx context.Context, key string, req mcp.ImageRequ
 		keycheck.LoggerOf(ctx, s.log).Info("job created", "job_id", job.ID, "input", job.Input.Kind, "size", job.Input.Size)
 		s.cfg.OnJobCreated(job.Input.Kind)
 	}
-	if watched != job.ID && watch != nil {
-		watch.Stop()
-		watch = nil
-	}
 	return o.wait(ctx, key, job, watch, req.Wait)
 }
 
-// wait waits up to wait for an unfinished job, on watch when there is one
-// (started before the job was queued), else on the store's wait. A
-// completed job's balance updates the key's cached account
-// (check_account answers from it).
-func (o *Operations) wait(ctx context.Context, key string, job *connector.Job, watch connector.JobWatch, wait time.Duration) (*connector.Job, error) {
-	if !job.Status.Finished() && wait > 0 {
-		wctx, cancel := context.WithTimeout(ctx, wait)
-		var waited *connector.Job
-		var err error
-		if watch != nil {
-			waited, err = watch.Wait(wctx, job)
-		} else {
-			waited, err = o.s.cfg.Jobs.WaitJob(wctx, job.ID)
-		}
-		cancel()
-		switch {
-		case err == nil || errors.Is(err, context.DeadlineExceeded):
-			if waited != nil {
-				job = waited
-			}
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		default:
-			return nil, err
-		}
+// wait waits up to wait for an unfinished job (awaitJob). A completed
+// job's balance updates the key's cached account (check_account answers
+// from it).
+func (o *Operations) wait(ctx context.Context, key string, job *connector.Job, watch *jobWatch, wait time.Duration) (*connector.Job, error) {
+	job, err := o.s.awaitJob(ctx, job, watch, wait)
+	if err != nil {
+		return nil, err
 	}
 	if job.Status == connector.StatusCompleted && job.DeduplicatedFrom == "" && job.Result != nil && job.Result.CreditsRemaining != nil {
 		o.s.cfg.Keys.NoteBalance(ctx, key, *job.Result.CreditsRemaining)
@@ -155,10 +110,8 @@ func (o *Operations) CompressMany(ctx context.Context, key string, req mcp.Batch
 			s.cfg.OnJobCreated(in.Kind)
 		}
 	}
-	if req.Wait > 0 && b.Status != connector.BatchFinished {
-		if b, err = s.waitBatch(ctx, b, req.Wait); err != nil {
-			return nil, err
-		}
+	if b, err = s.awaitBatch(ctx, b, req.Wait); err != nil {
+		return nil, err
 	}
 	jobs, err := s.batchJobs(ctx, b)
 	if err != nil {
@@ -214,10 +167,7 @@ func (o *Operations) ListJobs(ctx context.Context, key string, f connector.JobFi
 // DryRun checks an image as the job would, charging nothing.
 func (o *Operations) DryRun(ctx context.Context, key string, req mcp.ImageRequest) (*connector.ImageCheck, error) {
 	s := o.s
-	if err := s.cfg.Keys.Known(ctx, key); err != nil {
-		return nil, err
-	}
-	in, err := s.bindImage(req.Fields, req.Upload, "")
+	in, err := o.bindImage(ctx, key, req)
 	if err != nil {
 		return nil, err
 	}
@@ -244,6 +194,15 @@ func (o *Operations) OpenJobFile(ctx context.Context, key, id string) (*connecto
 		return nil, resultGone(err, id)
 	}
 	return blob, nil
+}
+
+// bindImage checks the key and binds its request as the REST body is
+// bound.
+func (o *Operations) bindImage(ctx context.Context, key string, req mcp.ImageRequest) (*jobRequest, error) {
+	if err := o.s.cfg.Keys.Known(ctx, key); err != nil {
+		return nil, err
+	}
+	return o.s.bindImage(req.Fields, req.Upload, "")
 }
 
 // bindImage binds a job request from its JSON fields and, when given, an

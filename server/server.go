@@ -94,7 +94,7 @@ type Config struct {
 	// ResultTTL is how long compressed files and their file_url live.
 	// Default 24h; env IMGFLOW_RESULT_TTL.
 	ResultTTL time.Duration
-	// MaxWait caps ?wait=N. Default 25s, under Zapier's 30 s action limit.
+	// MaxWait caps ?wait=N. Default connector.DefaultMaxWait (25s).
 	MaxWait time.Duration
 	// MaxLargeBodies caps how many request bodies over 256 KiB (or of
 	// undeclared length) are read and decoded at once; beyond it a request
@@ -142,10 +142,10 @@ type Server struct {
 // New builds the API with defaults filled in.
 func New(cfg Config) *Server {
 	if cfg.ResultTTL <= 0 {
-		cfg.ResultTTL = 24 * time.Hour
+		cfg.ResultTTL = connector.DefaultResultTTL
 	}
 	if cfg.MaxWait <= 0 {
-		cfg.MaxWait = 25 * time.Second
+		cfg.MaxWait = connector.DefaultMaxWait
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

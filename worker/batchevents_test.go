@@ -31,7 +31,7 @@ func (h *harness) submitBatch(n int, callbackURL string) *connector.Batch {
 		jobs = append(jobs, job)
 	}
 	b.Counts.Total = n
-	if err := h.store.Batches.CreateBatch(ctx, b); err != nil {
+	if err := h.store.Batches.Create(ctx, b); err != nil {
 		h.t.Fatalf("CreateBatch: %v", err)
 	}
 	for _, job := range jobs {

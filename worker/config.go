@@ -280,7 +280,7 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.DeliveryKeyShare = max(1, cfg.DeliveryConcurrency/2)
 	}
 	if cfg.ResultTTL <= 0 {
-		cfg.ResultTTL = 24 * time.Hour
+		cfg.ResultTTL = connector.DefaultResultTTL
 	}
 	if cfg.DedupeWait <= 0 {
 		cfg.DedupeWait = 30 * time.Second

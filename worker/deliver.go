@@ -231,9 +231,10 @@ func (w *Worker) handleDelivery(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return fmt.Errorf("render event: %w", err)
 	}
-	r.attempt.Target, r.attempt.At = connector.TargetForDisplay(r.target.url), time.Now().UTC()
+	at := time.Now()
 	res := w.cfg.Sender.Send(ctx, r.target.url, r.target.secrets, d.ID, body)
-	r.attempt.DurationMS, r.attempt.StatusCode, r.attempt.Response = res.Duration.Milliseconds(), res.Status, res.Response
+	r.attempt = res.Attempt(d.ID, d.HookID, d.Event, r.target.url, at)
+	r.attempt.Redelivery = d.Redeliver
 	r.log = r.log.With("attempt", r.retried+1, "target_host", host(r.target.url), "status", res.Status)
 	switch {
 	case res.Err == nil:
@@ -284,7 +285,6 @@ func (w *Worker) dropped(ctx context.Context, r *deliveryRun, why string) error 
 func (w *Worker) delivered(ctx context.Context, r *deliveryRun, res webhook.Result) error {
 	r.log.Info("delivered")
 	w.obs.DeliveryDone("delivered")
-	r.attempt.Outcome = connector.OutcomeDelivered
 	w.recordAttempt(ctx, r)
 	w.endpointSucceeded(ctx, r)
 	w.recordCallback(ctx, r, func(s *connector.DeliveryState) {
@@ -302,7 +302,6 @@ func (w *Worker) delivered(ctx context.Context, r *deliveryRun, res webhook.Resu
 func (w *Worker) gone(ctx context.Context, r *deliveryRun, res webhook.Result) error {
 	r.log.Warn("receiver answered 410 Gone: no more deliveries")
 	w.obs.DeliveryDone("gone")
-	r.attempt.Outcome, r.attempt.Error = connector.OutcomeGone, describeSendError(res)
 	w.recordAttempt(ctx, r)
 	if !r.d.Redeliver {
 		w.recordCallback(ctx, r, func(s *connector.DeliveryState) {
@@ -324,7 +323,7 @@ func (w *Worker) gone(ctx context.Context, r *deliveryRun, res webhook.Result) e
 // endpoint that has failed every attempt for the policy's DisableAfter is
 // disabled here, and this delivery ends with it.
 func (w *Worker) failed(ctx context.Context, r *deliveryRun, res webhook.Result) error {
-	why := describeSendError(res)
+	why := res.Why()
 	if connector.ErrorCodeOf(res.Err) == connector.EURLREFUSED {
 		r.last = true // the guard refuses the target: no later attempt can pass
 	}
@@ -332,7 +331,6 @@ func (w *Worker) failed(ctx context.Context, r *deliveryRun, res webhook.Result)
 		r.last = true
 	}
 	retryErr := &retryAfterError{err: errors.New(why), after: res.RetryAfter}
-	r.attempt.Error, r.attempt.Outcome = why, connector.OutcomeFailed
 	if r.last {
 		r.log.Warn("delivery failed for good", "err", why)
 		w.obs.DeliveryDone("failed")
@@ -460,21 +458,6 @@ func (w *Worker) recordCallback(ctx context.Context, r *deliveryRun, set func(*c
 	if err != nil && !errors.Is(err, errDelivered) {
 		r.log.Warn("could not record the callback state", "err", err)
 	}
-}
-
-// describeSendError says why an attempt failed without repeating the target
-// URL, whose query string may carry a signature (n8n's resume URLs).
-func describeSendError(res webhook.Result) string {
-	var ue *url.Error
-	switch {
-	case errors.As(res.Err, &ue):
-		return ue.Err.Error()
-	case res.Err != nil:
-		return res.Err.Error()
-	case res.Status != 0:
-		return fmt.Sprintf("receiver answered %d", res.Status)
-	}
-	return "delivery failed"
 }
 
 // host is the part of a target URL fit for logs.

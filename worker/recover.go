@@ -60,6 +60,12 @@ type abandonedRecoverer struct {
 }
 
 func (r *abandonedRecoverer) run(ctx context.Context, every time.Duration) {
+	onEveryTick(ctx, every, func() { r.pass(ctx) })
+}
+
+// onEveryTick calls fn every interval until ctx ends: the loop of the
+// worker's background passes.
+func onEveryTick(ctx context.Context, every time.Duration, fn func()) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -67,7 +73,7 @@ func (r *abandonedRecoverer) run(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			r.pass(ctx)
+			fn()
 		}
 	}
 }

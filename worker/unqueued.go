@@ -92,31 +92,28 @@ type unqueuedSweeper struct {
 }
 
 func (s *unqueuedSweeper) run(ctx context.Context, every time.Duration, after time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if s.batches != nil {
-				// Batches first: a finished one notes its items for the pass below.
-				for ctx.Err() == nil {
-					_, more, err := s.batches.SweepBatches(ctx, time.Now().Add(-s.makingAfter))
-					if err != nil {
-						s.log.Warn("batches left half made not settled; trying again next sweep", "err", err)
-					}
-					if !more {
-						break
-					}
-				}
+	onEveryTick(ctx, every, func() { s.sweep(ctx, after) })
+}
+
+// sweep is one round of the sweeper's three passes: batches left half
+// made, jobs without a task, batch items whose end was missed.
+func (s *unqueuedSweeper) sweep(ctx context.Context, after time.Duration) {
+	if s.batches != nil {
+		// Batches first: a finished one notes its items for the pass below.
+		for ctx.Err() == nil {
+			_, more, err := s.batches.SweepBatches(ctx, time.Now().Add(-s.makingAfter))
+			if err != nil {
+				s.log.Warn("batches left half made not settled; trying again next sweep", "err", err)
 			}
-			for s.pass(ctx, time.Now().Add(-after)) == sweepBatch && ctx.Err() == nil {
-			}
-			if s.countMissed != nil {
-				s.countMissed(ctx, time.Now().Add(-s.runningAfter))
+			if !more {
+				break
 			}
 		}
+	}
+	for s.pass(ctx, time.Now().Add(-after)) == sweepBatch && ctx.Err() == nil {
+	}
+	if s.countMissed != nil {
+		s.countMissed(ctx, time.Now().Add(-s.runningAfter))
 	}
 }
 

@@ -58,10 +58,10 @@ func decodeBatch(data []byte) (*connector.Batch, error) {
 	return sb.Batch, nil
 }
 
-// CreateBatch publishes a batch whose items exist: its record, its
+// Create publishes a batch whose items exist: its record, its
 // counters and its listing entry. Publishing again is a no-op: whoever
 // finishes a batch's making (connector.MakingState) may meet another.
-func (s *Batches) CreateBatch(ctx context.Context, b *connector.Batch) error {
+func (s *Batches) Create(ctx context.Context, b *connector.Batch) error {
 	if b.ID == "" || len(b.JobIDs) == 0 {
 		return internalErr(errors.New("create batch: no id or no items"))
 	}
@@ -269,11 +269,12 @@ return 1
 `)
 
 // batchEndedScript counts an item as ended once (started too, if it was
-// not), stamps finished_at when the last one ends, and says whether the
-// batch.finished event is due: every item ended, the event not queued.
+// not), stamps finished_at when the last one ends and publishes that on
+// the batch's done channel (waiters read it: WaitBatch), and says whether
+// the batch.finished event is due: every item ended, the event not queued.
 // KEYS[1] the counters; ARGV[1] job id, ARGV[2] "completed" or "failed",
-// ARGV[3] bytes saved, ARGV[4] now (RFC 3339). Returns -1 when the batch
-// is gone, 1 when the event is due, else 0.
+// ARGV[3] bytes saved, ARGV[4] now (RFC 3339), ARGV[5] the done channel.
+// Returns -1 when the batch is gone, 1 when the event is due, else 0.
 var batchEndedScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if redis.call('HSETNX', KEYS[1], 's:' .. ARGV[1], 1) == 1 then redis.call('HINCRBY', KEYS[1], 'started', 1) end
@@ -284,7 +285,7 @@ end
 local total = tonumber(redis.call('HGET', KEYS[1], 'total') or '0')
 local ended = tonumber(redis.call('HGET', KEYS[1], 'completed') or '0') + tonumber(redis.call('HGET', KEYS[1], 'failed') or '0')
 if ended < total then return 0 end
-redis.call('HSETNX', KEYS[1], 'finished_at', ARGV[4])
+if redis.call('HSETNX', KEYS[1], 'finished_at', ARGV[4]) == 1 then redis.call('PUBLISH', ARGV[5], '') end
 if redis.call('HEXISTS', KEYS[1], 'event_queued') == 1 then return 0 end
 return 1
 `)
@@ -305,7 +306,7 @@ func (s *Batches) BatchItemEnded(ctx context.Context, batchID, jobID string, com
 		field = "completed"
 	}
 	n, err := batchEndedScript.Run(ctx, s.rdb, []string{s.batchCountKey(batchID)},
-		jobID, field, max(saved, 0), now.UTC().Format(time.RFC3339Nano)).Int()
+		jobID, field, max(saved, 0), now.UTC().Format(time.RFC3339Nano), s.doneChannel(batchID)).Int()
 	if err != nil {
 		return false, storageErr(err)
 	}

@@ -60,8 +60,8 @@ func decodeIdem(data []byte) (*storedIdem, error) {
 // renews. It returns:
 //
 //   - (record, true, nil) when the caller now holds the key: a fresh
-//     reservation (record.PlannedJobID == jobID), or one taken over from a
-//     request whose lease ran out (record.PlannedJobID is that request's
+//     reservation (record.PlannedID == jobID), or one taken over from a
+//     request whose lease ran out (record.PlannedID is that request's
 //     job, which the caller must find or make);
 //   - (earlier record, false, nil) otherwise: the caller compares
 //     fingerprints (422 when they differ) and job ids (409 while "", a
@@ -70,7 +70,7 @@ func (s *Idempotency) ReserveIdempotencyKey(ctx context.Context, owner, key, fin
 	rkey, lkey := s.idemKey(owner, key), s.idemLeaseKey(owner, key)
 	now := s.now().UTC()
 	fresh := storedIdem{
-		IdempotencyRecord: connector.IdempotencyRecord{Fingerprint: fingerprint, PlannedJobID: jobID},
+		IdempotencyRecord: connector.IdempotencyRecord{Fingerprint: fingerprint, PlannedID: jobID},
 		ReservedAt:        now,
 		ReservedMS:        now.UnixMilli(),
 	}
@@ -108,7 +108,7 @@ func (s *Idempotency) ReserveIdempotencyKey(ctx context.Context, owner, key, fin
 				return err
 			}
 			rec = &r.IdempotencyRecord
-			if r.JobID != "" || r.Fingerprint != fingerprint {
+			if r.MadeID != "" || r.Fingerprint != fingerprint {
 				return nil
 			}
 			held, err := tx.Exists(ctx, lkey).Result()
@@ -225,10 +225,10 @@ func (s *Idempotency) ReplanIdempotencyKey(ctx context.Context, owner, key, toke
 		if err != nil {
 			return err
 		}
-		if r.JobID != "" {
+		if r.MadeID != "" {
 			return nil
 		}
-		r.PlannedJobID = planned
+		r.PlannedID = planned
 		if data, err = json.Marshal(r); err != nil {
 			return internalErr(err)
 		}

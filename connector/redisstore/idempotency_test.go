@@ -44,19 +44,19 @@ func complete(t *testing.T, s *Store, owner, key, token, jobID string) {
 func TestIdempotencyReserveThenCompleteThenReplay(t *testing.T) {
 	s, r := newStore(t, Options{})
 	ctx := context.Background()
-	if rec, ok := reserveAs(t, s, "o", "k1", "fp-a", "tok-1"); !ok || rec == nil || rec.PlannedJobID != "tok-1" {
+	if rec, ok := reserveAs(t, s, "o", "k1", "fp-a", "tok-1"); !ok || rec == nil || rec.PlannedID != "tok-1" {
 		t.Fatalf("first reserve = %+v, %v; want the caller's planned job, true", rec, ok)
 	}
 	if ttl := r.Client.PTTL(ctx, s.Idempotency.idemLeaseKey("o", "k1")).Val(); ttl <= 0 || ttl > DefaultIdempotencyLease {
 		t.Fatalf("lease TTL = %v, want (0, %v]", ttl, DefaultIdempotencyLease)
 	}
 	rec, ok := reserve(t, s, "o", "k1", "fp-b")
-	if ok || rec == nil || rec.Fingerprint != "fp-a" || rec.JobID != "" {
+	if ok || rec == nil || rec.Fingerprint != "fp-a" || rec.MadeID != "" {
 		t.Fatalf("reserve while in flight = %+v, %v; want {fp-a, \"\"}, false", rec, ok)
 	}
 	complete(t, s, "o", "k1", "tok-1", "job-1")
 	rec, ok = reserve(t, s, "o", "k1", "fp-a")
-	if ok || rec == nil || rec.Fingerprint != "fp-a" || rec.JobID != "job-1" {
+	if ok || rec == nil || rec.Fingerprint != "fp-a" || rec.MadeID != "job-1" {
 		t.Fatalf("reserve after completion = %+v, %v; want {fp-a, job-1}, false", rec, ok)
 	}
 	if ttl := r.Client.PTTL(ctx, s.Idempotency.idemKey("o", "k1")).Val(); ttl <= 23*time.Hour || ttl > IdempotencyTTL {
@@ -82,7 +82,7 @@ func TestIdempotencyCompletedRecordLasts24HoursFromFirstUse(t *testing.T) {
 	// request's to complete.
 	complete(t, s, "o", "k", "tok", "job-1")
 	r.Mini.FastForward(IdempotencyTTL - 3*time.Minute)
-	if rec, ok := reserve(t, s, "o", "k", "fp"); ok || rec.JobID != "job-1" {
+	if rec, ok := reserve(t, s, "o", "k", "fp"); ok || rec.MadeID != "job-1" {
 		t.Fatalf("23h57m after first use: reserve = %+v, %v; want the completed record", rec, ok)
 	}
 	r.Mini.FastForward(2 * time.Minute)
@@ -119,7 +119,7 @@ func TestIdempotencyKeyOfADeadRequestIsTakenOverWithinItsLease(t *testing.T) {
 			t.Fatalf("RenewIdempotencyKey by the holder = %v, %v; want held", held, err)
 		}
 	}
-	if rec, ok := reserve(t, s, "o", "live", "fp"); ok || rec.JobID != "" {
+	if rec, ok := reserve(t, s, "o", "live", "fp"); ok || rec.MadeID != "" {
 		t.Fatalf("reserve while the holder renews = %+v, %v; want in flight", rec, ok)
 	}
 
@@ -130,13 +130,13 @@ func TestIdempotencyKeyOfADeadRequestIsTakenOverWithinItsLease(t *testing.T) {
 	if ok {
 		t.Fatal("a second reserve within the lease took the key, want in flight (409)")
 	}
-	planned := rec.PlannedJobID
+	planned := rec.PlannedID
 	wait() // the holder died: no renewal
 	if rec, ok := reserve(t, s, "o", "dead", "fp-other"); ok || rec.Fingerprint != "fp" {
 		t.Fatalf("another body after the lease = %+v, %v; want refused with the first fingerprint (422)", rec, ok)
 	}
 	rec, ok = reserve(t, s, "o", "dead", "fp")
-	if !ok || rec.PlannedJobID != planned {
+	if !ok || rec.PlannedID != planned {
 		t.Fatalf("retry after the lease = %+v, %v; want taken over with the dead request's job %s", rec, ok, planned)
 	}
 	if held, _ := s.Idempotency.RenewIdempotencyKey(ctx, "o", "dead", planned); held {
@@ -160,7 +160,7 @@ func TestIdempotencyReleaseFreesOnlyPendingKeys(t *testing.T) {
 	if err := s.Idempotency.ReleaseIdempotencyKey(ctx, "o", "done", "tok-d"); err != nil {
 		t.Fatalf("ReleaseIdempotencyKey of a completed key: %v", err)
 	}
-	if rec, ok := reserve(t, s, "o", "done", "fp"); ok || rec.JobID != "job-1" {
+	if rec, ok := reserve(t, s, "o", "done", "fp"); ok || rec.MadeID != "job-1" {
 		t.Fatalf("after releasing a completed key: reserve = %+v, %v; want the record kept", rec, ok)
 	}
 	if err := s.Idempotency.ReleaseIdempotencyKey(ctx, "o", "never", "tok-n"); err != nil {
@@ -191,14 +191,14 @@ func TestIdempotencyLostLeaseNeitherReleasesNorCompletesTheTakersKey(t *testing.
 	}
 	reserveAs(t, s, "o", "k", "fp", "stalled")
 	lapse()
-	if rec, ok := reserveAs(t, s, "o", "k", "fp", "taker"); !ok || rec.PlannedJobID != "stalled" {
+	if rec, ok := reserveAs(t, s, "o", "k", "fp", "taker"); !ok || rec.PlannedID != "stalled" {
 		t.Fatalf("takeover = %+v, %v; want taken over", rec, ok)
 	}
 
 	if err := s.Idempotency.ReleaseIdempotencyKey(ctx, "o", "k", "stalled"); err != nil {
 		t.Fatalf("release by the stalled request: %v", err)
 	}
-	if rec, ok := reserveAs(t, s, "o", "k", "fp", "third"); ok || rec.JobID != "" {
+	if rec, ok := reserveAs(t, s, "o", "k", "fp", "third"); ok || rec.MadeID != "" {
 		t.Fatalf("third request after the stalled one's release = %+v, %v; want the key still in flight (the taker's)", rec, ok)
 	}
 	if held, err := s.Idempotency.CompleteIdempotencyKey(ctx, "o", "k", "stalled", "stalled-job"); err != nil || held {
@@ -208,7 +208,7 @@ func TestIdempotencyLostLeaseNeitherReleasesNorCompletesTheTakersKey(t *testing.
 		t.Fatalf("the taker's lease after the stalled request's complete = %v, %v; want still held", held, err)
 	}
 	complete(t, s, "o", "k", "taker", "taker-job")
-	if rec, ok := reserveAs(t, s, "o", "k", "fp", "third"); ok || rec.JobID != "taker-job" {
+	if rec, ok := reserveAs(t, s, "o", "k", "fp", "third"); ok || rec.MadeID != "taker-job" {
 		t.Fatalf("after the taker completed: reserve = %+v, %v; want its job", rec, ok)
 	}
 	// Once completed, a late complete by the stalled request (its lease
@@ -219,7 +219,7 @@ func TestIdempotencyLostLeaseNeitherReleasesNorCompletesTheTakersKey(t *testing.
 	// A complete retried after its first try landed (the answer lost) is a
 	// no-op success.
 	complete(t, s, "o", "k", "taker", "taker-job")
-	if rec, _ := reserveAs(t, s, "o", "k", "fp", "fourth"); rec.JobID != "taker-job" {
+	if rec, _ := reserveAs(t, s, "o", "k", "fp", "fourth"); rec.MadeID != "taker-job" {
 		t.Fatalf("record = %+v, want taker-job kept", rec)
 	}
 

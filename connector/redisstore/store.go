@@ -27,7 +27,7 @@
 // work across slots goes through plain pipelines:
 //
 //	job:{id}               JSON job record (with owner, sealed key, callback URL), TTL JobTTL
-//	done:{id}              pub/sub channel: a message when the job finishes
+//	done:{id}              pub/sub channel: a message when the job or batch finishes
 //	blob:in:{id}           raw bytes of job id's input (blob key "in:id"), TTL chosen by the caller
 //	blob:out:{id}          raw bytes of job id's result (blob key "out:id")
 //	jobs:{owner}           sorted set of the owner's job ids (score 0, ordered by id)

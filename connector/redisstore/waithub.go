@@ -10,10 +10,11 @@ import (
 )
 
 // waitHub shares one Redis subscription (PSUBSCRIBE <prefix>done:*) among
-// every WaitJob of a Store, so a thousand flows waiting on ?wait hold one
-// connection, not a thousand, and a waiter costs a map entry. A message
-// carries the finished record (UpdateJob publishes it), so a woken waiter
-// has its answer without reading the job again.
+// every wait of a Store (jobs' and batches': jobwait.go), so a thousand
+// flows waiting on ?wait hold one connection, not a thousand, and a waiter
+// costs a map entry. A job's message carries the finished record (UpdateJob
+// publishes it), so a woken waiter has its answer without reading the job
+// again; a batch's carries nothing, and its waiter reads the batch.
 type waitHub struct {
 	once    sync.Once
 	ready   chan struct{} // closed once Redis confirmed the subscription
@@ -63,7 +64,7 @@ func (h *waitHub) subscribed() bool {
 	}
 }
 
-// jobOfChannel is the job id of a done channel, done:{id}.
+// jobOfChannel is the job or batch id of a done channel, done:{id}.
 func jobOfChannel(channel, channelPrefix string) string {
 	return strings.TrimSuffix(strings.TrimPrefix(channel, channelPrefix+"{"), "}")
 }
@@ -77,9 +78,9 @@ func (h *waitHub) readyOrNil(subscribed bool) <-chan struct{} {
 	return h.ready
 }
 
-// add registers a waiter for job id; the returned channel receives the
-// finished job, or nil when the job may have finished and must be read
-// again. remove must follow.
+// add registers a waiter for job or batch id; the returned channel
+// receives the finished job, or nil when the record may have finished and
+// must be read again. remove must follow.
 func (h *waitHub) add(id string) chan *connector.Job {
 	ch := make(chan *connector.Job, 1)
 	h.mu.Lock()
@@ -139,7 +140,7 @@ func notify(ch chan *connector.Job, job *connector.Job) {
 	}
 }
 
-// subscribedFor reports whether a WaitJob waits on job id with the shared
+// subscribedFor reports whether a wait is on id with the shared
 // subscription confirmed (for tests).
 func (s *base) subscribedFor(id string) bool {
 	return s.hub.subscribed() && s.hub.waiting(id) > 0

@@ -455,7 +455,7 @@ func TestBatchTakeoverNamesItsOwnBatchInTheKey(t *testing.T) {
 		if n == 1 {
 			rec, _, err := f.store.Idempotency.ReserveIdempotencyKey(ctx, "o1", "batch:abc", "fp", "probe")
 			if err == nil {
-				seen <- rec.PlannedJobID
+				seen <- rec.PlannedID
 			}
 		}
 	}}

@@ -80,12 +80,12 @@ func (s *JobService) CreateBatch(ctx context.Context, r *BatchRequest) (b *conne
 		if l.rec.Fingerprint != r.Fingerprint {
 			return nil, false, connector.Errorf(connector.EMISMATCH, "Idempotency-Key %q was already used with a different batch", r.IdempotencyKey)
 		}
-		b, err = s.cfg.Batches.GetBatch(ctx, l.rec.JobID)
+		b, err = s.cfg.Batches.GetBatch(ctx, l.rec.MadeID)
 		if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
 			// Made, and answered, but its finish met a Redis hiccup: the
 			// sweeper would finish it; this request does it now.
-			if b, err = s.settleBatch(ctx, l.rec.JobID); b == nil && err == nil {
-				err = connector.Errorf(connector.ENOTFOUND, "batch %s not found", l.rec.JobID)
+			if b, err = s.settleBatch(ctx, l.rec.MadeID); b == nil && err == nil {
+				err = connector.Errorf(connector.ENOTFOUND, "batch %s not found", l.rec.MadeID)
 			}
 		}
 		return b, true, err
@@ -94,7 +94,7 @@ func (s *JobService) CreateBatch(ctx context.Context, r *BatchRequest) (b *conne
 	if l.tookOver() {
 		// The request that reserved the key died: what it made is finished
 		// (made), removed (left creating), or is the answer (published).
-		if b, err = s.settleBatch(ctx, l.rec.PlannedJobID); b != nil || err != nil {
+		if b, err = s.settleBatch(ctx, l.rec.PlannedID); b != nil || err != nil {
 			if err == nil {
 				s.complete(ctx, r.Owner, scoped, l.token, b.ID)
 			}
@@ -109,7 +109,7 @@ func (s *JobService) CreateBatch(ctx context.Context, r *BatchRequest) (b *conne
 			return nil, false, err
 		}
 	}
-	if b, err = s.makeBatch(ctx, l.token, r); err != nil {
+	if b, err = s.makeBatch(ctx, l.ownID(), r); err != nil {
 		s.release(ctx, r.Owner, scoped, l.token)
 		return nil, false, err
 	}
@@ -264,7 +264,7 @@ func (s *JobService) finishBatch(ctx context.Context, b *connector.Batch) error 
 			return err
 		}
 	}
-	if err := s.cfg.Batches.CreateBatch(ctx, b); err != nil {
+	if err := s.cfg.Batches.Create(ctx, b); err != nil {
 		return err
 	}
 	sem := make(chan struct{}, batchMakers)

@@ -33,9 +33,14 @@ type leased struct {
 	token    string // the fresh id the request reserved with
 }
 
+// ownID is the id this request makes its job or batch under: the fresh id
+// it reserved the key with, which is also its lease's token, so that the
+// key's record names what its holder makes.
+func (l *leased) ownID() string { return l.token }
+
 // tookOver reports whether the key was taken over from a dead request:
 // its planned id is not this request's.
-func (l *leased) tookOver() bool { return l.rec.PlannedJobID != l.token }
+func (l *leased) tookOver() bool { return l.rec.PlannedID != l.ownID() }
 
 // errKeyInFlight answers a request whose Idempotency-Key another request
 // still holds past the wait: 409, to be retried shortly.
@@ -64,7 +69,7 @@ func (s *JobService) reserve(ctx context.Context, owner, key, fingerprint string
 		if err != nil {
 			return nil, err
 		}
-		if reserved || rec.Fingerprint != fingerprint || rec.JobID != "" {
+		if reserved || rec.Fingerprint != fingerprint || rec.MadeID != "" {
 			return &leased{rec: rec, reserved: reserved, token: token}, nil
 		}
 		if time.Now().After(waitUntil) {
@@ -83,14 +88,14 @@ func (s *JobService) reserve(ctx context.Context, owner, key, fingerprint string
 // over from this one in turn finds that. ECONFLICT when the lease was lost
 // meanwhile.
 func (s *JobService) replan(ctx context.Context, owner, key string, l *leased) error {
-	held, err := s.cfg.Idempotency.ReplanIdempotencyKey(ctx, owner, key, l.token, l.token)
+	held, err := s.cfg.Idempotency.ReplanIdempotencyKey(ctx, owner, key, l.token, l.ownID())
 	if err != nil {
 		return err
 	}
 	if !held {
 		return errKeyInFlight()
 	}
-	l.rec.PlannedJobID = l.token
+	l.rec.PlannedID = l.ownID()
 	return nil
 }
 

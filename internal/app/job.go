@@ -67,13 +67,13 @@ func (s *JobService) CreateJob(ctx context.Context, r *JobRequest) (job *connect
 		if l.rec.Fingerprint != r.Fingerprint {
 			return nil, false, connector.Errorf(connector.EMISMATCH, "Idempotency-Key %q was already used with a different request", r.IdempotencyKey)
 		}
-		job, err = s.cfg.Jobs.GetJob(ctx, l.rec.JobID)
+		job, err = s.cfg.Jobs.GetJob(ctx, l.rec.MadeID)
 		return job, true, err
 	}
 	defer s.hold(ctx, r.Owner, r.IdempotencyKey, l.token)()
 	if l.tookOver() {
 		// The request that reserved the key died: its job may exist.
-		if job, err = s.adoptJob(ctx, l.rec.PlannedJobID); job != nil || err != nil {
+		if job, err = s.adoptJob(ctx, l.rec.PlannedID); job != nil || err != nil {
 			if err == nil {
 				s.complete(ctx, r.Owner, r.IdempotencyKey, l.token, job.ID)
 			}
@@ -89,7 +89,7 @@ func (s *JobService) CreateJob(ctx context.Context, r *JobRequest) (job *connect
 	}
 	left := nothingLeft
 	if err = s.admitJob(ctx, r); err == nil {
-		job, left, err = s.makeJob(ctx, l.token, r)
+		job, left, err = s.makeJob(ctx, l.ownID(), r)
 	}
 	if err != nil {
 		// A refused or failed request does not hold the key; one whose job

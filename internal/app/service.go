@@ -49,7 +49,7 @@ import (
 type IdempotencyStore interface {
 	// ReserveIdempotencyKey claims key for a request with this fingerprint
 	// that would make job jobID (a fresh id, also the lease's token).
-	// reserved is true when the caller holds it now: rec.PlannedJobID is the
+	// reserved is true when the caller holds it now: rec.PlannedID is the
 	// job to make, jobID unless the caller took over the key from a request
 	// that died, whose job it must then find, or else replan to its own
 	// (ReplanIdempotencyKey). Otherwise rec is the
@@ -106,7 +106,9 @@ type BatchStore interface {
 	MakingBatch(ctx context.Context, id string) (*connector.Batch, connector.MakingState, error)
 	EndBatchMaking(ctx context.Context, id string, state connector.MakingState) error
 	MakingBatches(ctx context.Context, before time.Time, limit int) ([]string, error)
-	CreateBatch(ctx context.Context, b *connector.Batch) error
+	// Create publishes a batch whose items exist (its record, counts and
+	// listing); again is a no-op.
+	Create(ctx context.Context, b *connector.Batch) error
 	GetBatch(ctx context.Context, id string) (*connector.Batch, error)
 }
 
@@ -181,7 +183,7 @@ func renewalOf(lease time.Duration, what string) time.Duration {
 // New returns the service with defaults filled in.
 func New(cfg Config) *JobService {
 	if cfg.InputTTL <= 0 {
-		cfg.InputTTL = 24 * time.Hour
+		cfg.InputTTL = connector.DefaultResultTTL
 	}
 	var renewEvery time.Duration
 	if cfg.Idempotency != nil {
