@@ -41,6 +41,7 @@ var statusOf = map[connector.ErrorCode]int{
 	connector.ETOOMANYHOOKS:  http.StatusConflict,
 	connector.ENOCREDITS:     http.StatusTooManyRequests,
 	connector.ETOOMANY:       http.StatusTooManyRequests,
+	connector.EFAILBUDGET:    http.StatusTooManyRequests,
 	connector.ERATELIMITED:   http.StatusTooManyRequests,
 	connector.EUPSTREAM:      http.StatusBadGateway,
 	connector.EUNAVAILABLE:   http.StatusServiceUnavailable,
