@@ -8,8 +8,8 @@ import (
 
 // An AVIF result over AV1's largest single picture is refused naming
 // convert; the same size in another type, and an AVIF at the cap, are not.
-// Two of the largest AVIFs never share the transform budget; two of the
-// largest PNGs do.
+// Two of the largest AVIFs or WebPs never share the transform budget; two
+// of the largest PNGs do.
 func TestAVIFResultsAreCappedAtAV1sLargestPicture(t *testing.T) {
 	big := Info{Type: "image/avif", Width: 7000, Height: 7000}
 	err := CheckOutput(big)
@@ -25,6 +25,10 @@ func TestAVIFResultsAreCappedAtAV1sLargestPicture(t *testing.T) {
 	avif := transformCost(in, Info{Type: "image/avif", Width: 5968, Height: 5973})
 	if avif > TransformBudget || 2*avif <= TransformBudget {
 		t.Errorf("the largest AVIF costs %d of %d: expected one alone to fit and two not to", avif, TransformBudget)
+	}
+	big.Type = "image/webp"
+	if webp := transformCost(big, big); webp > TransformBudget || 2*webp <= TransformBudget {
+		t.Errorf("a 49 MP WebP costs %d of %d: expected one alone to fit and two not to", webp, TransformBudget)
 	}
 	big.Type = "image/png"
 	if png := transformCost(big, big); 2*png > TransformBudget {
