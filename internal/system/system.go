@@ -426,7 +426,7 @@ func (a *App) mcpServer(logger *slog.Logger) func(ops *server.Operations) http.H
 	return func(ops *server.Operations) http.Handler {
 		return mcp.New(mcp.Options{
 			Backend: ops,
-			Uploads: &mcp.Uploads{Blobs: a.blobs, Keys: a.keys, PublicURL: a.opts.PublicURL},
+			Uploads: &mcp.Uploads{Blobs: a.blobs, Keys: a.keys, PublicURL: a.opts.PublicURL, Claims: a.store.Blobs},
 			Version: a.opts.Version,
 			Logger:  logger.With("component", "mcp"),
 		})
