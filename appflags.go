@@ -25,6 +25,7 @@ func addAppFlags(fs *flagSet, o *system.Options) {
 	fs.Duration(&o.HookDisableAfter, "hook-disable-after", "IMGFLOW_HOOK_DISABLE_AFTER", connector.DefaultDisableAfter, "how long a hook or callback URL may fail every delivery attempt before it is disabled")
 	fs.Int(&o.DeliveryRate, "delivery-rate", "IMGFLOW_DELIVERY_RATE", connector.DefaultDeliveryRate, "deliveries per second one hook or callback URL gets at most (0: no limit)")
 	fs.Int(&o.FreeDeliveriesPerMinute, "free-deliveries-per-minute", "IMGFLOW_FREE_DELIVERIES_PER_MINUTE", connector.DefaultFreeDeliveriesPerMinute, "deliveries of free jobs (deduplicated repeats) one key gets a minute, after a burst as large; beyond it they wait (0: no budget)")
+	fs.Int(&o.FreeFailuresPerHour, "free-failures-per-hour", "IMGFLOW_FREE_FAILURES_PER_HOUR", connector.DefaultFreeFailuresPerHour, "jobs one key may have fail uncharged an hour, after a burst as large, one more per paid job; beyond it a new job is 429 too_many_failures (0: no budget)")
 	fs.String(&o.BlobStore, "blob-store", "IMGFLOW_BLOB_STORE", "redis", "where image bytes live: redis, or s3://BUCKET?endpoint=URL&region=R&path_style=true with credentials from [$AWS_ACCESS_KEY_ID] and [$AWS_SECRET_ACCESS_KEY]")
 	fs.String(&o.Dedupe, "dedupe", "IMGFLOW_DEDUPE", "on", "on: a job whose key, image and options match a completed job's takes its result, uncharged; off: compress every job")
 	fs.Bool(&o.Presign, "presign", "IMGFLOW_PRESIGN", false, "with an S3 blob store, give presigned object URLs as file_url")

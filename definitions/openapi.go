@@ -65,7 +65,7 @@ func openAPIDocument(c *catalog.Catalog, base string) obj {
 	for s, text := range map[string]string{
 		"400": "Bad input", "401": "Missing or wrong API key", "404": "Unknown, expired or another key's",
 		"409": "Same Idempotency-Key still in flight; a disabled hook (hook_disabled); or the key has its limit of hooks (too_many_hooks)", "413": "Image over 10 MiB", "415": "Content type not accepted",
-		"422": "Idempotency-Key reused with another body", "429": "No credits left (insufficient_credits), or the key already has its limit of unfinished jobs (too_many_jobs), or made this operation too often lately (rate_limited: hook tests, recoveries)",
+		"422": "Idempotency-Key reused with another body", "429": "No credits left (insufficient_credits), or the key already has its limit of unfinished jobs (too_many_jobs), or its jobs failed uncharged past its budget (too_many_failures), or made this operation too often lately (rate_limited: hook tests, recoveries)",
 		"502": "The compression API failed or could not be reached (upstream_error)",
 		"503": "Redis or the queue is down (unavailable), too many large bodies are being read at once (server_busy), or the compression API cannot check a key it did not confirm lately (upstream_unavailable)",
 	} {

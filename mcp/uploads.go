@@ -46,8 +46,43 @@ type Uploads struct {
 	// retries included. Default 1 h.
 	TTL time.Duration
 	Now func() time.Time
+	// Claims makes an upload URL single-use across every serve replica:
+	// its one PUT claims it (redisstore.Blobs). Without it (tests), a
+	// claim holds in this process only.
+	Claims Claims
 
-	putting sync.Map // slots whose PUT is being read in this process
+	putting sync.Map // slots claimed in this process, when Claims is nil
+}
+
+// Claims are names taken once, whoever asks (redisstore.Blobs fits).
+type Claims interface {
+	// ClaimOnce takes name for ttl: false when it is taken already.
+	ClaimOnce(ctx context.Context, name string, ttl time.Duration) (bool, error)
+	// GiveBack releases name for another caller.
+	GiveBack(ctx context.Context, name string) error
+}
+
+// claim takes slot's one PUT, on every replica when Claims is set, for as
+// long as the URL and its bytes live; done ends the PUT, giving the claim
+// back when it stored nothing (the URL stays usable). Without Claims the
+// claim lasts the PUT, and stored bytes refuse the next one.
+func (u *Uploads) claim(ctx context.Context, slot string) (ok bool, done func(stored bool), err error) {
+	if u.Claims == nil {
+		if _, busy := u.putting.LoadOrStore(slot, struct{}{}); busy {
+			return false, nil, nil
+		}
+		return true, func(bool) { u.putting.Delete(slot) }, nil
+	}
+	name := "mcp-upload:" + slot
+	ok, err = u.Claims.ClaimOnce(ctx, name, u.URLTTL+u.TTL)
+	if err != nil || !ok {
+		return false, nil, err
+	}
+	return true, func(stored bool) {
+		if !stored {
+			u.Claims.GiveBack(context.WithoutCancel(ctx), name)
+		}
+	}, nil
 }
 
 // codeUploadUsed refuses a second PUT to an upload URL (409): the bytes
@@ -231,16 +266,24 @@ func (u *Uploads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, connector.ENOTFOUND, "this upload link is invalid or has expired: call prepare_upload again")
 		return
 	}
-	// Single use: one PUT at a time per URL in this process, and none once
-	// bytes are stored (they outlive the URL). A PUT that stored nothing
-	// (failed or empty) leaves the URL usable.
-	if _, busy := u.putting.LoadOrStore(slot, struct{}{}); busy {
-		writeError(w, http.StatusConflict, codeUploadUsed, "this upload link is being used by another PUT: each link takes one upload; call prepare_upload for another")
+	// Single use: the first PUT claims the URL on every replica (a compare
+	// and set in Redis), for as long as the URL and its bytes live; a PUT
+	// that stored nothing (failed or empty) gives the claim back and leaves
+	// the URL usable.
+	claimed, done, err := u.claim(r.Context(), slot)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, connector.EUNAVAILABLE, "the upload could not be claimed; retry")
 		return
 	}
-	defer u.putting.Delete(slot)
+	if !claimed {
+		writeError(w, http.StatusConflict, codeUploadUsed, "this upload link was already used: each link takes one upload; call prepare_upload for another")
+		return
+	}
+	stored := false
+	defer func() { done(stored) }()
 	if b, err := u.Blobs.OpenBlob(r.Context(), uploadBlobKey(slot)); err == nil {
 		b.Close()
+		stored = true // bytes stored before a claim was kept: they stay
 		writeError(w, http.StatusConflict, codeUploadUsed, "this upload link was already used: each link takes one upload; call prepare_upload for another")
 		return
 	}
@@ -249,7 +292,7 @@ func (u *Uploads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body := &capped{r: r.Body, left: connector.MaxImageSize}
-	err := u.Blobs.PutBlob(r.Context(), uploadBlobKey(slot), body, r.ContentLength, u.TTL)
+	err = u.Blobs.PutBlob(r.Context(), uploadBlobKey(slot), body, r.ContentLength, u.TTL)
 	switch {
 	case body.over:
 		writeError(w, http.StatusRequestEntityTooLarge, connector.ETOOLARGE, "the image is over 10 MiB, the most imgflow compresses")
@@ -261,6 +304,7 @@ func (u *Uploads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		u.Blobs.DeleteBlob(r.Context(), uploadBlobKey(slot))
 		writeError(w, http.StatusBadRequest, connector.EINVALID, "the request body is empty: PUT the image's bytes")
 	default:
+		stored = true
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]any{"size": body.n, "expires_at": u.Now().Add(u.TTL).UTC()})
 	}

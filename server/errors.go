@@ -51,6 +51,7 @@ var statusOf = map[connector.ErrorCode]int{
 	connector.EINTERNAL:          http.StatusInternalServerError,
 	codeMethodNotAllowed:         http.StatusMethodNotAllowed,
 	codeClientClosed:             statusClientClosed,
+	connector.EFAILBUDGET:        http.StatusTooManyRequests,
 }
 
 // errorBody keeps the upstream's shape ({"error": text}) and adds a code.

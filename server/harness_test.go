@@ -139,6 +139,9 @@ type harnessConfig struct {
 	PreflightTTL, KeyGrace  time.Duration
 	MaxJobsPerKey           int
 	IdempotencyInFlightWait time.Duration
+	// FreeFailuresPerHour builds the harness's store with a budget of free
+	// failures (redisstore.Options).
+	FreeFailuresPerHour int
 }
 
 // wire builds the key check and the creation service from c, and the API
@@ -190,6 +193,10 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 	}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.FreeFailuresPerHour > 0 {
+		h.store = redisstore.New(r.Client, redisstore.Options{Prefix: r.Prefix, FreeFailuresPerHour: cfg.FreeFailuresPerHour})
+		cfg.Jobs, cfg.Batches = h.store.Jobs, h.store.Batches
 	}
 	srv := httptest.NewServer(nil)
 	cfg.PublicURL = srv.URL

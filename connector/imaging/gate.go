@@ -5,13 +5,15 @@ import (
 	"sync"
 )
 
-// A process's transforms are admitted by their cost, estimated as pixels
-// (read and made) × 4 bands, against one budget: a large image waits its
-// turn in the process that took its task, rather than running beside
-// others until memory runs out. One over the whole budget runs alone.
+// A process's transforms are admitted by their cost in bytes, estimated
+// from the pixels read and made and the output's encoder (transformCost),
+// against one budget: a large image waits its turn in the process that
+// took its task, rather than running beside others until memory runs out.
+// One over the whole budget runs alone.
 
-// TransformBudget is the pixels × bands a process's transforms hold at
-// once: two of the largest images (50 MP read, 50 MP made).
+// TransformBudget is the bytes a process's transforms hold at once: two of
+// the largest streaming transforms (50 MP read, 50 MP made as JPEG or
+// PNG), or one of the largest AVIFs or WebPs (about 500 MiB at its peak).
 const TransformBudget = 4 * 2 * 2 * MaxOutputPixels
 
 var gate = newAdmission(TransformBudget)

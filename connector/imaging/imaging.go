@@ -140,12 +140,45 @@ func CheckEnlargement(t connector.Transform) error {
 	return overOutputCap(r.Width, r.Height)
 }
 
-// CheckOutput refuses a planned output over MaxOutputPixels.
+// MaxAVIFPixels is the most pixels an AVIF result has: AV1's largest
+// picture in one frame (MaxPicSize of levels 6.x, the AVIF advanced
+// profile's; larger images are grids, which libvips does not make). It
+// also bounds the encoder: libheif with aom holds about 14 bytes a pixel
+// (a 49 MP AVIF took 705 MiB and 32 s; 35.6 MP about 510 MiB).
+const MaxAVIFPixels = 35_651_584
+
+// CheckOutput refuses a planned output over MaxOutputPixels, or an AVIF
+// over MaxAVIFPixels.
 func CheckOutput(out Info) error {
-	if int64(out.Width)*int64(out.Height) <= MaxOutputPixels {
-		return nil
+	px := int64(out.Width) * int64(out.Height)
+	if px > MaxOutputPixels {
+		return overOutputCap(out.Width, out.Height)
 	}
-	return overOutputCap(out.Width, out.Height)
+	if out.Type == "image/avif" && px > MaxAVIFPixels {
+		msg := fmt.Sprintf("an AVIF result would be %d×%d pixels, over the %.1f megapixels AV1 encodes in one image; ask for a smaller size or another type",
+			out.Width, out.Height, float64(MaxAVIFPixels)/1e6)
+		return &connector.Error{Code: connector.EINVALID, Message: "convert: " + msg,
+			Details: []connector.FieldError{{Field: "convert", Message: msg}}}
+	}
+	return nil
+}
+
+// transformCost is a transform's share of the process's budget (gate.go):
+// 4 bytes of every pixel read, and every pixel made at its encoder's
+// bytes, as measured at 49 MP (libvips 8.14, libheif 1.15 with aom):
+// AVIF 14.4 (16 here), WebP lossless 9.9 (10), JPEG and PNG stream (4).
+// So two of the largest AVIFs or WebPs never encode at once in one
+// process, while two 50 MP JPEGs or PNGs do.
+func transformCost(in, out Info) int64 {
+	made := int64(out.Width) * int64(out.Height)
+	perMade := int64(4)
+	switch out.Type {
+	case "image/avif":
+		perMade = 16
+	case "image/webp":
+		perMade = 10
+	}
+	return 4*int64(in.Width)*int64(in.Height) + perMade*made
 }
 
 func overOutputCap(w, h int) error {
@@ -203,8 +236,7 @@ func ApplyContext(ctx context.Context, data []byte, t connector.Transform, limit
 	if err := CheckOutput(res.Output); err != nil {
 		return nil, err
 	}
-	cost := 4 * (int64(in.Width)*int64(in.Height) + int64(res.Output.Width)*int64(res.Output.Height))
-	release, err := gate.acquire(ctx, cost)
+	release, err := gate.acquire(ctx, transformCost(in, res.Output))
 	if err != nil {
 		return nil, outOfTime()
 	}

@@ -26,25 +26,39 @@ func (s *Jobs) inputForMaking(ctx context.Context, id string, input connector.By
 	return in, nil
 }
 
-// admitAndListScript is AdmitJob's admission (when ARGV[3] > 0) followed by
-// CreateJob's listing entry, on the owner's two keys (one slot): a job is
+// admitAndListScript is AdmitJob's admission (when ARGV[3] > 0) and the
+// key's budget of free failures (when ARGV[7] > 0, failbudget.go) followed
+// by CreateJob's listing entry, on the owner's two keys (one slot): a job is
 // listed only when it was admitted.
 //
 // KEYS[1] inflight set, KEYS[2] listing; ARGV[1] now (Unix ms); ARGV[2]
 // place deadline (Unix ms); ARGV[3] limit (0: no cap); ARGV[4] job id;
-// ARGV[5] oldest id the listing keeps (exclusive floor); ARGV[6] JobTTL ms.
-// Returns 2 when admitted with a new place and listed, 1 when admitted (a
-// place held already, or no cap) and listed, 0 when the owner has no place
-// left.
+// ARGV[5] oldest id the listing keeps (exclusive floor); ARGV[6] JobTTL ms;
+// ARGV[7] the failure window ms (0: no budget); ARGV[8] one failure's
+// interval ms. Returns 2 when admitted with a new place and listed, 1 when
+// admitted (a place held already, or no cap) and listed, 0 when the owner
+// has no place left, and minus the wait in ms when its free failures are
+// over budget.
 var admitAndListScript = redis.NewScript(`
 local placed = 1
-if tonumber(ARGV[3]) > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-  if not redis.call('ZSCORE', KEYS[1], ARGV[4]) then
-    if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
-    redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
-    redis.call('PEXPIREAT', KEYS[1], ARGV[2])
-    placed = 2
+local now = tonumber(ARGV[1])
+local cap = tonumber(ARGV[3])
+local window = tonumber(ARGV[7])
+if cap > 0 or window > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+  local s = redis.call('ZMSCORE', KEYS[1], ARGV[4], '` + failuresMember + `')
+  if not s[1] then
+    local tat = tonumber(s[2] or now)
+    local over = tat - now - (window - tonumber(ARGV[8]))
+    if window > 0 and over > 0 then return -math.ceil(over) end
+    if cap > 0 then
+      local held = redis.call('ZCARD', KEYS[1])
+      if s[2] then held = held - 1 end
+      if held >= cap then return 0 end
+      redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
+      redis.call('PEXPIREAT', KEYS[1], math.max(tonumber(ARGV[2]), tat))
+      placed = 2
+    end
   end
 end
 redis.call('ZADD', KEYS[2], 0, ARGV[4])
@@ -78,10 +92,11 @@ func (s *Jobs) CreateJobWithInput(ctx context.Context, job *connector.Job, input
 	}
 	var listed *redis.Cmd
 	var created *redis.BoolCmd
+	window, interval := s.failureArgs()
 	_, err = s.pipelinedScriptsOn(ctx, s.clientFor(int64(len(in))), func(p redis.Pipeliner) {
 		listed = admitAndListScript.EvalSha(ctx, p, []string{s.inflightKey(job.Owner), s.jobIndexKey(job.Owner)},
 			now.UnixMilli(), now.Add(s.inflightTTL).UnixMilli(), limit, job.ID,
-			"("+idFloor(now.Add(-s.jobTTL)), s.jobTTL.Milliseconds())
+			"("+idFloor(now.Add(-s.jobTTL)), s.jobTTL.Milliseconds(), window, interval)
 		if in != nil {
 			p.Set(ctx, s.blobKey(connector.InputBlobKey(job.ID)), in, max(inputTTL, 0))
 		}
@@ -102,10 +117,13 @@ func (s *Jobs) CreateJobWithInput(ctx context.Context, job *connector.Job, input
 		}
 		return internalErr(fmt.Errorf("create job %s: %w", job.ID, connector.ErrJobExists))
 	}
-	if admitted == 0 {
+	if admitted <= 0 {
 		// Refused: the record and input this call wrote beside the script
 		// go; nothing knows the id yet, and they expire if this DEL is lost.
 		s.rdb.Del(context.WithoutCancel(ctx), s.jobKey(job.ID), s.blobKey(connector.InputBlobKey(job.ID)))
+		if admitted < 0 {
+			return s.failBudgetRefusal(int64(-admitted))
+		}
 		return &connector.Error{Code: connector.ETOOMANY, RetryAfter: inflightRetryAfter,
 			Message: "this key has too many unfinished jobs; retry when some have finished"}
 	}

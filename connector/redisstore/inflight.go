@@ -19,29 +19,45 @@ const inflightRetryAfter = 5 * time.Second
 
 func (s *base) inflightKey(owner string) string { return s.prefix + "inflight:{" + owner + "}" }
 
-// admitScript prunes the owner's stale places, then takes one if fewer than
+// admitScript prunes the owner's stale places, refuses a key over its
+// budget of free failures (failbudget.go), then takes a place if fewer than
 // the limit are held. One key, so it runs on a cluster too.
 //
 // KEYS[1] inflight set; ARGV[1] now (Unix ms); ARGV[2] deadline (Unix ms);
-// ARGV[3] limit; ARGV[4] job id. Returns 1 when admitted, 0 when full.
+// ARGV[3] limit; ARGV[4] job id; ARGV[5] the failure window ms (0: no
+// budget); ARGV[6] one failure's interval ms. Returns 1 when admitted, 0
+// when full, minus the wait in ms when over the failure budget.
 var admitScript = redis.NewScript(`
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-if redis.call('ZSCORE', KEYS[1], ARGV[4]) then return 1 end
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+local now = tonumber(ARGV[1])
+local window = tonumber(ARGV[5])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local s = redis.call('ZMSCORE', KEYS[1], ARGV[4], '` + failuresMember + `')
+if s[1] then return 1 end
+local tat = tonumber(s[2] or now)
+local over = tat - now - (window - tonumber(ARGV[6]))
+if window > 0 and over > 0 then return -math.ceil(over) end
+local held = redis.call('ZCARD', KEYS[1])
+if s[2] then held = held - 1 end
+if held >= tonumber(ARGV[3]) then return 0 end
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
-redis.call('PEXPIREAT', KEYS[1], ARGV[2])
+redis.call('PEXPIREAT', KEYS[1], math.max(tonumber(ARGV[2]), tat))
 return 1
 `)
 
 // AdmitJob counts job id against owner's limit of unfinished jobs:
-// ETOOMANY (with RetryAfter) when owner already has limit. Admission is
-// atomic, so concurrent requests cannot overshoot the limit.
+// ETOOMANY (with RetryAfter) when owner already has limit, EFAILBUDGET when
+// its free failures are over budget. Admission is atomic, so concurrent
+// requests cannot overshoot the limit.
 func (s *Jobs) AdmitJob(ctx context.Context, owner, id string, limit int) error {
 	now := s.now()
+	window, interval := s.failureArgs()
 	ok, err := admitScript.Run(ctx, s.rdb, []string{s.inflightKey(owner)},
-		now.UnixMilli(), now.Add(s.inflightTTL).UnixMilli(), limit, id).Int()
+		now.UnixMilli(), now.Add(s.inflightTTL).UnixMilli(), limit, id, window, interval).Int64()
 	if err != nil {
 		return storageErr(err)
+	}
+	if ok < 0 {
+		return s.failBudgetRefusal(-ok)
 	}
 	if ok == 0 {
 		return &connector.Error{Code: connector.ETOOMANY, RetryAfter: inflightRetryAfter,

@@ -23,15 +23,27 @@ import (
 func (s *base) stagedJobKey(id string) string { return s.prefix + "jobmaking:{" + id + "}" }
 
 // admitManyScript takes a place per id in the owner's in-flight set: all
-// when fewer than the limit are held (ARGV[3]; 0: no cap), none otherwise.
+// when fewer than the limit are held (ARGV[3]; 0: no cap), none otherwise,
+// and none while the key's free failures are over budget (failbudget.go).
 // A batch is admitted while its key has room, and its items then hold the
 // key's places until they end: the key makes nothing more until it is back
 // under its cap. KEYS[1] inflight set; ARGV[1] now, ARGV[2] deadline (Unix
-// ms); ARGV[4..] ids. Returns 1 when admitted.
+// ms); ARGV[4] the failure window ms (0: no budget), ARGV[5] one failure's
+// interval ms; ARGV[6..] ids. Returns 1 when admitted, 0 when full, minus
+// the wait in ms when over the failure budget.
 var admitManyScript = redis.NewScript(`
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-if tonumber(ARGV[3]) > 0 and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
-for i = 4, #ARGV, 500 do
+local now = tonumber(ARGV[1])
+local window = tonumber(ARGV[4])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local tat = tonumber(redis.call('ZSCORE', KEYS[1], '` + failuresMember + `') or now)
+local over = tat - now - (window - tonumber(ARGV[5]))
+if window > 0 and over > 0 then return -math.ceil(over) end
+if tonumber(ARGV[3]) > 0 then
+  local held = redis.call('ZCARD', KEYS[1])
+  if tat > now then held = held - 1 end
+  if held >= tonumber(ARGV[3]) then return 0 end
+end
+for i = 6, #ARGV, 500 do
   local args = {}
   for j = i, math.min(i + 499, #ARGV) do
     table.insert(args, ARGV[2])
@@ -39,22 +51,27 @@ for i = 4, #ARGV, 500 do
   end
   redis.call('ZADD', KEYS[1], unpack(args))
 end
-redis.call('PEXPIREAT', KEYS[1], ARGV[2])
+redis.call('PEXPIREAT', KEYS[1], math.max(tonumber(ARGV[2]), tat))
 return 1
 `)
 
 // AdmitJobs takes an in-flight place for each of ids (a batch's items)
-// when owner holds fewer than limit (0: no cap); ETOOMANY otherwise.
+// when owner holds fewer than limit (0: no cap); ETOOMANY otherwise, and
+// EFAILBUDGET while its free failures are over budget.
 func (s *Jobs) AdmitJobs(ctx context.Context, owner string, ids []string, limit int) error {
 	now := s.now()
-	args := make([]any, 0, 3+len(ids))
-	args = append(args, now.UnixMilli(), now.Add(s.inflightTTL).UnixMilli(), limit)
+	window, interval := s.failureArgs()
+	args := make([]any, 0, 5+len(ids))
+	args = append(args, now.UnixMilli(), now.Add(s.inflightTTL).UnixMilli(), limit, window, interval)
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	ok, err := admitManyScript.Run(ctx, s.rdb, []string{s.inflightKey(owner)}, args...).Int()
+	ok, err := admitManyScript.Run(ctx, s.rdb, []string{s.inflightKey(owner)}, args...).Int64()
 	if err != nil {
 		return storageErr(err)
+	}
+	if ok < 0 {
+		return s.failBudgetRefusal(-ok)
 	}
 	if ok == 0 {
 		return &connector.Error{Code: connector.ETOOMANY, RetryAfter: inflightRetryAfter,

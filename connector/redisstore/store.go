@@ -82,6 +82,11 @@ type Options struct {
 	// InflightTTL is how long an admitted job counts against its key's
 	// in-flight cap if nothing frees its place. Default DefaultInflightTTL.
 	InflightTTL time.Duration
+	// FreeFailuresPerHour is each key's budget of free failures
+	// (failbudget.go): a burst of this many, then this many an hour, and one
+	// back per paid job; a key past it gets EFAILBUDGET on a new job.
+	// 0 (the default): no budget.
+	FreeFailuresPerHour int
 	// Unbatched sends every command on a pooled connection of its own, as
 	// go-redis does by default. Otherwise (the default, on a single Redis
 	// server) the store's small commands (records, scripts, indexes) go
@@ -134,9 +139,11 @@ type base struct {
 	// idemLease is how long an Idempotency-Key reservation lives unrenewed.
 	idemLease   time.Duration
 	inflightTTL time.Duration
-	now         func() time.Time
-	hub         *waitHub  // shared by every WaitJob
-	records     *jobCache // unfinished job records last seen, for UpdateJob
+	// freeFailuresPerHour is Options.FreeFailuresPerHour.
+	freeFailuresPerHour int
+	now                 func() time.Time
+	hub                 *waitHub  // shared by every WaitJob
+	records             *jobCache // unfinished job records last seen, for UpdateJob
 }
 
 // New returns a Store over rdb. It does not contact Redis; see Ping.
@@ -152,6 +159,7 @@ func New(rdb redis.UniversalClient, opts Options) *Store {
 	if s.jobTTL <= 0 {
 		s.jobTTL = DefaultJobTTL
 	}
+	s.freeFailuresPerHour = max(opts.FreeFailuresPerHour, 0)
 	s.idemLease = opts.IdempotencyLease
 	if s.idemLease <= 0 {
 		s.idemLease = DefaultIdempotencyLease

@@ -163,7 +163,7 @@ func (s *JobService) makeJob(ctx context.Context, id string, r *JobRequest) (*co
 		switch {
 		case errors.Is(err, connector.ErrJobExists):
 			return s.adoptMade(ctx, id)
-		case connector.ErrorCodeOf(err) == connector.ETOOMANY:
+		case connector.ErrorCodeOf(err) == connector.ETOOMANY, connector.ErrorCodeOf(err) == connector.EFAILBUDGET:
 			return nil, nothingLeft, err // a refusal left nothing
 		}
 		// A failed round trip may have written part of the job: it must

@@ -135,6 +135,12 @@ type Options struct {
 	// many, then this many a minute; beyond it they wait, never dropped.
 	// Default 120; 0: no budget.
 	FreeDeliveriesPerMinute int
+	// FreeFailuresPerHour (--free-failures-per-hour,
+	// IMGFLOW_FREE_FAILURES_PER_HOUR): each key's budget of jobs that fail
+	// uncharged: a burst of this many, then this many an hour, one back per
+	// paid job; past it a new job is 429 too_many_failures with
+	// Retry-After. Default 60; 0: no budget.
+	FreeFailuresPerHour int
 	// SecretOverlap (--secret-overlap, IMGFLOW_SECRET_OVERLAP): how long a
 	// rotated webhook secret still signs deliveries beside the new one.
 	// Default 24h. serve and dev only (addAPIFlags).
@@ -221,6 +227,9 @@ func (o *Options) Validate(needPublicURL bool) error {
 	if o.DeliveryRate < 0 {
 		problems = append(problems, "IMGFLOW_DELIVERY_RATE (--delivery-rate) must be 0 (no limit) or more")
 	}
+	if o.FreeFailuresPerHour < 0 {
+		problems = append(problems, "IMGFLOW_FREE_FAILURES_PER_HOUR (--free-failures-per-hour) must be 0 (no budget) or more")
+	}
 	if o.FreeDeliveriesPerMinute < 0 {
 		problems = append(problems, "IMGFLOW_FREE_DELIVERIES_PER_MINUTE (--free-deliveries-per-minute) must be 0 (no budget) or more")
 	}
@@ -291,10 +300,11 @@ func New(opts Options, rdb redis.UniversalClient) (*App, error) {
 		opts:     opts,
 		rdb:      rdb,
 		redisOpt: redisOpt,
-		store:    redisstore.New(rdb, redisstore.Options{Prefix: opts.KeyPrefix, JobTTL: opts.JobTTL}),
-		keys:     keys,
-		allow:    allow,
-		metrics:  metrics.New(slog.Default()),
+		store: redisstore.New(rdb, redisstore.Options{Prefix: opts.KeyPrefix, JobTTL: opts.JobTTL,
+			FreeFailuresPerHour: opts.FreeFailuresPerHour}),
+		keys:    keys,
+		allow:   allow,
+		metrics: metrics.New(slog.Default()),
 	}
 	if err := a.openBlobs(); err != nil {
 		return nil, err
@@ -416,7 +426,7 @@ func (a *App) mcpServer(logger *slog.Logger) func(ops *server.Operations) http.H
 	return func(ops *server.Operations) http.Handler {
 		return mcp.New(mcp.Options{
 			Backend: ops,
-			Uploads: &mcp.Uploads{Blobs: a.blobs, Keys: a.keys, PublicURL: a.opts.PublicURL},
+			Uploads: &mcp.Uploads{Blobs: a.blobs, Keys: a.keys, PublicURL: a.opts.PublicURL, Claims: a.store.Blobs},
 			Version: a.opts.Version,
 			Logger:  logger.With("component", "mcp"),
 		})
