@@ -50,6 +50,9 @@ func (s *Server) createJob(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if in.Variants != nil {
+		return s.createSet(c, key, in, wait) // sets.go
+	}
 	if wait > 0 {
 		c.Set(ctxWatch, (*jobWatch)(nil)) // watched before it is queued (jobRequestFor)
 		defer stopWatch(c)
