@@ -53,11 +53,11 @@ func NormalizeVariants(vs []Variant) error {
 // size under the variant's name).
 func (v *Variant) UnmarshalJSON(b []byte) error {
 	var raw struct {
-		ID       string          `json:"id"`
-		Resize   *Resize         `json:"resize"`
-		Convert  *Convert        `json:"convert"`
-		Preserve PreserveList    `json:"preserve"`
-		Target   *Target         `json:"target"`
+		ID       string       `json:"id"`
+		Resize   *Resize      `json:"resize"`
+		Convert  *Convert     `json:"convert"`
+		Preserve PreserveList `json:"preserve"`
+		Target   *Target      `json:"target"`
 	}
 	if err := strictObject(b, &raw, "variants[]", "id, resize, convert, preserve, target"); err != nil {
 		return err
