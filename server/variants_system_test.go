@@ -70,8 +70,8 @@ type setView struct {
 			Filename string `json:"filename"`
 			FileURL  string `json:"file_url"`
 		} `json:"result"`
-		Error *struct{ Code string } `json:"error"`
-		DeduplicatedFrom string     `json:"deduplicated_from"`
+		Error            *struct{ Code string } `json:"error"`
+		DeduplicatedFrom string                 `json:"deduplicated_from"`
 	} `json:"variants"`
 	Srcset  string `json:"srcset"`
 	Picture string `json:"picture"`
