@@ -112,3 +112,10 @@ func picture(groups map[string][]sized, fallback string) string {
 	b.WriteString("</picture>")
 	return b.String()
 }
+
+// VariantSetAnswer is a set with its items' jobs in index order, as
+// POST /v1/jobs with ?include=jobs, and the MCP tool, answer it.
+type VariantSetAnswer struct {
+	*VariantSet
+	Jobs []*Job `json:"jobs,omitempty"`
+}

@@ -40,20 +40,13 @@ func (s *Server) createSet(c echo.Context, key string, in *jobRequest, wait time
 	return s.answerBatch(c, b, false, true)
 }
 
-// setAnswer is a set's answer, with its items' jobs in index order when
-// asked (?include=jobs), as a batch's.
-type setAnswer struct {
-	*connector.VariantSet
-	Jobs []*connector.Job `json:"jobs,omitempty"`
-}
-
 // answerSet answers the set whose batch view is view.
 func (s *Server) answerSet(c echo.Context, status int, view *connector.Batch, withJobs bool) error {
 	jobs, err := s.batchJobs(c.Request().Context(), view)
 	if err != nil {
 		return err
 	}
-	out := setAnswer{VariantSet: connector.NewVariantSet(view, jobs)}
+	out := connector.VariantSetAnswer{VariantSet: connector.NewVariantSet(view, jobs)}
 	if withJobs {
 		out.Jobs = jobs
 	}
