@@ -313,7 +313,7 @@ func openAPIDocument(c *catalog.Catalog, base string) obj {
 			"schemas": obj{
 				"Job":            required(jobSchema(c), "id", "status", "created_at"),
 				"JobRequest":     jobRequestSchema(c),
-				"VariantSet":     variantSetSchema(c),
+				"VariantSet":     required(variantSetSchema(c), "id", "status", "counts", "srcset", "picture", "variants"),
 				"JobList":        jobListSchema(oasRef),
 				"Account":        accountSchema(c),
 				"ImageCheck":     required(imageCheckSchema(c), "would_charge", "credits_remaining", "input"),
