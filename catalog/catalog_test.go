@@ -37,6 +37,7 @@ func TestCatalogOffersTheIssuedActionsAndTriggers(t *testing.T) {
 		"check_account":           KindAction,
 		"check_image":             KindAction,
 		"compress_many":           KindAction,
+		"compress_variants":       KindAction,
 		"job_finished":            KindHookTrigger,
 		"job_finished_polling":    KindPollingTrigger,
 		"credits_low":             KindHookTrigger,

@@ -70,6 +70,7 @@ func Default() *Catalog {
 				File: CompressedFile()},
 			checkImageOperation(),
 			compressManyOperation(),
+			compressVariantsOperation(),
 			{Key: "check_account", Noun: "Account", Label: "Check Account",
 				Description: "Returns the account's plan and remaining credits.",
 				Help:        "The same check the connection test makes; use it to stop a flow before credits run out.",

@@ -72,6 +72,9 @@ type Batch struct {
 	CallbackURL string `json:"-"`
 	// JobIDs are the items' jobs, by index.
 	JobIDs []string `json:"-"`
+	// VariantIDs names the variants of a responsive set, by index (the
+	// items make them from one source: variantset.go); nil for a batch.
+	VariantIDs []string `json:"-"`
 }
 
 // EventBatchFinished is the one event a batch emits, when its last item ends.

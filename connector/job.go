@@ -154,6 +154,9 @@ type Job struct {
 	// item's position in the request (batch.go).
 	BatchID    string `json:"batch_id,omitempty"`
 	BatchIndex *int   `json:"index,omitempty"`
+	// Variant is the id of the variant a responsive set's item makes
+	// (Variant.ID); "" for a job that is not one.
+	Variant string `json:"variant,omitempty"`
 	// Transform is the request's resize, convert and preserve, shown at
 	// the job's top level as they were sent (transform.go).
 	Transform

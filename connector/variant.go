@@ -1,8 +1,11 @@
 package connector
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 )
 
 // Variant is one member of a responsive set: a size (and type, and
@@ -43,4 +46,42 @@ func NormalizeVariants(vs []Variant) error {
 		}
 	}
 	return nil
+}
+
+// UnmarshalJSON reads a variant strictly: a field it does not know is
+// refused by name (a misspelt "resise" would otherwise make the source
+// size under the variant's name).
+func (v *Variant) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		ID       string       `json:"id"`
+		Resize   *Resize      `json:"resize"`
+		Convert  *Convert     `json:"convert"`
+		Preserve PreserveList `json:"preserve"`
+		Target   *Target      `json:"target"`
+	}
+	if err := strictObject(b, &raw, "variants[]", "id, resize, convert, preserve, target"); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		var domain *Error
+		if errors.As(err, &domain) {
+			return err
+		}
+		return fieldErr("variants", `each variant must be an object such as {"id": "sm", "resize": "320x"}`)
+	}
+	*v = Variant{ID: raw.ID, Transform: Transform{Resize: raw.Resize, Convert: raw.Convert, Preserve: raw.Preserve, Target: raw.Target}}
+	return nil
+}
+
+// VariantsFingerprint is a stable text of a normalized set, for
+// Idempotency-Key fingerprints: the ids in order with their options.
+func VariantsFingerprint(vs []Variant) string {
+	var b strings.Builder
+	for _, v := range vs {
+		b.WriteString(v.ID)
+		b.WriteByte('=')
+		b.WriteString(v.Transform.Canonical())
+		b.WriteByte('\n')
+	}
+	return b.String()
 }

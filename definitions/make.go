@@ -43,7 +43,7 @@ func renderMake(c *catalog.Catalog, base string) ([]File, error) {
 		},
 	})
 
-	for _, key := range []string{"compress_image", "get_job", "check_account", "check_image", "compress_many"} {
+	for _, key := range []string{"compress_image", "get_job", "check_account", "check_image", "compress_many", "compress_variants"} {
 		op := c.Operation(key)
 		name := "module-" + camel(op.Key)
 		add(name+".communication.iml.json", makeCommunication(op))

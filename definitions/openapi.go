@@ -82,6 +82,7 @@ func openAPIDocument(c *catalog.Catalog, base string) obj {
 		"callback_url": obj{"type": "string", "format": "uri"},
 		"metadata":     obj{"type": "string", "description": "JSON object, as text."},
 		"dedupe":       obj{"type": "string", "enum": []string{"true", "false"}, "description": "false: compress even an image this key compressed before."},
+		"variants":     obj{"type": "string", "description": "JSON array of sizes, as text: makes a responsive set (see JobRequest.variants)."},
 	}}
 	dryRunParam := oasParam("dry_run", "query", "1: check the request as a job would be checked and answer what it would cost (ImageCheck, 200), creating and charging nothing; the same as POST "+catalog.DryRunPath+".", false,
 		obj{"type": "string", "enum": []string{"1", "true", "0", "false"}})
@@ -111,7 +112,7 @@ func openAPIDocument(c *catalog.Catalog, base string) obj {
 				"responses": oasErrors(obj{
 					"200": obj{"description": "The finished job (completed, or failed with its error); with include=data a completed job's result.compressed_data is the compressed file in base64; with dry_run=1, what the job would cost.",
 						"content": obj{"application/json": obj{"schema": obj{"oneOf": []any{
-							obj{"$ref": oasRef + "Job"}, obj{"$ref": oasRef + "ImageCheck"}}}}}},
+							obj{"$ref": oasRef + "Job"}, obj{"$ref": oasRef + "ImageCheck"}, obj{"$ref": oasRef + "VariantSet"}}}}}},
 					"202": obj{"description": "Accepted: the job is queued or processing; poll Location.",
 						"headers": obj{"Location": pollLocation, "Retry-After": retryAfter},
 						"content": jsonContent("Job")},
@@ -312,6 +313,7 @@ func openAPIDocument(c *catalog.Catalog, base string) obj {
 			"schemas": obj{
 				"Job":            required(jobSchema(c), "id", "status", "created_at"),
 				"JobRequest":     jobRequestSchema(c),
+				"VariantSet":     required(variantSetSchema(c), "id", "status", "counts", "srcset", "picture", "variants"),
 				"JobList":        jobListSchema(oasRef),
 				"Account":        accountSchema(c),
 				"ImageCheck":     required(imageCheckSchema(c), "would_charge", "credits_remaining", "input"),

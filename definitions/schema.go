@@ -78,8 +78,42 @@ func jobRequestSchema(c *catalog.Catalog) obj {
 	props["callback_url"] = obj{"type": "string", "format": "uri", "title": "Callback URL",
 		"description": "Where imgflow POSTs {type, timestamp, data: job} when the job finishes, signed with Standard Webhooks headers. Its query string is kept."}
 	props["api_key"] = obj{"type": "string", "description": "The key, for clients that cannot set headers. Prefer the X-API-Key header."}
+	if sizes := c.Operation("compress_variants"); sizes != nil {
+		for _, f := range sizes.Inputs {
+			if f.Key == "variants" {
+				props[f.Key] = obj{"type": "array", "title": f.Label, "minItems": 1, "maxItems": connector.MaxVariants,
+					"description": f.Help + " Makes the request a responsive set (answered as VariantSet); each size carries its own options, so the request's resize, convert, preserve and target are left out.",
+					"items":       obj{"type": "object", "required": []string{"id"}, "additionalProperties": false, "properties": fieldProps(f.Fields)}}
+			}
+		}
+	}
 	return obj{"type": "object", "properties": props,
 		"description": "Exactly one of image_url and image_base64."}
+}
+
+// fieldProps are the schemas of fields, by key, with their labels and help.
+func fieldProps(fields []catalog.Field) obj {
+	props := obj{}
+	for _, f := range fields {
+		s := f.Type.Schema(catalog.SchemaOpenAPI)
+		s["title"], s["description"] = f.Label, f.Help
+		if f.Example != "" {
+			s["example"] = f.Example
+		}
+		props[f.Key] = s
+	}
+	return props
+}
+
+// variantSetSchema is a responsive set as POST /v1/jobs with variants
+// answers it (Make Image Sizes' outputs).
+func variantSetSchema(c *catalog.Catalog) obj {
+	s := obj(catalog.OutputsSchema(c.Operation("compress_variants").Outputs, catalog.SchemaOpenAPI))
+	if props, ok := s["properties"].(catalog.Schema); ok {
+		props["variants"] = catalog.Schema{"type": "object", "title": "Variants by ID",
+			"description": "Each variant's job, keyed by its id.", "additionalProperties": obj{"$ref": oasRef + "Job"}}
+	}
+	return s
 }
 
 // fileContentSchema is Power Automate's file content.

@@ -20,6 +20,10 @@ type Backend interface {
 	// CompressMany makes a batch and waits up to req.Wait for it,
 	// answered with every item's job.
 	CompressMany(ctx context.Context, key string, req BatchRequest) (*connector.BatchAnswer, error)
+	// CompressVariants makes a responsive set of one image (req.Fields
+	// carry "variants") and waits up to req.Wait for it, answered with
+	// every variant's job.
+	CompressVariants(ctx context.Context, key string, req ImageRequest) (*connector.VariantSetAnswer, error)
 	// GetJob is the key's job, waited for up to wait while it is
 	// unfinished, on the store's finish publication (as REST's ?wait).
 	GetJob(ctx context.Context, key, id string, wait time.Duration) (*connector.Job, error)

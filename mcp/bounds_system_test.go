@@ -22,8 +22,8 @@ func TestGoSDKClientListsCompressesByURLAndReadsTheJob(t *testing.T) {
 	s := startSystem(t)
 	cs := s.mcp() // Authorization: Bearer <key>
 	tools, err := cs.ListTools(t.Context(), nil)
-	if err != nil || len(tools.Tools) != 7 {
-		t.Fatalf("tools/list: %v, %d tools; want 7", err, len(tools.Tools))
+	if err != nil || len(tools.Tools) != 8 {
+		t.Fatalf("tools/list: %v, %d tools; want 8", err, len(tools.Tools))
 	}
 	var job, again systemtest.JobView
 	callTool(t, cs, "compress_image", map[string]any{"image_url": s.Samples + "/photo.jpg"}, &job)

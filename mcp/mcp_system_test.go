@@ -114,7 +114,7 @@ func TestMCPListsTheCatalogsToolsWithSchemasAndAnnotations(t *testing.T) {
 		byName[tool.Name] = tool
 	}
 	want := map[string]struct{ readOnly, openWorld bool }{
-		"compress_image": {false, true}, "compress_many": {false, true}, "get_job": {true, false},
+		"compress_image": {false, true}, "compress_many": {false, true}, "compress_variants": {false, true}, "get_job": {true, false},
 		"list_jobs": {true, false}, "check_image": {true, true}, "check_account": {true, false}, "prepare_upload": {false, false},
 	}
 	for name, w := range want {

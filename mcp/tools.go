@@ -41,6 +41,8 @@ type runner struct {
 // runnerFor picks the runner of a catalog operation by its REST route.
 func runnerFor(op *catalog.Operation) *runner {
 	switch {
+	case op.Kind == catalog.KindAction && op.Key == "compress_variants":
+		return &compressVariantsRunner
 	case op.Kind == catalog.KindAction && op.Method == http.MethodPost && op.Path == "/v1/jobs":
 		return &compressRunner
 	case op.Kind == catalog.KindAction && op.Method == http.MethodPost && op.Path == "/v1/batches":

@@ -28,13 +28,13 @@ func listTools(t *testing.T) ([]*sdk.Tool, int) {
 }
 
 // tools/list is read into every conversation's context: it stays within
-// 16,000 bytes, and speaks of what the tools do, not of the automation
+// 19,500 bytes (eight tools), and speaks of what the tools do, not of the automation
 // platforms the catalog also serves.
 func TestToolsListIsSmallAndWrittenForAModel(t *testing.T) {
 	tools, size := listTools(t)
 	t.Logf("tools/list: %d bytes, %d tools", size, len(tools))
-	if size > 16000 {
-		t.Errorf("tools/list is %d bytes; want at most 16,000", size)
+	if size > 19500 {
+		t.Errorf("tools/list is %d bytes; want at most 19,500", size)
 	}
 	raw, _ := json.Marshal(tools)
 	for _, word := range []string{"trigger", "Zap", "platforms pass", "(Base64)", "Polling", "every few minutes"} {

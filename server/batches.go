@@ -96,6 +96,9 @@ func (s *Server) answerBatch(c echo.Context, b *connector.Batch, withJobs, poll 
 		status = http.StatusAccepted
 	}
 	view := s.renderBatch(b)
+	if b.VariantIDs != nil {
+		return s.answerSet(c, status, view, withJobs) // sets.go
+	}
 	if !withJobs {
 		return c.JSON(status, view)
 	}

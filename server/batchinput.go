@@ -58,7 +58,7 @@ var multipartBatchFields = append([]string{"api_key", "callback_url", "metadata"
 func itemFields() []string {
 	var out []string
 	for _, f := range jobFields() {
-		if f != "api_key" && f != "callback_url" {
+		if f != "api_key" && f != "callback_url" && f != "variants" {
 			out = append(out, f)
 		}
 	}
@@ -119,6 +119,9 @@ func (s *Server) checkItem(item *jobRequest) error {
 	}
 	if err := item.resolveSource(); err != nil && !isCode(err, connector.EFORMAT) {
 		return err
+	}
+	if item.Variants != nil {
+		return fieldError("variants", "a batch's item is one image; send a set of variants to POST /v1/jobs")
 	}
 	var err error
 	item.Metadata, err = checkMetadata("metadata", item.Metadata)

@@ -37,6 +37,10 @@ type jobRequest struct {
 	transformJSON
 	transformText map[string]string
 	transform     connector.Transform
+	// Variants makes the request a responsive set (variantinput.go);
+	// variantsText is them as a multipart part's JSON text.
+	Variants     []connector.Variant `json:"variants"`
+	variantsText string
 
 	kind connector.InputKind
 	// image is the decoded base64 or the uploaded file, in chunks: read
@@ -102,6 +106,9 @@ func (s *Server) checkJobRequest(in *jobRequest) error {
 		return err
 	}
 	if err := in.resolveTransform(connector.Transform{}); err != nil {
+		return err
+	}
+	if err := in.resolveVariants(); err != nil {
 		return err
 	}
 	var err error
@@ -283,7 +290,8 @@ func jsonKind(goKind string) string {
 }
 
 // textFields are the multipart parts read as text; any other part is the file.
-var textFields = map[string]bool{"api_key": true, "image_url": true, "filename": true, "callback_url": true, "metadata": true, "dedupe": true}
+var textFields = map[string]bool{"api_key": true, "image_url": true, "filename": true, "callback_url": true, "metadata": true, "dedupe": true,
+	"variants": true}
 
 // readMultipartJob streams the parts: text fields by name, and exactly one
 // file part under any field name, read with the image cap.
@@ -397,6 +405,8 @@ func (in *jobRequest) setText(name, val string) {
 		in.Metadata = json.RawMessage(val)
 	case "dedupe":
 		in.dedupeText = strings.TrimSpace(val)
+	case "variants":
+		in.variantsText = strings.TrimSpace(val)
 	default:
 		if transformTextFields[name] {
 			in.setTransformText(name, val)
@@ -500,6 +510,10 @@ func (in *jobRequest) fingerprint() string {
 	}
 	if t := in.transform.Canonical(); t != "" { // absent adds nothing, as dedupe
 		h.Write([]byte(t))
+		h.Write([]byte{0})
+	}
+	if len(in.Variants) > 0 { // absent adds nothing, as dedupe
+		h.Write([]byte(connector.VariantsFingerprint(in.Variants)))
 		h.Write([]byte{0})
 	}
 	in.image.WriteTo(h) // chunk by chunk; nothing when there is no image

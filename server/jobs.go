@@ -34,6 +34,9 @@ func (s *Server) createJob(c echo.Context) error {
 		return err
 	}
 	release()
+	if in.Variants != nil {
+		return s.createSet(c, key, in, wait) // sets.go
+	}
 	watch := s.newJobWatch(c.Request().Context(), wait)
 	defer watch.stop()
 	job, replay, err := s.cfg.Service.CreateJob(s.requestContext(c), s.jobRequestFor(key, c.Request().Header.Get("Idempotency-Key"), in, watch))

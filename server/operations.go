@@ -34,6 +34,9 @@ func (o *Operations) Compress(ctx context.Context, key string, req mcp.ImageRequ
 	if err != nil {
 		return nil, err
 	}
+	if in.Variants != nil {
+		return nil, fieldError("variants", "is compress_variants' argument: it makes a set of sizes")
+	}
 	watch := s.newJobWatch(ctx, req.Wait)
 	defer watch.stop()
 	job, replay, err := s.cfg.Service.CreateJob(ctx, s.jobRequestFor(key, req.IdempotencyKey, in, watch))
@@ -273,4 +276,46 @@ func renameFile(s string) string {
 	s = strings.ReplaceAll(s, ".file", ".upload")
 	s = strings.ReplaceAll(s, "a file upload", "upload")
 	return strings.ReplaceAll(s, "file:", "upload:")
+}
+
+// CompressVariants makes a responsive set and waits up to req.Wait for it.
+func (o *Operations) CompressVariants(ctx context.Context, key string, req mcp.ImageRequest) (*connector.VariantSetAnswer, error) {
+	s := o.s
+	if s.cfg.Batches == nil {
+		return nil, connector.Errorf(connector.ENOTFOUND, "sets are not served here")
+	}
+	if err := s.cfg.Keys.Known(ctx, key); err != nil {
+		return nil, err
+	}
+	in, err := s.bindImage(req.Fields, req.Upload, "")
+	if err != nil {
+		return nil, err
+	}
+	if in.Variants == nil {
+		return nil, fieldError("variants", "is required: the sizes to make, such as [{\"id\": \"sm\", \"resize\": \"320x\"}]")
+	}
+	r := &app.SetRequest{Owner: s.owner(key), Key: key, IdempotencyKey: req.IdempotencyKey, Input: in.appInput(),
+		Variants: in.Variants, CallbackURL: in.CallbackURL}
+	if r.IdempotencyKey != "" {
+		r.Fingerprint = in.fingerprint()
+	}
+	b, replay, err := s.cfg.Service.CreateSet(ctx, r)
+	if err != nil {
+		return nil, uploadNames(serviceError(err), req.Upload != nil, "")
+	}
+	if !replay {
+		keycheck.LoggerOf(ctx, s.log).Info("variant set created", "batch_id", b.ID, "variants", len(b.JobIDs))
+		s.cfg.OnJobCreated(in.kind)
+	}
+	if req.Wait > 0 && b.Status != connector.BatchFinished {
+		if b, err = s.awaitBatch(ctx, b, req.Wait); err != nil {
+			return nil, err
+		}
+	}
+	view := s.renderBatch(b)
+	jobs, err := s.batchJobs(ctx, view)
+	if err != nil {
+		return nil, err
+	}
+	return &connector.VariantSetAnswer{VariantSet: connector.NewVariantSet(view, jobs), Jobs: jobs}, nil
 }

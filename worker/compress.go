@@ -90,6 +90,9 @@ type run struct {
 	// begun is the call record when the run's start also began the call
 	// (a first run with its input open); beginCall then takes it.
 	begun *connector.CallRecord
+	// variantMade: the image is a set's variant the set step resized and
+	// converted already (variantset.go).
+	variantMade bool
 }
 
 // close releases what the run still holds.
@@ -276,6 +279,9 @@ func startRun(j *connector.Job) error {
 // streams from the blob store while the call sends it: the caller closes it.
 func (w *Worker) getInput(ctx context.Context, r *run) (*image, connector.JobInput, error) {
 	job := r.job
+	if job.Variant != "" && job.BatchID != "" {
+		return w.variantInput(ctx, r) // a set's variant: the set step (variantset.go)
+	}
 	in := job.Input
 	var img *image
 	if in.Kind == connector.InputURL {

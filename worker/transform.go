@@ -25,7 +25,7 @@ import (
 // transform returns the image to send (the input itself when there is
 // nothing to do) and the input record completed with what the image is.
 func (w *Worker) transform(ctx context.Context, a *run, img *image, in connector.JobInput) (*image, connector.JobInput, error) {
-	t := a.job.Transform
+	t := a.transformLeft()
 	if t.IsZero() && !imaging.IsHEIF(img.mimeType) {
 		return img, in, nil
 	}

@@ -22,6 +22,8 @@ static void (*p_concurrency_set)(int);
 static int (*p_version)(int);
 static VipsImage *(*p_new_from_buffer)(const void *, size_t, const char *, ...);
 static int (*p_thumbnail_buffer)(void *, size_t, VipsImage **, int, ...);
+static int (*p_thumbnail_image)(VipsImage *, VipsImage **, int, ...);
+static VipsImage *(*p_copy_memory)(VipsImage *);
 static int (*p_flatten)(VipsImage *, VipsImage **, ...);
 static int (*p_jpegsave_buffer)(VipsImage *, void **, size_t *, ...);
 static int (*p_pngsave_buffer)(VipsImage *, void **, size_t *, ...);
@@ -78,6 +80,8 @@ const char *shim_load(const char *lib) {
 	SYM(p_version, "vips_version");
 	SYM(p_new_from_buffer, "vips_image_new_from_buffer");
 	SYM(p_thumbnail_buffer, "vips_thumbnail_buffer");
+	SYM(p_thumbnail_image, "vips_thumbnail_image");
+	SYM(p_copy_memory, "vips_image_copy_memory");
 	SYM(p_flatten, "vips_flatten");
 	SYM(p_jpegsave_buffer, "vips_jpegsave_buffer");
 	SYM(p_pngsave_buffer, "vips_pngsave_buffer");
@@ -262,6 +266,67 @@ fail:
 done:
 	if (bare) p_object_unref(bare);
 	if (flat) p_object_unref(flat);
+	if (img) p_object_unref(img);
+	return err;
+}
+
+// shim_variants decodes buf once, with shrink-on-load to the box
+// width×height (never enlarging), orients it and holds its pixels in
+// memory; from them it makes each of the n variants (resize, crop,
+// flatten, encode) as shim_transform would from the source. rs[i] holds
+// variant i; on an error every variant made so far is freed.
+char *shim_variants(void *buf, size_t len, int width, int height, const shim_params *ps, int n, shim_result *rs) {
+	VipsImage *img = NULL, *bare = NULL, *mem = NULL;
+	char *err = NULL;
+	int i = 0;
+	if (p_thumbnail_buffer(buf, len, &img, width, "height", height, "size", 2,
+			"option_string", "fail_on=truncated", NULL)) {
+		goto fail;
+	}
+	if (p_copy(img, &bare, NULL)) goto fail;
+	strip(bare);
+	if (!(mem = p_copy_memory(bare))) goto fail;
+	for (; i < n; i++) {
+		const shim_params *p = &ps[i];
+		VipsImage *v = NULL, *flat = NULL, *final;
+		long long deadline = now_ms() + p->budget_ms;
+		if (p_thumbnail_image(mem, &v, p->width, "height", p->height, "size", p->size, "crop", p->crop, NULL)) {
+			goto fail;
+		}
+		final = v;
+		if (p->flatten && p_hasalpha(v)) {
+			void *bg = p_array_double_new(p->background, 3);
+			int rc = p_flatten(v, &flat, "background", bg, NULL);
+			p_area_unref(bg);
+			if (rc) {
+				p_object_unref(v);
+				goto fail;
+			}
+			final = flat;
+		}
+		rs[i].width = p_get_width(final);
+		rs[i].height = p_get_height(final);
+		if (p->budget_ms > 0) {
+			p_image_set_progress(final, 1);
+			p_signal_connect_data(final, "eval", (void (*)(void))on_eval, &deadline, NULL, 0);
+		}
+		int rc = save(final, p, &rs[i].data, &rs[i].len);
+		if (rc) rs[i].killed = p->budget_ms > 0 && now_ms() > deadline;
+		if (flat) p_object_unref(flat);
+		p_object_unref(v);
+		if (rc) goto fail;
+	}
+	goto done;
+fail:
+	err = errcopy();
+	p_error_clear();
+	for (int j = 0; j < i; j++) {
+		p_g_free(rs[j].data);
+		rs[j].data = NULL;
+	}
+done:
+	if (mem) p_object_unref(mem);
+	if (bare) p_object_unref(bare);
 	if (img) p_object_unref(img);
 	return err;
 }

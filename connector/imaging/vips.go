@@ -137,7 +137,8 @@ const (
 // maxCoord is libvips' VIPS_MAX_COORD: a side that does not bound.
 const maxCoord = 10_000_000
 
-func vipsTransform(data []byte, p shimParams) (out []byte, width, height int, err error) {
+// cParams is p as the shim takes it.
+func cParams(p shimParams) C.shim_params {
 	cp := C.shim_params{width: C.int(p.width), height: C.int(p.height), format: C.int(p.format), quality: C.int(p.quality),
 		budget_ms: C.longlong(p.budget.Milliseconds())}
 	if p.downOnly {
@@ -155,6 +156,11 @@ func vipsTransform(data []byte, p shimParams) (out []byte, width, height int, er
 	for i, v := range p.background {
 		cp.background[i] = C.double(v)
 	}
+	return cp
+}
+
+func vipsTransform(data []byte, p shimParams) (out []byte, width, height int, err error) {
+	cp := cParams(p)
 	var r C.shim_result
 	if err := cError(C.shim_transform(unsafe.Pointer(unsafe.SliceData(data)), C.size_t(len(data)), &cp, &r)); err != nil {
 		if r.killed != 0 {

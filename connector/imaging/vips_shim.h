@@ -30,4 +30,5 @@ void shim_concurrency(int n);
 char *shim_probe(const void *buf, size_t len, shim_info *info);
 char *shim_blob(const void *buf, size_t len, const char *name, size_t max, void **out, size_t *outlen);
 char *shim_transform(void *buf, size_t len, const shim_params *p, shim_result *r);
+char *shim_variants(void *buf, size_t len, int width, int height, const shim_params *ps, int n, shim_result *rs);
 void shim_free(void *p);

@@ -38,12 +38,13 @@ type storedBatch struct {
 	Owner       string           `json:"owner"`
 	CallbackURL string           `json:"callback_url,omitempty"`
 	JobIDs      []string         `json:"job_ids"`
+	VariantIDs  []string         `json:"variant_ids,omitempty"`
 }
 
 func encodeBatch(b *connector.Batch) ([]byte, error) {
 	rec := *b
 	rec.Counts, rec.SavedBytes, rec.FinishedAt, rec.Links = connector.BatchCounts{}, 0, nil, nil // from the hash
-	return json.Marshal(storedBatch{Batch: &rec, Owner: b.Owner, CallbackURL: b.CallbackURL, JobIDs: b.JobIDs})
+	return json.Marshal(storedBatch{Batch: &rec, Owner: b.Owner, CallbackURL: b.CallbackURL, JobIDs: b.JobIDs, VariantIDs: b.VariantIDs})
 }
 
 func decodeBatch(data []byte) (*connector.Batch, error) {
@@ -54,7 +55,7 @@ func decodeBatch(data []byte) (*connector.Batch, error) {
 	if sb.Batch == nil {
 		return nil, internalErr(errors.New("decode batch: no batch in record"))
 	}
-	sb.Batch.Owner, sb.Batch.CallbackURL, sb.Batch.JobIDs = sb.Owner, sb.CallbackURL, sb.JobIDs
+	sb.Batch.Owner, sb.Batch.CallbackURL, sb.Batch.JobIDs, sb.Batch.VariantIDs = sb.Owner, sb.CallbackURL, sb.JobIDs, sb.VariantIDs
 	return sb.Batch, nil
 }
 

@@ -43,6 +43,9 @@ type BatchRequest struct {
 	Metadata       json.RawMessage
 	// Dedupe is the items' default: an item's own Dedupe wins.
 	Dedupe *bool
+	// VariantIDs makes the batch a responsive set whose items are these
+	// variants, by index (set.go).
+	VariantIDs []string
 }
 
 // ItemError is an error of one item of a batch request, by its index.
@@ -133,7 +136,7 @@ func (s *JobService) makeBatch(ctx context.Context, id string, r *BatchRequest) 
 	}
 	now := s.cfg.Now().UTC()
 	b := &connector.Batch{ID: id, Status: connector.BatchRunning, CreatedAt: now, Metadata: r.Metadata,
-		Owner: r.Owner, CallbackURL: r.CallbackURL, JobIDs: make([]string, len(r.Items))}
+		Owner: r.Owner, CallbackURL: r.CallbackURL, JobIDs: make([]string, len(r.Items)), VariantIDs: r.VariantIDs}
 	for i := range b.JobIDs {
 		jid, err := newID()
 		if err != nil {

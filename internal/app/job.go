@@ -25,6 +25,9 @@ type Input struct {
 	// Transform is what the worker does to the image before its one call
 	// (resize, convert, keep metadata); it is part of the dedupe key.
 	Transform connector.Transform
+	// Variant is the id of the variant a responsive set's item makes
+	// (set.go); "" otherwise.
+	Variant string
 }
 
 // JobRequest asks for one job.
@@ -289,6 +292,7 @@ func (s *JobService) jobRecord(id, owner string, sealed []byte, in *Input, now t
 		SealedKey: sealed,
 		Dedupe:    in.Dedupe,
 		Transform: in.Transform,
+		Variant:   in.Variant,
 	}
 	if in.Image != nil {
 		job.Input.Size = in.Image.Size()

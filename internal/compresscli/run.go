@@ -64,6 +64,9 @@ type Options struct {
 	PollEvery time.Duration
 	// Transform resizes, converts and keeps metadata (transform.go).
 	Transform Transform
+	// Variants (--variants) makes each file a responsive set
+	// (variants.go): a result per variant.
+	Variants []connector.Variant
 }
 
 // Batch limits: the API takes 100 files and 64 MiB per multipart batch.
@@ -102,6 +105,9 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if err := o.Transform.check(o.InPlace); err != nil {
 		return Summary{}, err
 	}
+	if len(o.Variants) > 0 && (o.InPlace || !o.Transform.IsZero()) {
+		return Summary{}, &UsageError{"--variants writes a file per variant, each with its own options: use --out DIR, without --resize, --convert or --preserve"}
+	}
 	o.Fields = o.Transform.addFields(o.Fields)
 	if len(o.Paths) == 0 {
 		return Summary{}, &UsageError{"name at least one file, folder or glob"}
@@ -138,7 +144,11 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		rep: newReporter(o, len(found.files)), waiting: map[string]*file{}, batches: map[string][]string{}}
 	r.sum.Total, r.sum.Unsupported = len(found.files), len(found.unsupported)
 	r.plan(found.files)
-	err = r.all(ctx, found.files)
+	if len(o.Variants) > 0 {
+		err = r.runVariants(ctx, found.files)
+	} else {
+		err = r.all(ctx, found.files)
+	}
 	if serr := r.st.save(); serr != nil && err == nil {
 		err = serr
 	}

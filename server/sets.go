@@ -1,0 +1,54 @@
+package server
+
+import (
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/internal/app"
+)
+
+// Responsive sets (connector.VariantSet): POST /v1/jobs with "variants"
+// makes one, through the creation service, as a batch whose items are
+// the variants. It is answered as its batch is (202 with Location to
+// GET /v1/batches/{id}?poll=1 until every variant ended, ?wait=N), with
+// the variants' jobs keyed by id, a srcset and a <picture> snippet added.
+// GET /v1/batches/{id} answers a set the same way, and its archive is the
+// set's ZIP.
+
+// createSet is POST /v1/jobs with variants.
+func (s *Server) createSet(c echo.Context, key string, in *jobRequest, wait time.Duration) error {
+	r := &app.SetRequest{Owner: s.owner(key), Key: key, IdempotencyKey: c.Request().Header.Get("Idempotency-Key"),
+		Input: in.appInput(), Variants: in.Variants, CallbackURL: in.CallbackURL}
+	if r.IdempotencyKey != "" {
+		r.Fingerprint = in.fingerprint()
+	}
+	b, replay, err := s.cfg.Service.CreateSet(s.requestContext(c), r)
+	if err != nil {
+		return serviceError(err)
+	}
+	if !replay {
+		s.logger(c).With("batch_id", b.ID).Info("variant set created", "variants", len(b.JobIDs), "input", in.kind)
+		s.cfg.OnJobCreated(in.kind)
+	}
+	if wait > 0 && b.Status != connector.BatchFinished {
+		if b, err = s.awaitBatch(c.Request().Context(), b, wait); err != nil {
+			return err
+		}
+	}
+	return s.answerBatch(c, b, false, true)
+}
+
+// answerSet answers the set whose batch view is view.
+func (s *Server) answerSet(c echo.Context, status int, view *connector.Batch, withJobs bool) error {
+	jobs, err := s.batchJobs(c.Request().Context(), view)
+	if err != nil {
+		return err
+	}
+	out := connector.VariantSetAnswer{VariantSet: connector.NewVariantSet(view, jobs)}
+	if withJobs {
+		out.Jobs = jobs
+	}
+	return c.JSON(status, out)
+}
