@@ -121,6 +121,9 @@ type shimParams struct {
 	format        int
 	quality       int
 	lossless      bool
+	palette       bool // PNG: quantized to 2^bitdepth colours
+	bitdepth      int
+	dither        float64
 	budget        time.Duration // the computation is killed after this long (0: never)
 }
 
