@@ -72,6 +72,9 @@ func knobs(format int) (list []knob, floor int) {
 	case fmtAVIF:
 		// Steps of 3: an AVIF encode costs ten JPEG ones.
 		for q := 1; q <= 100; q += 3 {
+			if q > 80 {
+				q -= 2 // single steps at the top, where a step weighs most
+			}
 			list = append(list, knob{quality: q})
 		}
 		return list, 8
@@ -298,11 +301,11 @@ func fitDecoded(ctx context.Context, img *decoded, format int, goal FitGoal) ([]
 		floor = 0
 	}
 	proxy := &proxySizes{img: img, sizes: map[int]int64{}}
-	px := int64(proxyPixels)
+	px := min(int64(proxyPixels), img.pixels()/4)
 	if format == fmtAVIF {
 		px /= 3
 	}
-	if img.pixels() > px*6/5 {
+	if img.pixels() > 100_000 {
 		small, err := img.scaled(math.Sqrt(float64(px) / float64(img.pixels())))
 		if err != nil {
 			return nil, s.fit, unreadable(err.Error())
@@ -330,8 +333,8 @@ func fitDecoded(ctx context.Context, img *decoded, format int, goal FitGoal) ([]
 		f := math.Pow(float64(goal.Aim)/float64(len(best.data)), 0.6) * 0.97
 		f = max(f, float64(minSide)/float64(side))
 		f = min(f, 0.9)
-		next, err := cur.scaled(f)
-		if err != nil {
+		var next *decoded
+		if next, err = cur.scaled(f); err != nil {
 			return nil, s.fit, unreadable(err.Error())
 		}
 		if cur != img {

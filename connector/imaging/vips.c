@@ -181,7 +181,7 @@ static int save(VipsImage *img, const shim_params *p, void **out, size_t *outlen
 		if (p->palette) {
 			// Quantized to at most 2^bitdepth colours; the quality is
 			// libimagequant's, which lowers the colours it keeps.
-			return p_pngsave_buffer(img, out, outlen, "compression", 9, "strip", 1, "palette", 1,
+			return p_pngsave_buffer(img, out, outlen, "compression", 6, "strip", 1, "palette", 1,
 				"Q", p->quality, "bitdepth", p->bitdepth, "dither", p->dither, "effort", 3, NULL);
 		}
 		return p_pngsave_buffer(img, out, outlen, "compression", 6, "strip", 1, NULL);
