@@ -79,7 +79,7 @@ func fitCases(tb testing.TB, n int) []fitCase {
 // deliver runs a job's target path with the reference upstream's codec
 // standing in for the call: the search aimed by ratios, the call, the
 // ratios learnt, a local shrink when the answer is over.
-func deliver(tb testing.TB, ratios *Ratios, c fitCase) (delivered []byte, fit *Fit) {
+func deliver(tb testing.TB, ratios *Ratios, c fitCase) (delivered []byte, fit *Fit, sent int) {
 	ctx := context.Background()
 	outType := OutputType(connector.SniffInputType(c.data), c.t)
 	goal := FitGoal{MaxBytes: c.target, Aim: ratios.Aim(outType, c.target), AllowResize: c.t.Target.Resizes()}
@@ -97,7 +97,7 @@ func deliver(tb testing.TB, ratios *Ratios, c fitCase) (delivered []byte, fit *F
 			tb.Fatalf("%s: shrink: %v", c.name, err)
 		}
 	}
-	return answer, fit
+	return answer, fit, len(res.Data)
 }
 
 func TestFitFillsTheBudget(t *testing.T) {
@@ -109,7 +109,7 @@ func TestFitFillsTheBudget(t *testing.T) {
 	var ratios Ratios
 	var fills []float64
 	for _, c := range fitCases(t, n) {
-		out, fit := deliver(t, &ratios, c)
+		out, fit, sent := deliver(t, &ratios, c)
 		fill := float64(len(out)) / float64(c.target)
 		t.Logf("%-22s %8d → target %7d: %7d (%.1f %%) q=%d colours=%d %dx%d encodes=%d full=%d work=%.1f", c.name, len(c.data), c.target,
 			len(out), 100*fill, fit.Quality, fit.Colours, fit.Width, fit.Height, fit.Encodes, fit.FullEncodes, fit.Work())
@@ -118,6 +118,12 @@ func TestFitFillsTheBudget(t *testing.T) {
 		}
 		if fit.Top && fit.Width == c.width {
 			t.Logf("%s: best encoding under the target (a generous target): not counted", c.name)
+			continue
+		}
+		if float64(sent) >= 0.9*float64(c.target) && float64(len(out)) < 0.9*float64(sent) {
+			// The upstream re-encodes at its own quality: what it makes of
+			// any candidate at the budget is smaller, and it is called once.
+			t.Logf("%s: sent %d, the upstream's own encoding is %d: not counted", c.name, sent, len(out))
 			continue
 		}
 		if fill < 0.75 {
