@@ -89,10 +89,10 @@ func knobs(format int) (list []knob, floor int) {
 const proxyPixels = 1_000_000
 
 // closeEnough is the share of the aim a candidate may stop at.
-const closeEnough = 0.95
+const closeEnough = 0.93
 
 // maxFullEncodes bounds the full-size encodes of one quality search.
-const maxFullEncodes = 6
+const maxFullEncodes = 5
 
 // minSide is the shortest side a resize goes down to.
 const minSide = 8
@@ -198,6 +198,8 @@ func (s *searcher) searchKnob(img *decoded, proxy *proxySizes, floor int, aim in
 		data []byte
 	}
 	var lo, hi *point
+	sameSide := 0 // tries in a row that landed on the same side of the aim
+	over := false
 	full := func(k int) (*point, error) {
 		out, err := s.encode(img, k, true)
 		if err != nil {
@@ -205,9 +207,10 @@ func (s *searcher) searchKnob(img *decoded, proxy *proxySizes, floor int, aim in
 		}
 		return &point{k: k, size: int64(len(out)), data: out}, nil
 	}
-	// The proxy's bytes scale to the full image's by about the pixel ratio;
-	// each full-size encode corrects the scale.
-	scale := float64(img.pixels()) / float64(proxy.img.pixels())
+	// The proxy's bytes scale to the full image's a little slower than
+	// the pixels (the proxy has more detail per pixel); each full-size
+	// encode corrects the scale.
+	scale := math.Pow(float64(img.pixels())/float64(proxy.img.pixels()), 0.85)
 	if proxy.img == img {
 		scale = 1
 	}
@@ -221,6 +224,12 @@ func (s *searcher) searchKnob(img *decoded, proxy *proxySizes, floor int, aim in
 		if err != nil {
 			return candidate{}, false, err
 		}
+		if tries > 0 && (pt.size > aim) == over {
+			sameSide++
+		} else {
+			sameSide = 0
+		}
+		over = pt.size > aim
 		if pt.size <= aim {
 			if lo == nil || pt.k > lo.k {
 				lo = pt
@@ -247,6 +256,11 @@ func (s *searcher) searchKnob(img *decoded, proxy *proxySizes, floor int, aim in
 			// Interpolation on log size between the bracket's ends.
 			f := (math.Log(float64(aim)) - math.Log(float64(lo.size))) / (math.Log(float64(hi.size)) - math.Log(float64(lo.size)))
 			k = lo.k + int(math.Round(f*float64(hi.k-lo.k)))
+			if sameSide > 0 {
+				// The curve bends (a step in the encoder's tables, say):
+				// bisect once instead of creeping along one side.
+				k = (lo.k + hi.k + 1) / 2
+			}
 			k = min(max(k, lo.k+1), hi.k-1)
 		case lo != nil:
 			k, err = s.predict(proxy, lo.k+1, top, scale, aim)
