@@ -24,6 +24,11 @@ func transformFields() []Field {
 		{Key: "preserve", Label: "Keep Metadata", Type: FieldString,
 			Help:    "Metadata to keep, comma-separated: copyright (copyright and artist), creation (date taken), location (GPS). By default the result carries none. Orientation is always applied to the pixels.",
 			Example: "copyright,creation"},
+		{Key: "target_max_bytes", Label: "Max File Size", Type: FieldString,
+			Help:    "Fit the result under this size, for the same one credit: 100KB (100,000 bytes), 1.5MB, 200KiB (204,800 bytes) or a number of bytes. Quality is lowered first, then the dimensions (see Allow Resize). A size the image cannot reach fails the job uncharged.",
+			Example: "100KB"},
+		{Key: "target_allow_resize", Label: "Allow Resize to Fit", Type: FieldBoolean, Default: "true",
+			Help: "With Max File Size: let the image get smaller in pixels when lower quality alone cannot fit it. Off: quality only, and an image that cannot fit fails uncharged."},
 	}
 }
 
@@ -48,5 +53,6 @@ func transformOutputs() []OutputField {
 		{Key: "result.type", Label: "Result Type", Type: FieldString, Help: "The result's type, such as image/webp, when the job resized or converted the image."},
 		{Key: "result.width", Label: "Result Width", Type: FieldInteger, Help: "The result's width in pixels, when the job resized or converted the image."},
 		{Key: "result.height", Label: "Result Height", Type: FieldInteger, Help: "The result's height in pixels, when the job resized or converted the image."},
+		{Key: "result.quality", Label: "Result Quality", Type: FieldInteger, Help: "The encoder quality (1–100) chosen to fit Max File Size; absent when the image went losslessly or without a size."},
 	}
 }

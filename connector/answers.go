@@ -60,6 +60,19 @@ type ImageCheck struct {
 	// Output is what the job would make of the image when it transforms
 	// it (resize, convert, HEIC input); nil otherwise.
 	Output *ImageCheckOutput `json:"output,omitempty"`
+	// Target says whether a job with a target would reach it (nil
+	// without one): unreachable, it would fail target_unreachable and
+	// charge nothing (WouldCharge 0).
+	Target *TargetCheck `json:"target,omitempty"`
+}
+
+// TargetCheck is the dry run's look at a target.
+type TargetCheck struct {
+	MaxBytes  int64 `json:"max_bytes"`
+	Reachable bool  `json:"reachable"`
+	// SmallestBytes is the smallest the image came to in the check (at
+	// the lowest quality, and the smallest size when resizing is allowed).
+	SmallestBytes int64 `json:"smallest_bytes"`
 }
 
 // ImageCheckInput is the image a dry run looked at.

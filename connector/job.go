@@ -71,6 +71,12 @@ type JobResult struct {
 	Type   string `json:"type,omitempty"`
 	Width  int    `json:"width,omitempty"`
 	Height int    `json:"height,omitempty"`
+	// Quality is the encoder quality a job with a target chose (1–100;
+	// for PNG, the palette quantizer's), and Colours a quantized PNG's
+	// palette size; absent when the image went losslessly or without a
+	// target.
+	Quality int `json:"quality,omitempty"`
+	Colours int `json:"colours,omitempty"`
 	// FileURL and CompressedData are filled when the job is rendered for a
 	// caller, never stored.
 	FileURL        string `json:"file_url,omitempty"`
@@ -84,18 +90,25 @@ type JobError struct {
 	UpstreamStatus   int       `json:"upstream_status,omitempty"`
 	CreditsRemaining *int64    `json:"credits_remaining,omitempty"`
 	Retryable        bool      `json:"retryable"`
+	// Details name what decided, when the code has more to say
+	// (target_unreachable: the smallest size reached).
+	Details []FieldError `json:"details,omitempty"`
 }
 
 // JobErrorFrom turns any error into the JobError a caller sees.
 func JobErrorFrom(err error) *JobError {
 	e := AsError(err)
-	return &JobError{
+	je := &JobError{
 		Code:             e.Code,
 		Message:          e.Message,
 		UpstreamStatus:   e.UpstreamStatus,
 		CreditsRemaining: e.CreditsRemaining,
 		Retryable:        e.Retryable,
 	}
+	if e.Code == ETARGETUNREACHABLE {
+		je.Details = e.Details
+	}
+	return je
 }
 
 // DeliveryStatus is the state of a callback or hook delivery.

@@ -152,6 +152,9 @@ type Compressed struct {
 	// Width and Height of the result, when the job transformed the image
 	// (worker/transform.go); 0 otherwise.
 	Width, Height int
+	// Quality and Colours: how a job with a target encoded the image it
+	// sent (worker/fit.go); 0 otherwise.
+	Quality, Colours int
 }
 
 // Compressor is the compression API (connector/upstream implements it).

@@ -50,6 +50,9 @@ func inputObject(fields []catalog.Field) obj {
 	props := obj{}
 	var required []string
 	for _, f := range fields {
+		if notForModels[f.Key] {
+			continue
+		}
 		props[f.Key] = fieldSchema(f)
 		if f.Required {
 			required = append(required, f.Key)
@@ -119,25 +122,31 @@ func compact(v any) any {
 // modelHelp is an argument's description where the catalog's help speaks
 // to a flow builder (steps, platforms, form labels) rather than to a model.
 var modelHelp = map[string]string{
-	"image_url":       "http(s) URL of the PNG, JPEG, WebP or AVIF image (up to 10 MiB); also a data: URI or an upload handle. Give one of image_url, image_base64, upload.",
-	"image_base64":    "The image's bytes in base64 (or a data: URI), for small images only: the bytes pass through your output. Give one of image_url, image_base64, upload.",
-	"items":           "The images, 1 to 1,000, each with one of image_url, image_base64 or upload, and optionally filename and metadata.",
-	"upload":          "A handle from prepare_upload, after its bytes were PUT. Give one of image_url, image_base64, upload.",
-	"idempotency_key": "Any unique string: a retry with the same key and arguments returns the same job, never charged twice.",
-	"wait_seconds":    "Seconds to wait for the result (default 25); a job still running then comes back with its status.",
-	"dedupe":          "Reuse this key's earlier result for the same image at no credit (default true); false compresses and charges again.",
-	"resize":          "New size in pixels: 1600x (width), x900 (height) or 400x400 (a box, see resize_method). Never enlarges unless resize_enlarge.",
-	"resize_method":   "scale (one side), fit (inside the box) or cover (fills the box, cropped). Default scale for one side, fit for a box.",
-	"resize_enlarge":  "Allow the image to get bigger (default false).",
-	"convert":         "The result's format: webp or avif for the web, jpeg for email; left out keeps the image's own.",
-	"background":      "#rrggbb filling transparency when converting to jpeg (default white).",
-	"preserve":        "Metadata to keep, comma-separated: copyright, creation (date taken), location (GPS). Default none.",
-	"filename":        "Name of the compressed file, such as photo.jpg (default: the name in the URL).",
-	"preview":         "Also return a thumbnail (at most 256 pixels) as image content.",
-	"metadata":        "Your own key/value pairs (such as a record id), returned unchanged on the job.",
-	"id":              "The job's id, as compress_image, compress_many or list_jobs returned it.",
-	"status":          "Only jobs with this status: queued, processing (running), completed or failed. Leave out for every job.",
+	"image_url":        "http(s) URL of the PNG, JPEG, WebP or AVIF image (up to 10 MiB); also a data: URI or an upload handle. Give one of image_url, image_base64, upload.",
+	"image_base64":     "The image's bytes in base64 (or a data: URI), for small images only: the bytes pass through your output. Give one of image_url, image_base64, upload.",
+	"items":            "The images, 1 to 1,000, each with one of image_url, image_base64 or upload, and optionally filename and metadata.",
+	"upload":           "A handle from prepare_upload, after its bytes were PUT. Give one of image_url, image_base64, upload.",
+	"idempotency_key":  "Any unique string: a retry with the same key and arguments returns the same job, never charged twice.",
+	"wait_seconds":     "Seconds to wait for the result (default 25); a job still running comes back with its status.",
+	"dedupe":           "Reuse this key's earlier result for the same image and options at no credit (default true).",
+	"resize":           "Pixels: 1600x (width), x900 (height) or 400x400 (a box, see resize_method). Never enlarges unless resize_enlarge.",
+	"resize_method":    "scale (one side), fit (inside the box) or cover (fills the box, cropped). Default scale for one side, fit for a box.",
+	"resize_enlarge":   "Allow it to get bigger (default false).",
+	"convert":          "The result's format: webp or avif for the web, jpeg for email; default the image's own.",
+	"background":       "#rrggbb filling transparency when converting to jpeg (default white).",
+	"preserve":         "Metadata to keep, comma-separated: copyright, creation (date taken), location (GPS). Default none.",
+	"target_max_bytes": "Fit under: 100KB, 2MB, bytes.",
+	"filename":         "Name of the compressed file, such as photo.jpg (default: the name in the URL).",
+	"preview":          "Also return a thumbnail (at most 256 pixels) as image content.",
+	"metadata":         "Your own key/value pairs (such as a record id), returned unchanged on the job.",
+	"id":               "The job's id, as compress_image, compress_many or list_jobs returned it.",
+	"status":           "Only jobs with this status: queued, processing (running), completed or failed. Leave out for every job.",
 }
+
+// notForModels are form fields a model does without, keeping tools/list
+// small: target_allow_resize's default (true) is what a model asking for
+// a size wants.
+var notForModels = map[string]bool{"target_allow_resize": true}
 
 // bounds are the limits of arguments the API enforces, stated in the
 // schema so that a model keeps within them.

@@ -96,6 +96,12 @@ func (s *Server) checkImage(ctx context.Context, key string, in *jobRequest) (*c
 	if answer.DeduplicatedFrom != "" {
 		answer.WouldCharge = 0
 	}
+	if answer.Target, err = checkTarget(bytes, in.transform); err != nil { // transforminput.go
+		return nil, err
+	}
+	if answer.Target != nil && !answer.Target.Reachable {
+		answer.WouldCharge = 0 // the job would fail target_unreachable, uncharged
+	}
 	return &answer, nil
 }
 

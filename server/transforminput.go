@@ -23,8 +23,11 @@ import (
 //	convert         webp | avif | jpeg | png, a media type, or the JSON object
 //	background      #rrggbb, the colour transparency is flattened on
 //	preserve        copyright,creation,location (comma-separated), or a JSON array
+//	target          a size ("100KB", 100000) or the JSON object {"max_bytes": …}
+//	target_max_bytes, target_allow_resize, target_min_score  the target's fields one by one
 var transformTextFields = map[string]bool{"resize": true, "resize_method": true, "resize_enlarge": true,
-	"convert": true, "background": true, "preserve": true}
+	"convert": true, "background": true, "preserve": true,
+	"target": true, "target_max_bytes": true, "target_allow_resize": true, "target_min_score": true}
 
 // transformJSON is the transform's fields in a JSON body: the objects
 // (resize, convert), or the flat fields platforms' forms send, named as
@@ -36,6 +39,29 @@ type transformJSON struct {
 	Convert       *connector.Convert     `json:"convert"`
 	Background    string                 `json:"background"`
 	Preserve      connector.PreserveList `json:"preserve"`
+	// The target as an object, a size, or its flat fields; all go to
+	// ApplyText as text, so "" (an empty platform field) means none.
+	Target            *textValue `json:"target"`
+	TargetMaxBytes    *textValue `json:"target_max_bytes"`
+	TargetAllowResize *textValue `json:"target_allow_resize"`
+	TargetMinScore    *textValue `json:"target_min_score"`
+}
+
+// textValue is any JSON value as the text ApplyText reads: a string's
+// contents, anything else (a number, a boolean, an object) as written.
+type textValue string
+
+func (v *textValue) UnmarshalJSON(data []byte) error {
+	var text string
+	if err := json.Unmarshal(data, &text); err == nil {
+		*v = textValue(text)
+		return nil
+	}
+	if string(data) == "null" {
+		return nil
+	}
+	*v = textValue(data)
+	return nil
 }
 
 // textBool is a JSON boolean, or its text ("true", "false", ""), as
@@ -63,6 +89,12 @@ func (j transformJSON) merged(text map[string]string) (connector.Transform, erro
 	all := map[string]string{"resize_method": j.ResizeMethod, "background": j.Background}
 	if j.ResizeEnlarge != nil {
 		all["resize_enlarge"] = string(*j.ResizeEnlarge)
+	}
+	for name, v := range map[string]*textValue{"target": j.Target, "target_max_bytes": j.TargetMaxBytes,
+		"target_allow_resize": j.TargetAllowResize, "target_min_score": j.TargetMinScore} {
+		if v != nil {
+			all[name] = strings.TrimSpace(string(*v))
+		}
 	}
 	for k, v := range text {
 		all[k] = v
@@ -99,9 +131,17 @@ func (in *jobRequest) resolveTransform(defaults connector.Transform) error {
 	if t.Preserve == nil {
 		t.Preserve = defaults.Preserve
 	}
+	if t.Target == nil {
+		t.Target = defaults.Target
+	}
 	t = t.Clone()
 	if err := t.Normalize(""); err != nil {
 		return err
+	}
+	if t.Target != nil && t.Target.MinScore != nil {
+		// Refused rather than ignored: a floor the search cannot measure
+		// would be a promise not kept.
+		return fieldError("target.min_score", "is not available on this server: its SSIMULACRA2 scoring is not built yet; leave min_score out")
 	}
 	in.transform = t
 	sniffed := ""
@@ -222,4 +262,22 @@ func (in *jobRequest) setTransformJSON(fields map[string]json.RawMessage) error 
 		return err
 	}
 	return decodeJSON(bytes.NewReader(obj), &in.transformJSON)
+}
+
+// checkTarget is the dry run's answer for a target: whether a job would
+// reach it (resized to the smallest when allowed, else at the lowest
+// quality), and the size that decided; nil without a target.
+func checkTarget(b connector.Bytes, t connector.Transform) (*connector.TargetCheck, error) {
+	if t.Target == nil {
+		return nil, nil
+	}
+	data := make([]byte, b.Size())
+	if _, err := b.ReadAt(data, 0); err != nil && err != io.EOF {
+		return nil, err
+	}
+	ok, smallest, err := imaging.Reachable(data, t)
+	if err != nil {
+		return nil, err
+	}
+	return &connector.TargetCheck{MaxBytes: t.Target.MaxBytes, Reachable: ok, SmallestBytes: smallest}, nil
 }

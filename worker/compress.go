@@ -191,6 +191,7 @@ func (w *Worker) live(ctx context.Context, r *run) outcome {
 		return erredWith(err)
 	}
 	restoreMetadata(r, img, input, c) // transform.go
+	w.fitAnswer(ctx, r, img, c)       // fit.go
 	if err := w.crashAt("answered", r.jobID); err != nil {
 		return erredWith(err)
 	}
@@ -448,6 +449,7 @@ func (w *Worker) keep(ctx context.Context, r *run, call int, in connector.JobInp
 	if c.Width > 0 { // a transformed image (transform.go)
 		answer.Result.Type, answer.Result.Width, answer.Result.Height = mime, c.Width, c.Height
 	}
+	answer.Result.Quality, answer.Result.Colours = c.Quality, c.Colours
 	if answer.Result.CompressedSize == 0 {
 		answer.Result.CompressedSize = c.Data.Size()
 	}

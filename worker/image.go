@@ -25,6 +25,10 @@ type image struct {
 	// compressed result (preserve).
 	shape    *imaging.Info
 	metadata []byte
+	// fitted is how a job with a target made the image (fit.go); source
+	// is the input's bytes, for a local fit when the answer is over.
+	fitted *imaging.Fit
+	source []byte
 	// readErr is the first error reading body. Compress reads the image in
 	// a goroutine of its own but returns only after it stopped, so the
 	// caller reads this after Compress without a race.

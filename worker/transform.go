@@ -55,9 +55,17 @@ func (w *Worker) transformed(ctx context.Context, a *run, img *image, in connect
 		}
 	}
 	var res *imaging.Result
+	var fitted *imaging.Fit
 	needed := imaging.Needed(img.mimeType, t) ||
 		(img.mimeType != "image/jpeg" && imaging.Orientation(data) != 1) // the API orients JPEG only
-	if needed {
+	if t.Target != nil {
+		if deadline, ok := ctx.Deadline(); ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, deadline.Add(-transformCallTime))
+			defer cancel()
+		}
+		res, fitted, err = w.fit(ctx, data, img.mimeType, t, int64(len(meta)))
+	} else if needed {
 		if deadline, ok := ctx.Deadline(); ok {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithDeadline(ctx, deadline.Add(-transformCallTime))
@@ -75,8 +83,12 @@ func (w *Worker) transformed(ctx context.Context, a *run, img *image, in connect
 	a.log.Debug("transformed", "input_type", res.Input.Type, "input_width", res.Input.Width, "input_height", res.Input.Height,
 		"output_type", res.Output.Type, "output_width", res.Output.Width, "output_height", res.Output.Height, "size", len(res.Data))
 	in.Type, in.Width, in.Height = res.Input.Type, res.Input.Width, res.Input.Height
-	return &image{mimeType: res.Output.Type, size: int64(len(res.Data)), sha256: img.sha256, body: bytes.NewReader(res.Data),
-		shape: &res.Output, metadata: meta}, in, nil
+	out := &image{mimeType: res.Output.Type, size: int64(len(res.Data)), sha256: img.sha256, body: bytes.NewReader(res.Data),
+		shape: &res.Output, metadata: meta, fitted: fitted}
+	if fitted != nil {
+		out.source = data
+	}
+	return out, in, nil
 }
 
 // restoreMetadata completes the compression API's answer for a transformed

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/imgflow/imgflow/connector/imaging"
 	"log/slog"
 	"sync"
 	"time"
@@ -26,9 +27,12 @@ type Worker struct {
 	balances *balanceMemo
 	// deliveryShare is each key's share of the delivery workers.
 	deliveryShare *fairShare
-	client        *asynq.Client
-	queue         *Queue
-	mux           *asynq.ServeMux
+	// fitRatios learns what the compression API takes off a target's
+	// candidate, per type (fit.go).
+	fitRatios imaging.Ratios
+	client    *asynq.Client
+	queue     *Queue
+	mux       *asynq.ServeMux
 
 	// crashHook, when set (tests only), is asked after each step of the
 	// billing path that a crash could follow ("answered", "kept",

@@ -44,6 +44,8 @@ static char **(*p_get_fields)(VipsImage *);
 static int (*p_remove)(VipsImage *, const char *);
 static void (*p_strfreev)(char **);
 static void (*p_g_free)(void *);
+static VipsImage *(*p_image_copy_memory)(VipsImage *);
+static int (*p_resize)(VipsImage *, VipsImage **, double, ...);
 
 #define SYM(p, name) if (!(*(void **)(&p) = dlsym(h, name))) { snprintf_missing(name); return missing; }
 
@@ -102,6 +104,8 @@ const char *shim_load(const char *lib) {
 	SYM(p_remove, "vips_image_remove");
 	SYM(p_strfreev, "g_strfreev");
 	SYM(p_g_free, "g_free");
+	SYM(p_image_copy_memory, "vips_image_copy_memory");
+	SYM(p_resize, "vips_resize");
 	if (p_init("imgflow")) {
 		return "vips_init failed";
 	}
@@ -178,6 +182,12 @@ static int save(VipsImage *img, const shim_params *p, void **out, size_t *outlen
 	case SHIM_JPEG:
 		return p_jpegsave_buffer(img, out, outlen, "Q", p->quality, "strip", 1, "optimize_coding", 1, NULL);
 	case SHIM_PNG:
+		if (p->palette) {
+			// Quantized to at most 2^bitdepth colours; the quality is
+			// libimagequant's, which lowers the colours it keeps.
+			return p_pngsave_buffer(img, out, outlen, "compression", 6, "strip", 1, "palette", 1,
+				"Q", p->quality, "bitdepth", p->bitdepth, "dither", p->dither, "effort", 3, NULL);
+		}
 		return p_pngsave_buffer(img, out, outlen, "compression", 6, "strip", 1, NULL);
 	case SHIM_WEBP:
 		if (p->lossless) {
@@ -332,3 +342,71 @@ done:
 }
 
 void shim_free(void *p) { p_g_free(p); }
+
+// shim_decode is shim_transform's pipeline up to the encoder, its pixels
+// computed into memory: the image a fit search encodes many times
+// (*handle, released with shim_unref).
+char *shim_decode(void *buf, size_t len, const shim_params *p, void **handle, int *width, int *height) {
+	VipsImage *img = NULL, *flat = NULL, *bare = NULL, *mem = NULL, *final = NULL;
+	char *err = NULL;
+	*handle = NULL;
+	if (p_thumbnail_buffer(buf, len, &img, p->width, "height", p->height, "size", p->size,
+			"crop", p->crop, "option_string", "fail_on=truncated", NULL)) {
+		goto fail;
+	}
+	final = img;
+	if (p->flatten && p_hasalpha(img)) {
+		void *bg = p_array_double_new(p->background, 3);
+		int rc = p_flatten(img, &flat, "background", bg, NULL);
+		p_area_unref(bg);
+		if (rc) goto fail;
+		final = flat;
+	}
+	if (p_copy(final, &bare, NULL)) goto fail;
+	strip(bare);
+	if (!(mem = p_image_copy_memory(bare))) goto fail;
+	*handle = mem;
+	*width = p_get_width(mem);
+	*height = p_get_height(mem);
+	goto done;
+fail:
+	err = errcopy();
+	p_error_clear();
+done:
+	if (bare) p_object_unref(bare);
+	if (flat) p_object_unref(flat);
+	if (img) p_object_unref(img);
+	return err;
+}
+
+// shim_scale resizes a decoded image by scale into memory (*out).
+char *shim_scale(void *handle, double scale, void **out, int *width, int *height) {
+	VipsImage *small = NULL, *mem = NULL;
+	*out = NULL;
+	if (p_resize(handle, &small, scale, NULL)) goto fail;
+	if (!(mem = p_image_copy_memory(small))) goto fail;
+	p_object_unref(small);
+	*out = mem;
+	*width = p_get_width(mem);
+	*height = p_get_height(mem);
+	return NULL;
+fail:
+	if (small) p_object_unref(small);
+	char *err = errcopy();
+	p_error_clear();
+	return err;
+}
+
+// shim_encode encodes a decoded image with p's format and quality.
+char *shim_encode(void *handle, const shim_params *p, shim_result *r) {
+	if (save(handle, p, &r->data, &r->len)) {
+		char *err = errcopy();
+		p_error_clear();
+		return err;
+	}
+	r->width = p_get_width(handle);
+	r->height = p_get_height(handle);
+	return NULL;
+}
+
+void shim_unref(void *handle) { if (handle) p_object_unref(handle); }

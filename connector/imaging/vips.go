@@ -121,6 +121,9 @@ type shimParams struct {
 	format        int
 	quality       int
 	lossless      bool
+	palette       bool // PNG: quantized to 2^bitdepth colours
+	bitdepth      int
+	dither        float64
 	budget        time.Duration // the computation is killed after this long (0: never)
 }
 
@@ -140,7 +143,7 @@ const maxCoord = 10_000_000
 // cParams is p as the shim takes it.
 func cParams(p shimParams) C.shim_params {
 	cp := C.shim_params{width: C.int(p.width), height: C.int(p.height), format: C.int(p.format), quality: C.int(p.quality),
-		budget_ms: C.longlong(p.budget.Milliseconds())}
+		budget_ms: C.longlong(p.budget.Milliseconds()), bitdepth: C.int(p.bitdepth), dither: C.double(p.dither)}
 	if p.downOnly {
 		cp.size = 2 // VIPS_SIZE_DOWN
 	}
@@ -152,6 +155,9 @@ func cParams(p shimParams) C.shim_params {
 	}
 	if p.lossless {
 		cp.lossless = 1
+	}
+	if p.palette {
+		cp.palette = 1
 	}
 	for i, v := range p.background {
 		cp.background[i] = C.double(v)

@@ -14,6 +14,8 @@ typedef struct {
 	int flatten;
 	double background[3];
 	int format, quality, lossless;
+	int palette, bitdepth; // PNG: quantized to 2^bitdepth colours
+	double dither;
 	long long budget_ms; // the computation is killed after this long (0: never)
 } shim_params;
 
@@ -32,3 +34,7 @@ char *shim_blob(const void *buf, size_t len, const char *name, size_t max, void 
 char *shim_transform(void *buf, size_t len, const shim_params *p, shim_result *r);
 char *shim_variants(void *buf, size_t len, int width, int height, const shim_params *ps, int n, shim_result *rs);
 void shim_free(void *p);
+char *shim_decode(void *buf, size_t len, const shim_params *p, void **handle, int *width, int *height);
+char *shim_scale(void *handle, double scale, void **out, int *width, int *height);
+char *shim_encode(void *handle, const shim_params *p, shim_result *r);
+void shim_unref(void *handle);

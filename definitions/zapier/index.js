@@ -209,6 +209,22 @@ module.exports = {
             "required": false,
             "type": "string",
           },
+          {
+            "helpText": "Fit the result under this size, for the same one credit: 100KB (100,000 bytes), 1.5MB, 200KiB (204,800 bytes) or a number of bytes. Quality is lowered first, then the dimensions (see Allow Resize). A size the image cannot reach fails the job uncharged.",
+            "key": "target_max_bytes",
+            "label": "Max File Size",
+            "placeholder": "100KB",
+            "required": false,
+            "type": "string",
+          },
+          {
+            "default": "true",
+            "helpText": "With Max File Size: let the image get smaller in pixels when lower quality alone cannot fit it. Off: quality only, and an image that cannot fit fails uncharged.",
+            "key": "target_allow_resize",
+            "label": "Allow Resize to Fit",
+            "required": false,
+            "type": "boolean",
+          },
         ],
         "outputFields": [
           {
@@ -289,6 +305,8 @@ module.exports = {
             "resize": "{{bundle.inputData.resize}}",
             "resize_enlarge": "{{bundle.inputData.resize_enlarge}}",
             "resize_method": "{{bundle.inputData.resize_method}}",
+            "target_allow_resize": "{{bundle.inputData.target_allow_resize}}",
+            "target_max_bytes": "{{bundle.inputData.target_max_bytes}}",
           },
           "method": "POST",
           "removeMissingValuesFrom": {
@@ -422,6 +440,22 @@ module.exports = {
             "required": false,
             "type": "string",
           },
+          {
+            "helpText": "Fit the result under this size, for the same one credit: 100KB (100,000 bytes), 1.5MB, 200KiB (204,800 bytes) or a number of bytes. Quality is lowered first, then the dimensions (see Allow Resize). A size the image cannot reach fails the job uncharged.",
+            "key": "target_max_bytes",
+            "label": "Max File Size",
+            "placeholder": "100KB",
+            "required": false,
+            "type": "string",
+          },
+          {
+            "default": "true",
+            "helpText": "With Max File Size: let the image get smaller in pixels when lower quality alone cannot fit it. Off: quality only, and an image that cannot fit fails uncharged.",
+            "key": "target_allow_resize",
+            "label": "Allow Resize to Fit",
+            "required": false,
+            "type": "boolean",
+          },
         ],
         "outputFields": [
           {
@@ -643,6 +677,12 @@ module.exports = {
             "type": "integer",
           },
           {
+            "key": "result__quality",
+            "label": "Result Quality",
+            "sample": 84,
+            "type": "integer",
+          },
+          {
             "key": "file",
             "label": "Compressed File",
             "type": "file",
@@ -651,7 +691,7 @@ module.exports = {
         "perform": async function (z, bundle) {
           const request = { method: "POST", url: "https://imgflow.example.com/v1/jobs?wait=25" };
           request.body = {};
-          for (const key of ["image_url", "image_base64", "filename", "metadata", "dedupe", "resize", "resize_method", "resize_enlarge", "convert", "background", "preserve"]) {
+          for (const key of ["image_url", "image_base64", "filename", "metadata", "dedupe", "resize", "resize_method", "resize_enlarge", "convert", "background", "preserve", "target_max_bytes", "target_allow_resize"]) {
             const value = bundle.inputData[key];
             if (value !== undefined && value !== null && value !== '') request.body[key] = value;
           }
@@ -696,11 +736,15 @@ module.exports = {
             "height": 1200,
             "mime_type": "image/jpeg",
             "original_size": 2483114,
+            "quality": 84,
             "type": "image/jpeg",
             "width": 1600,
           },
           "started_at": "2026-11-21T09:30:00.12Z",
           "status": "completed",
+          "target": {
+            "max_bytes": 700000,
+          },
           "updated_at": "2026-11-21T09:30:01.8Z",
           "upstream_calls": 1,
         },
@@ -812,6 +856,22 @@ module.exports = {
             "required": false,
             "type": "string",
           },
+          {
+            "helpText": "Fit the result under this size, for the same one credit: 100KB (100,000 bytes), 1.5MB, 200KiB (204,800 bytes) or a number of bytes. Quality is lowered first, then the dimensions (see Allow Resize). A size the image cannot reach fails the job uncharged.",
+            "key": "target_max_bytes",
+            "label": "Max File Size",
+            "placeholder": "100KB",
+            "required": false,
+            "type": "string",
+          },
+          {
+            "default": "true",
+            "helpText": "With Max File Size: let the image get smaller in pixels when lower quality alone cannot fit it. Off: quality only, and an image that cannot fit fails uncharged.",
+            "key": "target_allow_resize",
+            "label": "Allow Resize to Fit",
+            "required": false,
+            "type": "boolean",
+          },
         ],
         "outputFields": [
           {
@@ -1033,6 +1093,12 @@ module.exports = {
             "type": "integer",
           },
           {
+            "key": "result__quality",
+            "label": "Result Quality",
+            "sample": 84,
+            "type": "integer",
+          },
+          {
             "key": "file",
             "label": "Compressed File",
             "type": "file",
@@ -1040,7 +1106,7 @@ module.exports = {
         ],
         "perform": async function (z, bundle) {
           const body = { callback_url: z.generateCallbackUrl() };
-          for (const key of ["image_url", "image_base64", "filename", "metadata", "dedupe", "resize", "resize_method", "resize_enlarge", "convert", "background", "preserve"]) {
+          for (const key of ["image_url", "image_base64", "filename", "metadata", "dedupe", "resize", "resize_method", "resize_enlarge", "convert", "background", "preserve", "target_max_bytes", "target_allow_resize"]) {
             const value = bundle.inputData[key];
             if (value !== undefined && value !== null && value !== '') body[key] = value;
           }
@@ -1090,11 +1156,15 @@ module.exports = {
             "height": 1200,
             "mime_type": "image/jpeg",
             "original_size": 2483114,
+            "quality": 84,
             "type": "image/jpeg",
             "width": 1600,
           },
           "started_at": "2026-11-21T09:30:00.12Z",
           "status": "completed",
+          "target": {
+            "max_bytes": 700000,
+          },
           "updated_at": "2026-11-21T09:30:01.8Z",
           "upstream_calls": 1,
         },
@@ -1211,6 +1281,22 @@ module.exports = {
             "placeholder": "copyright,creation",
             "required": false,
             "type": "string",
+          },
+          {
+            "helpText": "Fit the result under this size, for the same one credit: 100KB (100,000 bytes), 1.5MB, 200KiB (204,800 bytes) or a number of bytes. Quality is lowered first, then the dimensions (see Allow Resize). A size the image cannot reach fails the job uncharged.",
+            "key": "target_max_bytes",
+            "label": "Max File Size",
+            "placeholder": "100KB",
+            "required": false,
+            "type": "string",
+          },
+          {
+            "default": "true",
+            "helpText": "With Max File Size: let the image get smaller in pixels when lower quality alone cannot fit it. Off: quality only, and an image that cannot fit fails uncharged.",
+            "key": "target_allow_resize",
+            "label": "Allow Resize to Fit",
+            "required": false,
+            "type": "boolean",
           },
         ],
         "outputFields": [
@@ -1483,6 +1569,11 @@ module.exports = {
                 "label": "Result Height",
                 "type": "integer",
               },
+              {
+                "key": "result__quality",
+                "label": "Result Quality",
+                "type": "integer",
+              },
             ],
             "key": "jobs",
             "label": "Jobs",
@@ -1508,7 +1599,7 @@ module.exports = {
             return out;
           }).filter((record) => Object.keys(record).length > 0);
           request.body = {};
-          for (const key of ["items", "metadata", "resize", "resize_method", "resize_enlarge", "convert", "background", "preserve"]) {
+          for (const key of ["items", "metadata", "resize", "resize_method", "resize_enlarge", "convert", "background", "preserve", "target_max_bytes", "target_allow_resize"]) {
             const value = bundle.inputData[key];
             if (value !== undefined && value !== null && value !== '') request.body[key] = value;
           }
@@ -1562,11 +1653,15 @@ module.exports = {
                 "height": 1200,
                 "mime_type": "image/jpeg",
                 "original_size": 2483114,
+                "quality": 84,
                 "type": "image/jpeg",
                 "width": 1600,
               },
               "started_at": "2026-11-21T09:30:00.12Z",
               "status": "completed",
+              "target": {
+                "max_bytes": 700000,
+              },
               "updated_at": "2026-11-21T09:30:01.8Z",
               "upstream_calls": 1,
             },
@@ -1606,11 +1701,15 @@ module.exports = {
                 "height": 1200,
                 "mime_type": "image/jpeg",
                 "original_size": 2483114,
+                "quality": 84,
                 "type": "image/jpeg",
                 "width": 1600,
               },
               "started_at": "2026-11-21T10:30:00.04Z",
               "status": "completed",
+              "target": {
+                "max_bytes": 700000,
+              },
               "updated_at": "2026-11-21T10:30:00.09Z",
               "upstream_calls": 0,
             },
@@ -1649,6 +1748,9 @@ module.exports = {
               },
               "started_at": "2026-11-21T09:30:00.12Z",
               "status": "failed",
+              "target": {
+                "max_bytes": 700000,
+              },
               "updated_at": "2026-11-21T09:30:01.8Z",
               "upstream_calls": 1,
             },
@@ -2035,6 +2137,11 @@ module.exports = {
                 "label": "Result Height",
                 "type": "integer",
               },
+              {
+                "key": "result__quality",
+                "label": "Result Quality",
+                "type": "integer",
+              },
             ],
             "key": "jobs",
             "label": "Variants",
@@ -2126,6 +2233,7 @@ module.exports = {
                 "height": 480,
                 "mime_type": "image/webp",
                 "original_size": 2483114,
+                "quality": 84,
                 "type": "image/webp",
                 "width": 320,
               },
@@ -2170,6 +2278,7 @@ module.exports = {
                 "height": 1200,
                 "mime_type": "image/jpeg",
                 "original_size": 2483114,
+                "quality": 84,
                 "type": "image/jpeg",
                 "width": 800,
               },
@@ -2214,6 +2323,7 @@ module.exports = {
                 "height": 2400,
                 "mime_type": "image/jpeg",
                 "original_size": 2483114,
+                "quality": 84,
                 "type": "image/jpeg",
                 "width": 1600,
               },
@@ -2272,6 +2382,7 @@ module.exports = {
                 "height": 2400,
                 "mime_type": "image/jpeg",
                 "original_size": 2483114,
+                "quality": 84,
                 "type": "image/jpeg",
                 "width": 1600,
               },
@@ -2316,6 +2427,7 @@ module.exports = {
                 "height": 1200,
                 "mime_type": "image/jpeg",
                 "original_size": 2483114,
+                "quality": 84,
                 "type": "image/jpeg",
                 "width": 800,
               },
@@ -2360,6 +2472,7 @@ module.exports = {
                 "height": 480,
                 "mime_type": "image/webp",
                 "original_size": 2483114,
+                "quality": 84,
                 "type": "image/webp",
                 "width": 320,
               },
@@ -2621,6 +2734,12 @@ module.exports = {
             "type": "integer",
           },
           {
+            "key": "result__quality",
+            "label": "Result Quality",
+            "sample": 84,
+            "type": "integer",
+          },
+          {
             "key": "file",
             "label": "Compressed File",
             "type": "file",
@@ -2674,11 +2793,15 @@ module.exports = {
             "height": 1200,
             "mime_type": "image/jpeg",
             "original_size": 2483114,
+            "quality": 84,
             "type": "image/jpeg",
             "width": 1600,
           },
           "started_at": "2026-11-21T09:30:00.12Z",
           "status": "completed",
+          "target": {
+            "max_bytes": 700000,
+          },
           "updated_at": "2026-11-21T09:30:01.8Z",
           "upstream_calls": 1,
         },
@@ -3157,6 +3280,12 @@ module.exports = {
             "type": "integer",
           },
           {
+            "key": "result__quality",
+            "label": "Result Quality",
+            "sample": 84,
+            "type": "integer",
+          },
+          {
             "key": "file",
             "label": "Compressed File",
             "type": "file",
@@ -3226,11 +3355,15 @@ module.exports = {
             "height": 1200,
             "mime_type": "image/jpeg",
             "original_size": 2483114,
+            "quality": 84,
             "type": "image/jpeg",
             "width": 1600,
           },
           "started_at": "2026-11-21T09:30:00.12Z",
           "status": "completed",
+          "target": {
+            "max_bytes": 700000,
+          },
           "updated_at": "2026-11-21T09:30:01.8Z",
           "upstream_calls": 1,
         },
@@ -3478,6 +3611,12 @@ module.exports = {
             "type": "integer",
           },
           {
+            "key": "result__quality",
+            "label": "Result Quality",
+            "sample": 84,
+            "type": "integer",
+          },
+          {
             "key": "file",
             "label": "Compressed File",
             "type": "file",
@@ -3529,11 +3668,15 @@ module.exports = {
             "height": 1200,
             "mime_type": "image/jpeg",
             "original_size": 2483114,
+            "quality": 84,
             "type": "image/jpeg",
             "width": 1600,
           },
           "started_at": "2026-11-21T09:30:00.12Z",
           "status": "completed",
+          "target": {
+            "max_bytes": 700000,
+          },
           "updated_at": "2026-11-21T09:30:01.8Z",
           "upstream_calls": 1,
         },

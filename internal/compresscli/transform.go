@@ -22,6 +22,8 @@ type Transform struct {
 	ResizeMethod string // --resize-method: scale, fit or cover
 	Convert      string // --convert: webp, avif, jpeg or png
 	Preserve     string // --preserve: copyright,creation,location
+	MaxSize      string // --max-size: 100KB, 1.5MB, 200KiB or bytes (the target)
+	NoResize     bool   // --max-size-no-resize: fit by quality only
 }
 
 // IsZero reports whether the run only compresses.
@@ -45,7 +47,7 @@ func (t Transform) check(inPlace bool) error {
 	}
 	var ct connector.Transform
 	err := ct.ApplyText(map[string]string{"resize": t.Resize, "resize_method": t.ResizeMethod,
-		"convert": t.Convert, "preserve": t.Preserve})
+		"convert": t.Convert, "preserve": t.Preserve, "target_max_bytes": t.MaxSize, "target_allow_resize": t.allowResize()})
 	if err == nil {
 		err = ct.Normalize("")
 	}
@@ -77,6 +79,8 @@ func (t Transform) flagsOf(field string) string {
 		add("--convert", t.Convert)
 	case "preserve":
 		add("--preserve", t.Preserve)
+	case "target", "target_max_bytes", "target_allow_resize":
+		add("--max-size", t.MaxSize)
 	default:
 		add("--resize", t.Resize)
 		add("--resize-method", t.ResizeMethod)
@@ -90,7 +94,8 @@ func (t Transform) flagsOf(field string) string {
 // fields are the batch's text fields.
 func (t Transform) fields() [][2]string {
 	var out [][2]string
-	for _, f := range [][2]string{{"resize", t.Resize}, {"resize_method", t.ResizeMethod}, {"convert", t.Convert}, {"preserve", t.Preserve}} {
+	for _, f := range [][2]string{{"resize", t.Resize}, {"resize_method", t.ResizeMethod}, {"convert", t.Convert}, {"preserve", t.Preserve},
+		{"target_max_bytes", t.MaxSize}, {"target_allow_resize", t.allowResize()}} {
 		if f[1] != "" {
 			out = append(out, f)
 		}
@@ -129,4 +134,14 @@ func (t Transform) statePath(path string) string {
 	sum := sha256.Sum256([]byte(t.key()))
 	ext := filepath.Ext(path)
 	return strings.TrimSuffix(path, ext) + "-" + hex.EncodeToString(sum[:6]) + ext
+}
+
+// allowResize is target_allow_resize's text: "false" with
+// --max-size-no-resize and a --max-size, else unset (the API's default,
+// true).
+func (t Transform) allowResize() string {
+	if t.NoResize && t.MaxSize != "" {
+		return "false"
+	}
+	return ""
 }

@@ -120,7 +120,7 @@ func TestScriptsNeverPutTheKeyInAURL(t *testing.T) {
 func TestTryItOffersEveryTransformOptionLabelled(t *testing.T) {
 	_, page := get(t, "/")
 	for _, id := range []string{"try-width", "try-height", "try-method", "try-enlarge", "try-format", "try-background",
-		"try-preserve-copyright", "try-preserve-creation", "try-preserve-location"} {
+		"try-preserve-copyright", "try-preserve-creation", "try-preserve-location", "try-max-size"} {
 		if !regexp.MustCompile(`<(input|select)[^>]*\bid="` + id + `"`).MatchString(page) {
 			t.Errorf("no control %s", id)
 		}

@@ -86,7 +86,8 @@ function options() {
 }
 
 // transform is the options' choice as the API's flat fields (resize,
-// resize_method, resize_enlarge, convert, background, preserve): empty
+// resize_method, resize_enlarge, convert, background, preserve,
+// target_max_bytes): empty
 // when all are left as they are.
 export function transform() {
   const out = {};
@@ -104,6 +105,8 @@ export function transform() {
   if (format === 'jpeg' && background && background.toLowerCase() !== '#ffffff') out.background = background;
   const keep = [...document.querySelectorAll('#try-preserve input:checked')].map((c) => c.value);
   if (keep.length) out.preserve = keep.join(',');
+  const maxSize = $('try-max-size').value.trim();
+  if (maxSize) out.target_max_bytes = maxSize; // "100KB", "1.5MB" or bytes: the API reads the unit
   return out;
 }
 

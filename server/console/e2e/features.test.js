@@ -192,7 +192,7 @@ test('the whole drop zone opens the file picker, by mouse and by keyboard', asyn
     await until('a file chooser from the click', () => opened.length === 1, 10000);
     // Every transform option sits before the drop zone in the tab order.
     await page.locator('#try-title').focus();
-    assert.equal(await tabTo(page, 'try-file', 15), 'try-file', 'Tab reaches the drop zone');
+    assert.equal(await tabTo(page, 'try-file', 16), 'try-file', 'Tab reaches the drop zone');
     assert.ok(await zone.evaluate((z) => z.matches(':focus-within')), 'the zone shows its focus');
     for (const [i, key] of ['Enter', 'Space'].entries()) {
       await page.keyboard.press(key);

@@ -1,0 +1,68 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"math"
+
+	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/connector/imaging"
+)
+
+// A job with a target (connector.Target) is fitted in the transform step:
+// the search aims the candidate at the budget plus what the compression
+// API is predicted to take off (w.fitRatios, learnt from its answers), the
+// one call is made, and an answer still over the budget is shrunk here,
+// free. The delivered file is never over the budget.
+
+// fit makes the candidate for t's target; meta is the size of the
+// metadata the job writes back into the answer, kept out of the budget.
+func (w *Worker) fit(ctx context.Context, data []byte, inputType string, t connector.Transform, meta int64) (*imaging.Result, *imaging.Fit, error) {
+	budget := max(1, t.Target.MaxBytes-meta)
+	outType := imaging.OutputType(inputType, t)
+	goal := imaging.FitGoal{MaxBytes: budget, Aim: w.fitRatios.Aim(outType, budget), AllowResize: t.Target.Resizes()}
+	return imaging.FitContext(ctx, data, t, goal)
+}
+
+// fitAnswer keeps the answer of a fitted image within its target: the
+// ratio learnt, the answer shrunk locally when over, and the result told
+// how it was made. The answer is charged already; nothing here calls
+// again.
+func (w *Worker) fitAnswer(ctx context.Context, a *run, img *image, c *connector.Compressed) {
+	if img.fitted == nil || a.job.Transform.Target == nil {
+		return
+	}
+	target := a.job.Transform.Target
+	w.fitRatios.Learn(img.mimeType, img.size, c.Data.Size())
+	c.Quality, c.Colours = img.fitted.Quality, img.fitted.Colours
+	if c.CompressedSize <= target.MaxBytes && c.Data.Size() <= target.MaxBytes {
+		return
+	}
+	answer := readBytes(c.Data)
+	out, fit, err := imaging.Shrink(ctx, answer, img.mimeType, target.MaxBytes, target.Resizes())
+	if err != nil {
+		// The answer does not shrink (an odd decode of it): the source
+		// fitted straight to the budget, without the call's pass.
+		var res *imaging.Result
+		res, fit, err = imaging.FitContext(ctx, img.source, a.job.Transform,
+			imaging.FitGoal{MaxBytes: target.MaxBytes, Aim: target.MaxBytes, AllowResize: target.Resizes()})
+		if err != nil {
+			a.log.Error("the answer is over the target and could not be shrunk", "err", err, "size", len(answer))
+			return
+		}
+		out = res.Data
+	}
+	a.log.Debug("answer over the target, shrunk locally", "answer_size", len(answer), "size", len(out), "quality", fit.Quality)
+	c.Data = bytes.NewReader(out)
+	c.CompressedSize = int64(len(out))
+	c.Quality, c.Colours = fit.Quality, fit.Colours
+	if c.OriginalSize > 0 {
+		c.CompressionRatio = math.Round((1-float64(c.CompressedSize)/float64(c.OriginalSize))*10000) / 100
+	}
+	if fit.Width > 0 {
+		c.Width, c.Height = fit.Width, fit.Height
+		if img.shape != nil {
+			img.shape.Width, img.shape.Height = fit.Width, fit.Height
+		}
+	}
+}
