@@ -126,6 +126,16 @@ func TestFitFillsTheBudget(t *testing.T) {
 			t.Logf("%s: sent %d, the upstream's own encoding is %d: not counted", c.name, sent, len(out))
 			continue
 		}
+		if c.t.Convert == nil {
+			// The upstream's encoding of the source itself is the most any
+			// candidate of it can come back as: a target above that is
+			// generous, whatever is sent.
+			own, err := codec.Compress(codec.Format(connector.SniffInputType(c.data)[len("image/"):]), c.data)
+			if err == nil && float64(len(own)) < 0.75*float64(c.target) {
+				t.Logf("%s: the upstream makes %d of the source itself: not counted", c.name, len(own))
+				continue
+			}
+		}
 		if fill < 0.75 {
 			t.Errorf("%s: %d bytes delivered, %.1f %% of the target of %d (want ≥ 75 %%)", c.name, len(out), 100*fill, c.target)
 		}
