@@ -64,6 +64,20 @@ type ImageCheck struct {
 	// without one): unreachable, it would fail target_unreachable and
 	// charge nothing (WouldCharge 0).
 	Target *TargetCheck `json:"target,omitempty"`
+	// Variants is the check of each member of a responsive set, in the
+	// request's order (nil without variants); WouldCharge is their sum.
+	Variants []VariantCheck `json:"variants,omitempty"`
+}
+
+// VariantCheck is the dry run's look at one variant of a set: what it
+// would make and cost, deduplicated and priced on its own as the set's
+// jobs are.
+type VariantCheck struct {
+	ID               string            `json:"id"`
+	WouldCharge      int               `json:"would_charge"`
+	DeduplicatedFrom string            `json:"deduplicated_from,omitempty"`
+	Output           *ImageCheckOutput `json:"output,omitempty"`
+	Target           *TargetCheck      `json:"target,omitempty"`
 }
 
 // TargetCheck is the dry run's look at a target.

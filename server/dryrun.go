@@ -84,25 +84,56 @@ func (s *Server) checkImage(ctx context.Context, key string, in *jobRequest) (*c
 	if err != nil {
 		return nil, err
 	}
-	answer := connector.ImageCheck{WouldCharge: 1, CreditsRemaining: acct.CreditsRemaining,
+	answer := connector.ImageCheck{CreditsRemaining: acct.CreditsRemaining,
 		Input:  connector.ImageCheckInput{Type: info.Type, Size: info.Size, Width: info.Width, Height: info.Height, SHA256: digest},
 		Output: output}
-	if in.Dedupe == nil || *in.Dedupe {
-		answer.DeduplicatedFrom, err = s.dedupeSource(ctx, s.owner(key), digest, in.transform)
+	if len(in.Variants) == 0 {
+		one, err := s.checkMaking(ctx, key, bytes, digest, in.transform, in.Dedupe)
 		if err != nil {
 			return nil, err
 		}
+		answer.WouldCharge, answer.DeduplicatedFrom, answer.Target = one.WouldCharge, one.DeduplicatedFrom, one.Target
+		return &answer, nil
 	}
-	if answer.DeduplicatedFrom != "" {
-		answer.WouldCharge = 0
-	}
-	if answer.Target, err = checkTarget(bytes, in.transform); err != nil { // transforminput.go
-		return nil, err
-	}
-	if answer.Target != nil && !answer.Target.Reachable {
-		answer.WouldCharge = 0 // the job would fail target_unreachable, uncharged
+	// A set: each variant is a job of its own (checked, deduplicated and
+	// priced alone), made from the one source.
+	for _, v := range in.Variants {
+		_, out, err := checkTransformed(bytes, v.Transform)
+		if err != nil {
+			return nil, err
+		}
+		one, err := s.checkMaking(ctx, key, bytes, digest, v.Transform, in.Dedupe)
+		if err != nil {
+			return nil, err
+		}
+		one.ID, one.Output = v.ID, out
+		answer.Variants = append(answer.Variants, *one)
+		answer.WouldCharge += one.WouldCharge
 	}
 	return &answer, nil
+}
+
+// checkMaking is what one job of key with this image and transform would
+// cost: a credit, or none when it would complete from an identical job's
+// result or fail target_unreachable.
+func (s *Server) checkMaking(ctx context.Context, key string, bytes connector.Bytes, digest string, t connector.Transform, dedupe *bool) (*connector.VariantCheck, error) {
+	check := &connector.VariantCheck{WouldCharge: 1}
+	var err error
+	if dedupe == nil || *dedupe {
+		if check.DeduplicatedFrom, err = s.dedupeSource(ctx, s.owner(key), digest, t); err != nil {
+			return nil, err
+		}
+	}
+	if check.DeduplicatedFrom != "" {
+		check.WouldCharge = 0
+	}
+	if check.Target, err = checkTarget(bytes, t); err != nil { // transforminput.go
+		return nil, err
+	}
+	if check.Target != nil && !check.Target.Reachable {
+		check.WouldCharge = 0 // the job would fail target_unreachable, uncharged
+	}
+	return check, nil
 }
 
 // dedupeSource is the completed job a job of owner with this image would

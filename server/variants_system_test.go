@@ -96,6 +96,39 @@ func (s *system) postSet(t *testing.T, contentType string, body io.Reader, heade
 	return st, v, data
 }
 
+// checkSetDryRun dry-runs a set: each variant checked and priced on its
+// own, want credits in all; dedupedMD, when set, is the job md would
+// complete from.
+func (s *system) checkSetDryRun(t *testing.T, body string, want int, dedupedMD string) {
+	t.Helper()
+	st, _, data := s.Request("POST", "/v1/jobs?dry_run=1", "application/json", strings.NewReader(body), map[string]string{"X-API-Key": s.Key})
+	var check struct {
+		WouldCharge int `json:"would_charge"`
+		Variants    []struct {
+			ID               string `json:"id"`
+			WouldCharge      int    `json:"would_charge"`
+			DeduplicatedFrom string `json:"deduplicated_from"`
+			Output           struct {
+				Type          string
+				Width, Height int
+			}
+		}
+	}
+	if err := json.Unmarshal(data, &check); st != http.StatusOK || err != nil {
+		t.Fatalf("dry run of a set: %d %s", st, data)
+	}
+	if check.WouldCharge != want || len(check.Variants) != 3 {
+		t.Fatalf("dry run of a set: %s; want %d credits over 3 variants", data, want)
+	}
+	sm, md := check.Variants[0], check.Variants[1]
+	if sm.ID != "sm" || sm.Output.Width != 320 || sm.Output.Height != 480 || sm.Output.Type != "image/webp" {
+		t.Errorf("dry run's sm: %+v; want 320×480 WebP", sm)
+	}
+	if md.DeduplicatedFrom != dedupedMD {
+		t.Errorf("dry run's md deduplicated from %q; want %q", md.DeduplicatedFrom, dedupedMD)
+	}
+}
+
 func checkRotatedSet(t *testing.T, v setView, body []byte) {
 	t.Helper()
 	if v.Status != "finished" || v.Counts.Completed != 3 {
@@ -125,12 +158,14 @@ func TestVariantSetFromOneFetchOrientedAndChargedPerVariant(t *testing.T) {
 	url, hits := countingServer(t, photo)
 	before := s.Credits()
 	body := fmt.Sprintf(`{"image_url": %q, "filename": "photo.jpg", "variants": %s}`, url, threeVariants)
+	s.checkSetDryRun(t, body, 3, "") // fetches the source once itself
+	fetched := hits.Load()
 	st, v, data := s.postSet(t, "application/json", strings.NewReader(body), nil)
 	if st != http.StatusOK {
 		t.Fatalf("POST set: %d %s", st, data)
 	}
 	checkRotatedSet(t, v, data)
-	if got := hits.Load(); got != 1 {
+	if got := hits.Load() - fetched; got != 1 {
 		t.Errorf("the source was fetched %d times; want once for three variants", got)
 	}
 	if spent := before - s.Credits(); spent != 3 {
@@ -139,6 +174,7 @@ func TestVariantSetFromOneFetchOrientedAndChargedPerVariant(t *testing.T) {
 	if f := v.Variants["sm"].Result.Filename; f != "photo-sm.webp" {
 		t.Errorf("sm's filename %q; want photo-sm.webp", f)
 	}
+	s.checkSetDryRun(t, body, 0, v.Variants["md"].ID)
 
 	// The same set again, by base64 and by upload: every variant is
 	// deduplicated on its own, nothing charged.
