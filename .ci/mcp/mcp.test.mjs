@@ -47,7 +47,7 @@ async function expectCompressed(res, mime) {
 test('every tool is listed with a title, schemas and annotations', async () => {
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name).sort();
-  assert.deepEqual(names, ['check_account', 'check_image', 'compress_image', 'compress_many', 'get_job', 'list_jobs', 'prepare_upload']);
+  assert.deepEqual(names, ['check_account', 'check_image', 'compress_image', 'compress_many', 'compress_variants', 'get_job', 'list_jobs', 'prepare_upload']);
   for (const t of tools) {
     assert.ok(t.title && t.description, `${t.name} title and description`);
     assert.equal(t.inputSchema.type, 'object', t.name);
@@ -62,6 +62,23 @@ test('every tool is listed with a title, schemas and annotations', async () => {
   assert.equal(byName.compress_image.annotations.destructiveHint, false);
   for (const f of ['image_url', 'image_base64', 'upload', 'idempotency_key', 'filename', 'dedupe']) {
     assert.ok(byName.compress_image.inputSchema.properties[f], `compress_image takes ${f}`);
+  }
+});
+
+test('a set of sizes: a link per size, the srcset and the ZIP', async () => {
+  const res = await client.callTool({ name: 'compress_variants', arguments: { image_url: `${base}/samples/photo.jpg`, filename: 'photo.jpg',
+    variants: [{ id: 'sm', resize: '160x', convert: 'webp' }, { id: 'md', resize: '240x' }], wait_seconds: 20 } });
+  assert.equal(res.isError ?? false, false, text(res));
+  const set = res.structuredContent;
+  assert.equal(set.status, 'finished', text(res));
+  assert.equal(set.counts.completed, 2, text(res));
+  assert.match(set.srcset, / 240w$/);
+  const links = res.content.filter((c) => c.type === 'resource_link');
+  assert.deepEqual(links.map((l) => l.mimeType).sort(), ['application/zip', 'image/jpeg', 'image/webp']);
+  for (const l of links) {
+    const file = await fetch(l.uri);
+    assert.equal(file.status, 200, l.uri);
+    await file.arrayBuffer();
   }
 });
 
