@@ -119,6 +119,8 @@ export const notOffered: Record<string, string> = {
 	job_finished: 'offered by the imgflow Trigger node (events)',
 	credits_low: 'offered by the imgflow Trigger node (events: account.credits_low, with its threshold)',
 	batch_finished: 'offered by the imgflow Trigger node (events: batch.finished)',
+	compress_variants:
+		'not yet: a set of sizes wants one output item per variant with its binary; until then an HTTP Request node posts variants to /v1/jobs',
 };
 
 /**
