@@ -3,9 +3,7 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
@@ -19,10 +17,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -30,6 +26,7 @@ import (
 
 	"github.com/imgflow/imgflow/connector/imaging"
 	"github.com/imgflow/imgflow/fixtures/images"
+	"github.com/imgflow/imgflow/internal/systemtest"
 )
 
 // The acceptance cases of "every request bounded", run against a whole
@@ -59,62 +56,8 @@ func startBuiltDev(t *testing.T) *devProcess {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "dev", "--addr", "127.0.0.1:0", "--upstream-addr", "127.0.0.1:0", "--ops-addr", "127.0.0.1:0")
-	for _, kv := range os.Environ() {
-		// Its embedded Redis and upstream, and the defaults, whatever the
-		// test's environment says.
-		if !strings.HasPrefix(kv, "REDIS_URL=") && !strings.HasPrefix(kv, "UPSTREAM_URL=") && !strings.HasPrefix(kv, "IMGFLOW_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
-	})
-	d := &devProcess{pid: cmd.Process.Pid}
-	lines := make(chan string)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	deadline := time.After(time.Minute)
-	var banner strings.Builder
-	for {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				t.Fatalf("imgflow dev exited before its banner:\n%s", banner.String())
-			}
-			banner.WriteString(line + "\n")
-			if m := regexp.MustCompile(`^imgflow API: (http://\S+)$`).FindStringSubmatch(line); m != nil {
-				d.api = m[1]
-			}
-			if m := regexp.MustCompile(`^demo key: (\S+)$`).FindStringSubmatch(line); m != nil {
-				d.key = m[1]
-			}
-			if strings.Contains(line, "photo.webp") {
-				go func() {
-					for range lines { // the process's log, unread
-					}
-				}()
-				return d
-			}
-		case <-deadline:
-			t.Fatalf("no banner from imgflow dev within a minute:\n%s", banner.String())
-		}
-	}
+	d := systemtest.StartDev(t, time.Minute, bin, "dev", "--addr", "127.0.0.1:0", "--upstream-addr", "127.0.0.1:0", "--ops-addr", "127.0.0.1:0")
+	return &devProcess{pid: d.Cmd.Process.Pid, api: d.API, key: d.Key}
 }
 
 // mem reads the process's resident set and its peak, in bytes.
@@ -354,7 +297,7 @@ func TestBoundsOfADevProcess(t *testing.T) {
 			File     struct{ URI string }
 			Transfer struct{ URL string }
 		}
-		d.tool(t, cs, "prepare_upload", map[string]any{"name": "big.png"}, &ticket)
+		systemtest.CallTool(t, cs, "prepare_upload", map[string]any{"name": "big.png"}, &ticket)
 		big := make([]byte, 19<<19)
 		copy(big, "\x89PNG\r\n\x1a\n")
 		rand.Read(big[8:])
@@ -369,9 +312,9 @@ func TestBoundsOfADevProcess(t *testing.T) {
 			items[i] = map[string]any{"upload": ticket.File.URI}
 		}
 		d.measure(t, "MCP compress_many, one 9.5 MiB upload named 40 times", 200, func() {
-			res := d.tool(t, cs, "compress_many", map[string]any{"items": items}, nil)
-			if !res.IsError || !strings.Contains(toolText(res), "once per call") {
-				t.Errorf("compress_many answered %s; want a repeat refused", toolText(res))
+			res := systemtest.CallTool(t, cs, "compress_many", map[string]any{"items": items}, nil)
+			if !res.IsError || !strings.Contains(systemtest.ToolText(res), "once per call") {
+				t.Errorf("compress_many answered %s; want a repeat refused", systemtest.ToolText(res))
 			}
 		})
 	})
@@ -479,46 +422,5 @@ func truncateMap(m map[string]any) string {
 
 // mcp connects the Go SDK's client with the demo key as a Bearer token.
 func (d *devProcess) mcp(t *testing.T) *sdk.ClientSession {
-	t.Helper()
-	c := sdk.NewClient(&sdk.Implementation{Name: "imgflow-bounds", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: d.api + "/mcp",
-		HTTPClient: &http.Client{Transport: bearer{d.key}}, DisableStandaloneSSE: true}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
-}
-
-type bearer struct{ key string }
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.key)
-	return http.DefaultTransport.RoundTrip(r)
-}
-
-func (d *devProcess) tool(t *testing.T, cs *sdk.ClientSession, name string, args map[string]any, out any) *sdk.CallToolResult {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	if out != nil {
-		raw, _ := json.Marshal(res.StructuredContent)
-		if err := json.Unmarshal(raw, out); err != nil {
-			t.Fatalf("%s: %s: %v", name, raw, err)
-		}
-	}
-	return res
-}
-
-func toolText(res *sdk.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*sdk.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, " ")
+	return systemtest.MCPSession(t, d.api+"/mcp", systemtest.KeyTransport{Header: "Authorization", Value: "Bearer " + d.key, Base: http.DefaultTransport})
 }

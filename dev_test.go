@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"net"
 	"os"
 	"os/exec"
@@ -10,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/imgflow/imgflow/internal/systemtest"
 )
 
 // devRun is `go run . dev` started as a new user would, on free loopback
@@ -25,59 +26,8 @@ func startGoRunDev(t *testing.T) *devRun {
 	if testing.Short() {
 		t.Skip("builds and runs the command; not in -short")
 	}
-	cmd := exec.Command("go", "run", ".", "dev", "--addr", "127.0.0.1:0", "--upstream-addr", "127.0.0.1:0")
-	for _, kv := range os.Environ() {
-		// The embedded Redis and upstream, whatever the test's environment says.
-		if !strings.HasPrefix(kv, "REDIS_URL=") && !strings.HasPrefix(kv, "UPSTREAM_URL=") && !strings.HasPrefix(kv, "IMGFLOW_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the group: go run and dev
-		cmd.Wait()
-	})
-	d := &devRun{cmd: cmd}
-	lines := make(chan string)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	deadline := time.After(3 * time.Minute)
-	var banner strings.Builder
-	for {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				t.Fatalf("imgflow dev exited before its banner:\n%s", banner.String())
-			}
-			banner.WriteString(line + "\n")
-			if m := regexp.MustCompile(`^imgflow API: http://(\S+)$`).FindStringSubmatch(line); m != nil {
-				d.api = m[1]
-			}
-			if strings.Contains(line, "photo.webp") { // the last line of the banner
-				d.banner = banner.String()
-				go func() {
-					for range lines {
-					}
-				}()
-				return d
-			}
-		case <-deadline:
-			t.Fatalf("no banner from imgflow dev within 3 minutes:\n%s", banner.String())
-		}
-	}
+	d := systemtest.StartDev(t, 3*time.Minute, "go", "run", ".", "dev", "--addr", "127.0.0.1:0", "--upstream-addr", "127.0.0.1:0")
+	return &devRun{cmd: d.Cmd, api: d.Host, banner: d.Banner}
 }
 
 func listening(addr string) bool {

@@ -50,7 +50,7 @@ func BenchmarkMCPvsREST(b *testing.B) {
 		args := map[string]any{"image_base64": png}
 		timed(b, r, trips, func() {
 			res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "compress_image", Arguments: args})
-			if err != nil || res.IsError || !strings.Contains(resultText(res), "Compressed") {
+			if err != nil || res.IsError || !strings.Contains(systemtest.ToolText(res), "Compressed") {
 				b.Errorf("compress_image: %v %v", err, res)
 			}
 		})
@@ -100,15 +100,4 @@ func timed(b *testing.B, r *redistest.Redis, trips *tripCounter, op func()) {
 		}
 		b.ReportMetric(float64(total)/float64(b.N), "redis-cmds/op")
 	}
-}
-
-// resultText is the text content of a tool's result.
-func resultText(res *sdk.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*sdk.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
 }

@@ -26,10 +26,10 @@ func TestGoSDKClientListsCompressesByURLAndReadsTheJob(t *testing.T) {
 		t.Fatalf("tools/list: %v, %d tools; want 8", err, len(tools.Tools))
 	}
 	var job, again systemtest.JobView
-	callTool(t, cs, "compress_image", map[string]any{"image_url": s.Samples + "/photo.jpg"}, &job)
-	res := callTool(t, cs, "get_job", map[string]any{"id": job.ID, "wait_seconds": 5}, &again)
+	systemtest.CallTool(t, cs, "compress_image", map[string]any{"image_url": s.Samples + "/photo.jpg"}, &job)
+	res := systemtest.CallTool(t, cs, "get_job", map[string]any{"id": job.ID, "wait_seconds": 5}, &again)
 	if res.IsError || again.ID != job.ID || again.Status != "completed" || again.Result == nil || again.Result.FileURL == "" {
-		t.Fatalf("get_job answered %s %+v; want the completed job %s", resultText(res), again, job.ID)
+		t.Fatalf("get_job answered %s %+v; want the completed job %s", systemtest.ToolText(res), again, job.ID)
 	}
 }
 
@@ -61,7 +61,7 @@ func TestCompressManyRefusesARepeatedUploadBeforeReadingIt(t *testing.T) {
 		File     struct{ URI string }
 		Transfer struct{ URL string }
 	}
-	callTool(t, cs, "prepare_upload", map[string]any{"name": "big.png"}, &ticket)
+	systemtest.CallTool(t, cs, "prepare_upload", map[string]any{"name": "big.png"}, &ticket)
 	big := make([]byte, 19<<19) // 9.5 MiB
 	copy(big, "\x89PNG\r\n\x1a\n")
 	rand.Read(big[8:])
@@ -77,11 +77,11 @@ func TestCompressManyRefusesARepeatedUploadBeforeReadingIt(t *testing.T) {
 	for i := range items {
 		items[i] = map[string]any{"upload": ticket.File.URI}
 	}
-	res := callTool(t, cs, "compress_many", map[string]any{"items": items}, nil)
+	res := systemtest.CallTool(t, cs, "compress_many", map[string]any{"items": items}, nil)
 	grew := peakRSS(t) - before
 	t.Logf("compress_many naming one 9.5 MiB upload 40 times: peak RSS %d MiB before, grew %d MiB", before>>20, grew>>20)
-	if !res.IsError || !strings.Contains(resultText(res), "items[1].upload") || !strings.Contains(resultText(res), "once per call") {
-		t.Errorf("compress_many answered %s; want a tool error naming items[1].upload as a repeat", resultText(res))
+	if !res.IsError || !strings.Contains(systemtest.ToolText(res), "items[1].upload") || !strings.Contains(systemtest.ToolText(res), "once per call") {
+		t.Errorf("compress_many answered %s; want a tool error naming items[1].upload as a repeat", systemtest.ToolText(res))
 	}
 	if grew > 200<<20 {
 		t.Errorf("peak RSS grew %d MiB; want at most 200", grew>>20)

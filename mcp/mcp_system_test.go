@@ -30,58 +30,12 @@ import (
 // HTTP against the whole system (serve + work on Redis and the reference
 // compression API), as an agent would.
 
-// mcpSession connects the Go SDK client to endpoint with the key.
-func mcpSession(t *testing.T, endpoint string, rt http.RoundTripper) *sdk.ClientSession {
-	t.Helper()
-	if rt == nil {
-		rt = http.DefaultTransport
-	}
-	c := sdk.NewClient(&sdk.Implementation{Name: "imgflow-test", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: endpoint,
-		HTTPClient: &http.Client{Transport: rt}, DisableStandaloneSSE: true}, nil)
-	if err != nil {
-		t.Fatalf("connect to %s: %v", endpoint, err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
-}
-
-func (s *system) mcp() *sdk.ClientSession {
-	return mcpSession(s.T, s.API+"/mcp", systemtest.KeyTransport{Header: "Authorization", Value: "Bearer " + s.Key, Base: http.DefaultTransport})
-}
-
-// callTool calls a tool and decodes its structuredContent into out.
-func callTool(t *testing.T, cs *sdk.ClientSession, name string, args map[string]any, out any) *sdk.CallToolResult {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	if out != nil {
-		raw, _ := json.Marshal(res.StructuredContent)
-		if err := json.Unmarshal(raw, out); err != nil {
-			t.Fatalf("%s: structuredContent %s: %v", name, raw, err)
-		}
-	}
-	return res
-}
-
-func resultText(res *sdk.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*sdk.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
-
 // expectFileLink checks a completed job's result as an agent uses it: the
 // resource_link downloads the compressed, smaller image without the key.
 func expectFileLink(t *testing.T, res *sdk.CallToolResult, job systemtest.JobView, mime string) {
 	t.Helper()
 	if res.IsError || job.Status != "completed" || job.Result == nil {
-		t.Fatalf("result %s / job %+v; want a completed job", resultText(res), job)
+		t.Fatalf("result %s / job %+v; want a completed job", systemtest.ToolText(res), job)
 	}
 	var link *sdk.ResourceLink
 	for _, c := range res.Content {
@@ -154,17 +108,17 @@ func TestMCPCompressesByURLUploadHandleAndBase64(t *testing.T) {
 	cs := s.mcp()
 
 	var job systemtest.JobView
-	res := callTool(t, cs, "compress_image", map[string]any{"image_url": s.Samples + "/photo.jpg", "preview": true}, &job)
+	res := systemtest.CallTool(t, cs, "compress_image", map[string]any{"image_url": s.Samples + "/photo.jpg", "preview": true}, &job)
 	expectFileLink(t, res, job, "image/jpeg")
 	if !slices.ContainsFunc(res.Content, func(c sdk.Content) bool {
 		im, ok := c.(*sdk.ImageContent)
 		return ok && len(im.Data) > 0 && len(im.Data) < 64<<10
 	}) {
-		t.Errorf("preview asked, none (or a large one) came: %s", resultText(res))
+		t.Errorf("preview asked, none (or a large one) came: %s", systemtest.ToolText(res))
 	}
 
 	png := images.Read(t, "photo.png")
-	res = callTool(t, cs, "compress_image", map[string]any{"image_base64": base64.StdEncoding.EncodeToString(png), "filename": "inline.png"}, &job)
+	res = systemtest.CallTool(t, cs, "compress_image", map[string]any{"image_base64": base64.StdEncoding.EncodeToString(png), "filename": "inline.png"}, &job)
 	expectFileLink(t, res, job, "image/png")
 	if slices.ContainsFunc(res.Content, func(c sdk.Content) bool { _, ok := c.(*sdk.ImageContent); return ok }) {
 		t.Error("a preview came back without being asked for")
@@ -177,7 +131,7 @@ func TestMCPCompressesByURLUploadHandleAndBase64(t *testing.T) {
 			Headers     map[string]string
 		}
 	}
-	callTool(t, cs, "prepare_upload", map[string]any{"name": "upload.webp", "mimeType": "image/webp"}, &ticket)
+	systemtest.CallTool(t, cs, "prepare_upload", map[string]any{"name": "upload.webp", "mimeType": "image/webp"}, &ticket)
 	if ticket.Transfer.Method != http.MethodPut || strings.Contains(ticket.Transfer.URL, s.Key) || !strings.HasPrefix(ticket.File.URI, "mcp-file://") {
 		t.Fatalf("prepare_upload answered %+v; want a PUT URL without the key and an mcp-file handle", ticket)
 	}
@@ -191,10 +145,10 @@ func TestMCPCompressesByURLUploadHandleAndBase64(t *testing.T) {
 	if put.StatusCode != http.StatusOK {
 		t.Fatalf("PUT to the upload URL answered %d", put.StatusCode)
 	}
-	res = callTool(t, cs, "compress_image", map[string]any{"upload": ticket.File.URI}, &job)
+	res = systemtest.CallTool(t, cs, "compress_image", map[string]any{"upload": ticket.File.URI}, &job)
 	expectFileLink(t, res, job, "image/webp")
-	if job.Result != nil && !strings.Contains(resultText(res), "upload.webp") {
-		t.Errorf("the upload's name did not name the result: %s", resultText(res))
+	if job.Result != nil && !strings.Contains(systemtest.ToolText(res), "upload.webp") {
+		t.Errorf("the upload's name did not name the result: %s", systemtest.ToolText(res))
 	}
 
 	// The upload URL is signed: tampered, it takes nothing; another key
@@ -207,10 +161,10 @@ func TestMCPCompressesByURLUploadHandleAndBase64(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs2 := mcpSession(t, s.API+"/mcp", systemtest.KeyTransport{Header: "X-API-Key", Value: other, Base: http.DefaultTransport})
-	res = callTool(t, cs2, "compress_image", map[string]any{"upload": ticket.File.URI}, nil)
-	if !res.IsError || !strings.HasPrefix(resultText(res), "not_found") {
-		t.Errorf("another key's compress of the handle: %s; want a not_found tool error", resultText(res))
+	cs2 := systemtest.MCPSession(t, s.API+"/mcp", systemtest.KeyTransport{Header: "X-API-Key", Value: other, Base: http.DefaultTransport})
+	res = systemtest.CallTool(t, cs2, "compress_image", map[string]any{"upload": ticket.File.URI}, nil)
+	if !res.IsError || !strings.HasPrefix(systemtest.ToolText(res), "not_found") {
+		t.Errorf("another key's compress of the handle: %s; want a not_found tool error", systemtest.ToolText(res))
 	}
 	if got := s.Credits(); got != 497 {
 		t.Errorf("credits = %d after three compressions, want 497", got)
@@ -220,7 +174,7 @@ func TestMCPCompressesByURLUploadHandleAndBase64(t *testing.T) {
 func TestMCPBadImageIsAToolErrorWithTheRESTCode(t *testing.T) {
 	s := startSystem(t)
 	cs := s.mcp()
-	res := callTool(t, cs, "compress_image", map[string]any{"image_base64": base64.StdEncoding.EncodeToString([]byte("not an image at all"))}, nil)
+	res := systemtest.CallTool(t, cs, "compress_image", map[string]any{"image_base64": base64.StdEncoding.EncodeToString([]byte("not an image at all"))}, nil)
 	var body struct{ Error struct{ Code string } }
 	raw, _ := json.Marshal(res.StructuredContent)
 	json.Unmarshal(raw, &body)
@@ -228,13 +182,13 @@ func TestMCPBadImageIsAToolErrorWithTheRESTCode(t *testing.T) {
 		t.Errorf("bad base64 image: isError %v, structured %s; want a tool error unsupported_format, as REST answers", res.IsError, raw)
 	}
 	var job systemtest.JobView
-	res = callTool(t, cs, "compress_image", map[string]any{"image_url": s.Samples + "/truncated.png"}, &job)
+	res = systemtest.CallTool(t, cs, "compress_image", map[string]any{"image_url": s.Samples + "/truncated.png"}, &job)
 	if !res.IsError || job.Error == nil || job.Error.Code != "unsupported_format" {
 		t.Errorf("bad image URL: isError %v, job %+v; want a failed job as a tool error", res.IsError, job)
 	}
-	res = callTool(t, cs, "compress_image", map[string]any{"image_url": s.Samples + "/photo.png", "colour": "red"}, nil)
-	if !res.IsError || !strings.HasPrefix(resultText(res), "invalid_input") {
-		t.Errorf("unknown argument: %s; want an invalid_input tool error", resultText(res))
+	res = systemtest.CallTool(t, cs, "compress_image", map[string]any{"image_url": s.Samples + "/photo.png", "colour": "red"}, nil)
+	if !res.IsError || !strings.HasPrefix(systemtest.ToolText(res), "invalid_input") {
+		t.Errorf("unknown argument: %s; want an invalid_input tool error", systemtest.ToolText(res))
 	}
 	// An unknown tool is the protocol's error, not a tool's.
 	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "compress_everything"}); err == nil {
@@ -251,7 +205,7 @@ func TestMCPRetriedIdempotencyKeyChargesOnce(t *testing.T) {
 	var ids []string
 	for range 3 {
 		var job systemtest.JobView
-		res := callTool(t, cs, "compress_image", map[string]any{"image_url": s.Samples + "/screenshot.png", "dedupe": false, "idempotency_key": "agent-retry-1"}, &job)
+		res := systemtest.CallTool(t, cs, "compress_image", map[string]any{"image_url": s.Samples + "/screenshot.png", "dedupe": false, "idempotency_key": "agent-retry-1"}, &job)
 		expectFileLink(t, res, job, "image/png")
 		ids = append(ids, job.ID)
 	}
@@ -309,13 +263,13 @@ func TestMCPSlowImageAnswersRunningAndGetJobFinishesIt(t *testing.T) {
 	}()
 	cs := s.mcp()
 	var job systemtest.JobView
-	res := callTool(t, cs, "compress_image", map[string]any{"image_url": slow.URL + "/slow.png", "wait_seconds": 1}, &job)
-	if res.IsError || (job.Status != "queued" && job.Status != "processing") || !strings.Contains(resultText(res), "get_job") {
-		t.Fatalf("slow image: %s (status %s); want it still running, with how to follow it", resultText(res), job.Status)
+	res := systemtest.CallTool(t, cs, "compress_image", map[string]any{"image_url": slow.URL + "/slow.png", "wait_seconds": 1}, &job)
+	if res.IsError || (job.Status != "queued" && job.Status != "processing") || !strings.Contains(systemtest.ToolText(res), "get_job") {
+		t.Fatalf("slow image: %s (status %s); want it still running, with how to follow it", systemtest.ToolText(res), job.Status)
 	}
 	close(release)
 	var done systemtest.JobView
-	res = callTool(t, cs, "get_job", map[string]any{"id": job.ID}, &done)
+	res = systemtest.CallTool(t, cs, "get_job", map[string]any{"id": job.ID}, &done)
 	expectFileLink(t, res, done, "image/png")
 }
 
@@ -324,14 +278,14 @@ func TestMCPDryRunAndAccountAgreeWithREST(t *testing.T) {
 	cs := s.mcp()
 	auth := map[string]string{"X-API-Key": s.Key}
 	var viaMCP, viaREST map[string]any
-	callTool(t, cs, "check_image", map[string]any{"image_url": s.Samples + "/photo.jpg"}, &viaMCP)
+	systemtest.CallTool(t, cs, "check_image", map[string]any{"image_url": s.Samples + "/photo.jpg"}, &viaMCP)
 	st, _, body := s.Request("POST", "/v1/jobs/dry-run", "application/json", strings.NewReader(`{"image_url":"`+s.Samples+`/photo.jpg"}`), auth)
 	json.Unmarshal(body, &viaREST)
 	if a, b := mustJSON(viaMCP), mustJSON(viaREST); st != 200 || a != b {
 		t.Errorf("check_image %s; REST dry run (%d) %s: want the same", a, st, b)
 	}
 	var acct map[string]any
-	callTool(t, cs, "check_account", nil, &acct)
+	systemtest.CallTool(t, cs, "check_account", nil, &acct)
 	_, _, body = s.Request("GET", "/v1/account", "", nil, auth)
 	var rest map[string]any
 	json.Unmarshal(body, &rest)
@@ -344,7 +298,7 @@ func TestMCPDryRunAndAccountAgreeWithREST(t *testing.T) {
 	var list struct {
 		Jobs []systemtest.JobView `json:"jobs"`
 	}
-	callTool(t, cs, "list_jobs", map[string]any{"limit": 5}, &list)
+	systemtest.CallTool(t, cs, "list_jobs", map[string]any{"limit": 5}, &list)
 	if len(list.Jobs) != 0 {
 		t.Errorf("list_jobs after a dry run: %d jobs; a dry run makes none", len(list.Jobs))
 	}
@@ -415,13 +369,13 @@ func TestMCPIsStatelessAcrossServeReplicas(t *testing.T) {
 	// A second serve process on the same Redis and secret.
 	second := s.StartReplica()
 	replicas := &alternating{hosts: []string{strings.TrimPrefix(s.API, "http://"), strings.TrimPrefix(second, "http://")}}
-	cs := mcpSession(t, s.API+"/mcp", systemtest.KeyTransport{Header: "X-API-Key", Value: s.Key, Base: replicas})
+	cs := systemtest.MCPSession(t, s.API+"/mcp", systemtest.KeyTransport{Header: "X-API-Key", Value: s.Key, Base: replicas})
 
 	var ticket struct {
 		File     struct{ URI string }
 		Transfer struct{ URL string }
 	}
-	callTool(t, cs, "prepare_upload", map[string]any{"name": "r.png"}, &ticket)
+	systemtest.CallTool(t, cs, "prepare_upload", map[string]any{"name": "r.png"}, &ticket)
 	// The PUT goes to the other replica than the one that signed it.
 	put, _ := http.NewRequest(http.MethodPut, ticket.Transfer.URL, bytes.NewReader(images.Read(t, "screenshot.png")))
 	resp, err := replicas.RoundTrip(put)
@@ -431,11 +385,11 @@ func TestMCPIsStatelessAcrossServeReplicas(t *testing.T) {
 	resp.Body.Close()
 	var job systemtest.JobView
 	// The handle as a file input URI in image_url (the draft SEP-2631's form).
-	res := callTool(t, cs, "compress_image", map[string]any{"image_url": ticket.File.URI, "wait_seconds": 0}, &job)
+	res := systemtest.CallTool(t, cs, "compress_image", map[string]any{"image_url": ticket.File.URI, "wait_seconds": 0}, &job)
 	if res.IsError || job.ID == "" {
-		t.Fatalf("compress on one replica: %s", resultText(res))
+		t.Fatalf("compress on one replica: %s", systemtest.ToolText(res))
 	}
-	res = callTool(t, cs, "get_job", map[string]any{"id": job.ID}, &job)
+	res = systemtest.CallTool(t, cs, "get_job", map[string]any{"id": job.ID}, &job)
 	expectFileLink(t, res, job, "image/png")
 	if _, err := cs.ListTools(context.Background(), nil); err != nil {
 		t.Errorf("tools/list on the next replica: %v", err)
@@ -477,7 +431,7 @@ func TestServerJSONConnectsToTheMCPEndpoint(t *testing.T) {
 	s := startSystem(t)
 	endpoint := strings.Replace(strings.Replace(remote.URL, "https://", "http://", 1), "{host}", strings.TrimPrefix(s.API, "http://"), 1)
 	h := remote.Headers[0]
-	tools, err := mcpSession(t, endpoint, systemtest.KeyTransport{Header: h.Name, Value: strings.Replace(h.Value, "{api_key}", s.Key, 1), Base: http.DefaultTransport}).ListTools(context.Background(), nil)
+	tools, err := systemtest.MCPSession(t, endpoint, systemtest.KeyTransport{Header: h.Name, Value: strings.Replace(h.Value, "{api_key}", s.Key, 1), Base: http.DefaultTransport}).ListTools(context.Background(), nil)
 	if err != nil || len(tools.Tools) == 0 {
 		t.Errorf("tools/list with server.json's settings: %v", err)
 	}
@@ -493,7 +447,7 @@ func TestMCPUploadURLRefusesEmptyAndOversizedBodies(t *testing.T) {
 			File     struct{ URI string }
 			Transfer struct{ URL string }
 		}
-		callTool(t, cs, "prepare_upload", map[string]any{"name": "big.png"}, &ticket)
+		systemtest.CallTool(t, cs, "prepare_upload", map[string]any{"name": "big.png"}, &ticket)
 		return ticket.Transfer.URL, ticket.File.URI
 	}
 	put := func(url string, body io.Reader, length int64) int {
@@ -520,9 +474,9 @@ func TestMCPUploadURLRefusesEmptyAndOversizedBodies(t *testing.T) {
 		if got := put(url, c.body, c.length); got != c.want && got != 0 {
 			t.Errorf("%s: PUT answered %d, want %d", name, got, c.want)
 		}
-		res := callTool(t, cs, "compress_image", map[string]any{"upload": handle}, nil)
-		if !res.IsError || !strings.HasPrefix(resultText(res), "not_found") {
-			t.Errorf("%s: compress of the refused upload: %s; want not_found (nothing stored)", name, resultText(res))
+		res := systemtest.CallTool(t, cs, "compress_image", map[string]any{"upload": handle}, nil)
+		if !res.IsError || !strings.HasPrefix(systemtest.ToolText(res), "not_found") {
+			t.Errorf("%s: compress of the refused upload: %s; want not_found (nothing stored)", name, systemtest.ToolText(res))
 		}
 	}
 }

@@ -1,7 +1,10 @@
 package mcp_test
 
 import (
+	"net/http"
 	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/imgflow/imgflow/internal/systemtest"
 )
@@ -14,4 +17,9 @@ type system struct{ *systemtest.System }
 func startSystem(t *testing.T, configure ...func(*systemtest.Options)) *system {
 	t.Helper()
 	return &system{systemtest.Start(t, configure...)}
+}
+
+// mcp is an MCP session with the system's key as a Bearer token.
+func (s *system) mcp() *sdk.ClientSession {
+	return systemtest.MCPSession(s.T, s.API+"/mcp", systemtest.KeyTransport{Header: "Authorization", Value: "Bearer " + s.Key, Base: http.DefaultTransport})
 }

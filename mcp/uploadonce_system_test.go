@@ -20,7 +20,7 @@ func TestMCPUploadURLTakesOnePUT(t *testing.T) {
 		File     struct{ URI string }
 		Transfer struct{ URL string }
 	}
-	callTool(t, cs, "prepare_upload", map[string]any{"name": "once.webp"}, &ticket)
+	systemtest.CallTool(t, cs, "prepare_upload", map[string]any{"name": "once.webp"}, &ticket)
 	put := func(body []byte) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPut, ticket.Transfer.URL, bytes.NewReader(body))
@@ -39,6 +39,6 @@ func TestMCPUploadURLTakesOnePUT(t *testing.T) {
 		t.Fatalf("second PUT answered %d %s; want 409 upload_already_used", st, body)
 	}
 	var job systemtest.JobView
-	res := callTool(t, cs, "compress_image", map[string]any{"upload": ticket.File.URI}, &job)
+	res := systemtest.CallTool(t, cs, "compress_image", map[string]any{"upload": ticket.File.URI}, &job)
 	expectFileLink(t, res, job, "image/webp")
 }

@@ -30,9 +30,19 @@ import (
 // batchItems is the size of each batch.
 const batchItems = 200
 
+// setVariants is each responsive set's sizes: a set is a batch whose
+// items are its variants, made from one upload, so it runs through the
+// same checks with len(setVariants) items.
+var setVariants = []map[string]string{
+	{"id": "sm", "resize": "80x"},
+	{"id": "md", "resize": "160x", "convert": "webp"},
+	{"id": "lg", "resize": "240x"},
+}
+
 // batchOutcome is what the client saw for one batch's Idempotency-Key.
 type batchOutcome struct {
 	key   string
+	items int // how many items the batch was sent with
 	ids   map[string]bool
 	tries int
 }
@@ -48,14 +58,27 @@ func (c *client) postBatch(key, callback string) (string, int) {
 	return c.postKeyed("/v1/batches", "batch key", key, body)
 }
 
-// submitBatch sends a batch until it is accepted, retrying with the same
-// key (no answer, 503, 409), and once more after its acceptance.
-func (c *client) submitBatch(ctx context.Context, key, callback string) *batchOutcome {
-	o := &batchOutcome{key: key, ids: map[string]bool{}}
+// postSet sends a responsive set of one distinct image with its
+// Idempotency-Key and callback URL.
+func (c *client) postSet(key, callback string) (string, int) {
+	body, _ := json.Marshal(map[string]any{"image_base64": base64.StdEncoding.EncodeToString(distinctPNG(c.image, key)),
+		"variants": setVariants, "callback_url": callback})
+	return c.postKeyed("/v1/jobs", "set key", key, body)
+}
+
+// submitBatch sends a batch (or, with set, a responsive set) until it is
+// accepted, retrying with the same key (no answer, 503, 409), and once
+// more after its acceptance.
+func (c *client) submitBatch(ctx context.Context, key, callback string, set bool) *batchOutcome {
+	o := &batchOutcome{key: key, items: batchItems, ids: map[string]bool{}}
+	post := c.postBatch
+	if set {
+		o.items, post = len(setVariants), c.postSet
+	}
 	again := true
 	for ctx.Err() == nil {
 		o.tries++
-		id, status := c.postBatch(key, callback)
+		id, status := post(key, callback)
 		if status == http.StatusAccepted || status == http.StatusOK {
 			o.ids[id] = true
 			if !again {
@@ -183,6 +206,7 @@ func (s *system) listBatches() ([]string, error) {
 func (s *system) checkBatches(outcomes []*batchOutcome, r *eventReceiver, fail func(string, ...any)) {
 	given := map[string]bool{}
 	var ids []string
+	items := map[string]int{}
 	for _, o := range outcomes {
 		switch len(o.ids) {
 		case 0:
@@ -191,6 +215,7 @@ func (s *system) checkBatches(outcomes []*batchOutcome, r *eventReceiver, fail f
 			for id := range o.ids {
 				ids = append(ids, id)
 				given[id] = true
+				items[id] = o.items
 			}
 		default:
 			fail("batch key %s got %d different batches", o.key, len(o.ids))
@@ -202,8 +227,8 @@ func (s *system) checkBatches(outcomes []*batchOutcome, r *eventReceiver, fail f
 		for {
 			b := s.getBatch(id)
 			if b != nil && b.Status == "finished" && r.events(id) > 0 {
-				if b.Counts.Total != batchItems || b.Counts.Completed+b.Counts.Failed != batchItems {
-					fail("batch %s finished with counts %+v, want %d items ended", id, b.Counts, batchItems)
+				if n := items[id]; b.Counts.Total != n || b.Counts.Completed+b.Counts.Failed != n {
+					fail("batch %s finished with counts %+v, want %d items ended", id, b.Counts, n)
 				}
 				finished++
 				break

@@ -152,11 +152,11 @@ func (s *system) exercise(ctx context.Context, p profile) (bool, error) {
 	var batchMu sync.Mutex
 	var batches []*batchOutcome
 	var batchClients sync.WaitGroup
-	sendBatch := func(ctx context.Context, key string) {
+	sendBatch := func(ctx context.Context, key string, set bool) {
 		batchClients.Add(1)
 		go func() {
 			defer batchClients.Done()
-			o := c.submitBatch(ctx, key, recv.url)
+			o := c.submitBatch(ctx, key, recv.url, set)
 			batchMu.Lock()
 			batches = append(batches, o)
 			batchMu.Unlock()
@@ -205,7 +205,7 @@ func (s *system) exercise(ctx context.Context, p profile) (bool, error) {
 			faults = append(faults, fault{"SIGKILL serve mid-batch", func() error {
 				// A 200-item batch is being stored when serve dies; its
 				// client retries with the same Idempotency-Key.
-				sendBatch(ctx, fmt.Sprintf("faults-batch-killed-%d", i))
+				sendBatch(ctx, fmt.Sprintf("faults-batch-killed-%d", i), false)
 				if s.waitBatchMaking(ctx, 5*time.Second) {
 					fmt.Println("faults: serve killed while a batch was being made (its items stored, hidden)")
 				} else {
@@ -243,10 +243,14 @@ func (s *system) exercise(ctx context.Context, p profile) (bool, error) {
 	var clients sync.WaitGroup
 	tick := time.NewTicker(time.Duration(float64(time.Second) / p.rate))
 	batchEvery := p.jobs / (p.batches + 1)
+	setEvery := p.jobs / (p.sets + 1)
 	for i := range p.jobs {
 		<-tick.C
 		if n := i / max(batchEvery, 1); i%max(batchEvery, 1) == 0 && i > 0 && n <= p.batches {
-			sendBatch(sendCtx, fmt.Sprintf("faults-batch-%d", n))
+			sendBatch(sendCtx, fmt.Sprintf("faults-batch-%d", n), false)
+		}
+		if n := i / max(setEvery, 1); i%max(setEvery, 1) == 0 && i > 0 && n <= p.sets {
+			sendBatch(sendCtx, fmt.Sprintf("faults-set-%d", n), true)
 		}
 		clients.Add(1)
 		go func() {

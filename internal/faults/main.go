@@ -5,8 +5,8 @@
 // a rate with Idempotency-Keys (retrying with the same key), and meanwhile
 // kills workers with SIGKILL while an upstream call is in flight, restarts
 // Redis gracefully (SIGTERM) and as a crash (SIGKILL), and kills serve
-// while a 200-item batch is being made; 200-item batches run through all of
-// it (batches.go). At the end it checks what a user relies on and exits 1 if
+// while a 200-item batch is being made; 200-item batches and responsive
+// sets (three sizes of one upload) run through all of it (batches.go). At the end it checks what a user relies on and exits 1 if
 // any of it broke:
 //
 //   - every accepted job reached completed or failed (none lost, none
@@ -21,8 +21,9 @@
 //     replaced with SIGTERM, one at a time, upgrade.go) no job is
 //     charge_uncertain and no credit is extra, in either upstream mode;
 //   - every retry with an Idempotency-Key got the same job id;
-//   - every batch answered 2xx finishes whole with exactly one signed
-//     batch.finished event, and no batch exists that no client was given.
+//   - every batch and set answered 2xx finishes whole with exactly one
+//     signed batch.finished event, and no batch exists that no client was
+//     given.
 //
 // Run it from the repository root:
 //
@@ -65,6 +66,7 @@ type profile struct {
 	redisDown   time.Duration // how long Redis stays down in each restart and crash
 	serveKills  int           // each while a 200-item batch is being made
 	batches     int           // 200-item batches sent during the load, besides those
+	sets        int           // responsive sets (3 variants of one upload) sent during the load
 	upgrades    int           // rolling upgrades: every serve and work process replaced with SIGTERM, one at a time
 	// set by flags
 	idempotency bool   // the upstream honours Idempotency-Key
@@ -73,16 +75,16 @@ type profile struct {
 
 var profiles = map[string]profile{
 	"short": {jobs: 200, rate: 20, workers: 2, failRate: "0.2", latency: 300 * time.Millisecond,
-		workerKills: 1, redisRests: 1, redisCrash: 1, redisDown: 3 * time.Second, serveKills: 1, batches: 3},
+		workerKills: 1, redisRests: 1, redisCrash: 1, redisDown: 3 * time.Second, serveKills: 1, batches: 3, sets: 6},
 	// The strict matrix: Redis killed three times (under -appendfsync
 	// always nothing acknowledged may be lost) and down 5 s once more,
 	// busy workers killed, serve killed mid-batch.
 	"long": {jobs: 1000, rate: 20, workers: 3, failRate: "0.2", latency: 300 * time.Millisecond,
-		workerKills: 4, redisRests: 1, redisCrash: 3, redisDown: 5 * time.Second, serveKills: 2, batches: 6},
+		workerKills: 4, redisRests: 1, redisCrash: 3, redisDown: 5 * time.Second, serveKills: 2, batches: 6, sets: 20},
 	// A rolling upgrade under load: no crash at all, so no job may be
 	// charge_uncertain and no credit spent twice, in either upstream mode.
 	"upgrade": {jobs: 500, rate: 25, workers: 2, failRate: "0.2", latency: 300 * time.Millisecond,
-		upgrades: 1},
+		upgrades: 1, sets: 10},
 }
 
 func main() {
