@@ -15,15 +15,12 @@ import (
 // Accounts keeps what imgflow knows of each key (owner): its recent key
 // checks, the keys the compression API confirmed (the bounded fail-open),
 // and its outbound budget of free deliveries.
-type Accounts struct{ *base }
-
-func (s *Accounts) acctKey(owner string) string      { return s.prefix + "acct:{" + owner + "}" }
-func (s *Accounts) confirmedKey(owner string) string { return s.prefix + "acctok:{" + owner + "}" }
+type Accounts struct{ *conn }
 
 // CachedAccount returns the cached key check of owner and true, or nil and
 // false when there is none (never cached or expired).
 func (s *Accounts) CachedAccount(ctx context.Context, owner string) (*connector.Account, bool, error) {
-	data, err := s.rdb.Get(ctx, s.acctKey(owner)).Bytes()
+	data, err := s.rdb.Get(ctx, s.keys.acct(owner)).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, false, nil
 	}
@@ -47,7 +44,7 @@ func (s *Accounts) CacheAccount(ctx context.Context, owner string, acct *connect
 	if err != nil {
 		return internalErr(err)
 	}
-	return storageErr(s.rdb.Set(ctx, s.acctKey(owner), data, ttl).Err())
+	return storageErr(s.rdb.Set(ctx, s.keys.acct(owner), data, ttl).Err())
 }
 
 // ConfirmKey records that the compression API confirmed owner's key at at,
@@ -57,13 +54,13 @@ func (s *Accounts) ConfirmKey(ctx context.Context, owner string, at time.Time, g
 	if grace <= 0 {
 		return nil
 	}
-	return storageErr(s.rdb.Set(ctx, s.confirmedKey(owner), at.UTC().UnixMilli(), grace).Err())
+	return storageErr(s.rdb.Set(ctx, s.keys.confirmed(owner), at.UTC().UnixMilli(), grace).Err())
 }
 
 // KeyConfirmedAt returns when the compression API last confirmed owner's
 // key, and false when there is no record (never, or older than its grace).
 func (s *Accounts) KeyConfirmedAt(ctx context.Context, owner string) (time.Time, bool, error) {
-	ms, err := s.rdb.Get(ctx, s.confirmedKey(owner)).Int64()
+	ms, err := s.rdb.Get(ctx, s.keys.confirmed(owner)).Int64()
 	if errors.Is(err, redis.Nil) {
 		return time.Time{}, false, nil
 	}
@@ -73,9 +70,8 @@ func (s *Accounts) KeyConfirmedAt(ctx context.Context, owner string) (time.Time,
 	return time.UnixMilli(ms).UTC(), true, nil
 }
 
-// outboundKey holds owner's outbound budget of free deliveries (its tat,
+// outbudget:{owner} holds owner's outbound budget of free deliveries (its tat,
 // as takeSlotScript keeps an endpoint's).
-func (s *Accounts) outboundKey(owner string) string { return s.prefix + "outbudget:{" + owner + "}" }
 
 // SpendOutbound takes one of owner's free deliveries: GCRA over the
 // budget's tat with a burst of perMinute (the worker's OutboundBudget).
@@ -85,7 +81,7 @@ func (s *Accounts) SpendOutbound(ctx context.Context, owner string, perMinute in
 	}
 	interval := 60000 / float64(perMinute)
 	burst := interval * float64(perMinute-1)
-	r, err := takeSlotScript.Run(ctx, s.rdb, []string{s.outboundKey(owner)}, s.now().UnixMilli(),
+	r, err := takeSlotScript.Run(ctx, s.rdb, []string{s.keys.outbound(owner)}, s.now().UnixMilli(),
 		strconv.FormatFloat(interval, 'f', 3, 64), strconv.FormatFloat(burst, 'f', 3, 64),
 		maxWait.Milliseconds(), (time.Minute + maxWait).Milliseconds()).Int64Slice()
 	if err != nil {

@@ -25,11 +25,14 @@ import (
 // The record never changes but for its callback state; counts live in the
 // hash, whose per-item fields make counting idempotent: a task retried or
 // run twice counts its job once.
-type Batches struct{ *base }
-
-func (s *base) batchKey(id string) string         { return s.prefix + "batch:{" + id + "}" }
-func (s *base) batchCountKey(id string) string    { return s.prefix + "batchn:{" + id + "}" }
-func (s *base) batchIndexKey(owner string) string { return s.prefix + "batches:{" + owner + "}" }
+type Batches struct {
+	*conn
+	jobs *Jobs    // the items' records (GetJobs)
+	hub  *waitHub // WaitBatch, shared with Jobs
+	// lease is how long a making request holds its batch unrenewed: the
+	// Idempotency-Key lease (Options.IdempotencyLease).
+	lease time.Duration
+}
 
 // storedBatch is a batch as kept in Redis, with the fields connector.Batch
 // hides from JSON.
@@ -73,15 +76,15 @@ func (s *Batches) Create(ctx context.Context, b *connector.Batch) error {
 	if err != nil {
 		return internalErr(err)
 	}
-	idx := s.batchIndexKey(b.Owner)
+	idx := s.keys.batchIndex(b.Owner)
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.SetNX(ctx, s.batchKey(b.ID), data, s.jobTTL)
-		p.HSetNX(ctx, s.batchCountKey(b.ID), "total", len(b.JobIDs))
-		p.Expire(ctx, s.batchCountKey(b.ID), s.jobTTL)
+		p.SetNX(ctx, s.keys.batch(b.ID), data, s.jobTTL)
+		p.HSetNX(ctx, s.keys.batchCount(b.ID), "total", len(b.JobIDs))
+		p.Expire(ctx, s.keys.batchCount(b.ID), s.jobTTL)
 		p.ZAdd(ctx, idx, redis.Z{Member: b.ID})
 		p.ZRemRangeByLex(ctx, idx, "-", "("+idFloor(s.now().Add(-s.jobTTL)))
 		p.Expire(ctx, idx, s.jobTTL)
-		p.ZAddNX(ctx, s.runningBatchesKey(), redis.Z{Score: float64(s.now().UnixMilli()), Member: b.ID})
+		p.ZAddNX(ctx, s.keys.runningBatches(), redis.Z{Score: float64(s.now().UnixMilli()), Member: b.ID})
 		return nil
 	})
 	if err != nil {
@@ -96,12 +99,10 @@ func (s *Batches) Create(ctx context.Context, b *connector.Batch) error {
 // worker's count met a Redis outage and its task was lost) is counted
 // late rather than never, and the batch still finishes.
 
-func (s *base) runningBatchesKey() string { return s.prefix + "batches:running" }
-
 // RunningBatches returns up to limit batches last looked at before before,
 // oldest first, and marks them looked at now.
 func (s *Batches) RunningBatches(ctx context.Context, before time.Time, limit int) ([]string, error) {
-	ids, err := s.rdb.ZRangeByScore(ctx, s.runningBatchesKey(), &redis.ZRangeBy{
+	ids, err := s.rdb.ZRangeByScore(ctx, s.keys.runningBatches(), &redis.ZRangeBy{
 		Min: "-inf", Max: "(" + strconv.FormatInt(before.UnixMilli(), 10), Count: int64(limit),
 	}).Result()
 	if err != nil || len(ids) == 0 {
@@ -111,12 +112,12 @@ func (s *Batches) RunningBatches(ctx context.Context, before time.Time, limit in
 	for i, id := range ids {
 		now[i] = redis.Z{Score: float64(s.now().UnixMilli()), Member: id}
 	}
-	return ids, storageErr(s.rdb.ZAddXX(ctx, s.runningBatchesKey(), now...).Err())
+	return ids, storageErr(s.rdb.ZAddXX(ctx, s.keys.runningBatches(), now...).Err())
 }
 
 // BatchDone forgets a running batch: its event is queued, or it is gone.
 func (s *Batches) BatchDone(ctx context.Context, id string) error {
-	return storageErr(s.rdb.ZRem(ctx, s.runningBatchesKey(), id).Err())
+	return storageErr(s.rdb.ZRem(ctx, s.keys.runningBatches(), id).Err())
 }
 
 // BatchEndsCounted reports, for each of a batch's jobs ids, whether its
@@ -127,7 +128,7 @@ func (s *Batches) BatchEndsCounted(ctx context.Context, batchID string, ids []st
 	for _, id := range ids {
 		fields = append(fields, "e:"+id)
 	}
-	vals, err := s.rdb.HMGet(ctx, s.batchCountKey(batchID), fields...).Result()
+	vals, err := s.rdb.HMGet(ctx, s.keys.batchCount(batchID), fields...).Result()
 	if err != nil {
 		return nil, false, storageErr(err)
 	}
@@ -146,8 +147,8 @@ func (s *Batches) GetBatch(ctx context.Context, id string) (*connector.Batch, er
 	var rec *redis.StringCmd
 	var counts *redis.SliceCmd
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		rec = p.Get(ctx, s.batchKey(id))
-		counts = p.HMGet(ctx, s.batchCountKey(id), batchCountFields...)
+		rec = p.Get(ctx, s.keys.batch(id))
+		counts = p.HMGet(ctx, s.keys.batchCount(id), batchCountFields...)
 		return nil
 	})
 	if errors.Is(err, redis.Nil) || errors.Is(rec.Err(), redis.Nil) {
@@ -204,7 +205,7 @@ func (s *Batches) ListBatches(ctx context.Context, owner string, f connector.Bat
 	if f.Cursor != "" {
 		upper = "(" + f.Cursor
 	}
-	ids, err := s.rdb.ZRevRangeByLex(ctx, s.batchIndexKey(owner), &redis.ZRangeBy{Max: upper, Min: "-", Count: int64(limit + 1)}).Result()
+	ids, err := s.rdb.ZRevRangeByLex(ctx, s.keys.batchIndex(owner), &redis.ZRangeBy{Max: upper, Min: "-", Count: int64(limit + 1)}).Result()
 	if err != nil {
 		return nil, storageErr(err)
 	}
@@ -214,8 +215,8 @@ func (s *Batches) ListBatches(ctx context.Context, owner string, f connector.Bat
 	counts := make([]*redis.SliceCmd, len(ids))
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
-			recs[i] = p.Get(ctx, s.batchKey(id))
-			counts[i] = p.HMGet(ctx, s.batchCountKey(id), batchCountFields...)
+			recs[i] = p.Get(ctx, s.keys.batch(id))
+			counts[i] = p.HMGet(ctx, s.keys.batchCount(id), batchCountFields...)
 		}
 		return nil
 	})
@@ -254,8 +255,8 @@ func (s *Batches) DeleteBatch(ctx context.Context, id string) error {
 		return err
 	}
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, s.batchKey(id), s.batchCountKey(id))
-		p.ZRem(ctx, s.batchIndexKey(b.Owner), id)
+		p.Del(ctx, s.keys.batch(id), s.keys.batchCount(id))
+		p.ZRem(ctx, s.keys.batchIndex(b.Owner), id)
 		return nil
 	})
 	return storageErr(err)
@@ -293,7 +294,7 @@ return 1
 
 // BatchItemStarted counts jobID as processing.
 func (s *Batches) BatchItemStarted(ctx context.Context, batchID, jobID string) error {
-	err := batchStartedScript.Run(ctx, s.rdb, []string{s.batchCountKey(batchID)}, jobID).Err()
+	err := batchStartedScript.Run(ctx, s.rdb, []string{s.keys.batchCount(batchID)}, jobID).Err()
 	return storageErr(err)
 }
 
@@ -306,8 +307,8 @@ func (s *Batches) BatchItemEnded(ctx context.Context, batchID, jobID string, com
 	if completed {
 		field = "completed"
 	}
-	n, err := batchEndedScript.Run(ctx, s.rdb, []string{s.batchCountKey(batchID)},
-		jobID, field, max(saved, 0), now.UTC().Format(time.RFC3339Nano), s.doneChannel(batchID)).Int()
+	n, err := batchEndedScript.Run(ctx, s.rdb, []string{s.keys.batchCount(batchID)},
+		jobID, field, max(saved, 0), now.UTC().Format(time.RFC3339Nano), s.keys.done(batchID)).Int()
 	if err != nil {
 		return false, storageErr(err)
 	}
@@ -320,8 +321,8 @@ func (s *Batches) BatchItemEnded(ctx context.Context, batchID, jobID string, com
 // BatchEventQueued marks the batch.finished deliveries as queued.
 func (s *Batches) BatchEventQueued(ctx context.Context, batchID string) error {
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, s.batchCountKey(batchID), "event_queued", 1)
-		p.ZRem(ctx, s.runningBatchesKey(), batchID)
+		p.HSet(ctx, s.keys.batchCount(batchID), "event_queued", 1)
+		p.ZRem(ctx, s.keys.runningBatches(), batchID)
 		return nil
 	})
 	return storageErr(err)
@@ -330,7 +331,7 @@ func (s *Batches) BatchEventQueued(ctx context.Context, batchID string) error {
 // UpdateBatchCallback changes the record's callback state, keeping its
 // expiry (optimistic, with WATCH on the record).
 func (s *Batches) UpdateBatchCallback(ctx context.Context, batchID string, set func(*connector.DeliveryState)) error {
-	key := s.batchKey(batchID)
+	key := s.keys.batch(batchID)
 	for range maxTxAttempts {
 		err := s.bulk.Watch(ctx, func(tx *redis.Tx) error {
 			data, err := tx.Get(ctx, key).Bytes()
@@ -370,5 +371,5 @@ func (s *Batches) UpdateBatchCallback(ctx context.Context, batchID string, set f
 // of a batch's page or archive. The records are Jobs'; the batch routes
 // read them through the batch that names them.
 func (s *Batches) GetJobs(ctx context.Context, ids []string) ([]*connector.Job, error) {
-	return s.getJobs(ctx, ids)
+	return s.jobs.getJobs(ctx, ids)
 }

@@ -31,10 +31,6 @@ import (
 // so that a batch answered 2xx is never forgotten unpublished.
 const makingTTL = time.Hour
 
-func (s *base) batchMakingKey(id string) string { return s.prefix + "batchmaking:{" + id + "}" }
-func (s *base) batchLeaseKey(id string) string  { return s.prefix + "batchlease:{" + id + "}" }
-func (s *base) makingKey() string               { return s.prefix + "making" }
-
 // beginBatchScript records KEYS[1] creating with record ARGV[1] (TTL
 // ARGV[2] ms) and its maker's lease KEYS[2] (ARGV[3] ms), unless KEYS[1]
 // exists: 0 then, and nothing written.
@@ -60,9 +56,9 @@ func (s *Batches) BeginBatch(ctx context.Context, b *connector.Batch) error {
 	}
 	var set *redis.Cmd
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		set = beginBatchScript.Eval(ctx, p, []string{s.batchMakingKey(b.ID), s.batchLeaseKey(b.ID)},
-			data, makingTTL.Milliseconds(), s.idemLease.Milliseconds())
-		p.ZAddNX(ctx, s.makingKey(), redis.Z{Score: float64(s.now().UnixMilli()), Member: b.ID})
+		set = beginBatchScript.Eval(ctx, p, []string{s.keys.batchMaking(b.ID), s.keys.batchLease(b.ID)},
+			data, makingTTL.Milliseconds(), s.lease.Milliseconds())
+		p.ZAddNX(ctx, s.keys.making(), redis.Z{Score: float64(s.now().UnixMilli()), Member: b.ID})
 		return nil
 	})
 	if err != nil {
@@ -87,14 +83,14 @@ return 1
 
 // BatchLease is how long the making request's lease on its batch lasts
 // unrenewed: as long as an Idempotency-Key's (Options.IdempotencyLease).
-func (s *Batches) BatchLease() time.Duration { return s.idemLease }
+func (s *Batches) BatchLease() time.Duration { return s.lease }
 
 // RenewBatchLease extends the making request's lease on batch id (begun by
 // BeginBatch); false when it is no longer held: lapsed, or the batch is
 // decided.
 func (s *Batches) RenewBatchLease(ctx context.Context, id string) (bool, error) {
-	n, err := renewBatchLeaseScript.Run(ctx, s.rdb, []string{s.batchMakingKey(id), s.batchLeaseKey(id)},
-		s.idemLease.Milliseconds(), makingTTL.Milliseconds()).Int()
+	n, err := renewBatchLeaseScript.Run(ctx, s.rdb, []string{s.keys.batchMaking(id), s.keys.batchLease(id)},
+		s.lease.Milliseconds(), makingTTL.Milliseconds()).Int()
 	if err != nil {
 		return false, storageErr(err)
 	}
@@ -139,7 +135,7 @@ func (s *Batches) decide(ctx context.Context, id string, to connector.MakingStat
 	if lapsedOnly {
 		only = "1"
 	}
-	st, err := decideScript.Run(ctx, s.rdb, []string{s.batchMakingKey(id), s.batchLeaseKey(id)},
+	st, err := decideScript.Run(ctx, s.rdb, []string{s.keys.batchMaking(id), s.keys.batchLease(id)},
 		string(to), only, max(s.jobTTL, makingTTL).Milliseconds()).Text()
 	if err != nil {
 		return "", storageErr(err)
@@ -150,7 +146,7 @@ func (s *Batches) decide(ctx context.Context, id string, to connector.MakingStat
 // MakingBatch reads a batch being made: its decision and its record (nil
 // once it is done or removed). ENOTFOUND when there is no decision.
 func (s *Batches) MakingBatch(ctx context.Context, id string) (*connector.Batch, connector.MakingState, error) {
-	vals, err := s.rdb.HMGet(ctx, s.batchMakingKey(id), "state", "record").Result()
+	vals, err := s.rdb.HMGet(ctx, s.keys.batchMaking(id), "state", "record").Result()
 	if err != nil {
 		return nil, "", storageErr(err)
 	}
@@ -171,11 +167,11 @@ func (s *Batches) MakingBatch(ctx context.Context, id string) (*connector.Batch,
 // lease, kept makingTTL, and the sweeper forgets it.
 func (s *Batches) EndBatchMaking(ctx context.Context, id string, state connector.MakingState) error {
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, s.batchMakingKey(id), "state", string(state))
-		p.HDel(ctx, s.batchMakingKey(id), "record")
-		p.PExpire(ctx, s.batchMakingKey(id), makingTTL)
-		p.Del(ctx, s.batchLeaseKey(id))
-		p.ZRem(ctx, s.makingKey(), id)
+		p.HSet(ctx, s.keys.batchMaking(id), "state", string(state))
+		p.HDel(ctx, s.keys.batchMaking(id), "record")
+		p.PExpire(ctx, s.keys.batchMaking(id), makingTTL)
+		p.Del(ctx, s.keys.batchLease(id))
+		p.ZRem(ctx, s.keys.making(), id)
 		return nil
 	})
 	return storageErr(err)
@@ -184,7 +180,7 @@ func (s *Batches) EndBatchMaking(ctx context.Context, id string, state connector
 // MakingBatches returns up to limit ids of batches begun before before
 // whose making has not ended, oldest first.
 func (s *Batches) MakingBatches(ctx context.Context, before time.Time, limit int) ([]string, error) {
-	ids, err := s.rdb.ZRangeByScore(ctx, s.makingKey(), &redis.ZRangeBy{
+	ids, err := s.rdb.ZRangeByScore(ctx, s.keys.making(), &redis.ZRangeBy{
 		Min: "-inf", Max: "(" + strconv.FormatInt(before.UnixMilli(), 10), Count: int64(limit),
 	}).Result()
 	return ids, storageErr(err)

@@ -68,7 +68,7 @@ func TestRemoveLapsedBatchWaitsForTheMakersLease(t *testing.T) {
 	if st, err := s.Batches.RemoveLapsedBatch(ctx, b.ID); err != nil || st != connector.MakingCreating {
 		t.Fatalf("removal while leased: %q %v, want still creating", st, err)
 	}
-	r.Client.Del(ctx, s.Batches.batchLeaseKey(b.ID)) // its maker died
+	r.Client.Del(ctx, s.conn.keys.batchLease(b.ID)) // its maker died
 	if held, err := s.Batches.RenewBatchLease(ctx, b.ID); err != nil || held {
 		t.Fatalf("renew a lapsed lease: %v %v, want not held", held, err)
 	}
@@ -84,7 +84,7 @@ func TestRemoveLapsedBatchWaitsForTheMakersLease(t *testing.T) {
 	if st, err := s.Batches.DecideBatch(ctx, m.ID, connector.MakingMade); err != nil || st != connector.MakingMade {
 		t.Fatalf("maker's decision: %q %v", st, err)
 	}
-	if n, _ := r.Client.Exists(ctx, s.Batches.batchLeaseKey(m.ID)).Result(); n != 0 {
+	if n, _ := r.Client.Exists(ctx, s.conn.keys.batchLease(m.ID)).Result(); n != 0 {
 		t.Error("the lease outlived the decision")
 	}
 	if st, err := s.Batches.RemoveLapsedBatch(ctx, m.ID); err != nil || st != connector.MakingMade {
@@ -104,14 +104,14 @@ func TestMadeDecisionLivesUntilFinished(t *testing.T) {
 	if _, err := s.Batches.DecideBatch(ctx, b.ID, connector.MakingMade); err != nil {
 		t.Fatal(err)
 	}
-	ttl, err := r.Client.PTTL(ctx, s.Batches.batchMakingKey(b.ID)).Result()
+	ttl, err := r.Client.PTTL(ctx, s.conn.keys.batchMaking(b.ID)).Result()
 	if err != nil || ttl < DefaultJobTTL-time.Minute {
 		t.Fatalf("made decision lives %v (%v), want the jobs' %v", ttl, err, DefaultJobTTL)
 	}
 	if err := s.Batches.EndBatchMaking(ctx, b.ID, connector.MakingDone); err != nil {
 		t.Fatal(err)
 	}
-	if ttl, _ := r.Client.PTTL(ctx, s.Batches.batchMakingKey(b.ID)).Result(); ttl > makingTTL {
+	if ttl, _ := r.Client.PTTL(ctx, s.conn.keys.batchMaking(b.ID)).Result(); ttl > makingTTL {
 		t.Errorf("done decision lives %v, want at most %v", ttl, makingTTL)
 	}
 }

@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -24,14 +23,10 @@ const (
 	BlobSweepLookback = blobDueKeep
 )
 
-func (s *base) blobDueKey(minute int64) string {
-	return s.prefix + "blobdue:{" + strconv.FormatInt(minute, 10) + "}"
-}
-
 // AddBlobDeadline records that object name is due at.
 func (s *Blobs) AddBlobDeadline(ctx context.Context, name string, at time.Time) error {
 	minute := at.Unix() / 60
-	key := s.blobDueKey(minute)
+	key := s.keys.blobDue(minute)
 	_, err := s.bulk.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.SAdd(ctx, key, name)
 		p.ExpireAt(ctx, key, time.Unix((minute+1)*60, 0).Add(blobDueKeep))
@@ -61,7 +56,7 @@ func (s *Blobs) DueBlobs(ctx context.Context, now time.Time, max int) ([]string,
 		cmds := make([]*redis.StringSliceCmd, n)
 		_, err := s.bulk.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for i := range n {
-				cmds[i] = p.SPopN(ctx, s.blobDueKey(s.sweepFrom+i), int64(max))
+				cmds[i] = p.SPopN(ctx, s.keys.blobDue(s.sweepFrom+i), int64(max))
 			}
 			return nil
 		})

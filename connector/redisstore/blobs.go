@@ -27,7 +27,7 @@ const partTTL = time.Hour
 // it keeps the objects' deadlines instead (blobdeadlines.go). Jobs and
 // Runs write a small blob in the same round trip as the job's record.
 type Blobs struct {
-	*base
+	*conn
 
 	sweepMu   sync.Mutex
 	sweepFrom int64 // next unix minute DueBlobs looks at; 0 until the first sweep
@@ -48,7 +48,7 @@ func (s *Blobs) PutBlob(ctx context.Context, key string, r io.Reader, size int64
 // part key in the blob's slot, which one MULTI then renames over the blob,
 // so readers never see half a blob and a writer that dies leaves a part
 // that expires. Errors of r come back unchanged.
-func (s *base) putBlob(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error {
+func (s *Blobs) putBlob(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error {
 	first := blobChunk
 	if size >= 0 && size < blobChunk {
 		first = int(size)
@@ -58,7 +58,7 @@ func (s *base) putBlob(ctx context.Context, key string, r io.Reader, size int64,
 	if err != nil {
 		return err
 	}
-	final := s.blobKey(key)
+	final := s.keys.blob(key)
 	if n < len(buf) || size == int64(n) {
 		if err := wantSize(int64(n), size, r); err != nil {
 			return err
@@ -90,7 +90,7 @@ func (s *base) putBlob(ctx context.Context, key string, r io.Reader, size int64,
 }
 
 // appendParts writes buf[:n] and the rest of r to part.
-func (s *base) appendParts(ctx context.Context, part string, buf []byte, n int, r io.Reader, size int64, expiry time.Duration) error {
+func (s *Blobs) appendParts(ctx context.Context, part string, buf []byte, n int, r io.Reader, size int64, expiry time.Duration) error {
 	if err := s.bulk.Set(ctx, part, buf[:n], expiry).Err(); err != nil {
 		return storageErr(err)
 	}
@@ -151,7 +151,7 @@ func (s *Blobs) OpenBlob(ctx context.Context, key string) (*connector.Blob, erro
 	return s.openBlob(ctx, key)
 }
 
-func (s *base) openBlob(ctx context.Context, key string) (*connector.Blob, error) {
+func (s *Blobs) openBlob(ctx context.Context, key string) (*connector.Blob, error) {
 	var o blobOpening
 	_, err := s.bulk.Pipelined(ctx, func(p redis.Pipeliner) error {
 		o = s.queueOpenBlob(ctx, p, key, blobChunk)
@@ -173,8 +173,8 @@ type blobOpening struct {
 	exists *redis.IntCmd
 }
 
-func (s *base) queueOpenBlob(ctx context.Context, p redis.Pipeliner, key string, first int64) blobOpening {
-	k := s.blobKey(key)
+func (s *Blobs) queueOpenBlob(ctx context.Context, p redis.Pipeliner, key string, first int64) blobOpening {
+	k := s.keys.blob(key)
 	return blobOpening{key: k, size: p.StrLen(ctx, k), first: p.GetRange(ctx, k, 0, first-1), exists: p.Exists(ctx, k)}
 }
 
@@ -223,7 +223,7 @@ func (r *rangeReader) Close() error { r.buf = nil; r.off = r.size; return nil }
 
 // DeleteBlob removes the bytes under key; a missing blob is not an error.
 func (s *Blobs) DeleteBlob(ctx context.Context, key string) error {
-	return storageErr(s.bulk.Del(ctx, s.blobKey(key)).Err())
+	return storageErr(s.bulk.Del(ctx, s.keys.blob(key)).Err())
 }
 
 // CopyBlob copies a blob inside Redis (COPY: the bytes never leave it). On
@@ -238,13 +238,13 @@ func (s *Blobs) CopyBlob(ctx context.Context, from, to string, ttl time.Duration
 		defer b.Close()
 		return s.putBlob(ctx, to, b, b.Size, ttl)
 	}
-	dst := s.blobKey(to)
+	dst := s.keys.blob(to)
 	var copied *redis.Cmd
 	_, err := s.bulk.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		// COPY without DB: into the client's own database (go-redis's
 		// Copy always names one, and 0 is not the store's under a
 		// redis://…/12 URL).
-		copied = p.Do(ctx, "COPY", s.blobKey(from), dst, "REPLACE")
+		copied = p.Do(ctx, "COPY", s.keys.blob(from), dst, "REPLACE")
 		if ttl > 0 {
 			p.PExpire(ctx, dst, ttl)
 		} else {

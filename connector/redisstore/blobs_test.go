@@ -60,7 +60,7 @@ func TestBlobExpiredWhileReadIsNotFound(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	r.Client.Del(ctx, s.blobKey("out:j"))
+	r.Client.Del(ctx, s.conn.keys.blob("out:j"))
 	n, err := io.Copy(io.Discard, b)
 	if connector.ErrorCodeOf(err) != connector.ENOTFOUND || n != blobChunk {
 		t.Fatalf("reading a blob deleted after its first chunk: %d bytes, %v; want %d bytes then ENOTFOUND", n, err, blobChunk)

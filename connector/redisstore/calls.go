@@ -58,8 +58,8 @@ return 1
 
 // callRecord returns the job's call record, its open calls included; a job
 // without one has a zero record.
-func (s *base) callRecord(ctx context.Context, jobID string) (connector.CallRecord, error) {
-	h, err := s.rdb.HGetAll(ctx, s.callsKey(jobID)).Result()
+func (s *Jobs) callRecord(ctx context.Context, jobID string) (connector.CallRecord, error) {
+	h, err := s.rdb.HGetAll(ctx, s.keys.calls(jobID)).Result()
 	if err != nil {
 		return connector.CallRecord{}, storageErr(err)
 	}
@@ -104,8 +104,8 @@ const defaultCallOpen = 2 * time.Minute
 
 // beginCall counts a call of the compression API about to begin in run
 // number run, marks it open, and returns the record with it.
-func (s *base) beginCall(ctx context.Context, jobID string, run int) (connector.CallRecord, error) {
-	r, err := beginCallScript.Run(ctx, s.rdb, []string{s.callsKey(jobID)}, s.jobTTL.Milliseconds(), openMark(ctx, run)).Slice()
+func (s *Jobs) beginCall(ctx context.Context, jobID string, run int) (connector.CallRecord, error) {
+	r, err := beginCallScript.Run(ctx, s.rdb, []string{s.keys.calls(jobID)}, s.jobTTL.Milliseconds(), openMark(ctx, run)).Slice()
 	if err != nil {
 		return connector.CallRecord{}, storageErr(err)
 	}
@@ -117,7 +117,7 @@ func (s *base) beginCall(ctx context.Context, jobID string, run int) (connector.
 
 // keepAnswerOnly records that call number call was answered 200 and keeps
 // its answer for any later run of the job (the bytes are stored apart).
-func (s *base) keepAnswerOnly(ctx context.Context, jobID string, call int, answer *connector.KeptAnswer) error {
+func (s *Jobs) keepAnswerOnly(ctx context.Context, jobID string, call int, answer *connector.KeptAnswer) error {
 	data, err := json.Marshal(answer)
 	if err != nil {
 		return internalErr(err)
@@ -125,8 +125,8 @@ func (s *base) keepAnswerOnly(ctx context.Context, jobID string, call int, answe
 	return s.answer(ctx, jobID, call, string(data))
 }
 
-func (s *base) answer(ctx context.Context, jobID string, call int, kept string) error {
-	n, err := answerCallScript.Run(ctx, s.rdb, []string{s.callsKey(jobID)},
+func (s *Jobs) answer(ctx context.Context, jobID string, call int, kept string) error {
+	n, err := answerCallScript.Run(ctx, s.rdb, []string{s.keys.calls(jobID)},
 		s.jobTTL.Milliseconds(), strconv.Itoa(call), kept).Int()
 	if err != nil {
 		return storageErr(err)
@@ -182,9 +182,9 @@ func hashInt(v any) (int, error) {
 // connector.OutputBlobKey(jobID), then keepAnswerOnly, in one round trip
 // (the bytes first, as the worker's keep step wants them; both keys are in
 // the job's slot). Bytes over one blob chunk take PutBlob's own path.
-func (s *base) keepAnswer(ctx context.Context, jobID string, call int, answer *connector.KeptAnswer, data connector.Bytes, ttl time.Duration) error {
+func (s *Jobs) keepAnswer(ctx context.Context, jobID string, call int, answer *connector.KeptAnswer, data connector.Bytes, ttl time.Duration) error {
 	if data.Size() > blobChunk {
-		if err := s.putBlob(ctx, connector.OutputBlobKey(jobID), connector.BytesReader(data), data.Size(), ttl); err != nil {
+		if err := s.blobs.putBlob(ctx, connector.OutputBlobKey(jobID), connector.BytesReader(data), data.Size(), ttl); err != nil {
 			return err
 		}
 		return s.keepAnswerOnly(ctx, jobID, call, answer)
@@ -199,8 +199,8 @@ func (s *base) keepAnswer(ctx context.Context, jobID string, call int, answer *c
 	}
 	var ans *redis.Cmd
 	_, err = s.pipelinedScriptsOn(ctx, s.clientFor(int64(len(buf))), func(p redis.Pipeliner) {
-		p.Set(ctx, s.blobKey(connector.OutputBlobKey(jobID)), buf, max(ttl, 0))
-		ans = answerCallScript.EvalSha(ctx, p, []string{s.callsKey(jobID)},
+		p.Set(ctx, s.keys.blob(connector.OutputBlobKey(jobID)), buf, max(ttl, 0))
+		ans = answerCallScript.EvalSha(ctx, p, []string{s.keys.calls(jobID)},
 			s.jobTTL.Milliseconds(), strconv.Itoa(call), string(kept))
 	})
 	if err != nil {
@@ -237,7 +237,7 @@ return {calls, r[2] or '0', r[3] or ''}
 // same script: for a worker that holds the job's input already, so that
 // nothing can fail between the two but the call itself. It returns the
 // call record with that call.
-func (s *base) startJob(ctx context.Context, id string, fn func(*connector.Job) error) (*connector.Job, connector.CallRecord, error) {
+func (s *Jobs) startJob(ctx context.Context, id string, fn func(*connector.Job) error) (*connector.Job, connector.CallRecord, error) {
 	var rec connector.CallRecord
 	job, err := s.updateJob(ctx, id, fn, casExtras{begun: &rec})
 	return job, rec, err
@@ -245,8 +245,8 @@ func (s *base) startJob(ctx context.Context, id string, fn func(*connector.Job) 
 
 // casBeginCall runs casBeginScript for updateJob and answers as casScript
 // does (1, -1 or the current record), keeping the call record in *begun.
-func (s *base) casBeginCall(ctx context.Context, key, id string, run int, seen string, data []byte, begun *connector.CallRecord) (any, error) {
-	res, err := casBeginScript.Run(ctx, s.rdb, []string{key, s.callsKey(id)}, seen, data, s.jobTTL.Milliseconds(), openMark(ctx, run)).Result()
+func (s *Jobs) casBeginCall(ctx context.Context, key, id string, run int, seen string, data []byte, begun *connector.CallRecord) (any, error) {
+	res, err := casBeginScript.Run(ctx, s.rdb, []string{key, s.keys.calls(id)}, seen, data, s.jobTTL.Milliseconds(), openMark(ctx, run)).Result()
 	if err != nil {
 		return nil, err
 	}

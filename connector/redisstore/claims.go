@@ -12,16 +12,14 @@ import (
 //
 //	claim:{name}   "1" for the claim's TTL
 
-func (s *base) claimKey(name string) string { return s.prefix + "claim:{" + name + "}" }
-
 // ClaimOnce takes name for ttl: true when this call took it, false when it
 // is taken already.
 func (s *Blobs) ClaimOnce(ctx context.Context, name string, ttl time.Duration) (bool, error) {
-	ok, err := s.rdb.SetNX(ctx, s.claimKey(name), "1", ttl).Result()
+	ok, err := s.rdb.SetNX(ctx, s.keys.claim(name), "1", ttl).Result()
 	return ok, storageErr(err)
 }
 
 // GiveBack releases name, taken by ClaimOnce, for another caller.
 func (s *Blobs) GiveBack(ctx context.Context, name string) error {
-	return storageErr(s.rdb.Del(ctx, s.claimKey(name)).Err())
+	return storageErr(s.rdb.Del(ctx, s.keys.claim(name)).Err())
 }

@@ -26,7 +26,7 @@ func TestEveryStoreOperationWorksOnARedisCluster(t *testing.T) {
 	for range 12 {
 		j := newJob(t, s, "owner-a", connector.StatusQueued)
 		jobs = append(jobs, j)
-		m, err := c.Client.MasterForKey(ctx, s.jobKey(j.ID))
+		m, err := c.Client.MasterForKey(ctx, s.conn.keys.job(j.ID))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +46,7 @@ func TestEveryStoreOperationWorksOnARedisCluster(t *testing.T) {
 		wctx, cancel := context.WithTimeout(ctx, generous)
 		done := make(chan waitResult, 1)
 		go func() { job, err := s.Jobs.WaitJob(wctx, j.ID); done <- waitResult{job, err} }()
-		for !s.subscribedFor(j.ID) {
+		for !s.Jobs.subscribedFor(j.ID) {
 			select {
 			case res := <-done:
 				t.Fatalf("WaitJob returned early: %v, %v", res.job, res.err)

@@ -17,7 +17,7 @@ func (s *Jobs) inputForMaking(ctx context.Context, id string, input connector.By
 		return nil, nil
 	}
 	if input.Size() > blobChunk {
-		return nil, s.putBlob(ctx, connector.InputBlobKey(id), connector.BytesReader(input), input.Size(), inputTTL)
+		return nil, s.blobs.putBlob(ctx, connector.InputBlobKey(id), connector.BytesReader(input), input.Size(), inputTTL)
 	}
 	in, err := smallBlobBytes(input)
 	if err != nil {
@@ -94,13 +94,13 @@ func (s *Jobs) CreateJobWithInput(ctx context.Context, job *connector.Job, input
 	var created *redis.BoolCmd
 	window, interval := s.failureArgs()
 	_, err = s.pipelinedScriptsOn(ctx, s.clientFor(int64(len(in))), func(p redis.Pipeliner) {
-		listed = admitAndListScript.EvalSha(ctx, p, []string{s.inflightKey(job.Owner), s.jobIndexKey(job.Owner)},
+		listed = admitAndListScript.EvalSha(ctx, p, []string{s.keys.inflight(job.Owner), s.keys.jobIndex(job.Owner)},
 			now.UnixMilli(), now.Add(s.inflightTTL).UnixMilli(), limit, job.ID,
 			"("+idFloor(now.Add(-s.jobTTL)), s.jobTTL.Milliseconds(), window, interval)
 		if in != nil {
-			p.Set(ctx, s.blobKey(connector.InputBlobKey(job.ID)), in, max(inputTTL, 0))
+			p.Set(ctx, s.keys.blob(connector.InputBlobKey(job.ID)), in, max(inputTTL, 0))
 		}
-		created = p.SetNX(ctx, s.jobKey(job.ID), data, s.jobTTL)
+		created = p.SetNX(ctx, s.keys.job(job.ID), data, s.jobTTL)
 		s.noteUnqueued(ctx, p, job.ID, now)
 	})
 	if err != nil {
@@ -113,14 +113,14 @@ func (s *Jobs) CreateJobWithInput(ctx context.Context, job *connector.Job, input
 		// with the same request's bytes; a place this call took for it
 		// goes (its maker took one, or needed none).
 		if admitted == 2 {
-			s.rdb.ZRem(context.WithoutCancel(ctx), s.inflightKey(job.Owner), job.ID)
+			s.rdb.ZRem(context.WithoutCancel(ctx), s.keys.inflight(job.Owner), job.ID)
 		}
 		return internalErr(fmt.Errorf("create job %s: %w", job.ID, connector.ErrJobExists))
 	}
 	if admitted <= 0 {
 		// Refused: the record and input this call wrote beside the script
 		// go; nothing knows the id yet, and they expire if this DEL is lost.
-		s.rdb.Del(context.WithoutCancel(ctx), s.jobKey(job.ID), s.blobKey(connector.InputBlobKey(job.ID)))
+		s.rdb.Del(context.WithoutCancel(ctx), s.keys.job(job.ID), s.keys.blob(connector.InputBlobKey(job.ID)))
 		if admitted < 0 {
 			return s.failBudgetRefusal(int64(-admitted))
 		}

@@ -13,22 +13,14 @@ import (
 //
 //	dedupe:{owner}:sha256:options       id of the completed job to reuse, TTL its result's
 //	dedupeclaim:{owner}:sha256:options  id of the job compressing that image now, TTL the lease
-type Dedupe struct{ *base }
-
-func (s *base) dedupeKey(k connector.DedupeKey) string {
-	return s.prefix + "dedupe:{" + k.Owner + "}:" + k.SHA256 + ":" + k.Options
-}
-
-func (s *base) dedupeClaimKey(k connector.DedupeKey) string {
-	return s.prefix + "dedupeclaim:{" + k.Owner + "}:" + k.SHA256 + ":" + k.Options
-}
+type Dedupe struct{ *conn }
 
 // DedupeSource returns the job recorded for k, else the job holding k's
 // claim, "" when neither. The claimant counts because a job completes (and
 // its waiters see it) a moment before the worker records it as the source:
 // an identical job then would wait for the claimant and reuse its result.
 func (s *Dedupe) DedupeSource(ctx context.Context, k connector.DedupeKey) (string, error) {
-	ids, err := s.rdb.MGet(ctx, s.dedupeKey(k), s.dedupeClaimKey(k)).Result()
+	ids, err := s.rdb.MGet(ctx, s.keys.dedupe(k), s.keys.dedupeClaim(k)).Result()
 	if err != nil {
 		return "", storageErr(err)
 	}
@@ -43,7 +35,7 @@ func (s *Dedupe) DedupeSource(ctx context.Context, k connector.DedupeKey) (strin
 // EnterDedupe returns k's source, or claims k for jobID, or names the
 // holder of the claim: one round trip.
 func (s *Dedupe) EnterDedupe(ctx context.Context, k connector.DedupeKey, jobID string, lease time.Duration) (string, string, error) {
-	res, err := enterScript.Run(ctx, s.rdb, []string{s.dedupeKey(k), s.dedupeClaimKey(k)}, jobID, lease.Milliseconds()).StringSlice()
+	res, err := enterScript.Run(ctx, s.rdb, []string{s.keys.dedupe(k), s.keys.dedupeClaim(k)}, jobID, lease.Milliseconds()).StringSlice()
 	if err != nil || len(res) != 2 {
 		return "", "", storageErr(err)
 	}
@@ -53,17 +45,17 @@ func (s *Dedupe) EnterDedupe(ctx context.Context, k connector.DedupeKey, jobID s
 // FinishDedupe records jobID as k's source for ttl (a later completion
 // replaces it: its result lives longer) and drops jobID's claim.
 func (s *Dedupe) FinishDedupe(ctx context.Context, k connector.DedupeKey, jobID string, ttl time.Duration) error {
-	return storageErr(finishScript.Run(ctx, s.rdb, []string{s.dedupeKey(k), s.dedupeClaimKey(k)}, jobID, ttl.Milliseconds()).Err())
+	return storageErr(finishScript.Run(ctx, s.rdb, []string{s.keys.dedupe(k), s.keys.dedupeClaim(k)}, jobID, ttl.Milliseconds()).Err())
 }
 
 // ForgetDedupe drops k's entry if it still names jobID.
 func (s *Dedupe) ForgetDedupe(ctx context.Context, k connector.DedupeKey, jobID string) error {
-	return storageErr(deleteIfScript.Run(ctx, s.rdb, []string{s.dedupeKey(k)}, jobID).Err())
+	return storageErr(deleteIfScript.Run(ctx, s.rdb, []string{s.keys.dedupe(k)}, jobID).Err())
 }
 
 // ReleaseDedupe drops jobID's claim on k.
 func (s *Dedupe) ReleaseDedupe(ctx context.Context, k connector.DedupeKey, jobID string) error {
-	return storageErr(deleteIfScript.Run(ctx, s.rdb, []string{s.dedupeClaimKey(k)}, jobID).Err())
+	return storageErr(deleteIfScript.Run(ctx, s.rdb, []string{s.keys.dedupeClaim(k)}, jobID).Err())
 }
 
 // enterScript: KEYS[1] the index entry, KEYS[2] the claim; ARGV[1] job

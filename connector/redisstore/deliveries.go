@@ -16,9 +16,8 @@ import (
 // dozen hooks, plus redeliveries, fit; at most about 1 KiB each.
 const MaxDeliveryAttempts = 300
 
-// deliveriesKey holds a job's delivery attempts, JSON, oldest first. The job
+// deliveries:{id} holds a job's delivery attempts, JSON, oldest first. The job
 // id is its hash tag, so it shares the job's slot on a cluster.
-func (s *base) deliveriesKey(jobID string) string { return s.prefix + "deliveries:{" + jobID + "}" }
 
 // recordAttemptScript appends an attempt (ARGV[1]) to a job's delivery log
 // (KEYS[2]), keeps the newest ARGV[2], and gives the log the job record's
@@ -36,12 +35,12 @@ return 1
 // RecordDeliveryAttempt appends a to the job's delivery log, which expires
 // with the job record, and indexes the delivery for the job's owner.
 func (s *Hooks) RecordDeliveryAttempt(ctx context.Context, job *connector.Job, a *connector.DeliveryAttempt) error {
-	return s.recordAttempt(ctx, "j", job.ID, s.jobKey(job.ID), job.Owner, a)
+	return s.recordAttempt(ctx, "j", job.ID, s.keys.job(job.ID), job.Owner, a)
 }
 
 // DeliveryAttempts returns the job's delivery attempts, oldest first.
 func (s *Hooks) DeliveryAttempts(ctx context.Context, jobID string) ([]*connector.DeliveryAttempt, error) {
-	items, err := s.rdb.LRange(ctx, s.deliveriesKey(jobID), 0, -1).Result()
+	items, err := s.rdb.LRange(ctx, s.keys.deliveries(jobID), 0, -1).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, storageErr(err)
 	}

@@ -36,8 +36,8 @@ func TestDeliveryAttemptsComeBackInOrderAndExpireWithTheJob(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("expected the attempts as recorded, oldest first, got %+v", got)
 	}
-	jobTTL := r.Client.PTTL(ctx, s.jobKey(job.ID)).Val()
-	logTTL := r.Client.PTTL(ctx, s.deliveriesKey(job.ID)).Val()
+	jobTTL := r.Client.PTTL(ctx, s.conn.keys.job(job.ID)).Val()
+	logTTL := r.Client.PTTL(ctx, s.conn.keys.deliveries(job.ID)).Val()
 	if logTTL <= 0 || logTTL > jobTTL+time.Second || logTTL < jobTTL-5*time.Second {
 		t.Errorf("expected the delivery log to expire with the job (job TTL %s), got TTL %s", jobTTL, logTTL)
 	}
@@ -90,11 +90,11 @@ func TestNoDeliveryLogIsKeptForAJobThatIsGone(t *testing.T) {
 	s, r := newStore(t, Options{})
 	ctx := context.Background()
 	job := newJob(t, s, "o", connector.StatusCompleted)
-	r.Client.Del(ctx, s.jobKey(job.ID))
+	r.Client.Del(ctx, s.conn.keys.job(job.ID))
 	if err := s.Hooks.RecordDeliveryAttempt(ctx, job, &connector.DeliveryAttempt{DeliveryID: "d"}); err != nil {
 		t.Fatal(err)
 	}
-	if n := r.Client.Exists(ctx, s.deliveriesKey(job.ID)).Val(); n != 0 {
+	if n := r.Client.Exists(ctx, s.conn.keys.deliveries(job.ID)).Val(); n != 0 {
 		t.Errorf("expected no delivery log without the job (it would never expire), got one")
 	}
 }

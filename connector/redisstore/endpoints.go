@@ -11,7 +11,7 @@ import (
 	"github.com/imgflow/imgflow/connector"
 )
 
-// endpointKey is a hash of one endpoint's state (connector.EndpointState),
+// endpoint:{id} is a hash of one endpoint's state (connector.EndpointState),
 // all times in unix milliseconds, living JobTTL from its last write:
 //
 //	failing_since  first failed attempt of the current run of failures
@@ -20,11 +20,10 @@ import (
 //	reason         why it was disabled
 //	tat            the rate limit's next free slot (GCRA's theoretical arrival time)
 //	credits_low    set while an account.credits_low hook's balance is at or below its threshold
-func (s *base) endpointKey(id string) string { return s.prefix + "endpoint:{" + id + "}" }
 
 // Endpoint returns the endpoint's state; the zero state for one never seen.
 func (s *Hooks) Endpoint(ctx context.Context, id string) (connector.EndpointState, error) {
-	r, err := s.rdb.HMGet(ctx, s.endpointKey(id), "failing_since", "paused_until", "disabled_at", "reason").Result()
+	r, err := s.rdb.HMGet(ctx, s.keys.endpoint(id), "failing_since", "paused_until", "disabled_at", "reason").Result()
 	if err != nil {
 		return connector.EndpointState{}, storageErr(err)
 	}
@@ -74,7 +73,7 @@ func (s *Hooks) TakeSlot(ctx context.Context, id string, rate float64, maxWait t
 	}
 	interval := 1000 / rate
 	const burst = 0.0
-	r, err := takeSlotScript.Run(ctx, s.rdb, []string{s.endpointKey(id)}, s.now().UnixMilli(),
+	r, err := takeSlotScript.Run(ctx, s.rdb, []string{s.keys.endpoint(id)}, s.now().UnixMilli(),
 		strconv.FormatFloat(interval, 'f', 3, 64), strconv.FormatFloat(burst, 'f', 3, 64),
 		maxWait.Milliseconds(), s.jobTTL.Milliseconds()).Int64Slice()
 	if err != nil {
@@ -112,7 +111,7 @@ func (s *Hooks) AdmitEndpoint(ctx context.Context, id string, rate float64, maxW
 	if rate > 0 {
 		reserve, interval = "1", 1000/rate
 	}
-	r, err := admitEndpointScript.Run(ctx, s.rdb, []string{s.endpointKey(id)}, s.now().UnixMilli(),
+	r, err := admitEndpointScript.Run(ctx, s.rdb, []string{s.keys.endpoint(id)}, s.now().UnixMilli(),
 		strconv.FormatFloat(interval, 'f', 3, 64), maxWait.Milliseconds(), s.jobTTL.Milliseconds(), reserve).Slice()
 	if err != nil {
 		return connector.EndpointState{}, 0, false, storageErr(err)
@@ -147,7 +146,7 @@ func (s *Hooks) EndpointFailed(ctx context.Context, id string, now time.Time, re
 		// pause up to 1 ms before the receiver's Retry-After.
 		until = now.Add(retryAfter + time.Millisecond - time.Nanosecond).UnixMilli()
 	}
-	r, err := endpointFailedScript.Run(ctx, s.rdb, []string{s.endpointKey(id)}, now.UnixMilli(), until, s.jobTTL.Milliseconds()).Slice()
+	r, err := endpointFailedScript.Run(ctx, s.rdb, []string{s.keys.endpoint(id)}, now.UnixMilli(), until, s.jobTTL.Milliseconds()).Slice()
 	if err != nil {
 		return connector.EndpointState{}, storageErr(err)
 	}
@@ -160,7 +159,7 @@ func (s *Hooks) EndpointFailed(ctx context.Context, id string, now time.Time, re
 // EndpointSucceeded ends the endpoint's run of failures and any disabling
 // (a receiver that answers 2xx works).
 func (s *Hooks) EndpointSucceeded(ctx context.Context, id string) error {
-	return storageErr(s.rdb.HDel(ctx, s.endpointKey(id), "failing_since", "disabled_at", "reason").Err())
+	return storageErr(s.rdb.HDel(ctx, s.keys.endpoint(id), "failing_since", "disabled_at", "reason").Err())
 }
 
 // disableEndpointScript sets disabled_at ARGV[1] and reason ARGV[2] unless
@@ -175,7 +174,7 @@ return 1
 // DisableEndpoint marks the endpoint disabled; changed is false when it
 // already was.
 func (s *Hooks) DisableEndpoint(ctx context.Context, id, reason string, at time.Time) (bool, error) {
-	n, err := disableEndpointScript.Run(ctx, s.rdb, []string{s.endpointKey(id)}, at.UnixMilli(), reason, s.jobTTL.Milliseconds()).Int()
+	n, err := disableEndpointScript.Run(ctx, s.rdb, []string{s.keys.endpoint(id)}, at.UnixMilli(), reason, s.jobTTL.Milliseconds()).Int()
 	if err != nil {
 		return false, storageErr(err)
 	}
@@ -185,13 +184,13 @@ func (s *Hooks) DisableEndpoint(ctx context.Context, id, reason string, at time.
 // ResetEndpoint forgets the endpoint's failures, pause and disabling; its
 // rate slot stays.
 func (s *Hooks) ResetEndpoint(ctx context.Context, id string) error {
-	return storageErr(s.rdb.HDel(ctx, s.endpointKey(id), "failing_since", "paused_until", "disabled_at", "reason").Err())
+	return storageErr(s.rdb.HDel(ctx, s.keys.endpoint(id), "failing_since", "paused_until", "disabled_at", "reason").Err())
 }
 
 // MarkCreditsLow sets or clears the endpoint's credits_low field; crossed
 // when it was set now.
 func (s *Hooks) MarkCreditsLow(ctx context.Context, id string, low bool) (bool, error) {
-	key := s.endpointKey(id)
+	key := s.keys.endpoint(id)
 	if !low {
 		return false, storageErr(s.rdb.HDel(ctx, key, "credits_low").Err())
 	}

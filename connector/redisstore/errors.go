@@ -80,30 +80,3 @@ const maxTxAttempts = 100
 type callerErr struct{ err error }
 
 func (e callerErr) Error() string { return e.err.Error() }
-
-// watch runs fn under WATCH key and retries it when another client changed
-// key before fn's MULTI/EXEC ran. fn should queue its writes with
-// tx.TxPipelined; errors it returns wrapped in callerErr come back as they are.
-func (s *base) watch(ctx context.Context, key string, fn func(tx *redis.Tx) error) error {
-	for range maxTxAttempts {
-		err := s.bulk.Watch(ctx, fn, key)
-		if errors.Is(err, redis.TxFailedErr) {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			continue
-		}
-		var ce callerErr
-		if errors.As(err, &ce) {
-			return ce.err
-		}
-		return storageErr(err)
-	}
-	return &connector.Error{
-		Code:       connector.EUNAVAILABLE,
-		Message:    "storage busy",
-		RetryAfter: time.Second,
-		Retryable:  true,
-		Err:        fmt.Errorf("redisstore: %s still contended after %d attempts", key, maxTxAttempts),
-	}
-}

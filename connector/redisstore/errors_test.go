@@ -123,10 +123,10 @@ func TestRestartAndFailoverRepliesAreUnavailable(t *testing.T) {
 					_, err := s.Jobs.UpdateJob(ctx, id, func(*connector.Job) error { return nil })
 					return err
 				},
-				"beginCall":      func(ctx context.Context) error { _, err := s.beginCall(ctx, id, 1); return err },
-				"keepAnswerOnly": func(ctx context.Context) error { return s.keepAnswerOnly(ctx, id, 1, answer) },
+				"beginCall":      func(ctx context.Context) error { _, err := s.Jobs.beginCall(ctx, id, 1); return err },
+				"keepAnswerOnly": func(ctx context.Context) error { return s.Jobs.keepAnswerOnly(ctx, id, 1, answer) },
 				"keepAnswer": func(ctx context.Context) error {
-					return s.keepAnswer(ctx, id, 1, answer, bytes.NewReader([]byte("png")), time.Minute)
+					return s.Jobs.keepAnswer(ctx, id, 1, answer, bytes.NewReader([]byte("png")), time.Minute)
 				},
 			}
 			for step, run := range steps {
@@ -147,14 +147,14 @@ func TestScriptsLoadAgainAfterAFlush(t *testing.T) {
 	s, r := newStore(t, Options{})
 	ctx := context.Background()
 	job := newJob(t, s, "owner", connector.StatusQueued)
-	if _, err := s.beginCall(ctx, job.ID, 1); err != nil {
+	if _, err := s.Jobs.beginCall(ctx, job.ID, 1); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Client.ScriptFlush(ctx).Err(); err != nil {
 		t.Skipf("SCRIPT FLUSH: %v", err)
 	}
 	answer := &connector.KeptAnswer{Result: &connector.JobResult{CompressedSize: 3}}
-	if err := s.keepAnswer(ctx, job.ID, 1, answer, bytes.NewReader([]byte("png")), time.Minute); err != nil {
+	if err := s.Jobs.keepAnswer(ctx, job.ID, 1, answer, bytes.NewReader([]byte("png")), time.Minute); err != nil {
 		t.Fatalf("KeepAnswerWithBytes after SCRIPT FLUSH: %v", err)
 	}
 	r.Client.ScriptFlush(ctx)

@@ -31,7 +31,7 @@ const failureWindow = time.Hour
 
 // failureInterval is one failure's share of the window in ms; 0 when the
 // budget is off.
-func (s *base) failureInterval() int64 {
+func (s *Jobs) failureInterval() int64 {
 	if s.freeFailuresPerHour <= 0 {
 		return 0
 	}
@@ -40,7 +40,7 @@ func (s *base) failureInterval() int64 {
 
 // failureArgs are the admission scripts' budget arguments: the window and
 // one interval in ms (0 0: no budget).
-func (s *base) failureArgs() (int64, int64) {
+func (s *Jobs) failureArgs() (int64, int64) {
 	if s.freeFailuresPerHour <= 0 {
 		return 0, 0
 	}
@@ -49,7 +49,7 @@ func (s *base) failureArgs() (int64, int64) {
 
 // failBudgetRefusal is the answer to a key over its budget, wait ms until
 // one more failure fits.
-func (s *base) failBudgetRefusal(waitMs int64) error {
+func (s *Jobs) failBudgetRefusal(waitMs int64) error {
 	retry := max(time.Duration(waitMs)*time.Millisecond, time.Second)
 	retry = time.Duration(math.Ceil(retry.Seconds())) * time.Second
 	return &connector.Error{Code: connector.EFAILBUDGET, RetryAfter: retry,
@@ -73,22 +73,22 @@ return tat
 `)
 
 // spendFailure counts job's free failure against its owner's budget.
-func (s *base) spendFailure(ctx context.Context, owner string) error {
+func (s *Jobs) spendFailure(ctx context.Context, owner string) error {
 	interval := s.failureInterval()
 	if interval == 0 || owner == "" {
 		return nil
 	}
-	return storageErr(spendFailureScript.Run(ctx, s.rdb, []string{s.inflightKey(owner)}, s.now().UnixMilli(), interval).Err())
+	return storageErr(spendFailureScript.Run(ctx, s.rdb, []string{s.keys.inflight(owner)}, s.now().UnixMilli(), interval).Err())
 }
 
 // earnFailure gives one free failure back for a paid job, in p: only to a
 // budget that has some spent (XX: a key with none gets no member), and a
 // tat moved behind now is pruned at the key's next admission.
-func (s *base) earnFailure(ctx context.Context, p redis.Pipeliner, owner string) {
+func (s *Jobs) earnFailure(ctx context.Context, p redis.Pipeliner, owner string) {
 	interval := s.failureInterval()
 	if interval == 0 || owner == "" {
 		return
 	}
-	p.ZAddArgsIncr(ctx, s.inflightKey(owner), redis.ZAddArgs{XX: true,
+	p.ZAddArgsIncr(ctx, s.keys.inflight(owner), redis.ZAddArgs{XX: true,
 		Members: []redis.Z{{Score: -float64(interval), Member: failuresMember}}})
 }

@@ -102,7 +102,7 @@ func TestPaidJobsOfAKeyWithoutFailuresLeaveNoBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	finishJob(t, s, job, completePaid)
-	if n, err := r.Client.ZCard(context.Background(), s.inflightKey("owner")).Result(); err != nil || n != 0 {
+	if n, err := r.Client.ZCard(context.Background(), s.conn.keys.inflight("owner")).Result(); err != nil || n != 0 {
 		t.Fatalf("in-flight set after a paid job: expected empty, got %d, %v", n, err)
 	}
 	job, _ = makeJob(s, "owner")

@@ -41,7 +41,7 @@ func TestKeepAnswerKeepsTheBytesAndTheAnswer(t *testing.T) {
 	ctx := context.Background()
 	for i, flush := range []bool{false, true} {
 		id := newJob(t, s, "tenant", connector.StatusProcessing).ID
-		rec, err := s.beginCall(ctx, id, 1)
+		rec, err := s.Jobs.beginCall(ctx, id, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,10 +51,10 @@ func TestKeepAnswerKeepsTheBytesAndTheAnswer(t *testing.T) {
 			}
 		}
 		answer := &connector.KeptAnswer{Result: &connector.JobResult{CompressedSize: 4, UpstreamJobID: "up-1"}}
-		if err := s.keepAnswer(ctx, id, rec.Calls, answer, bytes.NewReader([]byte("tiny")), time.Hour); err != nil {
+		if err := s.Jobs.keepAnswer(ctx, id, rec.Calls, answer, bytes.NewReader([]byte("tiny")), time.Hour); err != nil {
 			t.Fatalf("run %d: keepAnswer: %v", i, err)
 		}
-		got, err := s.callRecord(ctx, id)
+		got, err := s.Jobs.callRecord(ctx, id)
 		if err != nil || got.Kept == nil || got.Kept.Result.UpstreamJobID != "up-1" || got.Answered != 1 {
 			t.Fatalf("run %d: call record: expected the kept answer, 1 answered, got %+v, %v", i, got, err)
 		}
@@ -109,18 +109,18 @@ func TestFinishJobTellsWhetherTheOwnerHasHooks(t *testing.T) {
 	finish := func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil }
 	run := func(j *connector.Job) error { j.Status = connector.StatusProcessing; return nil }
 
-	_, hint, err := s.finishJob(ctx, newJob(t, s, "tenant", connector.StatusQueued).ID, finish)
+	_, hint, err := s.Jobs.finishJob(ctx, newJob(t, s, "tenant", connector.StatusQueued).ID, finish)
 	if err != nil || hint != connector.HooksNone {
 		t.Fatalf("owner without hooks: expected HooksNone, got %v, %v", hint, err)
 	}
 	if err := s.Hooks.CreateHook(ctx, &connector.Hook{ID: "h1", TargetURL: "https://hooks.example/x", Event: "job.finished", Owner: "tenant"}); err != nil {
 		t.Fatal(err)
 	}
-	_, hint, err = s.finishJob(ctx, newJob(t, s, "tenant", connector.StatusQueued).ID, finish)
+	_, hint, err = s.Jobs.finishJob(ctx, newJob(t, s, "tenant", connector.StatusQueued).ID, finish)
 	if err != nil || hint != connector.HooksSome {
 		t.Fatalf("owner with a hook: expected HooksSome, got %v, %v", hint, err)
 	}
-	_, hint, err = s.finishJob(ctx, newJob(t, s, "tenant", connector.StatusQueued).ID, run)
+	_, hint, err = s.Jobs.finishJob(ctx, newJob(t, s, "tenant", connector.StatusQueued).ID, run)
 	if err != nil || hint != connector.HooksUnknown {
 		t.Fatalf("a write that does not finish the job: expected HooksUnknown, got %v, %v", hint, err)
 	}
@@ -167,20 +167,20 @@ func TestStartJobBeginsTheCallWithTheStart(t *testing.T) {
 		j.Runs++
 		return nil
 	}
-	got, rec, err := s.startJob(ctx, job.ID, start)
+	got, rec, err := s.Jobs.startJob(ctx, job.ID, start)
 	if err != nil || got.Status != connector.StatusProcessing || rec.Calls != 1 || rec.Answered != 0 {
 		t.Fatalf("start: expected processing and 1 call begun, got %+v, %+v, %v", got, rec, err)
 	}
-	if stored, err := s.callRecord(ctx, job.ID); err != nil || stored.Calls != 1 {
+	if stored, err := s.Jobs.callRecord(ctx, job.ID); err != nil || stored.Calls != 1 {
 		t.Fatalf("call record: expected 1 call, got %+v, %v", stored, err)
 	}
 	if _, err := s.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusFailed; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.startJob(ctx, job.ID, start); connector.ErrorCodeOf(err) != connector.ECONFLICT {
+	if _, _, err := s.Jobs.startJob(ctx, job.ID, start); connector.ErrorCodeOf(err) != connector.ECONFLICT {
 		t.Fatalf("start of a finished job: expected fn's error, got %v", err)
 	}
-	if stored, _ := s.callRecord(ctx, job.ID); stored.Calls != 1 {
+	if stored, _ := s.Jobs.callRecord(ctx, job.ID); stored.Calls != 1 {
 		t.Fatalf("call record after a refused start: expected still 1 call, got %d", stored.Calls)
 	}
 }

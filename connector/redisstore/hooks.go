@@ -18,7 +18,7 @@ import (
 // rates), the events that are not a job's (messages), every delivery's
 // log, and each owner's callback secret version. Files: hooks.go,
 // endpoints.go, messages.go, deliveries.go.
-type Hooks struct{ *base }
+type Hooks struct{ *conn }
 
 // storedHook is a hook as kept in Redis, with the owner connector.Hook hides
 // from JSON.
@@ -66,14 +66,14 @@ func (s *Hooks) CreateHook(ctx context.Context, h *connector.Hook) error {
 	if err != nil {
 		return internalErr(err)
 	}
-	ok, err := s.rdb.SetNX(ctx, s.hookKey(h.ID), data, 0).Result()
+	ok, err := s.rdb.SetNX(ctx, s.keys.hook(h.ID), data, 0).Result()
 	if err != nil {
 		return storageErr(err)
 	}
 	if !ok {
 		return internalErr(fmt.Errorf("create hook: id %s already exists", h.ID))
 	}
-	return storageErr(s.rdb.SAdd(ctx, s.hookIndexKey(h.Owner), h.ID).Err())
+	return storageErr(s.rdb.SAdd(ctx, s.keys.hookIndex(h.Owner), h.ID).Err())
 }
 
 // addHookScript adds hook id ARGV[1] to its owner's set (KEYS[1]) unless
@@ -101,7 +101,7 @@ func (s *Hooks) CreateHookLimited(ctx context.Context, h *connector.Hook, max in
 			return err
 		}
 	}
-	added, err := addHookScript.Run(ctx, s.rdb, []string{s.hookIndexKey(h.Owner)}, h.ID, max).Int()
+	added, err := addHookScript.Run(ctx, s.rdb, []string{s.keys.hookIndex(h.Owner)}, h.ID, max).Int()
 	if err != nil {
 		return storageErr(err)
 	}
@@ -114,10 +114,10 @@ func (s *Hooks) CreateHookLimited(ctx context.Context, h *connector.Hook, max in
 	}
 	data, err := encodeHook(h)
 	if err == nil {
-		err = s.rdb.SetNX(ctx, s.hookKey(h.ID), data, 0).Err()
+		err = s.rdb.SetNX(ctx, s.keys.hook(h.ID), data, 0).Err()
 	}
 	if err != nil {
-		s.rdb.SRem(context.WithoutCancel(ctx), s.hookIndexKey(h.Owner), h.ID)
+		s.rdb.SRem(context.WithoutCancel(ctx), s.keys.hookIndex(h.Owner), h.ID)
 		return storageErr(err)
 	}
 	return nil
@@ -129,8 +129,8 @@ func (s *Hooks) GetHook(ctx context.Context, id string) (*connector.Hook, error)
 	return s.getHook(ctx, id)
 }
 
-func (s *base) getHook(ctx context.Context, id string) (*connector.Hook, error) {
-	data, err := s.rdb.Get(ctx, s.hookKey(id)).Bytes()
+func (s *Hooks) getHook(ctx context.Context, id string) (*connector.Hook, error) {
+	data, err := s.rdb.Get(ctx, s.keys.hook(id)).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, notFound("hook", id)
 	}
@@ -143,7 +143,7 @@ func (s *base) getHook(ctx context.Context, id string) (*connector.Hook, error) 
 // ListHooks returns all of owner's hooks, disabled ones included, oldest
 // first (by CreatedAt, then id).
 func (s *Hooks) ListHooks(ctx context.Context, owner string) ([]*connector.Hook, error) {
-	idx := s.hookIndexKey(owner)
+	idx := s.keys.hookIndex(owner)
 	ids, err := s.rdb.SMembers(ctx, idx).Result()
 	if err != nil {
 		return nil, storageErr(err)
@@ -154,7 +154,7 @@ func (s *Hooks) ListHooks(ctx context.Context, owner string) ([]*connector.Hook,
 	cmds := make([]*redis.StringCmd, len(ids))
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
-			cmds[i] = p.Get(ctx, s.hookKey(id))
+			cmds[i] = p.Get(ctx, s.keys.hook(id))
 		}
 		return nil
 	})
@@ -212,10 +212,10 @@ func (s *Hooks) DeleteHook(ctx context.Context, owner, id string) error {
 	if h.Owner != owner {
 		return notFound("hook", id)
 	}
-	if err := s.rdb.Del(ctx, s.hookKey(id)).Err(); err != nil {
+	if err := s.rdb.Del(ctx, s.keys.hook(id)).Err(); err != nil {
 		return storageErr(err)
 	}
-	return storageErr(s.rdb.SRem(ctx, s.hookIndexKey(owner), id).Err())
+	return storageErr(s.rdb.SRem(ctx, s.keys.hookIndex(owner), id).Err())
 }
 
 // DisableHook marks the hook disabled because its target answered 410
@@ -298,7 +298,7 @@ func (s *Hooks) ownedHook(ctx context.Context, owner, id string) (*connector.Hoo
 // updateHook applies change to the stored hook in one transaction; change
 // returns false to leave it as it is.
 func (s *Hooks) updateHook(ctx context.Context, id string, change func(*connector.Hook) bool) error {
-	key := s.hookKey(id)
+	key := s.keys.hook(id)
 	return s.watch(ctx, key, func(tx *redis.Tx) error {
 		data, err := tx.Get(ctx, key).Bytes()
 		if errors.Is(err, redis.Nil) {

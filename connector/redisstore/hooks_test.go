@@ -25,7 +25,7 @@ func TestHookRoundTripsWithOwner(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("GetHook = %+v, %v; want %+v, nil", got, err, want)
 	}
-	if ttl := r.Client.PTTL(context.Background(), s.hookKey("h1")).Val(); ttl != -1 {
+	if ttl := r.Client.PTTL(context.Background(), s.conn.keys.hook("h1")).Val(); ttl != -1 {
 		t.Fatalf("hook TTL = %v, want none (-1)", ttl)
 	}
 	_, err = s.Hooks.GetHook(context.Background(), "nope")

@@ -26,14 +26,11 @@ const (
 // Idempotency keeps Idempotency-Key records per owner for 24 hours, each
 // held by its request through a short lease it renews (the creation
 // service's IdempotencyStore).
-type Idempotency struct{ *base }
-
-func (s *Idempotency) idemKey(owner, key string) string {
-	return s.prefix + "idem:{" + owner + "}:" + key
-}
-
-func (s *Idempotency) idemLeaseKey(owner, key string) string {
-	return s.prefix + "idemlease:{" + owner + "}:" + key
+type Idempotency struct {
+	*conn
+	// lease is how long a reservation lives unrenewed
+	// (Options.IdempotencyLease).
+	lease time.Duration
 }
 
 // storedIdem is an idempotency record as kept in Redis: the domain record and
@@ -67,7 +64,7 @@ func decodeIdem(data []byte) (*storedIdem, error) {
 //     fingerprints (422 when they differ) and job ids (409 while "", a
 //     replay otherwise).
 func (s *Idempotency) ReserveIdempotencyKey(ctx context.Context, owner, key, fingerprint, jobID string) (*connector.IdempotencyRecord, bool, error) {
-	rkey, lkey := s.idemKey(owner, key), s.idemLeaseKey(owner, key)
+	rkey, lkey := s.keys.idem(owner, key), s.keys.idemLease(owner, key)
 	now := s.now().UTC()
 	fresh := storedIdem{
 		IdempotencyRecord: connector.IdempotencyRecord{Fingerprint: fingerprint, PlannedID: jobID},
@@ -87,7 +84,7 @@ func (s *Idempotency) ReserveIdempotencyKey(ctx context.Context, owner, key, fin
 		if ok {
 			// A crash right here leaves a record without a lease: the next
 			// request with the key takes it over at once.
-			if err := s.rdb.Set(ctx, lkey, jobID, s.idemLease).Err(); err != nil {
+			if err := s.rdb.Set(ctx, lkey, jobID, s.lease).Err(); err != nil {
 				return nil, false, storageErr(err)
 			}
 			return &fresh.IdempotencyRecord, true, nil
@@ -121,7 +118,7 @@ func (s *Idempotency) ReserveIdempotencyKey(ctx context.Context, owner, key, fin
 			}
 			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
 				p.SetArgs(ctx, rkey, data, redis.SetArgs{KeepTTL: true})
-				p.Set(ctx, lkey, jobID, s.idemLease)
+				p.Set(ctx, lkey, jobID, s.lease)
 				return nil
 			})
 			took = err == nil
@@ -149,7 +146,7 @@ return 0
 // RenewIdempotencyKey extends the lease of the request that reserved key
 // with jobID; held is false when it was lost.
 func (s *Idempotency) RenewIdempotencyKey(ctx context.Context, owner, key, jobID string) (bool, error) {
-	n, err := renewLeaseScript.Run(ctx, s.rdb, []string{s.idemLeaseKey(owner, key)}, jobID, s.idemLease.Milliseconds()).Int()
+	n, err := renewLeaseScript.Run(ctx, s.rdb, []string{s.keys.idemLease(owner, key)}, jobID, s.lease.Milliseconds()).Int()
 	if err != nil {
 		return false, storageErr(err)
 	}
@@ -158,7 +155,7 @@ func (s *Idempotency) RenewIdempotencyKey(ctx context.Context, owner, key, jobID
 
 // reserve is SET NX of the record key.
 func (s *Idempotency) reserve(ctx context.Context, owner, key string, data []byte) (bool, error) {
-	ok, err := s.rdb.SetNX(ctx, s.idemKey(owner, key), data, IdempotencyTTL).Result()
+	ok, err := s.rdb.SetNX(ctx, s.keys.idem(owner, key), data, IdempotencyTTL).Result()
 	return ok, storageErr(err)
 }
 
@@ -172,8 +169,8 @@ func (s *Idempotency) reserve(ctx context.Context, owner, key string, data []byt
 func (s *Idempotency) CompleteIdempotencyKey(ctx context.Context, owner, key, token, jobID string) (held bool, err error) {
 	// One script, one round trip; a record without reserved_ms (or a clock
 	// far off) is remembered for a full day from now.
-	n, err := completeIdemScript.Run(ctx, s.rdb, []string{s.idemKey(owner, key), s.idemLeaseKey(owner, key)},
-		jobID, s.now().UnixMilli(), IdempotencyTTL.Milliseconds(), token, s.idemLease.Milliseconds()).Int()
+	n, err := completeIdemScript.Run(ctx, s.rdb, []string{s.keys.idem(owner, key), s.keys.idemLease(owner, key)},
+		jobID, s.now().UnixMilli(), IdempotencyTTL.Milliseconds(), token, s.lease.Milliseconds()).Int()
 	if err != nil {
 		return false, storageErr(err)
 	}
@@ -189,7 +186,7 @@ func (s *Idempotency) CompleteIdempotencyKey(ctx context.Context, owner, key, to
 // it over. A completed record (job id set) is kept; a missing one is not an
 // error.
 func (s *Idempotency) ReleaseIdempotencyKey(ctx context.Context, owner, key, token string) error {
-	err := releaseIdemScript.Run(ctx, s.rdb, []string{s.idemKey(owner, key), s.idemLeaseKey(owner, key)}, token).Err()
+	err := releaseIdemScript.Run(ctx, s.rdb, []string{s.keys.idem(owner, key), s.keys.idemLease(owner, key)}, token).Err()
 	return storageErr(err)
 }
 
@@ -197,7 +194,7 @@ func (s *Idempotency) ReleaseIdempotencyKey(ctx context.Context, owner, key, tok
 // (Options.IdempotencyLease): a request renews well inside it, and a
 // request waiting for a key in flight waits past it, to take over from one
 // that died.
-func (s *Idempotency) Lease() time.Duration { return s.idemLease }
+func (s *Idempotency) Lease() time.Duration { return s.lease }
 
 // ReplanIdempotencyKey records planned as what the request holding owner's
 // key (its lease holds token) makes now: a request that took the key over
@@ -205,7 +202,7 @@ func (s *Idempotency) Lease() time.Duration { return s.idemLease }
 // taking the key over from it in turn must find that one. held is false
 // when the lease is no longer this request's.
 func (s *Idempotency) ReplanIdempotencyKey(ctx context.Context, owner, key, token, planned string) (held bool, err error) {
-	rkey, lkey := s.idemKey(owner, key), s.idemLeaseKey(owner, key)
+	rkey, lkey := s.keys.idem(owner, key), s.keys.idemLease(owner, key)
 	err = s.watch(ctx, rkey, func(tx *redis.Tx) error {
 		held = false
 		if lease, err := tx.Get(ctx, lkey).Result(); err != nil || lease != token {
@@ -241,3 +238,59 @@ func (s *Idempotency) ReplanIdempotencyKey(ctx context.Context, owner, key, toke
 	})
 	return held, err
 }
+
+// completeIdemScript writes the job id into a pending idempotency record
+// and gives it its 24-hour life, counted from the reservation, when the
+// completing request still holds the key: its lease holds ARGV[4], or no
+// request holds it and the record names no job yet (the lease lapsed and
+// nobody took the key over). One round trip where WATCH, GET and
+// MULTI/SET/EXEC took three. GETDEL reads and drops the lease in one
+// command; a lease of another request is put back (for a full lease: its
+// holder renews it anyway).
+//
+// KEYS[1] record, KEYS[2] its in-flight lease (same slot); ARGV[1] job id;
+// ARGV[2] now in Unix ms; ARGV[3] IdempotencyTTL in ms; ARGV[4] the
+// request's lease token; ARGV[5] the lease in ms. Returns 1 when recorded
+// (or recorded before with this job id), 0 when the record is gone, -1
+// when the key is another request's.
+var completeIdemScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+local lease = redis.call('GETDEL', KEYS[2])
+if not cur then
+  if lease then redis.call('SET', KEYS[2], lease, 'PX', ARGV[5]) end
+  return 0
+end
+local rec = cjson.decode(cur)
+if lease ~= ARGV[4] then
+  if lease then
+    redis.call('SET', KEYS[2], lease, 'PX', ARGV[5])
+    return -1
+  end
+  if rec.job_id == ARGV[1] then return 1 end
+  if rec.job_id and rec.job_id ~= '' then return -1 end
+end
+rec.job_id = ARGV[1]
+local now = tonumber(ARGV[2])
+local at = (tonumber(rec.reserved_ms) or 0) + tonumber(ARGV[3])
+if at <= now then at = now + tonumber(ARGV[3]) end
+redis.call('SET', KEYS[1], cjson.encode(rec), 'PXAT', at)
+return 1
+`)
+
+// releaseIdemScript forgets a pending idempotency record and its lease
+// when the lease still holds the releasing request's token: a request
+// that lost its lease must not free the key of the request that took it
+// over. A completed record (job id set) is kept.
+//
+// KEYS[1] record, KEYS[2] its lease (same slot); ARGV[1] the token.
+// Returns 1 when released, 0 otherwise.
+var releaseIdemScript = redis.NewScript(`
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local rec = cjson.decode(cur)
+  if rec.job_id and rec.job_id ~= '' then return 0 end
+end
+redis.call('DEL', KEYS[1], KEYS[2])
+return 1
+`)

@@ -47,7 +47,7 @@ func TestIdempotencyReserveThenCompleteThenReplay(t *testing.T) {
 	if rec, ok := reserveAs(t, s, "o", "k1", "fp-a", "tok-1"); !ok || rec == nil || rec.PlannedID != "tok-1" {
 		t.Fatalf("first reserve = %+v, %v; want the caller's planned job, true", rec, ok)
 	}
-	if ttl := r.Client.PTTL(ctx, s.Idempotency.idemLeaseKey("o", "k1")).Val(); ttl <= 0 || ttl > DefaultIdempotencyLease {
+	if ttl := r.Client.PTTL(ctx, s.conn.keys.idemLease("o", "k1")).Val(); ttl <= 0 || ttl > DefaultIdempotencyLease {
 		t.Fatalf("lease TTL = %v, want (0, %v]", ttl, DefaultIdempotencyLease)
 	}
 	rec, ok := reserve(t, s, "o", "k1", "fp-b")
@@ -59,7 +59,7 @@ func TestIdempotencyReserveThenCompleteThenReplay(t *testing.T) {
 	if ok || rec == nil || rec.Fingerprint != "fp-a" || rec.MadeID != "job-1" {
 		t.Fatalf("reserve after completion = %+v, %v; want {fp-a, job-1}, false", rec, ok)
 	}
-	if ttl := r.Client.PTTL(ctx, s.Idempotency.idemKey("o", "k1")).Val(); ttl <= 23*time.Hour || ttl > IdempotencyTTL {
+	if ttl := r.Client.PTTL(ctx, s.conn.keys.idem("o", "k1")).Val(); ttl <= 23*time.Hour || ttl > IdempotencyTTL {
 		t.Fatalf("completed TTL = %v, want about 24h", ttl)
 	}
 	if _, ok := reserve(t, s, "other", "k1", "fp-a"); !ok {

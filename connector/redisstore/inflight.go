@@ -17,8 +17,6 @@ const DefaultInflightTTL = time.Hour
 // inflightRetryAfter is the Retry-After of a refusal: about one job's time.
 const inflightRetryAfter = 5 * time.Second
 
-func (s *base) inflightKey(owner string) string { return s.prefix + "inflight:{" + owner + "}" }
-
 // admitScript prunes the owner's stale places, refuses a key over its
 // budget of free failures (failbudget.go), then takes a place if fewer than
 // the limit are held. One key, so it runs on a cluster too.
@@ -51,7 +49,7 @@ return 1
 func (s *Jobs) AdmitJob(ctx context.Context, owner, id string, limit int) error {
 	now := s.now()
 	window, interval := s.failureArgs()
-	ok, err := admitScript.Run(ctx, s.rdb, []string{s.inflightKey(owner)},
+	ok, err := admitScript.Run(ctx, s.rdb, []string{s.keys.inflight(owner)},
 		now.UnixMilli(), now.Add(s.inflightTTL).UnixMilli(), limit, id, window, interval).Int64()
 	if err != nil {
 		return storageErr(err)
@@ -69,5 +67,5 @@ func (s *Jobs) AdmitJob(ctx context.Context, owner, id string, limit int) error 
 // ReleaseJob frees id's place, for a job that was admitted but never
 // made. Releasing an id twice, or one never admitted, is not an error.
 func (s *Jobs) ReleaseJob(ctx context.Context, owner, id string) error {
-	return storageErr(s.rdb.ZRem(ctx, s.inflightKey(owner), id).Err())
+	return storageErr(s.rdb.ZRem(ctx, s.keys.inflight(owner), id).Err())
 }

@@ -17,9 +17,9 @@ func (s *Jobs) getJobWithInput(ctx context.Context, id string) (*connector.Job, 
 	var rec *redis.StringCmd
 	var o blobOpening
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		rec = p.Get(ctx, s.jobKey(id))
+		rec = p.Get(ctx, s.keys.job(id))
 		// The first bytes only: this read goes through the autopipeliner.
-		o = s.queueOpenBlob(ctx, p, connector.InputBlobKey(id), smallValue)
+		o = s.blobs.queueOpenBlob(ctx, p, connector.InputBlobKey(id), smallValue)
 		return nil
 	})
 	data, rerr := rec.Bytes()

@@ -40,7 +40,7 @@ func (s *Jobs) ListJobs(ctx context.Context, owner string, f connector.JobFilter
 		batch = int64(max(2*limit, 50))
 	}
 
-	idx := s.jobIndexKey(owner)
+	idx := s.keys.jobIndex(owner)
 	upper := "+"
 	if f.Cursor != "" {
 		upper = "(" + f.Cursor
@@ -98,14 +98,14 @@ scan:
 	return page, nil
 }
 
-func (s *base) getJobs(ctx context.Context, ids []string) ([]*connector.Job, error) {
+func (s *Jobs) getJobs(ctx context.Context, ids []string) ([]*connector.Job, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
 	cmds := make([]*redis.StringCmd, len(ids))
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
-			cmds[i] = p.Get(ctx, s.jobKey(id))
+			cmds[i] = p.Get(ctx, s.keys.job(id))
 		}
 		return nil
 	})

@@ -151,12 +151,12 @@ func TestListJobsSkipsAndPrunesExpiredRecords(t *testing.T) {
 	a := newJob(t, s, "me", connector.StatusQueued)
 	b := newJob(t, s, "me", connector.StatusQueued)
 	c := newJob(t, s, "me", connector.StatusQueued)
-	r.Client.Del(ctx, s.jobKey(b.ID)) // as if its TTL ran out
+	r.Client.Del(ctx, s.conn.keys.job(b.ID)) // as if its TTL ran out
 	page := list(t, s, "me", connector.JobFilter{Limit: 10})
 	if got, want := ids(page.Jobs), reversed(a, c); !slices.Equal(got, want) {
 		t.Fatalf("ids = %v, want the live jobs %v", got, want)
 	}
-	if n := r.Client.ZCard(ctx, s.jobIndexKey("me")).Val(); n != 2 {
+	if n := r.Client.ZCard(ctx, s.conn.keys.jobIndex("me")).Val(); n != 2 {
 		t.Fatalf("index holds %d entries after listing, want 2 (the expired one pruned)", n)
 	}
 }
@@ -176,11 +176,11 @@ func TestCreateJobPrunesListEntriesOlderThanJobTTL(t *testing.T) {
 	create(old)
 	create(recent)
 	create(idAt(now, 3))
-	members := r.Client.ZRange(ctx, s.jobIndexKey("me"), 0, -1).Val()
+	members := r.Client.ZRange(ctx, s.conn.keys.jobIndex("me"), 0, -1).Val()
 	if want := []string{recent, idAt(now, 3)}; !slices.Equal(members, want) {
 		t.Fatalf("index = %v, want %v (the 2h-old entry pruned)", members, want)
 	}
-	if ttl := r.Client.PTTL(ctx, s.jobIndexKey("me")).Val(); ttl <= 0 || ttl > time.Hour {
+	if ttl := r.Client.PTTL(ctx, s.conn.keys.jobIndex("me")).Val(); ttl <= 0 || ttl > time.Hour {
 		t.Fatalf("index TTL = %v, want JobTTL (1h) from the newest job", ttl)
 	}
 }

@@ -20,8 +20,6 @@ import (
 // trip (CreateJobWithInput), queued, and taken back by UndoJob while no
 // run started it.
 
-func (s *base) stagedJobKey(id string) string { return s.prefix + "jobmaking:{" + id + "}" }
-
 // admitManyScript takes a place per id in the owner's in-flight set: all
 // when fewer than the limit are held (ARGV[3]; 0: no cap), none otherwise,
 // and none while the key's free failures are over budget (failbudget.go).
@@ -66,7 +64,7 @@ func (s *Jobs) AdmitJobs(ctx context.Context, owner string, ids []string, limit 
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	ok, err := admitManyScript.Run(ctx, s.rdb, []string{s.inflightKey(owner)}, args...).Int64()
+	ok, err := admitManyScript.Run(ctx, s.rdb, []string{s.keys.inflight(owner)}, args...).Int64()
 	if err != nil {
 		return storageErr(err)
 	}
@@ -94,9 +92,9 @@ func (s *Jobs) StageJob(ctx context.Context, job *connector.Job, input connector
 	}
 	_, err = s.clientFor(int64(len(in))).Pipelined(ctx, func(p redis.Pipeliner) error {
 		if in != nil {
-			p.Set(ctx, s.blobKey(connector.InputBlobKey(job.ID)), in, max(inputTTL, 0))
+			p.Set(ctx, s.keys.blob(connector.InputBlobKey(job.ID)), in, max(inputTTL, 0))
 		}
-		p.Set(ctx, s.stagedJobKey(job.ID), data, s.jobTTL)
+		p.Set(ctx, s.keys.stagedJob(job.ID), data, s.jobTTL)
 		return nil
 	})
 	return storageErr(err)
@@ -131,13 +129,13 @@ func (s *Jobs) CommitStagedJobs(ctx context.Context, owner string, ids []string)
 	}
 	_, err := s.pipelinedScripts(ctx, func(p redis.Pipeliner) {
 		for i, id := range ids {
-			moved[i] = commitStagedScript.EvalSha(ctx, p, []string{s.stagedJobKey(id), s.jobKey(id)})
+			moved[i] = commitStagedScript.EvalSha(ctx, p, []string{s.keys.stagedJob(id), s.keys.job(id)})
 		}
-		idx := s.jobIndexKey(owner)
+		idx := s.keys.jobIndex(owner)
 		p.ZAdd(ctx, idx, listed...)
 		p.ZRemRangeByLex(ctx, idx, "-", "("+idFloor(now.Add(-s.jobTTL)))
 		p.PExpire(ctx, idx, s.jobTTL)
-		p.ZAdd(ctx, s.unqueuedKey(), noted...)
+		p.ZAdd(ctx, s.keys.unqueued(), noted...)
 	})
 	if err != nil {
 		return storageErr(err)
@@ -162,10 +160,10 @@ func (s *Jobs) RemoveStagedJobs(ctx context.Context, owner string, ids []string)
 	}
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, id := range ids {
-			p.Del(ctx, s.stagedJobKey(id))
-			p.Del(ctx, s.blobKey(connector.InputBlobKey(id)))
+			p.Del(ctx, s.keys.stagedJob(id))
+			p.Del(ctx, s.keys.blob(connector.InputBlobKey(id)))
 		}
-		p.ZRem(ctx, s.inflightKey(owner), members...)
+		p.ZRem(ctx, s.keys.inflight(owner), members...)
 		return nil
 	})
 	return storageErr(err)
@@ -192,7 +190,7 @@ return 1
 // the answer is the job). A task queued for it finds no job and ends.
 func (s *Jobs) UndoJob(ctx context.Context, owner, id string) (removed bool, err error) {
 	s.records.forget(id)
-	n, err := undoJobScript.Run(ctx, s.rdb, []string{s.jobKey(id), s.blobKey(connector.InputBlobKey(id))}).Int()
+	n, err := undoJobScript.Run(ctx, s.rdb, []string{s.keys.job(id), s.keys.blob(connector.InputBlobKey(id))}).Int()
 	if err != nil {
 		return false, storageErr(err)
 	}
@@ -202,8 +200,8 @@ func (s *Jobs) UndoJob(ctx context.Context, owner, id string) (removed bool, err
 	// The record is gone: should this fail, a listing entry left is dropped
 	// by ListJobs and a place left is pruned at its deadline.
 	s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.ZRem(ctx, s.jobIndexKey(owner), id)
-		p.ZRem(ctx, s.inflightKey(owner), id)
+		p.ZRem(ctx, s.keys.jobIndex(owner), id)
+		p.ZRem(ctx, s.keys.inflight(owner), id)
 		return nil
 	})
 	return true, nil

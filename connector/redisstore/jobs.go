@@ -28,7 +28,20 @@ import (
 // that makes a job: createjob.go), batch items stored hidden until their
 // batch is made (jobmaking.go), and the notes of jobs whose task may not be
 // queued (unqueued.go).
-type Jobs struct{ *base }
+type Jobs struct {
+	*conn
+	// blobs writes and opens a job's input in the round trip of its record.
+	blobs *Blobs
+	// hub is the one subscription every WaitJob, WatchJob and WaitBatch
+	// shares (waithub.go).
+	hub *waitHub
+	// records are unfinished job records last seen, for UpdateJob.
+	records *jobCache
+	// inflightTTL is Options.InflightTTL.
+	inflightTTL time.Duration
+	// freeFailuresPerHour is Options.FreeFailuresPerHour (failbudget.go).
+	freeFailuresPerHour int
+}
 
 var _ connector.JobStore = (*Jobs)(nil)
 
@@ -76,10 +89,10 @@ func (s *Jobs) CreateJob(ctx context.Context, job *connector.Job) error {
 	// different cluster slots, so they go in one pipeline (one round trip),
 	// not one MULTI. A job whose index writes failed is still readable by
 	// id; it expires unlisted.
-	idx := s.jobIndexKey(job.Owner)
+	idx := s.keys.jobIndex(job.Owner)
 	var created *redis.BoolCmd
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		created = p.SetNX(ctx, s.jobKey(job.ID), data, s.jobTTL)
+		created = p.SetNX(ctx, s.keys.job(job.ID), data, s.jobTTL)
 		s.noteUnqueued(ctx, p, job.ID, now)
 		p.ZAdd(ctx, idx, redis.Z{Member: job.ID})
 		p.ZRemRangeByLex(ctx, idx, "-", "("+idFloor(now.Add(-s.jobTTL)))
@@ -118,8 +131,8 @@ func (s *Jobs) GetJob(ctx context.Context, id string) (*connector.Job, error) {
 	return s.getJob(ctx, id)
 }
 
-func (s *base) getJob(ctx context.Context, id string) (*connector.Job, error) {
-	data, err := s.rdb.Get(ctx, s.jobKey(id)).Bytes()
+func (s *Jobs) getJob(ctx context.Context, id string) (*connector.Job, error) {
+	data, err := s.rdb.Get(ctx, s.keys.job(id)).Bytes()
 	if errors.Is(err, redis.Nil) {
 		s.records.forget(id)
 		return nil, notFound("job", id)
@@ -155,7 +168,7 @@ func (s *Jobs) UpdateJob(ctx context.Context, id string, fn func(*connector.Job)
 // worker skip listing them. HooksUnknown when it could not tell (the write
 // did not finish the job). A failure is refused (connector.ErrAnswerKept) while the
 // job's call record keeps a charged answer, in the same script.
-func (s *base) finishJob(ctx context.Context, id string, fn func(*connector.Job) error) (*connector.Job, connector.HooksHint, error) {
+func (s *Jobs) finishJob(ctx context.Context, id string, fn func(*connector.Job) error) (*connector.Job, connector.HooksHint, error) {
 	hooks := connector.HooksUnknown
 	job, err := s.updateJob(ctx, id, fn, casExtras{hooks: &hooks, runEnd: true})
 	return job, hooks, err
@@ -170,8 +183,8 @@ type casExtras struct {
 	runEnd bool
 }
 
-func (s *base) updateJob(ctx context.Context, id string, fn func(*connector.Job) error, extras casExtras) (*connector.Job, error) {
-	key := s.jobKey(id)
+func (s *Jobs) updateJob(ctx context.Context, id string, fn func(*connector.Job) error, extras casExtras) (*connector.Job, error) {
+	key := s.keys.job(id)
 	old := s.records.get(id)
 	cached := old != nil
 	for range maxTxAttempts {
@@ -264,7 +277,7 @@ func (s *base) updateJob(ctx context.Context, id string, fn func(*connector.Job)
 // that ends a job (Runs.FinishRun), so that a job's end costs one trip
 // (.ci/perf.sh counts them); the batch count and the fan-out are the
 // worker's follow-ups after it.
-func (s *base) casJob(ctx context.Context, key, id string, job *connector.Job, finishing bool, seen string, data []byte, extras casExtras) (any, error) {
+func (s *Jobs) casJob(ctx context.Context, key, id string, job *connector.Job, finishing bool, seen string, data []byte, extras casExtras) (any, error) {
 	hooks := extras.hooks
 	if extras.begun != nil && !finishing {
 		return s.casBeginCall(ctx, key, id, job.Runs, seen, data, extras.begun)
@@ -272,12 +285,12 @@ func (s *base) casJob(ctx context.Context, key, id string, job *connector.Job, f
 	if !finishing {
 		return casScript.Run(ctx, s.rdb, []string{key}, seen, data, "").Result()
 	}
-	keys := []string{key, s.callsKey(id), s.blobKey(connector.InputBlobKey(id))}
+	keys := []string{key, s.keys.calls(id), s.keys.blob(connector.InputBlobKey(id))}
 	keptWins := "0"
 	if extras.runEnd && job.Status == connector.StatusFailed {
 		keptWins = "1"
 	}
-	args := []any{seen, data, s.doneChannel(id), keptWins}
+	args := []any{seen, data, s.keys.done(id), keptWins}
 	if job.Owner == "" {
 		return endJobScript.Run(ctx, s.rdb, keys, args...).Result()
 	}
@@ -286,12 +299,12 @@ func (s *base) casJob(ctx context.Context, key, id string, job *connector.Job, f
 	askHooks := hooks != nil
 	_, err := s.pipelinedScripts(ctx, func(p redis.Pipeliner) {
 		cas = endJobScript.EvalSha(ctx, p, keys, args...)
-		p.ZRem(ctx, s.inflightKey(job.Owner), id)
+		p.ZRem(ctx, s.keys.inflight(job.Owner), id)
 		if job.Paid() {
 			s.earnFailure(ctx, p, job.Owner)
 		}
 		if askHooks {
-			hookIndex = p.Exists(ctx, s.hookIndexKey(job.Owner))
+			hookIndex = p.Exists(ctx, s.keys.hookIndex(job.Owner))
 		}
 	})
 	if askHooks && hookIndex.Err() == nil {
@@ -323,10 +336,51 @@ func (s *Jobs) DeleteJob(ctx context.Context, id string) error {
 	// entry expires unlisted.
 	s.records.forget(id)
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.ZRem(ctx, s.jobIndexKey(job.Owner), id)
-		p.ZRem(ctx, s.inflightKey(job.Owner), id)
-		p.Del(ctx, s.jobKey(id))
+		p.ZRem(ctx, s.keys.jobIndex(job.Owner), id)
+		p.ZRem(ctx, s.keys.inflight(job.Owner), id)
+		p.Del(ctx, s.keys.job(id))
 		return nil
 	})
 	return storageErr(err)
 }
+
+// casScript replaces a record only if it is still the one the caller saw
+// (compared by SHA-1, so the old bytes need not travel), keeps its expiry,
+// and publishes the new record when asked: one round trip where WATCH, GET
+// and MULTI/SET/EXEC took three. When the record differs it answers with
+// the current one, so the caller can retry without another read.
+//
+// KEYS[1] record, KEYS[2...] keys to delete once written (a finished
+// job's input); ARGV[1] SHA-1 hex of the value seen; ARGV[2] new value;
+// ARGV[3] channel to publish the new value on, "" for none.
+// Returns 1 when written, -1 when the record is gone, else the record.
+var casScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if not cur then return -1 end
+if redis.sha1hex(cur) ~= ARGV[1] then return cur end
+redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+if #KEYS > 1 then redis.call('DEL', unpack(KEYS, 2)) end
+if ARGV[3] ~= '' then redis.call('PUBLISH', ARGV[3], ARGV[2]) end
+return 1
+`)
+
+// endJobScript is casScript for a write that ends a job: it publishes the
+// new record, deletes the job's input, and, asked to, refuses a failure
+// while the job's call record keeps a charged answer (a stale run kept it
+// after this run began), so that the answer is never dropped.
+//
+// KEYS[1] record, KEYS[2] call record, KEYS[3...] keys to delete once
+// written; ARGV[1] SHA-1 hex of the value seen; ARGV[2] new value; ARGV[3]
+// channel to publish on; ARGV[4] "1" to refuse when an answer is kept.
+// Returns 1 when written, -1 when the record is gone, -2 when refused for
+// the kept answer, else the current record.
+var endJobScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if not cur then return -1 end
+if redis.sha1hex(cur) ~= ARGV[1] then return cur end
+if ARGV[4] == '1' and redis.call('HEXISTS', KEYS[2], 'kept') == 1 then return -2 end
+redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+if #KEYS > 2 then redis.call('DEL', unpack(KEYS, 3)) end
+if ARGV[3] ~= '' then redis.call('PUBLISH', ARGV[3], ARGV[2]) end
+return 1
+`)

@@ -79,7 +79,7 @@ func TestGetUnknownJobIsNotFound(t *testing.T) {
 func TestJobExpiresAfterJobTTL(t *testing.T) {
 	s, r := newStore(t, Options{JobTTL: time.Hour})
 	job := newJob(t, s, "o", connector.StatusQueued)
-	ttl := r.Client.PTTL(context.Background(), s.jobKey(job.ID)).Val()
+	ttl := r.Client.PTTL(context.Background(), s.conn.keys.job(job.ID)).Val()
 	if ttl <= 59*time.Minute || ttl > time.Hour {
 		t.Fatalf("job record TTL = %v, want about 1h", ttl)
 	}
@@ -112,7 +112,7 @@ func TestUpdateJobAppliesChangeSetsUpdatedAtAndKeepsExpiry(t *testing.T) {
 	if !reflect.DeepEqual(stored, got) {
 		t.Fatalf("stored job %+v differs from the returned one %+v", stored, got)
 	}
-	if ttl := r.Client.PTTL(ctx, s.jobKey(job.ID)).Val(); ttl <= 0 || ttl > time.Hour {
+	if ttl := r.Client.PTTL(ctx, s.conn.keys.job(job.ID)).Val(); ttl <= 0 || ttl > time.Hour {
 		t.Fatalf("TTL after update = %v, want the original expiry (0 < ttl <= 1h)", ttl)
 	}
 }

@@ -100,7 +100,7 @@ func (s *Jobs) jobRead(id string) finishRead[*connector.Job] {
 // answers from the published record alone: a ?wait job costs no read of its
 // record. Otherwise Wait falls back to WaitJob's read-then-wait.
 func (s *Jobs) WatchJob(ctx context.Context, id string) (connector.JobWatch, error) {
-	s.hub.start(s.bulk, s.prefix)
+	s.hub.start()
 	w := &jobWatch{s: s, id: id, wake: s.hub.add(id)}
 	w.confirmed = s.hub.subscribed() // after add: a message from here on reaches wake
 	return w, nil
@@ -137,7 +137,7 @@ func (w *jobWatch) Stop() { w.s.hub.remove(w.id, w.wake) }
 // WaitJob blocks until the job is finished or ctx ends (waitFinish). An
 // unknown id is ENOTFOUND.
 func (s *Jobs) WaitJob(ctx context.Context, id string) (*connector.Job, error) {
-	s.hub.start(s.bulk, s.prefix)
+	s.hub.start()
 	wake := s.hub.add(id)
 	defer s.hub.remove(id, wake)
 	return waitFinish(ctx, s.hub, wake, nil, s.jobRead(id))
@@ -149,7 +149,7 @@ func (s *Jobs) WaitJob(ctx context.Context, id string) (*connector.Job, error) {
 // by the sweeper or a retry, and its items are queued only after that, so
 // its last item's end still publishes its finish.
 func (s *Batches) WaitBatch(ctx context.Context, b *connector.Batch) (*connector.Batch, error) {
-	s.hub.start(s.bulk, s.prefix)
+	s.hub.start()
 	wake := s.hub.add(b.ID)
 	defer s.hub.remove(b.ID, wake)
 	return waitFinish(ctx, s.hub, wake, b, finishRead[*connector.Batch]{

@@ -33,7 +33,7 @@ func waitInBackground(ctx context.Context, s *Store, id string) <-chan waitResul
 func untilSubscribed(t *testing.T, r *redistest.Redis, s *Store, id string) {
 	t.Helper()
 	deadline := time.Now().Add(generous)
-	for !s.subscribedFor(id) || r.Client.PubSubNumPat(context.Background()).Val() == 0 {
+	for !s.Jobs.subscribedFor(id) || r.Client.PubSubNumPat(context.Background()).Val() == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("WaitJob never subscribed")
 		}

@@ -15,19 +15,16 @@ import (
 	"github.com/imgflow/imgflow/connector"
 )
 
-// msgKey holds a message (connector.Message, JSON), TTL JobTTL; its
-// deliveries go to deliveriesKey(id) as a job's do.
-func (s *base) msgKey(id string) string { return s.prefix + "msg:{" + id + "}" }
+// msg:{id} holds a message (connector.Message, JSON), TTL JobTTL; its
+// deliveries go to deliveries:{id} as a job's do.
 
-// deliveryIndexKey is the owner's deliveries across jobs and messages: a
+// dlvidx:{owner} is the owner's deliveries across jobs and messages: a
 // sorted set scored by first attempt (unix ms), members
 // "j|<job id>|<delivery id>|<hook id>" or "m|<message id>|...", trimmed to
 // JobTTL on every add and expiring JobTTL after the last.
-func (s *base) deliveryIndexKey(owner string) string { return s.prefix + "dlvidx:{" + owner + "}" }
 
-// cbSecretKey holds the version of the owner's callback secret: version,
+// cbsecret:{owner} holds the version of the owner's callback secret: version,
 // previous_until (unix ms). No TTL.
-func (s *base) cbSecretKey(owner string) string { return s.prefix + "cbsecret:{" + owner + "}" }
 
 // PutMessage stores m for JobTTL.
 func (s *Hooks) PutMessage(ctx context.Context, m *connector.Message) error {
@@ -35,12 +32,12 @@ func (s *Hooks) PutMessage(ctx context.Context, m *connector.Message) error {
 	if err != nil {
 		return internalErr(fmt.Errorf("encode message: %w", err))
 	}
-	return storageErr(s.rdb.Set(ctx, s.msgKey(m.ID), data, s.jobTTL).Err())
+	return storageErr(s.rdb.Set(ctx, s.keys.msg(m.ID), data, s.jobTTL).Err())
 }
 
 // GetMessage returns the message, or ENOTFOUND.
 func (s *Hooks) GetMessage(ctx context.Context, id string) (*connector.Message, error) {
-	data, err := s.rdb.Get(ctx, s.msgKey(id)).Bytes()
+	data, err := s.rdb.Get(ctx, s.keys.msg(id)).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, notFound("message", id)
 	}
@@ -57,7 +54,7 @@ func (s *Hooks) GetMessage(ctx context.Context, id string) (*connector.Message, 
 // RecordMessageAttempt appends a to the message's delivery log, which
 // expires with the message, and indexes the delivery for its owner.
 func (s *Hooks) RecordMessageAttempt(ctx context.Context, m *connector.Message, a *connector.DeliveryAttempt) error {
-	return s.recordAttempt(ctx, "m", m.ID, s.msgKey(m.ID), m.Owner, a)
+	return s.recordAttempt(ctx, "m", m.ID, s.keys.msg(m.ID), m.Owner, a)
 }
 
 // MessageDeliveryAttempts returns the message's attempts, oldest first.
@@ -67,7 +64,7 @@ func (s *Hooks) MessageDeliveryAttempts(ctx context.Context, msgID string) ([]*c
 
 // recordAttempt appends a to subject's log (living as long as the record
 // at recordKey) and adds the delivery to owner's index, in one round trip.
-func (s *base) recordAttempt(ctx context.Context, kind, subject, recordKey, owner string, a *connector.DeliveryAttempt) error {
+func (s *Hooks) recordAttempt(ctx context.Context, kind, subject, recordKey, owner string, a *connector.DeliveryAttempt) error {
 	data, err := json.Marshal(a)
 	if err != nil {
 		return internalErr(fmt.Errorf("encode delivery attempt: %w", err))
@@ -76,10 +73,10 @@ func (s *base) recordAttempt(ctx context.Context, kind, subject, recordKey, owne
 	if at.IsZero() {
 		at = s.now()
 	}
-	idx := s.deliveryIndexKey(owner)
+	idx := s.keys.deliveryIndex(owner)
 	member := kind + "|" + subject + "|" + a.DeliveryID + "|" + a.HookID
 	_, err = s.pipelinedScripts(ctx, func(p redis.Pipeliner) {
-		recordAttemptScript.EvalSha(ctx, p, []string{recordKey, s.deliveriesKey(subject)}, data, MaxDeliveryAttempts)
+		recordAttemptScript.EvalSha(ctx, p, []string{recordKey, s.keys.deliveries(subject)}, data, MaxDeliveryAttempts)
 		if owner != "" {
 			p.ZAddNX(ctx, idx, redis.Z{Score: float64(at.UnixMilli()), Member: member})
 			p.ZRemRangeByScore(ctx, idx, "-inf", "("+strconv.FormatInt(s.now().Add(-s.jobTTL).UnixMilli(), 10))
@@ -132,7 +129,7 @@ func (s *Hooks) ListDeliveries(ctx context.Context, owner string, f connector.De
 	var last *indexEntry
 	scanned := 0
 	for offset := int64(0); ; offset += listBatch {
-		zs, err := s.rdb.ZRevRangeByScoreWithScores(ctx, s.deliveryIndexKey(owner), &redis.ZRangeBy{
+		zs, err := s.rdb.ZRevRangeByScoreWithScores(ctx, s.keys.deliveryIndex(owner), &redis.ZRangeBy{
 			Max: maxScore, Min: minScore, Offset: offset, Count: listBatch}).Result()
 		if err != nil {
 			return nil, storageErr(err)
@@ -180,12 +177,12 @@ func (s *Hooks) ListDeliveries(ctx context.Context, owner string, f connector.De
 
 // indexedRecords reads the delivery record of each entry (nil where its
 // log is gone), each subject's log once, in one round trip.
-func (s *base) indexedRecords(ctx context.Context, entries []indexEntry) ([]*connector.DeliveryRecord, error) {
+func (s *Hooks) indexedRecords(ctx context.Context, entries []indexEntry) ([]*connector.DeliveryRecord, error) {
 	logs := map[string]*redis.StringSliceCmd{}
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, e := range entries {
 			if logs[e.subject] == nil {
-				logs[e.subject] = p.LRange(ctx, s.deliveriesKey(e.subject), 0, -1)
+				logs[e.subject] = p.LRange(ctx, s.keys.deliveries(e.subject), 0, -1)
 			}
 		}
 		return nil
@@ -240,7 +237,7 @@ func decodeDeliveryCursor(c string) (maxScore, afterMember string, err error) {
 
 // CallbackSecretVersion is the version of owner's callback secret.
 func (s *Hooks) CallbackSecretVersion(ctx context.Context, owner string) (connector.SecretVersion, error) {
-	r, err := s.rdb.HMGet(ctx, s.cbSecretKey(owner), "version", "previous_until").Result()
+	r, err := s.rdb.HMGet(ctx, s.keys.cbSecret(owner), "version", "previous_until").Result()
 	if err != nil {
 		return connector.SecretVersion{}, storageErr(err)
 	}
@@ -275,7 +272,7 @@ return {v, ARGV[1]}
 // RotateCallbackSecret raises owner's callback secret version; the
 // previous one keeps signing until now+overlap.
 func (s *Hooks) RotateCallbackSecret(ctx context.Context, owner string, now time.Time, overlap time.Duration) (connector.SecretVersion, error) {
-	r, err := rotateCallbackScript.Run(ctx, s.rdb, []string{s.cbSecretKey(owner)}, now.Add(overlap).UnixMilli()).Slice()
+	r, err := rotateCallbackScript.Run(ctx, s.rdb, []string{s.keys.cbSecret(owner)}, now.Add(overlap).UnixMilli()).Slice()
 	if err != nil {
 		return connector.SecretVersion{}, storageErr(err)
 	}

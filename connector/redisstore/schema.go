@@ -42,12 +42,9 @@ var (
 // schemaLockTTL bounds how long a migrator that died holds the lock.
 const schemaLockTTL = time.Minute
 
-func (s *base) schemaKey() string     { return s.prefix + "schema" }
-func (s *base) schemaLockKey() string { return s.prefix + "schema:lock" }
-
 // StoredSchema is the layout version written in Redis; 0 when none is.
 func (s *Store) StoredSchema(ctx context.Context) (int, error) {
-	v, err := s.bulk.Get(ctx, s.schemaKey()).Result()
+	v, err := s.conn.bulk.Get(ctx, s.conn.keys.schema()).Result()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil
 	}
@@ -56,7 +53,7 @@ func (s *Store) StoredSchema(ctx context.Context) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
-		return 0, fmt.Errorf("redisstore: %s holds %q, not a schema version", s.schemaKey(), v)
+		return 0, fmt.Errorf("redisstore: %s holds %q, not a schema version", s.conn.keys.schema(), v)
 	}
 	return n, nil
 }
@@ -67,7 +64,7 @@ func (s *Store) StoredSchema(ctx context.Context) (int, error) {
 // is ErrSchemaOlder, a newer one ErrSchemaNewer, each with a message that
 // says what to run.
 func (s *Store) CheckSchema(ctx context.Context) error {
-	if err := s.bulk.SetNX(ctx, s.schemaKey(), SchemaVersion, 0).Err(); err != nil {
+	if err := s.conn.bulk.SetNX(ctx, s.conn.keys.schema(), SchemaVersion, 0).Err(); err != nil {
 		return storageErr(err)
 	}
 	v, err := s.StoredSchema(ctx)
@@ -129,21 +126,21 @@ func (s *Store) migrate(ctx context.Context, steps []Migration, target int, dryR
 		return rep, nil
 	}
 	token := strconv.FormatInt(time.Now().UnixNano(), 36)
-	ok, err := s.bulk.SetNX(ctx, s.schemaLockKey(), token, schemaLockTTL).Result()
+	ok, err := s.conn.bulk.SetNX(ctx, s.conn.keys.schemaLock(), token, schemaLockTTL).Result()
 	if err != nil {
 		return rep, storageErr(err)
 	}
 	if !ok {
-		return rep, fmt.Errorf("another `imgflow migrate` is running (%s is set; it expires within %s)", s.schemaLockKey(), schemaLockTTL)
+		return rep, fmt.Errorf("another `imgflow migrate` is running (%s is set; it expires within %s)", s.conn.keys.schemaLock(), schemaLockTTL)
 	}
-	defer s.bulk.Del(context.WithoutCancel(ctx), s.schemaLockKey())
+	defer s.conn.bulk.Del(context.WithoutCancel(ctx), s.conn.keys.schemaLock())
 	for _, m := range rep.Steps {
 		if m.Up != nil {
 			if err := m.Up(ctx, s); err != nil {
 				return rep, fmt.Errorf("migration %d (%s): %w", m.Version, m.Name, err)
 			}
 		}
-		if err := s.bulk.Set(ctx, s.schemaKey(), m.Version, 0).Err(); err != nil {
+		if err := s.conn.bulk.Set(ctx, s.conn.keys.schema(), m.Version, 0).Err(); err != nil {
 			return rep, storageErr(err)
 		}
 		rep.To = m.Version

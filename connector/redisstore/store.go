@@ -1,6 +1,7 @@
 // Package redisstore keeps imgflow's state in Redis, split by aggregate:
-// New returns a Store whose fields are small types on one client, key
-// prefix and set of scripts, and each caller takes the one it needs:
+// New returns a Store whose fields are the aggregates, each owning its keys,
+// scripts and files over one shared connection (conn.go), and each caller
+// takes the one it needs:
 //
 //	Jobs         job records, their listing, waits, the per-key cap, batch items' staging (jobs.go)
 //	Runs         the compress executor's steps, fused into few round trips (runs.go, calls.go)
@@ -21,41 +22,11 @@
 // Every failure to reach Redis comes back as a *connector.Error with code
 // EUNAVAILABLE and a RetryAfter hint, which the HTTP layer answers with 503.
 //
-// Keys, all under Options.Prefix. The part in braces is the Redis Cluster
-// hash tag: a job's keys share the job id's slot and an owner's keys the
-// owner's, so every MULTI/WATCH or script of the store touches one slot and
-// work across slots goes through plain pipelines:
-//
-//	job:{id}               JSON job record (with owner, sealed key, callback URL), TTL JobTTL
-//	done:{id}              pub/sub channel: a message when the job or batch finishes
-//	blob:in:{id}           raw bytes of job id's input (blob key "in:id"), TTL chosen by the caller
-//	blob:out:{id}          raw bytes of job id's result (blob key "out:id")
-//	jobs:{owner}           sorted set of the owner's job ids (score 0, ordered by id)
-//	idem:{owner}:key       JSON idempotency record, 24 h from its reservation
-//	idemlease:{owner}:key  the in-flight request's lease on it (its job id), seconds, renewed
-//	acct:{owner}           JSON account check, TTL chosen by the caller
-//	hooks:{owner}          set of the owner's hook ids
-//	hook:{id}              JSON hook subscription, no TTL
-//	blobdue:{minute}       set of external blob names due in that unix minute (blobdeadlines.go)
-//	deliveries:{id}        list of the job's delivery attempts (JSON), expiring with the job
-//	attempts:{id}          hash: the job's call record, its calls of the compression API (calls.go), TTL JobTTL
-//	inflight:{owner}       sorted set of the owner's unfinished job ids, scored by a deadline (inflight.go)
-//	dedupe:{owner}:…       the dedupe index and its claims (dedupe.go)
-//	endpoint:{id}          hash: a delivery endpoint's failures, pause, disabling and rate slot (endpoints.go), TTL JobTTL
-//	msg:{id}               JSON event that is not a job's (hook.disabled, ...), TTL JobTTL; its log is deliveries:{id}
-//	dlvidx:{owner}         sorted set of the owner's deliveries by first attempt (messages.go), trimmed to JobTTL
-//	cbsecret:{owner}       hash: the version of the owner's callback secret and the previous one's end
-//	batch…, batchn…        batches and their counts (batches.go); the making of a batch and its staged
-//	                       items (batchmaking.go, jobmaking.go); the notes of new jobs (unqueued.go)
-//	schema, schema:lock    the key layout's version (SchemaVersion) and imgflow migrate's lock (schema.go)
-//
-// The prefix itself must not contain braces, or it would become the tag of
-// every key.
+// Every key, its type, hash slot, TTL and aggregate: the table in keys.go.
 package redisstore
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -103,7 +74,7 @@ type Options struct {
 // client and key prefix. Each caller takes the aggregate it needs. It is
 // safe for concurrent use.
 type Store struct {
-	*base // unexported: nothing of it is promoted outside the package
+	conn *conn // schema.go's version and lock, Ping
 
 	// Jobs keeps job records, their listing, their finish for waiters and
 	// the key's cap of unfinished jobs (jobs.go).
@@ -126,54 +97,39 @@ type Store struct {
 	Dedupe *Dedupe
 }
 
-// base is what every aggregate of the store shares: the client, the key
-// prefix, the options and the scripts' helpers.
-type base struct {
-	// rdb sends the small commands: the autopipeliner over bulk, or bulk
-	// itself (Options.Unbatched, a cluster).
-	rdb redis.UniversalClient
-	// bulk is the client as given: blob bytes, pub/sub, WATCH.
-	bulk   redis.UniversalClient
-	prefix string
-	jobTTL time.Duration
-	// idemLease is how long an Idempotency-Key reservation lives unrenewed.
-	idemLease   time.Duration
-	inflightTTL time.Duration
-	// freeFailuresPerHour is Options.FreeFailuresPerHour.
-	freeFailuresPerHour int
-	now                 func() time.Time
-	hub                 *waitHub  // shared by every WaitJob
-	records             *jobCache // unfinished job records last seen, for UpdateJob
-}
-
 // New returns a Store over rdb. It does not contact Redis; see Ping.
 func New(rdb redis.UniversalClient, opts Options) *Store {
 	batchedRDB := rdb
 	if !opts.Unbatched {
 		batchedRDB = Batched(rdb)
 	}
-	s := &base{rdb: batchedRDB, bulk: rdb, prefix: opts.Prefix, jobTTL: opts.JobTTL, now: opts.Now, hub: newWaitHub(), records: newJobCache()}
-	if s.prefix == "" {
-		s.prefix = DefaultPrefix
+	c := &conn{rdb: batchedRDB, bulk: rdb, keys: keyspace{prefix: opts.Prefix}, jobTTL: opts.JobTTL, now: opts.Now}
+	if c.keys.prefix == "" {
+		c.keys.prefix = DefaultPrefix
 	}
-	if s.jobTTL <= 0 {
-		s.jobTTL = DefaultJobTTL
+	if c.jobTTL <= 0 {
+		c.jobTTL = DefaultJobTTL
 	}
-	s.freeFailuresPerHour = max(opts.FreeFailuresPerHour, 0)
-	s.idemLease = opts.IdempotencyLease
-	if s.idemLease <= 0 {
-		s.idemLease = DefaultIdempotencyLease
+	if c.now == nil {
+		c.now = time.Now
 	}
-	s.inflightTTL = opts.InflightTTL
-	if s.inflightTTL <= 0 {
-		s.inflightTTL = DefaultInflightTTL
+	idemLease := opts.IdempotencyLease
+	if idemLease <= 0 {
+		idemLease = DefaultIdempotencyLease
 	}
-	if s.now == nil {
-		s.now = time.Now
+	inflightTTL := opts.InflightTTL
+	if inflightTTL <= 0 {
+		inflightTTL = DefaultInflightTTL
 	}
-	jobs := &Jobs{s}
-	return &Store{base: s, Jobs: jobs, Runs: &Runs{jobs: jobs}, Batches: &Batches{s}, Hooks: &Hooks{s},
-		Idempotency: &Idempotency{s}, Accounts: &Accounts{s}, Blobs: &Blobs{base: s}, Dedupe: &Dedupe{s}}
+	hub := newWaitHub(c.bulk, c.keys.doneChannels())
+	blobs := &Blobs{conn: c}
+	jobs := &Jobs{conn: c, blobs: blobs, hub: hub, records: newJobCache(),
+		inflightTTL: inflightTTL, freeFailuresPerHour: max(opts.FreeFailuresPerHour, 0)}
+	return &Store{conn: c, Jobs: jobs, Runs: &Runs{jobs: jobs},
+		Batches:     &Batches{conn: c, jobs: jobs, hub: hub, lease: idemLease},
+		Hooks:       &Hooks{c},
+		Idempotency: &Idempotency{conn: c, lease: idemLease},
+		Accounts:    &Accounts{c}, Blobs: blobs, Dedupe: &Dedupe{c}}
 }
 
 // Batched is the autopipeliner of rdb (see Options.Unbatched), or rdb
@@ -194,36 +150,8 @@ func Batched(rdb redis.UniversalClient) redis.UniversalClient {
 	return ap
 }
 
-// smallValue is the largest value the store writes or reads through the
-// autopipeliner: larger ones go on a pooled connection of their own, so a
-// 10 MiB upload never holds up other jobs' commands queued behind it.
-const smallValue = 32 << 10
-
-// clientFor is the client for a round trip that carries n bytes of blob.
-func (s *base) clientFor(n int64) redis.UniversalClient {
-	if n <= smallValue {
-		return s.rdb
-	}
-	return s.bulk
-}
-
 // Ping reports whether Redis answers, as EUNAVAILABLE when it does not. The
 // server's /ready uses it.
 func (s *Store) Ping(ctx context.Context) error {
-	return storageErr(s.rdb.Ping(ctx).Err())
+	return storageErr(s.conn.rdb.Ping(ctx).Err())
 }
-
-func (s *base) jobKey(id string) string          { return s.prefix + "job:{" + id + "}" }
-func (s *base) jobIndexKey(owner string) string  { return s.prefix + "jobs:{" + owner + "}" }
-func (s *base) doneChannel(id string) string     { return s.prefix + "done:{" + id + "}" }
-func (s *base) hookKey(id string) string         { return s.prefix + "hook:{" + id + "}" }
-func (s *base) hookIndexKey(owner string) string { return s.prefix + "hooks:{" + owner + "}" }
-
-// blobKey tags the last segment of a blob key ("in:<job id>", see
-// connector.InputBlobKey), so a job's blobs live in its slot.
-func (s *base) blobKey(key string) string {
-	i := strings.LastIndexByte(key, ':')
-	return s.prefix + "blob:" + key[:i+1] + "{" + key[i+1:] + "}"
-}
-
-func (s *base) callsKey(id string) string { return s.prefix + "attempts:{" + id + "}" }

@@ -59,8 +59,8 @@ func TestPingAnswersWhenRedisIsUp(t *testing.T) {
 
 func TestNewFillsDefaults(t *testing.T) {
 	s := New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), Options{})
-	if s.prefix != "imgflow:" || s.jobTTL != 7*24*time.Hour || s.now == nil {
-		t.Fatalf("defaults = prefix %q, JobTTL %v, Now set %v; want \"imgflow:\", 168h, true", s.prefix, s.jobTTL, s.now != nil)
+	if s.conn.keys.prefix != "imgflow:" || s.conn.jobTTL != 7*24*time.Hour || s.conn.now == nil {
+		t.Fatalf("defaults = prefix %q, JobTTL %v, Now set %v; want \"imgflow:\", 168h, true", s.conn.keys.prefix, s.conn.jobTTL, s.conn.now != nil)
 	}
 }
 
@@ -141,8 +141,8 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 func TestUnbatchedAndBatchedStoresRunTheSameJob(t *testing.T) {
 	for _, unbatched := range []bool{false, true} {
 		s, r := newStore(t, Options{Unbatched: unbatched})
-		if _, ap := s.rdb.(*redis.AutoPipeliner); ap == unbatched || s.bulk != redis.UniversalClient(r.Client) {
-			t.Fatalf("unbatched %v: small commands on %T, bulk on %T", unbatched, s.rdb, s.bulk)
+		if _, ap := s.conn.rdb.(*redis.AutoPipeliner); ap == unbatched || s.conn.bulk != redis.UniversalClient(r.Client) {
+			t.Fatalf("unbatched %v: small commands on %T, bulk on %T", unbatched, s.conn.rdb, s.conn.bulk)
 		}
 		ctx := context.Background()
 		job := newJob(t, s, "owner", connector.StatusQueued)

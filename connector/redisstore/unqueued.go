@@ -14,23 +14,22 @@ import (
 // too, left a job "queued" with no task until it expired.
 //
 // So every new job is also noted, in the same round trip as its record, in
-// one sorted set by creation time (unqueuedKey). The worker's sweeper
+// one sorted set by creation time (the unqueued key). The worker's sweeper
 // (worker/unqueued.go) looks at the notes older than a few seconds: it
 // queues the jobs that still have no task and forgets the rest. Nothing
 // on the hot path removes a note: that would cost a command per job.
 
-// unqueuedKey is the sorted set of job ids by creation time (Unix ms).
-func (s *base) unqueuedKey() string { return s.prefix + "unqueued" }
+// unqueued is the sorted set of job ids by creation time (Unix ms).
 
 // noteUnqueued queues, in p, the note of a new job.
-func (s *base) noteUnqueued(ctx context.Context, p redis.Pipeliner, id string, now time.Time) {
-	p.ZAdd(ctx, s.unqueuedKey(), redis.Z{Score: float64(now.UnixMilli()), Member: id})
+func (s *Jobs) noteUnqueued(ctx context.Context, p redis.Pipeliner, id string, now time.Time) {
+	p.ZAdd(ctx, s.keys.unqueued(), redis.Z{Score: float64(now.UnixMilli()), Member: id})
 }
 
 // UnqueuedJobs returns up to limit ids of jobs created before before whose
 // notes the sweeper has not forgotten yet, oldest first.
 func (s *Jobs) UnqueuedJobs(ctx context.Context, before time.Time, limit int) ([]string, error) {
-	ids, err := s.rdb.ZRangeByScore(ctx, s.unqueuedKey(), &redis.ZRangeBy{
+	ids, err := s.rdb.ZRangeByScore(ctx, s.keys.unqueued(), &redis.ZRangeBy{
 		Min: "-inf", Max: "(" + strconv.FormatInt(before.UnixMilli(), 10), Count: int64(limit),
 	}).Result()
 	return ids, storageErr(err)
@@ -46,7 +45,7 @@ func (s *Jobs) ForgetUnqueued(ctx context.Context, ids ...string) error {
 	for i, id := range ids {
 		members[i] = id
 	}
-	return storageErr(s.rdb.ZRem(ctx, s.unqueuedKey(), members...).Err())
+	return storageErr(s.rdb.ZRem(ctx, s.keys.unqueued(), members...).Err())
 }
 
 // EnsureListed puts job id in owner's listing (GET /v1/jobs). A request
@@ -55,5 +54,5 @@ func (s *Jobs) ForgetUnqueued(ctx context.Context, ids ...string) error {
 // that polling triggers never see; the retry that adopts the job lists it.
 // Listing twice is a no-op.
 func (s *Jobs) EnsureListed(ctx context.Context, owner, id string) error {
-	return storageErr(s.rdb.ZAdd(ctx, s.jobIndexKey(owner), redis.Z{Member: id}).Err())
+	return storageErr(s.rdb.ZAdd(ctx, s.keys.jobIndex(owner), redis.Z{Member: id}).Err())
 }

@@ -16,22 +16,24 @@ import (
 // publishes it), so a woken waiter has its answer without reading the job
 // again; a batch's carries nothing, and its waiter reads the batch.
 type waitHub struct {
-	once    sync.Once
-	ready   chan struct{} // closed once Redis confirmed the subscription
-	mu      sync.Mutex
-	waiters map[string]map[chan *connector.Job]struct{}
+	rdb           redis.UniversalClient
+	channelPrefix string // keyspace.doneChannels
+	once          sync.Once
+	ready         chan struct{} // closed once Redis confirmed the subscription
+	mu            sync.Mutex
+	waiters       map[string]map[chan *connector.Job]struct{}
 }
 
-func newWaitHub() *waitHub {
-	return &waitHub{ready: make(chan struct{}), waiters: map[string]map[chan *connector.Job]struct{}{}}
+func newWaitHub(rdb redis.UniversalClient, channelPrefix string) *waitHub {
+	return &waitHub{rdb: rdb, channelPrefix: channelPrefix, ready: make(chan struct{}), waiters: map[string]map[chan *connector.Job]struct{}{}}
 }
 
 // start subscribes on first use; the subscription lives as long as the
 // client (go-redis reconnects and resubscribes by itself).
-func (h *waitHub) start(rdb redis.UniversalClient, prefix string) {
+func (h *waitHub) start() {
 	h.once.Do(func() {
-		ps := rdb.PSubscribe(context.Background(), prefix+"done:*")
-		go h.run(ps, prefix+"done:")
+		ps := h.rdb.PSubscribe(context.Background(), h.channelPrefix+"*")
+		go h.run(ps, h.channelPrefix)
 	})
 }
 
@@ -142,6 +144,6 @@ func notify(ch chan *connector.Job, job *connector.Job) {
 
 // subscribedFor reports whether a wait is on id with the shared
 // subscription confirmed (for tests).
-func (s *base) subscribedFor(id string) bool {
+func (s *Jobs) subscribedFor(id string) bool {
 	return s.hub.subscribed() && s.hub.waiting(id) > 0
 }
