@@ -39,7 +39,7 @@ func (s *Server) createJob(c echo.Context) error {
 	}
 	watch := s.newJobWatch(c.Request().Context(), wait)
 	defer watch.stop()
-	job, replay, err := s.cfg.Service.CreateJob(s.requestContext(c), s.jobRequestFor(key, c.Request().Header.Get("Idempotency-Key"), in, watch))
+	job, replay, err := s.cfg.Maker.CreateJob(s.requestContext(c), s.jobRequestFor(key, c.Request().Header.Get("Idempotency-Key"), in, watch))
 	if err != nil {
 		return err
 	}
