@@ -172,11 +172,7 @@ func (s *Server) listBatches(c echo.Context) error {
 	if s.cfg.Batches == nil {
 		return connector.Errorf(connector.ENOTFOUND, "batches are not served here")
 	}
-	limit, err := pageLimit(c, 20, 100)
-	if err != nil {
-		return err
-	}
-	cursor, err := idCursor(c)
+	limit, cursor, err := idPage(c)
 	if err != nil {
 		return err
 	}
