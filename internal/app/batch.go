@@ -66,7 +66,7 @@ const batchMakers = 64
 // with the same request, returns the batch made the first time (replay
 // true). Idempotency-Keys of batches and of jobs are apart.
 func (s *Maker) CreateBatch(ctx context.Context, r *BatchRequest) (*connector.Batch, bool, error) {
-	return makeOnce(ctx, s, r.Owner, r.IdempotencyKey, r.Fingerprint, maker[*connector.Batch]{
+	return makeOnce(ctx, s, r.Owner, r.IdempotencyKey, r.Fingerprint, making[*connector.Batch]{
 		scope: "batch:",
 		what:  "batch",
 		make: func(ctx context.Context, id string) (*connector.Batch, leftBehind, error) {
@@ -76,7 +76,7 @@ func (s *Maker) CreateBatch(ctx context.Context, r *BatchRequest) (*connector.Ba
 			}
 			return b, made, nil
 		},
-		made: s.madeBatch,
+		find: s.madeBatch,
 		settle: func(ctx context.Context, id string) (*connector.Batch, bool, error) {
 			b, err := s.settleBatch(ctx, id)
 			return b, b != nil, err

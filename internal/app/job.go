@@ -51,7 +51,7 @@ type JobRequest struct {
 // key, balance, too many jobs, 409 in flight, 422 key reused) and
 // EUNAVAILABLE when Redis or the queue is down (nothing was made then).
 func (s *Maker) CreateJob(ctx context.Context, r *JobRequest) (job *connector.Job, replay bool, err error) {
-	return makeOnce(ctx, s, r.Owner, r.IdempotencyKey, r.Fingerprint, maker[*connector.Job]{
+	return makeOnce(ctx, s, r.Owner, r.IdempotencyKey, r.Fingerprint, making[*connector.Job]{
 		what: "request",
 		make: func(ctx context.Context, id string) (*connector.Job, leftBehind, error) {
 			if err := s.admitJob(ctx, r); err != nil {
@@ -59,7 +59,7 @@ func (s *Maker) CreateJob(ctx context.Context, r *JobRequest) (job *connector.Jo
 			}
 			return s.makeJob(ctx, id, r)
 		},
-		made: s.cfg.Jobs.GetJob,
+		find: s.cfg.Jobs.GetJob,
 		settle: func(ctx context.Context, id string) (*connector.Job, bool, error) {
 			job, err := s.adoptJob(ctx, id)
 			return job, job != nil, err

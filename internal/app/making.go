@@ -16,20 +16,20 @@ import (
 //     stage, decide, finish under the batch's lease);
 //  4. records what it made on the key, or lets the key go.
 //
-// Without a key (or an Idempotency store) only step 3 runs. A maker is what
+// Without a key (or an Idempotency store) only step 3 runs. A making is what
 // a job and a batch differ in; the one difference of the protocol itself is
 // lostKey, the answer when a retry took the key over while this request
 // made: a single job is taken back (its retry makes its own), a batch,
 // decided made and published whole, stays.
-type maker[T any] struct {
+type making[T any] struct {
 	// scope keeps a kind's keys apart from the other's ("" for jobs).
 	scope string
 	// what names the request in the 422 of a key reused.
 	what string
 	// make admits and makes under id; left says what a failure left.
 	make func(ctx context.Context, id string) (T, leftBehind, error)
-	// made is what a completed key made.
-	made func(ctx context.Context, id string) (T, error)
+	// find reads what a completed key made.
+	find func(ctx context.Context, id string) (T, error)
 	// settle brings to its end what a dead request left under id: found
 	// false when it made nothing.
 	settle func(ctx context.Context, id string) (got T, found bool, err error)
@@ -43,7 +43,7 @@ type maker[T any] struct {
 // makeOnce runs the protocol for owner's request with key and fingerprint
 // ("" key: none). replay is true when the answer is what an earlier
 // request made.
-func makeOnce[T any](ctx context.Context, s *Maker, owner, key, fingerprint string, m maker[T]) (got T, replay bool, err error) {
+func makeOnce[T any](ctx context.Context, s *Maker, owner, key, fingerprint string, m making[T]) (got T, replay bool, err error) {
 	var none T
 	if key == "" || s.cfg.Idempotency == nil {
 		id, err := newID()
@@ -62,7 +62,7 @@ func makeOnce[T any](ctx context.Context, s *Maker, owner, key, fingerprint stri
 		if l.rec.Fingerprint != fingerprint {
 			return none, false, connector.Errorf(connector.EMISMATCH, "Idempotency-Key %q was already used with a different %s", key, m.what)
 		}
-		got, err = m.made(ctx, l.rec.MadeID)
+		got, err = m.find(ctx, l.rec.MadeID)
 		return got, true, err
 	}
 	defer s.hold(ctx, owner, scoped, l.token)()
