@@ -9,9 +9,9 @@
 //   - admission: URLs outside private networks, the key's preflight (valid,
 //     credits left), the key's cap of unfinished jobs (batch items count);
 //   - the Idempotency-Key lease, the same for jobs and batches (making.go,
-//     idempotency.go): a key in
-//     flight is waited for (its request finishes, or dies and its lease
-//     lapses and this request takes it over); 409 only when neither comes;
+//     idempotency.go): a key in flight is waited for (its request finishes,
+//     or dies and its lease lapses and this request takes it over); 409
+//     only when neither comes;
 //   - storing and queueing, and taking back what a failed request made.
 //
 // Every decision between processes is a compare-and-set in the store, never
