@@ -98,7 +98,7 @@ type BatchFilter struct {
 	Cursor string // id of the last batch of the previous page
 }
 
-// BatchPage is one page of ListBatches.
+// BatchPage is one page of a listing of batches.
 type BatchPage struct {
 	Batches    []*Batch
 	NextCursor string

@@ -50,6 +50,17 @@ type Error struct {
 	Err              error         // the underlying cause, for logs only
 }
 
+// ErrorBody is the REST API's answer to an error: the upstream's shape
+// ({"error": text}) with the code and what else the error says. The server
+// writes it (server/errors.go) and the CLI reads it.
+type ErrorBody struct {
+	Error            string       `json:"error"`
+	Code             ErrorCode    `json:"code"`
+	Details          []FieldError `json:"details,omitempty"`
+	CreditsRemaining *int64       `json:"credits_remaining,omitempty"`
+	UpstreamStatus   int          `json:"upstream_status,omitempty"`
+}
+
 // FieldError names one input field and what is wrong with it.
 type FieldError struct {
 	Field   string `json:"field"`

@@ -74,23 +74,35 @@ func nameOf(job *connector.Job) string {
 // batchResult answers a batch: a line of counts, a link per compressed
 // file, and the ZIP archive once every item ended.
 func batchResult(b *connector.BatchAnswer) *sdk.CallToolResult {
-	res := &sdk.CallToolResult{StructuredContent: structured(b)}
 	c := b.Counts
 	line := fmt.Sprintf("Batch %s is %s: %d of %d images compressed, %d failed, %s saved.", b.ID, b.Status, c.Completed, c.Total, c.Failed, humanBytes(b.SavedBytes))
+	content := append([]sdk.Content{&sdk.TextContent{Text: line + stillRunning(c)}},
+		itemLinks(b.Batch, b.Jobs, "batch-"+b.ID+".zip", "All compressed images (ZIP)")...)
+	return &sdk.CallToolResult{StructuredContent: structured(b), Content: content}
+}
+
+// stillRunning tells how many items of a batch or set still run, and how
+// to wait for them; "" when none do.
+func stillRunning(c connector.BatchCounts) string {
 	if running := c.Queued + c.Processing; running > 0 {
-		line += fmt.Sprintf(" %d still running: call get_job with their ids to wait for them.", running)
+		return fmt.Sprintf(" %d still running: call get_job with their ids to wait for them.", running)
 	}
-	res.Content = append(res.Content, &sdk.TextContent{Text: line})
-	for _, j := range b.Jobs {
+	return ""
+}
+
+// itemLinks are a link per completed item of batch b (a set's too), and
+// its ZIP archive, named zipName, once every item ended.
+func itemLinks(b *connector.Batch, jobs []*connector.Job, zipName, zipTitle string) []sdk.Content {
+	var links []sdk.Content
+	for _, j := range jobs {
 		if j.Status == connector.StatusCompleted && j.Result != nil && j.Result.FileURL != "" {
-			res.Content = append(res.Content, fileLink(j))
+			links = append(links, fileLink(j))
 		}
 	}
-	if b.Status == connector.BatchFinished && b.Links != nil && b.Links.Archive != "" && c.Completed > 0 {
-		res.Content = append(res.Content, &sdk.ResourceLink{URI: b.Links.Archive, Name: "batch-" + b.ID + ".zip",
-			Title: "All compressed images (ZIP)", MIMEType: "application/zip"})
+	if b.Status == connector.BatchFinished && b.Links != nil && b.Links.Archive != "" && b.Counts.Completed > 0 {
+		links = append(links, &sdk.ResourceLink{URI: b.Links.Archive, Name: zipName, Title: zipTitle, MIMEType: "application/zip"})
 	}
-	return res
+	return links
 }
 
 // checkResult answers a dry run.

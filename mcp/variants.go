@@ -35,26 +35,14 @@ var compressVariantsRunner = runner{
 // variantSetResult answers a set: a line, a link per completed variant,
 // the ZIP once it is finished.
 func variantSetResult(s *connector.VariantSetAnswer) *sdk.CallToolResult {
-	res := &sdk.CallToolResult{StructuredContent: structured(s)}
 	c := s.Counts
-	line := fmt.Sprintf("Set %s is %s: %d of %d sizes made, %d failed.", s.ID, s.Status, c.Completed, c.Total, c.Failed)
-	if running := c.Queued + c.Processing; running > 0 {
-		line += fmt.Sprintf(" %d still running: call get_job with their ids to wait for them.", running)
-	}
+	line := fmt.Sprintf("Set %s is %s: %d of %d sizes made, %d failed.", s.ID, s.Status, c.Completed, c.Total, c.Failed) + stillRunning(c)
 	if s.Srcset != "" {
 		line += " srcset: " + s.Srcset
 	}
-	res.Content = append(res.Content, &sdk.TextContent{Text: line})
-	for _, j := range s.Jobs {
-		if j.Status == connector.StatusCompleted && j.Result != nil && j.Result.FileURL != "" {
-			res.Content = append(res.Content, fileLink(j))
-		}
-	}
-	if s.Status == connector.BatchFinished && s.Links != nil && s.Links.Archive != "" && c.Completed > 0 {
-		res.Content = append(res.Content, &sdk.ResourceLink{URI: s.Links.Archive, Name: "set-" + s.ID + ".zip",
-			Title: "Every size (ZIP)", MIMEType: "application/zip"})
-	}
-	return res
+	content := append([]sdk.Content{&sdk.TextContent{Text: line}},
+		itemLinks(s.Batch, s.Jobs, "set-"+s.ID+".zip", "Every size (ZIP)")...)
+	return &sdk.CallToolResult{StructuredContent: structured(s), Content: content}
 }
 
 // setOutputKeys are the outputs of a set a model reads (the structured

@@ -48,7 +48,7 @@ func (s *Server) getBatchArchive(c echo.Context) error {
 		return connector.Errorf(connector.ENOTFOUND, "batches are not served here")
 	}
 	ctx := c.Request().Context()
-	b, err := byTokenOrKey(s, c, signedLink{"archive", s.cfg.Keyring.VerifyArchiveToken}, s.cfg.Batches.GetBatch, s.ownedBatch)
+	b, err := byTokenOrKey(s, c, signedLink{"archive", s.cfg.Keyring.VerifyArchiveToken}, s.cfg.Batches.Get, s.ownedBatch)
 	if err != nil {
 		return err
 	}

@@ -47,7 +47,7 @@ func (s *Server) createBatch(c echo.Context) error {
 	if r.IdempotencyKey != "" {
 		r.Fingerprint = in.fingerprint()
 	}
-	b, replay, err := s.cfg.Service.CreateBatch(s.requestContext(c), r)
+	b, replay, err := s.cfg.Maker.CreateBatch(s.requestContext(c), r)
 	if err != nil {
 		return serviceError(err)
 	}
@@ -136,7 +136,7 @@ func (s *Server) ownedBatch(c echo.Context) (*connector.Batch, error) {
 	if s.cfg.Batches == nil {
 		return nil, connector.Errorf(connector.ENOTFOUND, "batches are not served here")
 	}
-	b, err := s.cfg.Batches.GetBatch(c.Request().Context(), c.Param("id"))
+	b, err := s.cfg.Batches.Get(c.Request().Context(), c.Param("id"))
 	if err == nil && b.Owner != s.owner(apiKey(c)) {
 		err = connector.Errorf(connector.ENOTFOUND, "batch %s not found", c.Param("id"))
 	}
@@ -172,15 +172,11 @@ func (s *Server) listBatches(c echo.Context) error {
 	if s.cfg.Batches == nil {
 		return connector.Errorf(connector.ENOTFOUND, "batches are not served here")
 	}
-	limit, err := pageLimit(c, 20, 100)
+	limit, cursor, err := idPage(c)
 	if err != nil {
 		return err
 	}
-	cursor, err := idCursor(c)
-	if err != nil {
-		return err
-	}
-	page, err := s.cfg.Batches.ListBatches(c.Request().Context(), s.owner(apiKey(c)), connector.BatchFilter{Limit: limit, Cursor: cursor})
+	page, err := s.cfg.Batches.List(c.Request().Context(), s.owner(apiKey(c)), connector.BatchFilter{Limit: limit, Cursor: cursor})
 	if err != nil {
 		return err
 	}

@@ -432,16 +432,16 @@ func TestWebhookPayloadsMatchTheOpenAPIDocument(t *testing.T) {
 	}
 
 	bid := c.do(h, "POST", "/v1/batches", []byte(`{"items":[{"image_url":"https://images.example.com/a.png"},{"image_base64":"`+png+`"}]}`), jsonKey, false).str("id")
-	b, err := h.store.Batches.GetBatch(ctx, bid)
+	b, err := h.store.Batches.Get(ctx, bid)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range b.JobIDs {
-		if _, err := h.store.Batches.BatchItemEnded(ctx, bid, id, true, 10, time.Now()); err != nil {
+		if _, err := h.store.Batches.ItemEnded(ctx, bid, id, true, 10, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if b, err = h.store.Batches.GetBatch(ctx, bid); err != nil || b.FinishedAt == nil {
+	if b, err = h.store.Batches.Get(ctx, bid); err != nil || b.FinishedAt == nil {
 		t.Fatalf("batch: expected it finished, got %+v, %v", b, err)
 	}
 	body, err := json.Marshal(view.BatchEvent(b))

@@ -58,7 +58,7 @@ func (s *Server) dryRun(c echo.Context) error {
 // checkImage is the dry run of a bound job request of key: admitted as the
 // job would be, its image fetched or read, checked and priced.
 func (s *Server) checkImage(ctx context.Context, key string, in *jobRequest) (*connector.ImageCheck, error) {
-	if err := s.cfg.Service.Admit(ctx, key,
+	if err := s.cfg.Maker.Admit(ctx, key,
 		app.FieldURL{Field: "image_url", URL: in.ImageURL}, app.FieldURL{Field: "callback_url", URL: in.CallbackURL}); err != nil {
 		return nil, err
 	}

@@ -54,15 +54,6 @@ var statusOf = map[connector.ErrorCode]int{
 	connector.EFAILBUDGET:        http.StatusTooManyRequests,
 }
 
-// errorBody keeps the upstream's shape ({"error": text}) and adds a code.
-type errorBody struct {
-	Error            string                 `json:"error"`
-	Code             connector.ErrorCode    `json:"code"`
-	Details          []connector.FieldError `json:"details,omitempty"`
-	CreditsRemaining *int64                 `json:"credits_remaining,omitempty"`
-	UpstreamStatus   int                    `json:"upstream_status,omitempty"`
-}
-
 // fromEchoError maps Echo's own errors (unknown route, wrong method, body too
 // large) into domain errors, so every answer has the same shape.
 func fromEchoError(he *echo.HTTPError) *connector.Error {
@@ -122,7 +113,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	} else if status == http.StatusServiceUnavailable {
 		c.Response().Header().Set("Retry-After", "5")
 	}
-	body := errorBody{Error: msg, Code: e.Code, Details: e.Details, CreditsRemaining: e.CreditsRemaining, UpstreamStatus: e.UpstreamStatus}
+	body := connector.ErrorBody{Error: msg, Code: e.Code, Details: e.Details, CreditsRemaining: e.CreditsRemaining, UpstreamStatus: e.UpstreamStatus}
 	if c.Request().Method == http.MethodHead {
 		c.NoContent(status)
 		return

@@ -155,11 +155,11 @@ func (c *harnessConfig) wire(tb testing.TB) *server.Server {
 	if cfg.Batches != nil {
 		batches = cfg.Batches.(app.BatchStore)
 	}
-	cfg.Service = app.New(app.Config{Jobs: cfg.Jobs.(app.JobStore), Batches: batches, Idempotency: c.Idempotency,
+	cfg.Maker = app.New(app.Config{Jobs: cfg.Jobs.(app.JobStore), Batches: batches, Idempotency: c.Idempotency,
 		Inputs: c.InputBlobs, Queue: c.Queue, Keyring: cfg.Keyring, CheckURL: cfg.CheckURL, Keys: cfg.Keys,
 		MaxJobsPerKey: c.MaxJobsPerKey, InputTTL: cfg.ResultTTL, IdempotencyWait: c.IdempotencyInFlightWait,
 		Now: cfg.Now, Logger: cfg.Logger})
-	tb.Cleanup(cfg.Service.Close)
+	tb.Cleanup(cfg.Maker.Close)
 	return server.New(cfg)
 }
 

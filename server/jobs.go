@@ -39,7 +39,7 @@ func (s *Server) createJob(c echo.Context) error {
 	}
 	watch := s.newJobWatch(c.Request().Context(), wait)
 	defer watch.stop()
-	job, replay, err := s.cfg.Service.CreateJob(s.requestContext(c), s.jobRequestFor(key, c.Request().Header.Get("Idempotency-Key"), in, watch))
+	job, replay, err := s.cfg.Maker.CreateJob(s.requestContext(c), s.jobRequestFor(key, c.Request().Header.Get("Idempotency-Key"), in, watch))
 	if err != nil {
 		return err
 	}
@@ -177,10 +177,7 @@ func (s *Server) listJobs(c echo.Context) error {
 		return fieldError("status", "must be one of: queued, processing, completed, failed")
 	}
 	var err error
-	if filter.Limit, err = pageLimit(c, 20, 100); err != nil {
-		return err
-	}
-	if filter.Cursor, err = idCursor(c); err != nil {
+	if filter.Limit, filter.Cursor, err = idPage(c); err != nil {
 		return err
 	}
 	page, err := s.cfg.Jobs.ListJobs(c.Request().Context(), s.owner(apiKey(c)), filter)

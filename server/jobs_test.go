@@ -196,11 +196,11 @@ func TestIdempotencyKeyInFlightIsConflict(t *testing.T) {
 	// another Idempotency-Key, then reserve a fresh one with it.
 	first := h.postJSON("/v1/jobs", body, map[string]string{"Idempotency-Key": "probe"})
 	expectStatus(t, first, http.StatusAccepted)
-	rec, _, err := h.store.Idempotency.ReserveIdempotencyKey(context.Background(), h.keys.KeyHash(h.key), "probe", "", "probe-job")
+	rec, _, err := h.store.Idempotency.Reserve(context.Background(), h.keys.KeyHash(h.key), "probe", "", "probe-job")
 	if err != nil || rec == nil {
 		t.Fatalf("reading the probe record: %v", err)
 	}
-	if _, ok, err := h.store.Idempotency.ReserveIdempotencyKey(context.Background(), h.keys.KeyHash(h.key), "busy", rec.Fingerprint, "busy-job"); err != nil || !ok {
+	if _, ok, err := h.store.Idempotency.Reserve(context.Background(), h.keys.KeyHash(h.key), "busy", rec.Fingerprint, "busy-job"); err != nil || !ok {
 		t.Fatalf("reserve: %v %v", ok, err)
 	}
 	r := h.postJSON("/v1/jobs", body, map[string]string{"Idempotency-Key": "busy"})
@@ -215,19 +215,19 @@ func TestIdempotencyKeyInFlightIsWaitedFor(t *testing.T) {
 	first := h.postJSON("/v1/jobs", body, map[string]string{"Idempotency-Key": "probe"})
 	expectStatus(t, first, http.StatusAccepted)
 	owner := h.keys.KeyHash(h.key)
-	rec, _, err := h.store.Idempotency.ReserveIdempotencyKey(context.Background(), owner, "probe", "", "probe-job")
+	rec, _, err := h.store.Idempotency.Reserve(context.Background(), owner, "probe", "", "probe-job")
 	if err != nil || rec == nil {
 		t.Fatalf("reading the probe record: %v", err)
 	}
 	held := uuid.Must(uuid.NewV7()).String()
-	if _, ok, err := h.store.Idempotency.ReserveIdempotencyKey(context.Background(), owner, "busy", rec.Fingerprint, held); err != nil || !ok {
+	if _, ok, err := h.store.Idempotency.Reserve(context.Background(), owner, "busy", rec.Fingerprint, held); err != nil || !ok {
 		t.Fatalf("reserve: %v %v", ok, err)
 	}
 	go func() { // the first request finishes 300 ms later
 		time.Sleep(300 * time.Millisecond)
 		h.store.Jobs.CreateJob(context.Background(), &connector.Job{ID: held, Status: connector.StatusQueued, Owner: owner,
 			Input: connector.JobInput{Kind: connector.InputURL, URL: "https://images.example.com/cat.png"}})
-		h.store.Idempotency.CompleteIdempotencyKey(context.Background(), owner, "busy", held, held)
+		h.store.Idempotency.Complete(context.Background(), owner, "busy", held, held)
 	}()
 	r := h.postJSON("/v1/jobs", body, map[string]string{"Idempotency-Key": "busy"})
 	expectStatus(t, r, http.StatusAccepted)
@@ -251,13 +251,13 @@ func TestIdempotencyKeyRetryAfterAServerCrashGetsTheJobOnce(t *testing.T) {
 			probe := h.postJSON("/v1/jobs", body, map[string]string{"Idempotency-Key": "probe"})
 			expectStatus(t, probe, http.StatusAccepted)
 			owner := h.keys.KeyHash(h.key)
-			rec, _, err := h.store.Idempotency.ReserveIdempotencyKey(ctx, owner, "probe", "", "x")
+			rec, _, err := h.store.Idempotency.Reserve(ctx, owner, "probe", "", "x")
 			if err != nil {
 				t.Fatal(err)
 			}
 			// The request that crashed: it reserved the key for job dead.
 			dead := uuid.Must(uuid.NewV7()).String()
-			if _, ok, err := h.store.Idempotency.ReserveIdempotencyKey(ctx, owner, "crashed", rec.Fingerprint, dead); err != nil || !ok {
+			if _, ok, err := h.store.Idempotency.Reserve(ctx, owner, "crashed", rec.Fingerprint, dead); err != nil || !ok {
 				t.Fatalf("reserve: %v %v", ok, err)
 			}
 			if made {
@@ -458,16 +458,16 @@ func TestBatchIdempotencyKeyInFlightIsWaitedFor(t *testing.T) {
 	first := h.postJSON("/v1/batches", body, map[string]string{"Idempotency-Key": "probe"})
 	expectStatus(t, first, http.StatusAccepted)
 	owner := h.keys.KeyHash(h.key)
-	rec, _, err := h.store.Idempotency.ReserveIdempotencyKey(context.Background(), owner, "batch:probe", "", "probe-batch")
+	rec, _, err := h.store.Idempotency.Reserve(context.Background(), owner, "batch:probe", "", "probe-batch")
 	if err != nil || rec == nil {
 		t.Fatalf("reading the probe record: %v", err)
 	}
-	if _, ok, err := h.store.Idempotency.ReserveIdempotencyKey(context.Background(), owner, "batch:busy", rec.Fingerprint, "held"); err != nil || !ok {
+	if _, ok, err := h.store.Idempotency.Reserve(context.Background(), owner, "batch:busy", rec.Fingerprint, "held"); err != nil || !ok {
 		t.Fatalf("reserve: %v %v", ok, err)
 	}
 	go func() { // the first request finishes 300 ms later, with the probe's batch
 		time.Sleep(300 * time.Millisecond)
-		h.store.Idempotency.CompleteIdempotencyKey(context.Background(), owner, "batch:busy", "held", first.str("id"))
+		h.store.Idempotency.Complete(context.Background(), owner, "batch:busy", "held", first.str("id"))
 	}()
 	r := h.postJSON("/v1/batches", body, map[string]string{"Idempotency-Key": "busy"})
 	expectStatus(t, r, http.StatusAccepted)

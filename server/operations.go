@@ -39,7 +39,7 @@ func (o *Operations) Compress(ctx context.Context, key string, req mcp.ImageRequ
 	}
 	watch := s.newJobWatch(ctx, req.Wait)
 	defer watch.stop()
-	job, replay, err := s.cfg.Service.CreateJob(ctx, s.jobRequestFor(key, req.IdempotencyKey, in, watch))
+	job, replay, err := s.cfg.Maker.CreateJob(ctx, s.jobRequestFor(key, req.IdempotencyKey, in, watch))
 	if err != nil {
 		return nil, uploadNames(err, req.Upload != nil, "")
 	}
@@ -102,7 +102,7 @@ func (o *Operations) CompressMany(ctx context.Context, key string, req mcp.Batch
 	if r.IdempotencyKey != "" {
 		r.Fingerprint = in.fingerprint()
 	}
-	b, replay, err := s.cfg.Service.CreateBatch(ctx, r)
+	b, replay, err := s.cfg.Maker.CreateBatch(ctx, r)
 	if err != nil {
 		return nil, uploadNames(serviceError(err), len(req.Uploads) > 0, "items")
 	}
@@ -299,7 +299,7 @@ func (o *Operations) CompressVariants(ctx context.Context, key string, req mcp.I
 	if r.IdempotencyKey != "" {
 		r.Fingerprint = in.fingerprint()
 	}
-	b, replay, err := s.cfg.Service.CreateSet(ctx, r)
+	b, replay, err := s.cfg.Maker.CreateSet(ctx, r)
 	if err != nil {
 		return nil, uploadNames(serviceError(err), req.Upload != nil, "")
 	}

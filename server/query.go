@@ -34,3 +34,13 @@ func idCursor(c echo.Context) (string, error) {
 	}
 	return cursor, nil
 }
+
+// idPage reads the page of a listing of jobs or batches: ?limit= (20 by
+// default, at most 100) and ?cursor= (idCursor).
+func idPage(c echo.Context) (limit int, cursor string, err error) {
+	if limit, err = pageLimit(c, 20, 100); err != nil {
+		return 0, "", err
+	}
+	cursor, err = idCursor(c)
+	return limit, cursor, err
+}

@@ -2,7 +2,7 @@
 // validation of flow inputs, API keys and their account check, hooks and
 // the delivery log, the console, the one table that maps domain error codes
 // to HTTP statuses (errors.go), and the definitions and OpenAPI downloads.
-// Jobs and batches are made by internal/app's JobService: a handler binds
+// Jobs and batches are made by internal/app's Maker: a handler binds
 // the request, calls it and renders its answer.
 package server
 
@@ -32,11 +32,11 @@ import (
 // them), and connector's BlobStore; queue and compressor are connector's
 // interfaces; main wires the real ones.
 type Config struct {
-	// Service makes jobs and batches (internal/app), built once by the
+	// Maker makes jobs, batches and sets (internal/app), built once by the
 	// caller and shared with the worker's sweeper and the MCP server.
 	// Required.
-	Service *app.JobService
-	// Keys checks API keys (internal/keycheck), shared with Service.
+	Maker *app.Maker
+	// Keys checks API keys (internal/keycheck), shared with Maker.
 	// Required.
 	Keys *keycheck.Checker
 	// Jobs is the job store the read routes use.

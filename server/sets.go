@@ -24,7 +24,7 @@ func (s *Server) createSet(c echo.Context, key string, in *jobRequest, wait time
 	if r.IdempotencyKey != "" {
 		r.Fingerprint = in.fingerprint()
 	}
-	b, replay, err := s.cfg.Service.CreateSet(s.requestContext(c), r)
+	b, replay, err := s.cfg.Maker.CreateSet(s.requestContext(c), r)
 	if err != nil {
 		return serviceError(err)
 	}

@@ -24,14 +24,14 @@ type JobStore interface {
 // makes batches with (redisstore.Batches).
 type BatchStore interface {
 	app.BatchStore
-	// ListBatches returns owner's batches newest first.
-	ListBatches(ctx context.Context, owner string, filter connector.BatchFilter) (*connector.BatchPage, error)
+	// List returns owner's batches newest first.
+	List(ctx context.Context, owner string, filter connector.BatchFilter) (*connector.BatchPage, error)
 	// GetJobs reads the items' jobs in one go (nil for a job gone).
 	GetJobs(ctx context.Context, ids []string) ([]*connector.Job, error)
-	// WaitBatch blocks until batch b is finished or ctx ends, then returns
+	// Wait blocks until batch b is finished or ctx ends, then returns
 	// it as it is (with ctx's error when ctx ended first), as
 	// connector.JobStore's WaitJob does for a job.
-	WaitBatch(ctx context.Context, b *connector.Batch) (*connector.Batch, error)
+	Wait(ctx context.Context, b *connector.Batch) (*connector.Batch, error)
 }
 
 // HookStore keeps hook subscriptions and what operating them needs

@@ -98,7 +98,7 @@ func (s *Server) awaitBatch(ctx context.Context, b *connector.Batch, wait time.D
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	now, err := s.cfg.Batches.WaitBatch(wctx, b)
+	now, err := s.cfg.Batches.Wait(wctx, b)
 	switch {
 	case err == nil || wctx.Err() != nil:
 		if now != nil {

@@ -12,8 +12,8 @@ import (
 // worker's share of a batch is counting them and, when the last one ends,
 // queueing the one batch.finished event:
 //
-//	item starts (load)       → BatchItemStarted: counted processing
-//	item ends (followUps)    → BatchItemEnded: counted completed or failed, once
+//	item starts (load)       → Batches.ItemStarted: counted processing
+//	item ends (followUps)    → Batches.ItemEnded: counted completed or failed, once
 //	last item ended          → fanOutBatch: batch.finished stored as a message
 //	                           and delivered to the batch's callback and each
 //	                           hook subscribed to it by the one delivery path
@@ -31,7 +31,7 @@ func (w *Worker) batchItemStarted(ctx context.Context, log *slog.Logger, job *co
 	if job.BatchID == "" || w.cfg.Batches == nil {
 		return
 	}
-	if err := w.cfg.Batches.BatchItemStarted(ctx, job.BatchID, job.ID); err != nil && connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+	if err := w.cfg.Batches.ItemStarted(ctx, job.BatchID, job.ID); err != nil && connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		log.Warn("could not count the batch item as started", "batch_id", job.BatchID, "err", err)
 	}
 }
@@ -52,7 +52,7 @@ func (w *Worker) batchItemEnded(ctx context.Context, log *slog.Logger, job *conn
 	if job.FinishedAt != nil {
 		finishedAt = *job.FinishedAt
 	}
-	due, err := w.cfg.Batches.BatchItemEnded(ctx, job.BatchID, job.ID, completed, saved, finishedAt)
+	due, err := w.cfg.Batches.ItemEnded(ctx, job.BatchID, job.ID, completed, saved, finishedAt)
 	switch {
 	case connector.ErrorCodeOf(err) == connector.ENOTFOUND:
 		log.Warn("the job's batch is gone; its end is not counted", "batch_id", job.BatchID)
@@ -89,14 +89,14 @@ func (w *Worker) fanOutBatch(ctx context.Context, log *slog.Logger, batchID stri
 		return err
 	}
 	log.Info("batch finished", "total", b.Counts.Total, "completed", b.Counts.Completed, "failed", b.Counts.Failed, "saved_bytes", b.SavedBytes)
-	return w.cfg.Batches.BatchEventQueued(ctx, b.ID)
+	return w.cfg.Batches.EventQueued(ctx, b.ID)
 }
 
 // batchMessage stores the batch.finished message of a finished batch: its
 // body rendered once (every attempt sends the same), its callback URL
 // beside it.
 func (w *Worker) batchMessage(ctx context.Context, batchID string) (*connector.Message, *connector.Batch, error) {
-	b, err := w.cfg.Batches.GetBatch(ctx, batchID)
+	b, err := w.cfg.Batches.Get(ctx, batchID)
 	if err != nil {
 		return nil, nil, err
 	}

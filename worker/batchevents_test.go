@@ -55,11 +55,11 @@ func (h *harness) waitBatchFinished(b *connector.Batch) {
 	ctx := context.Background()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		got, err := h.store.Batches.GetBatch(ctx, b.ID)
+		got, err := h.store.Batches.Get(ctx, b.ID)
 		if err != nil {
 			h.t.Fatal(err)
 		}
-		_, queued, err := h.store.Batches.BatchEndsCounted(ctx, b.ID, b.JobIDs)
+		_, queued, err := h.store.Batches.EndsCounted(ctx, b.ID, b.JobIDs)
 		if err != nil {
 			h.t.Fatal(err)
 		}
@@ -125,7 +125,7 @@ func TestBatchFinishedIsDeliveredThroughTheDeliveryLog(t *testing.T) {
 	// The batch's own callback state is written after the delivery is
 	// logged (recordCallback), so it may trail the log by a moment.
 	waitFor(t, "the batch's callback state delivered", func() bool {
-		got, err := h.store.Batches.GetBatch(context.Background(), b.ID)
+		got, err := h.store.Batches.Get(context.Background(), b.ID)
 		return err == nil && got.Callback != nil && got.Callback.Status == connector.DeliveryDelivered
 	})
 }
@@ -225,7 +225,7 @@ func TestBatchFinishedKeepsTheHookCap(t *testing.T) {
 
 	waitFor(t, "batch.finished at the first hook", func() bool { return first.count() == 1 })
 	waitFor(t, "the batch counted finished", func() bool {
-		got, err := h.store.Batches.GetBatch(context.Background(), b.ID)
+		got, err := h.store.Batches.Get(context.Background(), b.ID)
 		return err == nil && got.FinishedAt != nil
 	})
 	if n := len(h.batchDeliveries()); n != 1 || second.count() != 0 {

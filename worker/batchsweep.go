@@ -25,7 +25,7 @@ const runningAfter = time.Minute
 
 // countMissedEnds looks at running batches last looked at before before.
 func (w *Worker) countMissedEnds(ctx context.Context, before time.Time) {
-	ids, err := w.cfg.Batches.RunningBatches(ctx, before, 100)
+	ids, err := w.cfg.Batches.Running(ctx, before, 100)
 	if err != nil {
 		return // Redis down: next time
 	}
@@ -38,19 +38,19 @@ func (w *Worker) countMissedEnds(ctx context.Context, before time.Time) {
 
 // countBatchEnds counts the ended items of batch id whose end was missed.
 func (w *Worker) countBatchEnds(ctx context.Context, id string) error {
-	b, err := w.cfg.Batches.GetBatch(ctx, id)
+	b, err := w.cfg.Batches.Get(ctx, id)
 	if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
-		return w.cfg.Batches.BatchDone(ctx, id)
+		return w.cfg.Batches.ForgetRunning(ctx, id)
 	}
 	if err != nil {
 		return err
 	}
-	counted, queued, err := w.cfg.Batches.BatchEndsCounted(ctx, id, b.JobIDs)
+	counted, queued, err := w.cfg.Batches.EndsCounted(ctx, id, b.JobIDs)
 	if err != nil {
 		return err
 	}
 	if queued {
-		return w.cfg.Batches.BatchDone(ctx, id)
+		return w.cfg.Batches.ForgetRunning(ctx, id)
 	}
 	jobs, err := w.cfg.Batches.GetJobs(ctx, b.JobIDs)
 	if err != nil {
@@ -104,7 +104,7 @@ func (w *Worker) countBatchEnds(ctx context.Context, id string) error {
 // batchMakingEnded reports whether batch id's making ended: every item it
 // has was made visible, so a record missing now is gone, not yet to come.
 func (w *Worker) batchMakingEnded(ctx context.Context, id string) (bool, error) {
-	rec, _, err := w.cfg.Batches.MakingBatch(ctx, id)
+	rec, _, err := w.cfg.Batches.Making(ctx, id)
 	switch {
 	case connector.ErrorCodeOf(err) == connector.ENOTFOUND:
 		return true, nil // its decision forgotten, long after its end

@@ -32,7 +32,7 @@ func TestSweeperCountsABatchItemWhoseRecordIsGoneAsFailed(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.store.Batches.BatchItemEnded(ctx, b.ID, b.JobIDs[0], true, 0, time.Now()); err != nil {
+	if _, err := h.store.Batches.ItemEnded(ctx, b.ID, b.JobIDs[0], true, 0, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.redis.Client.Del(ctx, h.redis.Prefix+"job:{"+b.JobIDs[1]+"}").Err(); err != nil { // lost
@@ -41,7 +41,7 @@ func TestSweeperCountsABatchItemWhoseRecordIsGoneAsFailed(t *testing.T) {
 	h.start()
 	h.waitBatchFinished(b)
 	time.Sleep(300 * time.Millisecond) // sweeps more
-	got, err := h.store.Batches.GetBatch(ctx, b.ID)
+	got, err := h.store.Batches.Get(ctx, b.ID)
 	if err != nil || got.Counts.Completed != 1 || got.Counts.Failed != 1 {
 		t.Fatalf("batch %+v %v, want 1 completed and the lost item failed, once", got, err)
 	}

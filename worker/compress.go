@@ -19,10 +19,10 @@ import (
 // order (design §2, steps 4–7), as River's executor is: the run returns an
 // outcome, and one report writes it.
 //
-//	live:   load → start the run → get input → dedupe → begin call → call → keep answer
-//	        ⇒ outcome: completed (with the answer), erred, nothing left, or ended already
-//	report: the retry policy (erred: retry, or failed) → end the job: ONE write, under
-//	        the run guard → follow-ups in order: batch count, dedupe source, fan-out
+//	execute: load → start the run → get input → dedupe → begin call → call → keep answer
+//	         ⇒ outcome: completed (with the answer), erred, nothing to do, or ended already
+//	report:  the retry policy (erred: retry, or failed) → end the job: ONE write, under
+//	         the run guard → follow-ups in order: batch count, dedupe source, fan-out
 //
 // The end is conditioned on the run that started it (connector.JobRuns.
 // FinishRun, a compare-and-set on the run number Job.Runs): runs may
@@ -110,7 +110,7 @@ type outcome struct {
 	// repeat: the answer is an identical job's (dedupe); waited says the
 	// run waited for that job's call.
 	repeat, waited bool
-	// cause is why the run erred (and, once judged final, why it failed).
+	// cause is why the run erred (and, once the retry policy makes it final, why it failed).
 	cause error
 }
 
@@ -120,7 +120,7 @@ const (
 	completed    outcomeKind = iota // the answer is the job's result
 	erred                           // a step failed: the retry policy says retry or fail
 	failed                          // the job fails with cause, for good
-	nothingLeft                     // the job is gone, or another run has it
+	nothingToDo                     // the job is gone, or another run has it
 	endedAlready                    // the job has ended: only its follow-ups are left
 	crashed                         // a test's crash hook stopped the run
 )
@@ -150,12 +150,12 @@ func (w *Worker) handleCompress(ctx context.Context, t *asynq.Task) error {
 	}
 	r := &run{jobID: p.JobID, log: w.log.With("job_id", p.JobID)}
 	defer r.close()
-	return w.report(ctx, r, w.live(ctx, r))
+	return w.report(ctx, r, w.execute(ctx, r))
 }
 
-// live is the job's life, up to its outcome. It writes nothing that ends
+// execute is the job's life, up to its outcome. It writes nothing that ends
 // the job: report does.
-func (w *Worker) live(ctx context.Context, r *run) outcome {
+func (w *Worker) execute(ctx context.Context, r *run) outcome {
 	if out, working := w.load(ctx, r); !working {
 		return out
 	}
@@ -217,7 +217,7 @@ func (w *Worker) load(ctx context.Context, r *run) (out outcome, working bool) {
 	switch {
 	case connector.ErrorCodeOf(err) == connector.ENOTFOUND:
 		r.log.Warn("compress task for an unknown or expired job, dropped")
-		return outcome{kind: nothingLeft}, false
+		return outcome{kind: nothingToDo}, false
 	case err != nil:
 		return erredWith(err), false
 	case job.Status.Finished():
@@ -246,7 +246,7 @@ func (w *Worker) load(ctx context.Context, r *run) (out outcome, working bool) {
 	beginCall := job.Runs == 0 && r.opened != nil
 	job, rec, err := w.cfg.Runs.StartRun(ctx, r.jobID, startRun, beginCall)
 	if errors.Is(err, connector.ErrJobFinished) || connector.ErrorCodeOf(err) == connector.ENOTFOUND {
-		return outcome{kind: nothingLeft}, false // finished or expired meanwhile
+		return outcome{kind: nothingToDo}, false // finished or expired meanwhile
 	}
 	if err != nil {
 		return erredWith(err), false
@@ -472,12 +472,12 @@ func (w *Worker) keep(ctx context.Context, r *run, call int, in connector.JobInp
 // follow-ups. The error returned tells asynq what to do with the task.
 func (w *Worker) report(ctx context.Context, r *run, out outcome) error {
 	switch out.kind {
-	case nothingLeft:
+	case nothingToDo:
 		return nil
 	case crashed:
 		return errCrash
 	case erred:
-		if retry := w.judged(ctx, r, &out); retry {
+		if retry := w.retryOrFail(ctx, r, &out); retry {
 			return out.cause
 		}
 	}
@@ -507,10 +507,10 @@ func (w *Worker) report(ctx context.Context, r *run, out outcome) error {
 	return nil
 }
 
-// judged applies the retry policy (judge, in schedule.go) to a run that
+// retryOrFail applies the retry policy (judge, in schedule.go) to a run that
 // erred: true when asynq retries the task; otherwise out becomes the job's
 // failure.
-func (w *Worker) judged(ctx context.Context, r *run, out *outcome) (retry bool) {
+func (w *Worker) retryOrFail(ctx context.Context, r *run, out *outcome) (retry bool) {
 	retried, _ := asynq.GetRetryCount(ctx)
 	maxRetry, ok := asynq.GetMaxRetry(ctx)
 	if !ok {
@@ -547,7 +547,7 @@ func (w *Worker) end(ctx context.Context, r *run, out *outcome) (*connector.Job,
 	}
 	err := retryInPlace(ctx, func() error {
 		var err error
-		job, hooks, err = w.cfg.Runs.FinishRun(ctx, r.jobID, r.number, r.ending(*out))
+		job, hooks, err = w.cfg.Runs.FinishRun(ctx, r.jobID, r.number, r.endChange(*out))
 		if !errors.Is(err, connector.ErrAnswerKept) {
 			return err
 		}
@@ -558,7 +558,7 @@ func (w *Worker) end(ctx context.Context, r *run, out *outcome) (*connector.Job,
 		r.log.Warn("a charged answer was kept for the job while this run failed: completing with it", "cause", out.cause)
 		r.calls = rec
 		*out = completedWith(rec.Kept)
-		job, hooks, err = w.cfg.Runs.FinishRun(ctx, r.jobID, r.number, r.ending(*out))
+		job, hooks, err = w.cfg.Runs.FinishRun(ctx, r.jobID, r.number, r.endChange(*out))
 		return err
 	})
 	if err != nil {
@@ -655,9 +655,9 @@ const (
 	endMargin     = 5 * time.Second
 )
 
-// ending is the change the job's end makes to its record: its outcome,
+// endChange is the change the job's end makes to its record: its outcome,
 // what the call record says, FinishedAt, and the callback marked pending.
-func (r *run) ending(out outcome) func(*connector.Job) {
+func (r *run) endChange(out outcome) func(*connector.Job) {
 	return func(j *connector.Job) {
 		switch out.kind {
 		case completed:

@@ -86,7 +86,7 @@ type Config struct {
 	// items run, uncounted).
 	Batches BatchStore
 	// Sweeper settles batches whose making a request left unended: the
-	// creation service (app.JobService), built once by the caller. Nil
+	// creation service (app.Maker), built once by the caller. Nil
 	// with Batches set: no batch is swept.
 	Sweeper BatchSweeper
 

@@ -252,7 +252,7 @@ func (w *Worker) deliverySubject(ctx context.Context, d connector.Delivery) (sub
 		if err != nil || m.BatchID == "" || d.HookID != "" || w.cfg.Batches == nil {
 			return subject{msg: m}, err
 		}
-		b, err := w.cfg.Batches.GetBatch(ctx, m.BatchID)
+		b, err := w.cfg.Batches.Get(ctx, m.BatchID)
 		return subject{msg: m, batch: b}, err
 	}
 	j, err := w.cfg.Jobs.GetJob(ctx, d.JobID)
@@ -438,7 +438,7 @@ func (w *Worker) recordCallback(ctx context.Context, r *deliveryRun, set func(*c
 	var err error
 	switch {
 	case r.subject.batch != nil:
-		err = w.cfg.Batches.UpdateBatchCallback(ctx, r.subject.batch.ID, func(s *connector.DeliveryState) {
+		err = w.cfg.Batches.UpdateCallback(ctx, r.subject.batch.ID, func(s *connector.DeliveryState) {
 			if s.Status != connector.DeliveryDelivered { // a late duplicate must not undo it
 				set(s)
 			}

@@ -87,26 +87,26 @@ type HookStore interface {
 // half made through the creation service (app.BatchStore).
 type BatchStore interface {
 	app.BatchStore
-	// BatchItemStarted counts job as processing.
-	BatchItemStarted(ctx context.Context, batchID, jobID string) error
-	// BatchItemEnded counts job as completed (saved bytes) or failed. It
+	// ItemStarted counts job as processing.
+	ItemStarted(ctx context.Context, batchID, jobID string) error
+	// ItemEnded counts job as completed (saved bytes) or failed. It
 	// reports eventDue while every item has ended and the batch.finished
-	// event is not yet marked queued (BatchEventQueued): so a caller that
+	// event is not yet marked queued (EventQueued): so a caller that
 	// fails to queue it, and runs again, is told again.
-	BatchItemEnded(ctx context.Context, batchID, jobID string, completed bool, saved int64, now time.Time) (eventDue bool, err error)
-	// BatchEventQueued marks the batch.finished deliveries as queued.
-	BatchEventQueued(ctx context.Context, batchID string) error
-	// UpdateBatchCallback applies set to the callback's delivery state.
-	UpdateBatchCallback(ctx context.Context, batchID string, set func(*connector.DeliveryState)) error
+	ItemEnded(ctx context.Context, batchID, jobID string, completed bool, saved int64, now time.Time) (eventDue bool, err error)
+	// EventQueued marks the batch.finished deliveries as queued.
+	EventQueued(ctx context.Context, batchID string) error
+	// UpdateCallback applies set to the callback's delivery state.
+	UpdateCallback(ctx context.Context, batchID string, set func(*connector.DeliveryState)) error
 	// GetJobs reads the items' jobs in one go (nil for a job gone).
 	GetJobs(ctx context.Context, ids []string) ([]*connector.Job, error)
 
-	// RunningBatches, BatchDone and BatchEndsCounted serve the sweeper's
+	// Running, ForgetRunning and EndsCounted serve the sweeper's
 	// count of missed ends (batchsweep.go): the batches not looked at
 	// since before, forgetting one, and which items' ends are counted.
-	RunningBatches(ctx context.Context, before time.Time, limit int) ([]string, error)
-	BatchDone(ctx context.Context, id string) error
-	BatchEndsCounted(ctx context.Context, batchID string, ids []string) (counted []bool, eventQueued bool, err error)
+	Running(ctx context.Context, before time.Time, limit int) ([]string, error)
+	ForgetRunning(ctx context.Context, id string) error
+	EndsCounted(ctx context.Context, batchID string, ids []string) (counted []bool, eventQueued bool, err error)
 }
 
 // DedupeIndex remembers, per connector.DedupeKey, the last completed job

@@ -69,7 +69,7 @@ const sweepEvery = 10 * time.Second
 const sweepBatch = 500
 
 // BatchSweeper finishes or removes batches whose making a request left
-// unended (app.JobService).
+// unended (app.Maker).
 type BatchSweeper interface {
 	SweepBatches(ctx context.Context, before time.Time) (settled int, more bool, err error)
 }

@@ -149,7 +149,7 @@ func TestSweeperCountsABatchItemsMissedEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i == 0 { // the other's count is lost
-			if _, err := h.store.Batches.BatchItemEnded(ctx, b.ID, id, false, 0, time.Now()); err != nil {
+			if _, err := h.store.Batches.ItemEnded(ctx, b.ID, id, false, 0, time.Now()); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -131,7 +131,7 @@ func (w *Worker) makeSet(ctx context.Context, r *run) error {
 			}
 		}
 	}()
-	b, err := w.cfg.Batches.GetBatch(ctx, r.job.BatchID)
+	b, err := w.cfg.Batches.Get(ctx, r.job.BatchID)
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ import (
 type Batches struct {
 	*conn
 	jobs *Jobs    // the items' records (GetJobs)
-	hub  *waitHub // WaitBatch, shared with Jobs
+	hub  *waitHub // Batches.Wait's, shared with Jobs
 	// lease is how long a making request holds its batch unrenewed: the
 	// Idempotency-Key lease (Options.IdempotencyLease).
 	lease time.Duration
@@ -99,9 +99,9 @@ func (s *Batches) Create(ctx context.Context, b *connector.Batch) error {
 // worker's count met a Redis outage and its task was lost) is counted
 // late rather than never, and the batch still finishes.
 
-// RunningBatches returns up to limit batches last looked at before before,
+// Running returns up to limit batches last looked at before before,
 // oldest first, and marks them looked at now.
-func (s *Batches) RunningBatches(ctx context.Context, before time.Time, limit int) ([]string, error) {
+func (s *Batches) Running(ctx context.Context, before time.Time, limit int) ([]string, error) {
 	ids, err := s.rdb.ZRangeByScore(ctx, s.keys.runningBatches(), &redis.ZRangeBy{
 		Min: "-inf", Max: "(" + strconv.FormatInt(before.UnixMilli(), 10), Count: int64(limit),
 	}).Result()
@@ -115,14 +115,14 @@ func (s *Batches) RunningBatches(ctx context.Context, before time.Time, limit in
 	return ids, storageErr(s.rdb.ZAddXX(ctx, s.keys.runningBatches(), now...).Err())
 }
 
-// BatchDone forgets a running batch: its event is queued, or it is gone.
-func (s *Batches) BatchDone(ctx context.Context, id string) error {
+// ForgetRunning forgets a running batch: its event is queued, or it is gone.
+func (s *Batches) ForgetRunning(ctx context.Context, id string) error {
 	return storageErr(s.rdb.ZRem(ctx, s.keys.runningBatches(), id).Err())
 }
 
-// BatchEndsCounted reports, for each of a batch's jobs ids, whether its
+// EndsCounted reports, for each of a batch's jobs ids, whether its
 // end was counted, and whether the batch.finished event is queued.
-func (s *Batches) BatchEndsCounted(ctx context.Context, batchID string, ids []string) (counted []bool, eventQueued bool, err error) {
+func (s *Batches) EndsCounted(ctx context.Context, batchID string, ids []string) (counted []bool, eventQueued bool, err error) {
 	fields := make([]string, 0, len(ids)+1)
 	fields = append(fields, "event_queued")
 	for _, id := range ids {
@@ -142,8 +142,8 @@ func (s *Batches) BatchEndsCounted(ctx context.Context, batchID string, ids []st
 // batchCountFields are the hash fields a read of a batch needs.
 var batchCountFields = []string{"total", "started", "completed", "failed", "saved", "finished_at"}
 
-// GetBatch reads the record and its counters in one round trip.
-func (s *Batches) GetBatch(ctx context.Context, id string) (*connector.Batch, error) {
+// Get reads the record and its counters in one round trip.
+func (s *Batches) Get(ctx context.Context, id string) (*connector.Batch, error) {
 	var rec *redis.StringCmd
 	var counts *redis.SliceCmd
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -194,8 +194,8 @@ func applyCounts(b *connector.Batch, vals []any) {
 	}
 }
 
-// ListBatches pages through owner's batches, newest first (ids are UUIDv7).
-func (s *Batches) ListBatches(ctx context.Context, owner string, f connector.BatchFilter) (*connector.BatchPage, error) {
+// List pages through owner's batches, newest first (ids are UUIDv7).
+func (s *Batches) List(ctx context.Context, owner string, f connector.BatchFilter) (*connector.BatchPage, error) {
 	limit := f.Limit
 	if limit <= 0 {
 		limit = DefaultListLimit
@@ -245,9 +245,9 @@ func (s *Batches) ListBatches(ctx context.Context, owner string, f connector.Bat
 	return page, nil
 }
 
-// DeleteBatch forgets a batch and its counters.
-func (s *Batches) DeleteBatch(ctx context.Context, id string) error {
-	b, err := s.GetBatch(ctx, id)
+// Delete forgets a batch and its counters.
+func (s *Batches) Delete(ctx context.Context, id string) error {
+	b, err := s.Get(ctx, id)
 	if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
 		return nil
 	}
@@ -272,7 +272,7 @@ return 1
 
 // batchEndedScript counts an item as ended once (started too, if it was
 // not), stamps finished_at when the last one ends and publishes that on
-// the batch's done channel (waiters read it: WaitBatch), and says whether
+// the batch's done channel (waiters read it: Wait), and says whether
 // the batch.finished event is due: every item ended, the event not queued.
 // KEYS[1] the counters; ARGV[1] job id, ARGV[2] "completed" or "failed",
 // ARGV[3] bytes saved, ARGV[4] now (RFC 3339), ARGV[5] the done channel.
@@ -292,17 +292,17 @@ if redis.call('HEXISTS', KEYS[1], 'event_queued') == 1 then return 0 end
 return 1
 `)
 
-// BatchItemStarted counts jobID as processing.
-func (s *Batches) BatchItemStarted(ctx context.Context, batchID, jobID string) error {
+// ItemStarted counts jobID as processing.
+func (s *Batches) ItemStarted(ctx context.Context, batchID, jobID string) error {
 	err := batchStartedScript.Run(ctx, s.rdb, []string{s.keys.batchCount(batchID)}, jobID).Err()
 	return storageErr(err)
 }
 
-// BatchItemEnded counts jobID as completed (saved bytes) or failed. It
+// ItemEnded counts jobID as completed (saved bytes) or failed. It
 // reports whether the batch.finished event is due: every item has ended
-// and the event is not yet marked queued (BatchEventQueued), so a caller
+// and the event is not yet marked queued (EventQueued), so a caller
 // that fails to queue it, and runs again, is told again.
-func (s *Batches) BatchItemEnded(ctx context.Context, batchID, jobID string, completed bool, saved int64, now time.Time) (bool, error) {
+func (s *Batches) ItemEnded(ctx context.Context, batchID, jobID string, completed bool, saved int64, now time.Time) (bool, error) {
 	field := "failed"
 	if completed {
 		field = "completed"
@@ -318,8 +318,8 @@ func (s *Batches) BatchItemEnded(ctx context.Context, batchID, jobID string, com
 	return n == 1, nil
 }
 
-// BatchEventQueued marks the batch.finished deliveries as queued.
-func (s *Batches) BatchEventQueued(ctx context.Context, batchID string) error {
+// EventQueued marks the batch.finished deliveries as queued.
+func (s *Batches) EventQueued(ctx context.Context, batchID string) error {
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, s.keys.batchCount(batchID), "event_queued", 1)
 		p.ZRem(ctx, s.keys.runningBatches(), batchID)
@@ -328,9 +328,9 @@ func (s *Batches) BatchEventQueued(ctx context.Context, batchID string) error {
 	return storageErr(err)
 }
 
-// UpdateBatchCallback changes the record's callback state, keeping its
+// UpdateCallback changes the record's callback state, keeping its
 // expiry (optimistic, with WATCH on the record).
-func (s *Batches) UpdateBatchCallback(ctx context.Context, batchID string, set func(*connector.DeliveryState)) error {
+func (s *Batches) UpdateCallback(ctx context.Context, batchID string, set func(*connector.DeliveryState)) error {
 	key := s.keys.batch(batchID)
 	for range maxTxAttempts {
 		err := s.bulk.Watch(ctx, func(tx *redis.Tx) error {

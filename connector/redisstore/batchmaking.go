@@ -42,11 +42,11 @@ redis.call('SET', KEYS[2], '1', 'PX', ARGV[3])
 return 1
 `)
 
-// BeginBatch records that batch b is being made (MakingCreating), with its
-// record and item ids, leased to the calling request (RenewBatchLease),
+// Begin records that batch b is being made (MakingCreating), with its
+// record and item ids, leased to the calling request (RenewMakingLease),
 // and notes it for the sweeper. An id begun before is an error, and its
 // record stays as it was.
-func (s *Batches) BeginBatch(ctx context.Context, b *connector.Batch) error {
+func (s *Batches) Begin(ctx context.Context, b *connector.Batch) error {
 	if b.ID == "" || len(b.JobIDs) == 0 {
 		return internalErr(errors.New("begin batch: no id or no items"))
 	}
@@ -81,14 +81,14 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 `)
 
-// BatchLease is how long the making request's lease on its batch lasts
+// MakingLease is how long the making request's lease on its batch lasts
 // unrenewed: as long as an Idempotency-Key's (Options.IdempotencyLease).
-func (s *Batches) BatchLease() time.Duration { return s.lease }
+func (s *Batches) MakingLease() time.Duration { return s.lease }
 
-// RenewBatchLease extends the making request's lease on batch id (begun by
-// BeginBatch); false when it is no longer held: lapsed, or the batch is
+// RenewMakingLease extends the making request's lease on batch id (begun by
+// Begin); false when it is no longer held: lapsed, or the batch is
 // decided.
-func (s *Batches) RenewBatchLease(ctx context.Context, id string) (bool, error) {
+func (s *Batches) RenewMakingLease(ctx context.Context, id string) (bool, error) {
 	n, err := renewBatchLeaseScript.Run(ctx, s.rdb, []string{s.keys.batchMaking(id), s.keys.batchLease(id)},
 		s.lease.Milliseconds(), makingTTL.Milliseconds()).Int()
 	if err != nil {
@@ -114,19 +114,19 @@ end
 return st
 `)
 
-// DecideBatch decides batch id made or removed, once, for the request
+// Decide decides batch id made or removed, once, for the request
 // making it: it returns to when this call decided, the earlier decision
 // otherwise, and "" when the batch was never begun (or its decision
 // expired).
-func (s *Batches) DecideBatch(ctx context.Context, id string, to connector.MakingState) (connector.MakingState, error) {
+func (s *Batches) Decide(ctx context.Context, id string, to connector.MakingState) (connector.MakingState, error) {
 	return s.decide(ctx, id, to, false)
 }
 
-// RemoveLapsedBatch decides batch id removed, as DecideBatch does, for
+// RemoveLapsed decides batch id removed, as Decide does, for
 // anyone but the request making it: only once that request's lease on it
 // lapsed (it died). While the lease is held the batch stays creating, and
 // MakingCreating is returned.
-func (s *Batches) RemoveLapsedBatch(ctx context.Context, id string) (connector.MakingState, error) {
+func (s *Batches) RemoveLapsed(ctx context.Context, id string) (connector.MakingState, error) {
 	return s.decide(ctx, id, connector.MakingRemoved, true)
 }
 
@@ -143,9 +143,9 @@ func (s *Batches) decide(ctx context.Context, id string, to connector.MakingStat
 	return connector.MakingState(st), nil
 }
 
-// MakingBatch reads a batch being made: its decision and its record (nil
+// Making reads a batch being made: its decision and its record (nil
 // once it is done or removed). ENOTFOUND when there is no decision.
-func (s *Batches) MakingBatch(ctx context.Context, id string) (*connector.Batch, connector.MakingState, error) {
+func (s *Batches) Making(ctx context.Context, id string) (*connector.Batch, connector.MakingState, error) {
 	vals, err := s.rdb.HMGet(ctx, s.keys.batchMaking(id), "state", "record").Result()
 	if err != nil {
 		return nil, "", storageErr(err)
@@ -162,10 +162,10 @@ func (s *Batches) MakingBatch(ctx context.Context, id string) (*connector.Batch,
 	return b, connector.MakingState(st), err
 }
 
-// EndBatchMaking closes a batch's making: its decision becomes state
+// EndMaking closes a batch's making: its decision becomes state
 // (MakingDone after a finish; MakingRemoved stays) without its record or
 // lease, kept makingTTL, and the sweeper forgets it.
-func (s *Batches) EndBatchMaking(ctx context.Context, id string, state connector.MakingState) error {
+func (s *Batches) EndMaking(ctx context.Context, id string, state connector.MakingState) error {
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, s.keys.batchMaking(id), "state", string(state))
 		p.HDel(ctx, s.keys.batchMaking(id), "record")
@@ -177,9 +177,9 @@ func (s *Batches) EndBatchMaking(ctx context.Context, id string, state connector
 	return storageErr(err)
 }
 
-// MakingBatches returns up to limit ids of batches begun before before
+// MakingBefore returns up to limit ids of batches begun before before
 // whose making has not ended, oldest first.
-func (s *Batches) MakingBatches(ctx context.Context, before time.Time, limit int) ([]string, error) {
+func (s *Batches) MakingBefore(ctx context.Context, before time.Time, limit int) ([]string, error) {
 	ids, err := s.rdb.ZRangeByScore(ctx, s.keys.making(), &redis.ZRangeBy{
 		Min: "-inf", Max: "(" + strconv.FormatInt(before.UnixMilli(), 10), Count: int64(limit),
 	}).Result()

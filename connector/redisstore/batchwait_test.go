@@ -27,24 +27,24 @@ func TestWaitBatchWakesWhenTheLastItemEnds(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		got, err := s.Batches.WaitBatch(wctx, b)
+		got, err := s.Batches.Wait(wctx, b)
 		done <- result{got, err}
 	}()
 	untilSubscribed(t, r, s, b.ID)
-	if _, err := s.Batches.BatchItemEnded(ctx, b.ID, "j1", true, 10, time.Now()); err != nil {
+	if _, err := s.Batches.ItemEnded(ctx, b.ID, "j1", true, 10, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case res := <-done:
-		t.Fatalf("WaitBatch = %+v, %v with one item of two ended, want it to keep waiting", res.b, res.err)
+		t.Fatalf("Wait = %+v, %v with one item of two ended, want it to keep waiting", res.b, res.err)
 	case <-time.After(50 * time.Millisecond):
 	}
-	if _, err := s.Batches.BatchItemEnded(ctx, b.ID, "j2", false, 0, time.Now()); err != nil {
+	if _, err := s.Batches.ItemEnded(ctx, b.ID, "j2", false, 0, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	res := <-done
 	if res.err != nil || res.b.Status != connector.BatchFinished || res.b.Counts.Completed != 1 || res.b.Counts.Failed != 1 {
-		t.Fatalf("WaitBatch = %+v, %v; want the finished batch (1 completed, 1 failed), nil", res.b, res.err)
+		t.Fatalf("Wait = %+v, %v; want the finished batch (1 completed, 1 failed), nil", res.b, res.err)
 	}
 }
 
@@ -56,8 +56,8 @@ func TestWaitBatchReadsAnUnpublishedBatchAsNotYet(t *testing.T) {
 	b := &connector.Batch{ID: "b-unpublished", Owner: "o", JobIDs: []string{"j1"}, Status: connector.BatchRunning}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	got, err := s.Batches.WaitBatch(ctx, b)
+	got, err := s.Batches.Wait(ctx, b)
 	if !errors.Is(err, context.DeadlineExceeded) || got != b {
-		t.Fatalf("WaitBatch = %+v, %v; want the batch as made and context.DeadlineExceeded", got, err)
+		t.Fatalf("Wait = %+v, %v; want the batch as made and context.DeadlineExceeded", got, err)
 	}
 }

@@ -66,16 +66,16 @@ func TestEveryStoreOperationWorksOnARedisCluster(t *testing.T) {
 		t.Fatalf("DeleteJob on the cluster: %v", err)
 	}
 
-	if _, ok, err := s.Idempotency.ReserveIdempotencyKey(ctx, "owner-a", "k", "fp", "job-a"); err != nil || !ok {
+	if _, ok, err := s.Idempotency.Reserve(ctx, "owner-a", "k", "fp", "job-a"); err != nil || !ok {
 		t.Fatalf("Reserve on the cluster = %v, %v", ok, err)
 	}
-	if held, err := s.Idempotency.CompleteIdempotencyKey(ctx, "owner-a", "k", "job-a", jobs[1].ID); err != nil || !held {
+	if held, err := s.Idempotency.Complete(ctx, "owner-a", "k", "job-a", jobs[1].ID); err != nil || !held {
 		t.Fatalf("Complete on the cluster = %v, %v", held, err)
 	}
-	if _, ok, _ := s.Idempotency.ReserveIdempotencyKey(ctx, "owner-b", "k2", "fp", "job-b"); !ok {
+	if _, ok, _ := s.Idempotency.Reserve(ctx, "owner-b", "k2", "fp", "job-b"); !ok {
 		t.Fatal("second owner could not reserve")
 	}
-	if err := s.Idempotency.ReleaseIdempotencyKey(ctx, "owner-b", "k2", "job-b"); err != nil {
+	if err := s.Idempotency.Release(ctx, "owner-b", "k2", "job-b"); err != nil {
 		t.Fatalf("Release on the cluster: %v", err)
 	}
 

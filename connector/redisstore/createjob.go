@@ -121,11 +121,7 @@ func (s *Jobs) CreateJobWithInput(ctx context.Context, job *connector.Job, input
 		// Refused: the record and input this call wrote beside the script
 		// go; nothing knows the id yet, and they expire if this DEL is lost.
 		s.rdb.Del(context.WithoutCancel(ctx), s.keys.job(job.ID), s.keys.blob(connector.InputBlobKey(job.ID)))
-		if admitted < 0 {
-			return s.failBudgetRefusal(int64(-admitted))
-		}
-		return &connector.Error{Code: connector.ETOOMANY, RetryAfter: inflightRetryAfter,
-			Message: "this key has too many unfinished jobs; retry when some have finished"}
+		return s.refusal(int64(admitted))
 	}
 	return nil
 }

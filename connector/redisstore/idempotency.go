@@ -18,7 +18,7 @@ const (
 	IdempotencyTTL = 24 * time.Hour
 	// DefaultIdempotencyLease is how long a reservation stays held without
 	// being renewed: the request renews it every few seconds while it lives
-	// (RenewIdempotencyKey), so a server that crashed mid-request blocks the
+	// (Renew), so a server that crashed mid-request blocks the
 	// key (409) for at most this long.
 	DefaultIdempotencyLease = 10 * time.Second
 )
@@ -50,7 +50,7 @@ func decodeIdem(data []byte) (*storedIdem, error) {
 	return &r, nil
 }
 
-// ReserveIdempotencyKey claims owner's key for a request with fingerprint
+// Reserve claims owner's key for a request with fingerprint
 // that would make job jobID. The record (idem:{owner}:key) lives 24 hours
 // from the first reservation; who holds it in flight is a separate lease
 // (idemlease:{owner}:key, holding jobID) of a few seconds that the request
@@ -63,7 +63,7 @@ func decodeIdem(data []byte) (*storedIdem, error) {
 //   - (earlier record, false, nil) otherwise: the caller compares
 //     fingerprints (422 when they differ) and job ids (409 while "", a
 //     replay otherwise).
-func (s *Idempotency) ReserveIdempotencyKey(ctx context.Context, owner, key, fingerprint, jobID string) (*connector.IdempotencyRecord, bool, error) {
+func (s *Idempotency) Reserve(ctx context.Context, owner, key, fingerprint, jobID string) (*connector.IdempotencyRecord, bool, error) {
 	rkey, lkey := s.keys.idem(owner, key), s.keys.idemLease(owner, key)
 	now := s.now().UTC()
 	fresh := storedIdem{
@@ -143,9 +143,9 @@ end
 return 0
 `)
 
-// RenewIdempotencyKey extends the lease of the request that reserved key
+// Renew extends the lease of the request that reserved key
 // with jobID; held is false when it was lost.
-func (s *Idempotency) RenewIdempotencyKey(ctx context.Context, owner, key, jobID string) (bool, error) {
+func (s *Idempotency) Renew(ctx context.Context, owner, key, jobID string) (bool, error) {
 	n, err := renewLeaseScript.Run(ctx, s.rdb, []string{s.keys.idemLease(owner, key)}, jobID, s.lease.Milliseconds()).Int()
 	if err != nil {
 		return false, storageErr(err)
@@ -159,14 +159,14 @@ func (s *Idempotency) reserve(ctx context.Context, owner, key string, data []byt
 	return ok, storageErr(err)
 }
 
-// CompleteIdempotencyKey records jobID as what the request holding owner's
+// Complete records jobID as what the request holding owner's
 // key (its lease holds token) made, keeps the record until 24 hours after
 // the reservation and drops the lease. held is false, and nothing is
 // written, when another request holds the key now or completed it with
 // another job: the key is that request's. A record that is gone is
 // ENOTFOUND: the job exists, but a retry with the same key will not be
 // recognised; the caller should log it.
-func (s *Idempotency) CompleteIdempotencyKey(ctx context.Context, owner, key, token, jobID string) (held bool, err error) {
+func (s *Idempotency) Complete(ctx context.Context, owner, key, token, jobID string) (held bool, err error) {
 	// One script, one round trip; a record without reserved_ms (or a clock
 	// far off) is remembered for a full day from now.
 	n, err := completeIdemScript.Run(ctx, s.rdb, []string{s.keys.idem(owner, key), s.keys.idemLease(owner, key)},
@@ -180,12 +180,12 @@ func (s *Idempotency) CompleteIdempotencyKey(ctx context.Context, owner, key, to
 	return n == 1, nil
 }
 
-// ReleaseIdempotencyKey forgets a reservation whose request failed, so that a
+// Release forgets a reservation whose request failed, so that a
 // retry can go through, when the request still holds it (its lease holds
 // token): a request that lost its lease leaves the key to the one that took
 // it over. A completed record (job id set) is kept; a missing one is not an
 // error.
-func (s *Idempotency) ReleaseIdempotencyKey(ctx context.Context, owner, key, token string) error {
+func (s *Idempotency) Release(ctx context.Context, owner, key, token string) error {
 	err := releaseIdemScript.Run(ctx, s.rdb, []string{s.keys.idem(owner, key), s.keys.idemLease(owner, key)}, token).Err()
 	return storageErr(err)
 }
@@ -196,12 +196,12 @@ func (s *Idempotency) ReleaseIdempotencyKey(ctx context.Context, owner, key, tok
 // that died.
 func (s *Idempotency) Lease() time.Duration { return s.lease }
 
-// ReplanIdempotencyKey records planned as what the request holding owner's
+// Replan records planned as what the request holding owner's
 // key (its lease holds token) makes now: a request that took the key over
 // and found the dead request's work removed makes its own, and a request
 // taking the key over from it in turn must find that one. held is false
 // when the lease is no longer this request's.
-func (s *Idempotency) ReplanIdempotencyKey(ctx context.Context, owner, key, token, planned string) (held bool, err error) {
+func (s *Idempotency) Replan(ctx context.Context, owner, key, token, planned string) (held bool, err error) {
 	rkey, lkey := s.keys.idem(owner, key), s.keys.idemLease(owner, key)
 	err = s.watch(ctx, rkey, func(tx *redis.Tx) error {
 		held = false

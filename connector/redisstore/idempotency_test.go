@@ -22,9 +22,9 @@ func reserve(t *testing.T, s *Store, owner, key, fp string) (*connector.Idempote
 // token.
 func reserveAs(t *testing.T, s *Store, owner, key, fp, token string) (*connector.IdempotencyRecord, bool) {
 	t.Helper()
-	rec, ok, err := s.Idempotency.ReserveIdempotencyKey(context.Background(), owner, key, fp, token)
+	rec, ok, err := s.Idempotency.Reserve(context.Background(), owner, key, fp, token)
 	if err != nil {
-		t.Fatalf("ReserveIdempotencyKey: %v", err)
+		t.Fatalf("Reserve: %v", err)
 	}
 	return rec, ok
 }
@@ -33,8 +33,8 @@ func reserveAs(t *testing.T, s *Store, owner, key, fp, token string) (*connector
 // unless it held the key.
 func complete(t *testing.T, s *Store, owner, key, token, jobID string) {
 	t.Helper()
-	if held, err := s.Idempotency.CompleteIdempotencyKey(context.Background(), owner, key, token, jobID); err != nil || !held {
-		t.Fatalf("CompleteIdempotencyKey = %v, %v; want held", held, err)
+	if held, err := s.Idempotency.Complete(context.Background(), owner, key, token, jobID); err != nil || !held {
+		t.Fatalf("Complete = %v, %v; want held", held, err)
 	}
 }
 
@@ -106,7 +106,7 @@ func TestIdempotencyKeyOfADeadRequestIsTakenOverWithinItsLease(t *testing.T) {
 			time.Sleep(lease + 50*time.Millisecond)
 		}
 	}
-	if _, ok, err := s.Idempotency.ReserveIdempotencyKey(ctx, "o", "live", "fp", "job-live"); err != nil || !ok {
+	if _, ok, err := s.Idempotency.Reserve(ctx, "o", "live", "fp", "job-live"); err != nil || !ok {
 		t.Fatalf("reserve = %v, %v", ok, err)
 	}
 	for range 3 { // the live holder renews within each lease
@@ -115,8 +115,8 @@ func TestIdempotencyKeyOfADeadRequestIsTakenOverWithinItsLease(t *testing.T) {
 		} else {
 			time.Sleep(lease / 2)
 		}
-		if held, err := s.Idempotency.RenewIdempotencyKey(ctx, "o", "live", "job-live"); err != nil || !held {
-			t.Fatalf("RenewIdempotencyKey by the holder = %v, %v; want held", held, err)
+		if held, err := s.Idempotency.Renew(ctx, "o", "live", "job-live"); err != nil || !held {
+			t.Fatalf("Renew by the holder = %v, %v; want held", held, err)
 		}
 	}
 	if rec, ok := reserve(t, s, "o", "live", "fp"); ok || rec.MadeID != "" {
@@ -139,7 +139,7 @@ func TestIdempotencyKeyOfADeadRequestIsTakenOverWithinItsLease(t *testing.T) {
 	if !ok || rec.PlannedID != planned {
 		t.Fatalf("retry after the lease = %+v, %v; want taken over with the dead request's job %s", rec, ok, planned)
 	}
-	if held, _ := s.Idempotency.RenewIdempotencyKey(ctx, "o", "dead", planned); held {
+	if held, _ := s.Idempotency.Renew(ctx, "o", "dead", planned); held {
 		t.Error("the dead request's lease still renews after a takeover, want it lost")
 	}
 }
@@ -148,8 +148,8 @@ func TestIdempotencyReleaseFreesOnlyPendingKeys(t *testing.T) {
 	s, _ := newStore(t, Options{})
 	ctx := context.Background()
 	reserveAs(t, s, "o", "failed", "fp", "tok-f")
-	if err := s.Idempotency.ReleaseIdempotencyKey(ctx, "o", "failed", "tok-f"); err != nil {
-		t.Fatalf("ReleaseIdempotencyKey: %v", err)
+	if err := s.Idempotency.Release(ctx, "o", "failed", "tok-f"); err != nil {
+		t.Fatalf("Release: %v", err)
 	}
 	if _, ok := reserve(t, s, "o", "failed", "fp2"); !ok {
 		t.Fatal("released key could not be reserved again")
@@ -157,20 +157,20 @@ func TestIdempotencyReleaseFreesOnlyPendingKeys(t *testing.T) {
 
 	reserveAs(t, s, "o", "done", "fp", "tok-d")
 	complete(t, s, "o", "done", "tok-d", "job-1")
-	if err := s.Idempotency.ReleaseIdempotencyKey(ctx, "o", "done", "tok-d"); err != nil {
-		t.Fatalf("ReleaseIdempotencyKey of a completed key: %v", err)
+	if err := s.Idempotency.Release(ctx, "o", "done", "tok-d"); err != nil {
+		t.Fatalf("Release of a completed key: %v", err)
 	}
 	if rec, ok := reserve(t, s, "o", "done", "fp"); ok || rec.MadeID != "job-1" {
 		t.Fatalf("after releasing a completed key: reserve = %+v, %v; want the record kept", rec, ok)
 	}
-	if err := s.Idempotency.ReleaseIdempotencyKey(ctx, "o", "never", "tok-n"); err != nil {
-		t.Fatalf("ReleaseIdempotencyKey of an unknown key = %v, want nil", err)
+	if err := s.Idempotency.Release(ctx, "o", "never", "tok-n"); err != nil {
+		t.Fatalf("Release of an unknown key = %v, want nil", err)
 	}
 }
 
 func TestIdempotencyCompleteWithoutReservationIsNotFound(t *testing.T) {
 	s, _ := newStore(t, Options{})
-	_, err := s.Idempotency.CompleteIdempotencyKey(context.Background(), "o", "gone", "tok", "job-1")
+	_, err := s.Idempotency.Complete(context.Background(), "o", "gone", "tok", "job-1")
 	wantCode(t, err, connector.ENOTFOUND)
 }
 
@@ -195,16 +195,16 @@ func TestIdempotencyLostLeaseNeitherReleasesNorCompletesTheTakersKey(t *testing.
 		t.Fatalf("takeover = %+v, %v; want taken over", rec, ok)
 	}
 
-	if err := s.Idempotency.ReleaseIdempotencyKey(ctx, "o", "k", "stalled"); err != nil {
+	if err := s.Idempotency.Release(ctx, "o", "k", "stalled"); err != nil {
 		t.Fatalf("release by the stalled request: %v", err)
 	}
 	if rec, ok := reserveAs(t, s, "o", "k", "fp", "third"); ok || rec.MadeID != "" {
 		t.Fatalf("third request after the stalled one's release = %+v, %v; want the key still in flight (the taker's)", rec, ok)
 	}
-	if held, err := s.Idempotency.CompleteIdempotencyKey(ctx, "o", "k", "stalled", "stalled-job"); err != nil || held {
+	if held, err := s.Idempotency.Complete(ctx, "o", "k", "stalled", "stalled-job"); err != nil || held {
 		t.Fatalf("complete by the stalled request = %v, %v; want not held", held, err)
 	}
-	if held, err := s.Idempotency.RenewIdempotencyKey(ctx, "o", "k", "taker"); err != nil || !held {
+	if held, err := s.Idempotency.Renew(ctx, "o", "k", "taker"); err != nil || !held {
 		t.Fatalf("the taker's lease after the stalled request's complete = %v, %v; want still held", held, err)
 	}
 	complete(t, s, "o", "k", "taker", "taker-job")
@@ -213,7 +213,7 @@ func TestIdempotencyLostLeaseNeitherReleasesNorCompletesTheTakersKey(t *testing.
 	}
 	// Once completed, a late complete by the stalled request (its lease
 	// gone, nobody holding the key) still does not overwrite it.
-	if held, err := s.Idempotency.CompleteIdempotencyKey(ctx, "o", "k", "stalled", "stalled-job"); err != nil || held {
+	if held, err := s.Idempotency.Complete(ctx, "o", "k", "stalled", "stalled-job"); err != nil || held {
 		t.Fatalf("late complete by the stalled request = %v, %v; want not held", held, err)
 	}
 	// A complete retried after its first try landed (the answer lost) is a
@@ -225,7 +225,7 @@ func TestIdempotencyLostLeaseNeitherReleasesNorCompletesTheTakersKey(t *testing.
 
 	// A release by the taker itself still frees a pending key.
 	reserveAs(t, s, "o", "k2", "fp", "holder")
-	if err := s.Idempotency.ReleaseIdempotencyKey(ctx, "o", "k2", "holder"); err != nil {
+	if err := s.Idempotency.Release(ctx, "o", "k2", "holder"); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := reserveAs(t, s, "o", "k2", "fp", "next"); !ok {

@@ -54,10 +54,16 @@ func (s *Jobs) AdmitJob(ctx context.Context, owner, id string, limit int) error 
 	if err != nil {
 		return storageErr(err)
 	}
-	if ok < 0 {
-		return s.failBudgetRefusal(-ok)
-	}
-	if ok == 0 {
+	return s.refusal(ok)
+}
+
+// refusal is what an admission script's answer means: nil when admitted
+// (above 0), ETOOMANY for 0, EFAILBUDGET for minus the wait in ms.
+func (s *Jobs) refusal(admitted int64) error {
+	switch {
+	case admitted < 0:
+		return s.failBudgetRefusal(-admitted)
+	case admitted == 0:
 		return &connector.Error{Code: connector.ETOOMANY, RetryAfter: inflightRetryAfter,
 			Message: "this key has too many unfinished jobs; retry when some have finished"}
 	}

@@ -68,14 +68,7 @@ func (s *Jobs) AdmitJobs(ctx context.Context, owner string, ids []string, limit 
 	if err != nil {
 		return storageErr(err)
 	}
-	if ok < 0 {
-		return s.failBudgetRefusal(-ok)
-	}
-	if ok == 0 {
-		return &connector.Error{Code: connector.ETOOMANY, RetryAfter: inflightRetryAfter,
-			Message: "this key has too many unfinished jobs; retry when some have finished"}
-	}
-	return nil
+	return s.refusal(ok)
 }
 
 // StageJob stores a batch item's input (for inputTTL; nil: none) and its

@@ -32,7 +32,7 @@ type Jobs struct {
 	*conn
 	// blobs writes and opens a job's input in the round trip of its record.
 	blobs *Blobs
-	// hub is the one subscription every WaitJob, WatchJob and WaitBatch
+	// hub is the one subscription every WaitJob, WatchJob and Batches.Wait
 	// shares (waithub.go).
 	hub *waitHub
 	// records are unfinished job records last seen, for UpdateJob.

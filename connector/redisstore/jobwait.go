@@ -143,18 +143,18 @@ func (s *Jobs) WaitJob(ctx context.Context, id string) (*connector.Job, error) {
 	return waitFinish(ctx, s.hub, wake, nil, s.jobRead(id))
 }
 
-// WaitBatch blocks until the batch is finished or ctx ends (waitFinish),
+// Wait blocks until the batch is finished or ctx ends (waitFinish),
 // starting from b as its request made it. A batch not found is not yet
 // published: a made batch whose publication met a Redis hiccup is published
 // by the sweeper or a retry, and its items are queued only after that, so
 // its last item's end still publishes its finish.
-func (s *Batches) WaitBatch(ctx context.Context, b *connector.Batch) (*connector.Batch, error) {
+func (s *Batches) Wait(ctx context.Context, b *connector.Batch) (*connector.Batch, error) {
 	s.hub.start()
 	wake := s.hub.add(b.ID)
 	defer s.hub.remove(b.ID, wake)
 	return waitFinish(ctx, s.hub, wake, b, finishRead[*connector.Batch]{
 		read: func(ctx context.Context) (*connector.Batch, bool, error) {
-			now, err := s.GetBatch(ctx, b.ID)
+			now, err := s.Get(ctx, b.ID)
 			if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
 				return nil, true, nil
 			}

@@ -92,17 +92,17 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 		},
 		"OpenBlob":   func(ctx context.Context) error { _, err := connector.ReadBlob(ctx, s.Blobs, "k"); return err },
 		"DeleteBlob": func(ctx context.Context) error { return s.Blobs.DeleteBlob(ctx, "k") },
-		"ReserveIdempotencyKey": func(ctx context.Context) error {
-			_, _, err := s.Idempotency.ReserveIdempotencyKey(ctx, "o", "k", "f", "j")
+		"Reserve": func(ctx context.Context) error {
+			_, _, err := s.Idempotency.Reserve(ctx, "o", "k", "f", "j")
 			return err
 		},
-		"CompleteIdempotencyKey": func(ctx context.Context) error {
-			_, err := s.Idempotency.CompleteIdempotencyKey(ctx, "o", "k", "j", "j")
+		"Complete": func(ctx context.Context) error {
+			_, err := s.Idempotency.Complete(ctx, "o", "k", "j", "j")
 			return err
 		},
-		"ReleaseIdempotencyKey": func(ctx context.Context) error { return s.Idempotency.ReleaseIdempotencyKey(ctx, "o", "k", "j") },
-		"RenewIdempotencyKey": func(ctx context.Context) error {
-			_, err := s.Idempotency.RenewIdempotencyKey(ctx, "o", "k", "j")
+		"Release": func(ctx context.Context) error { return s.Idempotency.Release(ctx, "o", "k", "j") },
+		"Renew": func(ctx context.Context) error {
+			_, err := s.Idempotency.Renew(ctx, "o", "k", "j")
 			return err
 		},
 		"CachedAccount": func(ctx context.Context) error { _, _, err := s.Accounts.CachedAccount(ctx, "o"); return err },

@@ -84,7 +84,7 @@ func newFixture(t *testing.T) *fixture {
 
 // service is the creation service on the fixture's store; mod may swap
 // in a store that fails a step.
-func (f *fixture) service(mod func(*app.Config)) *app.JobService {
+func (f *fixture) service(mod func(*app.Config)) *app.Maker {
 	cfg := app.Config{Jobs: f.store.Jobs, Batches: f.store.Batches, Idempotency: f.store.Idempotency,
 		Queue: f.queue, Keyring: f.kr, IdempotencyWait: 3 * time.Second}
 	if mod != nil {
@@ -119,7 +119,7 @@ func (f *fixture) nothingLeft(owner string) {
 			}
 		}
 	}
-	page, err := f.store.Batches.ListBatches(ctx, owner, connector.BatchFilter{})
+	page, err := f.store.Batches.List(ctx, owner, connector.BatchFilter{})
 	if err != nil || len(page.Batches) != 0 {
 		f.t.Errorf("batches listed: %v %v", page, err)
 	}
@@ -189,7 +189,7 @@ func TestBatchMadeWhileTheQueueIsDownIsWholeAndNoted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := f.store.Batches.GetBatch(ctx, b.ID)
+	got, err := f.store.Batches.Get(ctx, b.ID)
 	if err != nil || got.Counts.Total != 30 {
 		t.Fatalf("batch %+v %v, want published with 30 items", got, err)
 	}
@@ -225,11 +225,11 @@ type decideOnly struct {
 	stopAfterDecide bool
 }
 
-func (b *decideOnly) DecideBatch(ctx context.Context, id string, to connector.MakingState) (connector.MakingState, error) {
+func (b *decideOnly) Decide(ctx context.Context, id string, to connector.MakingState) (connector.MakingState, error) {
 	if !b.stopAfterDecide {
 		return "", errors.New("killed before deciding")
 	}
-	return b.Batches.DecideBatch(ctx, id, to)
+	return b.Batches.Decide(ctx, id, to)
 }
 
 // commitFails is the job store of a request killed before its items were
@@ -270,7 +270,7 @@ func TestSweepRemovesABatchLeftCreatingAndFinishesOneLeftMade(t *testing.T) {
 	if n, more, err := sweeper.SweepBatches(ctx, time.Now().Add(time.Second)); err != nil || n != 1 || more {
 		t.Fatalf("swept %d (%v), want 1", n, err)
 	}
-	got, err := f.store.Batches.GetBatch(ctx, b.ID)
+	got, err := f.store.Batches.Get(ctx, b.ID)
 	if err != nil || got.Counts.Total != 20 {
 		t.Fatalf("made batch after the sweep: %+v %v, want published", got, err)
 	}
@@ -290,7 +290,7 @@ func TestBatchRetryWithAKeyInFlightWaitsForIt(t *testing.T) {
 	s := f.service(nil)
 	req := &app.BatchRequest{Owner: "o1", Key: "k", IdempotencyKey: "abc", Fingerprint: "fp", Items: urlItems(3)}
 	// The first request holds the key (in flight).
-	rec, reserved, err := f.store.Idempotency.ReserveIdempotencyKey(ctx, "o1", "batch:abc", "fp", "first")
+	rec, reserved, err := f.store.Idempotency.Reserve(ctx, "o1", "batch:abc", "fp", "first")
 	if err != nil || !reserved {
 		t.Fatalf("reserve: %v %v", rec, err)
 	}
@@ -314,7 +314,7 @@ func TestBatchRetryWithAKeyInFlightWaitsForIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if held, err := f.store.Idempotency.CompleteIdempotencyKey(ctx, "o1", "batch:abc", "first", first.ID); err != nil || !held {
+	if held, err := f.store.Idempotency.Complete(ctx, "o1", "batch:abc", "first", first.ID); err != nil || !held {
 		t.Fatal(held, err)
 	}
 	a := <-done
@@ -346,13 +346,13 @@ func TestBatchTakeoverFinishesAMadeBatchOrRemakesACreatingOne(t *testing.T) {
 				f.r.Client.Del(ctx, f.r.Prefix+"idem:{o1}:batch:abc")
 			}
 			if planned == "" {
-				ids, _ := f.store.Batches.MakingBatches(ctx, time.Now().Add(time.Second), 10)
+				ids, _ := f.store.Batches.MakingBefore(ctx, time.Now().Add(time.Second), 10)
 				if len(ids) != 1 {
 					t.Fatalf("making batches %v, want the killed one", ids)
 				}
 				planned = ids[0]
 			}
-			if _, reserved, err := f.store.Idempotency.ReserveIdempotencyKey(ctx, "o1", "batch:abc", "fp", planned); err != nil || !reserved {
+			if _, reserved, err := f.store.Idempotency.Reserve(ctx, "o1", "batch:abc", "fp", planned); err != nil || !reserved {
 				t.Fatalf("re-reserve: %v", err)
 			}
 			f.r.Client.Del(ctx, f.r.Prefix+"idemlease:{o1}:batch:abc") // its lease lapsed
@@ -368,7 +368,7 @@ func TestBatchTakeoverFinishesAMadeBatchOrRemakesACreatingOne(t *testing.T) {
 			if q := f.queue.ids(); len(q) != 5 {
 				t.Errorf("%d items queued, want 5 (one batch)", len(q))
 			}
-			page, _ := f.store.Batches.ListBatches(ctx, "o1", connector.BatchFilter{})
+			page, _ := f.store.Batches.List(ctx, "o1", connector.BatchFilter{})
 			if len(page.Batches) != 1 {
 				t.Errorf("%d batches listed, want 1", len(page.Batches))
 			}
@@ -446,14 +446,14 @@ func TestBatchTakeoverNamesItsOwnBatchInTheKey(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	req := &app.BatchRequest{Owner: "o1", Key: "k", IdempotencyKey: "abc", Fingerprint: "fp", Items: urlItems(3)}
-	if _, reserved, err := f.store.Idempotency.ReserveIdempotencyKey(ctx, "o1", "batch:abc", "fp", "dead-request-batch"); err != nil || !reserved {
+	if _, reserved, err := f.store.Idempotency.Reserve(ctx, "o1", "batch:abc", "fp", "dead-request-batch"); err != nil || !reserved {
 		t.Fatalf("reserve: %v", err)
 	}
 	f.r.Client.Del(ctx, f.r.Prefix+"idemlease:{o1}:batch:abc") // the dead request's lease lapsed
 	seen := make(chan string, 1)
 	store := &failingStage{Jobs: f.store.Jobs, onStage: func(n int) {
 		if n == 1 {
-			rec, _, err := f.store.Idempotency.ReserveIdempotencyKey(ctx, "o1", "batch:abc", "fp", "probe")
+			rec, _, err := f.store.Idempotency.Reserve(ctx, "o1", "batch:abc", "fp", "probe")
 			if err == nil {
 				seen <- rec.PlannedID
 			}

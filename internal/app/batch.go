@@ -65,65 +65,42 @@ const batchMakers = 64
 // CreateBatch admits and makes a batch, or, for a repeated Idempotency-Key
 // with the same request, returns the batch made the first time (replay
 // true). Idempotency-Keys of batches and of jobs are apart.
-func (s *JobService) CreateBatch(ctx context.Context, r *BatchRequest) (b *connector.Batch, replay bool, err error) {
-	if r.IdempotencyKey == "" || s.cfg.Idempotency == nil {
-		id, err := newID()
-		if err != nil {
-			return nil, false, err
-		}
-		b, err = s.makeBatch(ctx, id, r)
-		return b, false, err
-	}
-	scoped := "batch:" + r.IdempotencyKey
-	l, err := s.reserve(ctx, r.Owner, scoped, r.Fingerprint)
-	if err != nil {
-		return nil, false, err
-	}
-	if !l.reserved {
-		if l.rec.Fingerprint != r.Fingerprint {
-			return nil, false, connector.Errorf(connector.EMISMATCH, "Idempotency-Key %q was already used with a different batch", r.IdempotencyKey)
-		}
-		b, err = s.cfg.Batches.GetBatch(ctx, l.rec.MadeID)
-		if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
-			// Made, and answered, but its finish met a Redis hiccup: the
-			// sweeper would finish it; this request does it now.
-			if b, err = s.settleBatch(ctx, l.rec.MadeID); b == nil && err == nil {
-				err = connector.Errorf(connector.ENOTFOUND, "batch %s not found", l.rec.MadeID)
+func (s *Maker) CreateBatch(ctx context.Context, r *BatchRequest) (*connector.Batch, bool, error) {
+	return makeOnce(ctx, s, r.Owner, r.IdempotencyKey, r.Fingerprint, making[*connector.Batch]{
+		scope: "batch:",
+		what:  "batch",
+		make: func(ctx context.Context, id string) (*connector.Batch, leftBehind, error) {
+			b, err := s.makeBatch(ctx, id, r)
+			if err != nil {
+				return nil, nothingLeft, err // removed, or left creating for the sweeper
 			}
-		}
-		return b, true, err
-	}
-	defer s.hold(ctx, r.Owner, scoped, l.token)()
-	if l.tookOver() {
-		// The request that reserved the key died: what it made is finished
-		// (made), removed (left creating), or is the answer (published).
-		if b, err = s.settleBatch(ctx, l.rec.PlannedID); b != nil || err != nil {
-			if err == nil {
-				s.complete(ctx, r.Owner, scoped, l.token, b.ID)
-			}
+			return b, made, nil
+		},
+		find: s.madeBatch,
+		settle: func(ctx context.Context, id string) (*connector.Batch, bool, error) {
+			b, err := s.settleBatch(ctx, id)
 			return b, b != nil, err
+		},
+		id: func(b *connector.Batch) string { return b.ID },
+	})
+}
+
+// madeBatch is the batch a completed key made. Its finish may have met a
+// Redis hiccup: the sweeper would finish it; this request does it now.
+func (s *Maker) madeBatch(ctx context.Context, id string) (*connector.Batch, error) {
+	b, err := s.cfg.Batches.Get(ctx, id)
+	if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
+		if b, err = s.settleBatch(ctx, id); b == nil && err == nil {
+			err = connector.Errorf(connector.ENOTFOUND, "batch %s not found", id)
 		}
 	}
-	// This request's own id: a dead request's planned one may be decided
-	// removed already. The key's record names it, so that a request taking
-	// the key over from this one in turn finds it.
-	if l.tookOver() {
-		if err := s.replan(ctx, r.Owner, scoped, l); err != nil {
-			return nil, false, err
-		}
-	}
-	if b, err = s.makeBatch(ctx, l.ownID(), r); err != nil {
-		s.release(ctx, r.Owner, scoped, l.token)
-		return nil, false, err
-	}
-	s.complete(ctx, r.Owner, scoped, l.token, b.ID)
-	return b, false, nil
+	return b, err
 }
 
 // makeBatch admits the batch (every URL, the key's preflight: a zero
 // balance is 429 and makes nothing; the key's cap) and makes it (see the
 // comment at the top).
-func (s *JobService) makeBatch(ctx context.Context, id string, r *BatchRequest) (*connector.Batch, error) {
+func (s *Maker) makeBatch(ctx context.Context, id string, r *BatchRequest) (*connector.Batch, error) {
 	for i, item := range r.Items {
 		if item.URL != "" {
 			if err := s.cfg.CheckURL(ctx, "image_url", item.URL); err != nil {
@@ -150,7 +127,7 @@ func (s *JobService) makeBatch(ctx context.Context, id string, r *BatchRequest) 
 	}
 
 	// 1. Begin: nothing of it is seen or runs until it is decided made.
-	if err := s.cfg.Batches.BeginBatch(ctx, b); err != nil {
+	if err := s.cfg.Batches.Begin(ctx, b); err != nil {
 		return nil, err // a decision left creating is removed by the sweeper
 	}
 	defer s.holdBatch(ctx, b.ID)()
@@ -168,11 +145,11 @@ func (s *JobService) makeBatch(ctx context.Context, id string, r *BatchRequest) 
 
 	// 2. Decide. From here the request's end no longer matters.
 	ctx = context.WithoutCancel(ctx)
-	state, err := s.cfg.Batches.DecideBatch(ctx, b.ID, connector.MakingMade)
+	state, err := s.cfg.Batches.Decide(ctx, b.ID, connector.MakingMade)
 	if err != nil {
 		// Unknown whether it went through: ask for the other outcome,
 		// which tells the one that holds.
-		if state, err = s.cfg.Batches.DecideBatch(ctx, b.ID, connector.MakingRemoved); err != nil {
+		if state, err = s.cfg.Batches.Decide(ctx, b.ID, connector.MakingRemoved); err != nil {
 			return nil, err // left creating: the sweeper removes it
 		}
 	}
@@ -202,7 +179,7 @@ var finishTries = []time.Duration{0, 100 * time.Millisecond, 300 * time.Millisec
 
 // settleMade finishes the made batch b, trying again over finishTries
 // while ctx lasts (the sweeper finishes what it leaves).
-func (s *JobService) settleMade(ctx context.Context, b *connector.Batch) error {
+func (s *Maker) settleMade(ctx context.Context, b *connector.Batch) error {
 	err := s.finishBatch(ctx, b)
 	for _, pause := range finishTries[1:] {
 		if err == nil {
@@ -220,7 +197,7 @@ func (s *JobService) settleMade(ctx context.Context, b *connector.Batch) error {
 
 // stageItems stores every item's input and hidden record, batchMakers at
 // a time; the first error (or the request's end) stops it.
-func (s *JobService) stageItems(ctx context.Context, b *connector.Batch, r *BatchRequest) error {
+func (s *Maker) stageItems(ctx context.Context, b *connector.Batch, r *BatchRequest) error {
 	sealed := s.cfg.Keyring.Seal(r.Key)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -260,7 +237,7 @@ func (s *JobService) stageItems(ctx context.Context, b *connector.Batch, r *Batc
 // queues its items, then ends its making. Each step is a no-op when done
 // before, so any number of finishers may meet. An item whose enqueue
 // fails is queued by the sweeper (its commit noted it).
-func (s *JobService) finishBatch(ctx context.Context, b *connector.Batch) error {
+func (s *Maker) finishBatch(ctx context.Context, b *connector.Batch) error {
 	const chunk = 500
 	for from := 0; from < len(b.JobIDs); from += chunk {
 		if err := s.cfg.Jobs.CommitStagedJobs(ctx, b.Owner, b.JobIDs[from:min(from+chunk, len(b.JobIDs))]); err != nil {
@@ -285,7 +262,7 @@ func (s *JobService) finishBatch(ctx context.Context, b *connector.Batch) error 
 		})
 	}
 	wg.Wait()
-	return s.cfg.Batches.EndBatchMaking(ctx, b.ID, connector.MakingDone)
+	return s.cfg.Batches.EndMaking(ctx, b.ID, connector.MakingDone)
 }
 
 // removeBatch decides a batch removed unless it is made (then it is
@@ -294,11 +271,11 @@ func (s *JobService) finishBatch(ctx context.Context, b *connector.Batch) error 
 // lapsed: while it is held the batch stays creating. It returns the state
 // after: "" when there is no decision (never begun, or expired) or on a
 // storage error (logged).
-func (s *JobService) removeBatch(ctx context.Context, b *connector.Batch, maker bool) connector.MakingState {
-	decide := s.cfg.Batches.RemoveLapsedBatch
+func (s *Maker) removeBatch(ctx context.Context, b *connector.Batch, maker bool) connector.MakingState {
+	decide := s.cfg.Batches.RemoveLapsed
 	if maker {
 		decide = func(ctx context.Context, id string) (connector.MakingState, error) {
-			return s.cfg.Batches.DecideBatch(ctx, id, connector.MakingRemoved)
+			return s.cfg.Batches.Decide(ctx, id, connector.MakingRemoved)
 		}
 	}
 	state, err := decide(ctx, b.ID)
@@ -313,7 +290,7 @@ func (s *JobService) removeBatch(ctx context.Context, b *connector.Batch, maker 
 			return state
 		}
 		if state != "" {
-			if err := s.cfg.Batches.EndBatchMaking(ctx, b.ID, connector.MakingRemoved); err != nil {
+			if err := s.cfg.Batches.EndMaking(ctx, b.ID, connector.MakingRemoved); err != nil {
 				s.log.Warn("removed batch left noted; the sweeper forgets it", "batch_id", b.ID, "err", err)
 			}
 		}
@@ -328,8 +305,8 @@ func (s *JobService) removeBatch(ctx context.Context, b *connector.Batch, maker 
 // settleBatch brings a batch left by a dead request to its end: finished
 // when made (the answer), removed when left creating (nil: make anew). A
 // batch already published is the answer as it is.
-func (s *JobService) settleBatch(ctx context.Context, id string) (*connector.Batch, error) {
-	b, state, err := s.cfg.Batches.MakingBatch(ctx, id)
+func (s *Maker) settleBatch(ctx context.Context, id string) (*connector.Batch, error) {
+	b, state, err := s.cfg.Batches.Making(ctx, id)
 	switch {
 	case connector.ErrorCodeOf(err) == connector.ENOTFOUND:
 		// Never begun, or its decision expired: published or not made.
@@ -385,8 +362,8 @@ func (s *JobService) settleBatch(ctx context.Context, id string) (*connector.Bat
 }
 
 // publishedBatch is batch id as published; nil when there is none.
-func (s *JobService) publishedBatch(ctx context.Context, id string) (*connector.Batch, error) {
-	b, err := s.cfg.Batches.GetBatch(ctx, id)
+func (s *Maker) publishedBatch(ctx context.Context, id string) (*connector.Batch, error) {
+	b, err := s.cfg.Batches.Get(ctx, id)
 	if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
 		return nil, nil
 	}
@@ -405,26 +382,26 @@ const SweepBatchesAt = 100
 // worth were settled. The batches of live requests, which stay, do not
 // count, so a caller that sweeps again while more are left always makes
 // progress. The worker's sweeper calls it.
-func (s *JobService) SweepBatches(ctx context.Context, before time.Time) (settled int, more bool, err error) {
+func (s *Maker) SweepBatches(ctx context.Context, before time.Time) (settled int, more bool, err error) {
 	settled, err = s.sweepBatches(ctx, before)
 	return settled, err == nil && settled == SweepBatchesAt, err
 }
 
-func (s *JobService) sweepBatches(ctx context.Context, before time.Time) (int, error) {
-	ids, err := s.cfg.Batches.MakingBatches(ctx, before, SweepBatchesAt)
+func (s *Maker) sweepBatches(ctx context.Context, before time.Time) (int, error) {
+	ids, err := s.cfg.Batches.MakingBefore(ctx, before, SweepBatchesAt)
 	if err != nil {
 		return 0, err
 	}
 	settled := 0
 	for _, id := range ids {
 		settled++
-		b, state, err := s.cfg.Batches.MakingBatch(ctx, id)
+		b, state, err := s.cfg.Batches.Making(ctx, id)
 		switch {
 		case connector.ErrorCodeOf(err) == connector.ENOTFOUND:
-			err = s.cfg.Batches.EndBatchMaking(ctx, id, connector.MakingRemoved) // expired: forget the note
+			err = s.cfg.Batches.EndMaking(ctx, id, connector.MakingRemoved) // expired: forget the note
 		case err != nil:
 		case b == nil: // done or removed, its note left
-			err = s.cfg.Batches.EndBatchMaking(ctx, id, state)
+			err = s.cfg.Batches.EndMaking(ctx, id, state)
 		default:
 			switch s.removeBatch(ctx, b, false) {
 			case connector.MakingCreating, "": // its request lives (its own); or next time

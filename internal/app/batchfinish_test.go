@@ -41,14 +41,14 @@ func TestMadeBatchIsFinishedBeforeTheAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := f.store.Batches.GetBatch(ctx, b.ID)
+	got, err := f.store.Batches.Get(ctx, b.ID)
 	if err != nil || got.Counts.Total != 10 {
 		t.Fatalf("batch answered: %+v %v, want published with 10 items", got, err)
 	}
 	if q := f.queue.ids(); len(q) != 10 {
 		t.Errorf("%d items queued, want 10", len(q))
 	}
-	if ids, err := f.store.Batches.MakingBatches(ctx, time.Now().Add(time.Second), 10); err != nil || len(ids) != 0 {
+	if ids, err := f.store.Batches.MakingBefore(ctx, time.Now().Add(time.Second), 10); err != nil || len(ids) != 0 {
 		t.Errorf("batches still making: %v %v, want its making ended", ids, err)
 	}
 }
@@ -68,7 +68,7 @@ func TestBatchTakeoverFinishesAMadeBatchOverAHiccup(t *testing.T) {
 	}
 	// The killed request never completed its key, and its lease lapsed.
 	f.r.Client.Del(ctx, f.r.Prefix+"idem:{o1}:batch:abc")
-	if _, reserved, err := f.store.Idempotency.ReserveIdempotencyKey(ctx, "o1", "batch:abc", "fp", first.ID); err != nil || !reserved {
+	if _, reserved, err := f.store.Idempotency.Reserve(ctx, "o1", "batch:abc", "fp", first.ID); err != nil || !reserved {
 		t.Fatalf("re-reserve: %v", err)
 	}
 	f.r.Client.Del(ctx, f.r.Prefix+"idemlease:{o1}:batch:abc")
@@ -81,7 +81,7 @@ func TestBatchTakeoverFinishesAMadeBatchOverAHiccup(t *testing.T) {
 	if b.ID != first.ID {
 		t.Errorf("answer %s, want the made batch %s", b.ID, first.ID)
 	}
-	page, err := f.store.Batches.ListBatches(ctx, "o1", connector.BatchFilter{})
+	page, err := f.store.Batches.List(ctx, "o1", connector.BatchFilter{})
 	if err != nil || len(page.Batches) != 1 {
 		t.Errorf("batches %+v %v, want the made one alone", page, err)
 	}

@@ -12,7 +12,7 @@ import (
 
 // slowMaking is a service on the fixture's Redis whose batch requests
 // (lease lease) stop at their first item until released.
-func (f *fixture) slowMaking(lease time.Duration) (s *app.JobService, staged, release chan struct{}) {
+func (f *fixture) slowMaking(lease time.Duration) (s *app.Maker, staged, release chan struct{}) {
 	store := redisstore.New(f.r.Client, redisstore.Options{Prefix: f.r.Prefix, IdempotencyLease: lease})
 	staged, release = make(chan struct{}), make(chan struct{})
 	stage := &failingStage{Jobs: store.Jobs, onStage: func(n int) {
@@ -55,7 +55,7 @@ func TestSweepLeavesTheBatchOfASlowLiveRequest(t *testing.T) {
 			if a.err != nil {
 				t.Fatalf("the slow request lost its batch: %v", a.err)
 			}
-			got, err := f.store.Batches.GetBatch(ctx, a.b.ID)
+			got, err := f.store.Batches.Get(ctx, a.b.ID)
 			if err != nil || got.Counts.Total != 10 {
 				t.Fatalf("batch %+v %v, want published with 10 items", got, err)
 			}
@@ -97,7 +97,7 @@ func TestBatchTakeoverWaitsForALiveRequestsBatch(t *testing.T) {
 	if a.err != nil {
 		t.Fatalf("the first request lost its batch: %v", a.err)
 	}
-	page, err := f.store.Batches.ListBatches(ctx, "o1", connector.BatchFilter{})
+	page, err := f.store.Batches.List(ctx, "o1", connector.BatchFilter{})
 	if err != nil || len(page.Batches) != 1 || page.Batches[0].ID != a.b.ID {
 		t.Fatalf("batches %+v %v, want the first request's alone", page, err)
 	}

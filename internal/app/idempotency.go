@@ -53,7 +53,7 @@ func errKeyInFlight() error {
 // while another request holds it in flight; not reserved means the key is
 // done: the earlier record tells what it made (or, by its fingerprint,
 // that it was another request: the caller answers 422).
-func (s *JobService) reserve(ctx context.Context, owner, key, fingerprint string) (*leased, error) {
+func (s *Maker) reserve(ctx context.Context, owner, key, fingerprint string) (*leased, error) {
 	if len(key) > 255 {
 		return nil, connector.Errorf(connector.EINVALID, "Idempotency-Key must be at most 255 characters")
 	}
@@ -65,7 +65,7 @@ func (s *JobService) reserve(ctx context.Context, owner, key, fingerprint string
 	t := time.NewTicker(idempotencyPoll)
 	defer t.Stop()
 	for {
-		rec, reserved, err := s.cfg.Idempotency.ReserveIdempotencyKey(ctx, owner, key, fingerprint, token)
+		rec, reserved, err := s.cfg.Idempotency.Reserve(ctx, owner, key, fingerprint, token)
 		if err != nil {
 			return nil, err
 		}
@@ -87,8 +87,8 @@ func (s *JobService) reserve(ctx context.Context, owner, key, fingerprint string
 // key it took over and found nothing made under: a request taking the key
 // over from this one in turn finds that. ECONFLICT when the lease was lost
 // meanwhile.
-func (s *JobService) replan(ctx context.Context, owner, key string, l *leased) error {
-	held, err := s.cfg.Idempotency.ReplanIdempotencyKey(ctx, owner, key, l.token, l.ownID())
+func (s *Maker) replan(ctx context.Context, owner, key string, l *leased) error {
+	held, err := s.cfg.Idempotency.Replan(ctx, owner, key, l.token, l.ownID())
 	if err != nil {
 		return err
 	}
@@ -101,9 +101,9 @@ func (s *JobService) replan(ctx context.Context, owner, key string, l *leased) e
 
 // hold renews the lease until the returned function is called (at the end
 // of the request, which the renewing goroutine does not outlive).
-func (s *JobService) hold(ctx context.Context, owner, key, token string) (stop func()) {
+func (s *Maker) hold(ctx context.Context, owner, key, token string) (stop func()) {
 	return renewWhile(ctx, s.renewEvery, func(ctx context.Context) (bool, error) {
-		held, err := s.cfg.Idempotency.RenewIdempotencyKey(ctx, owner, key, token)
+		held, err := s.cfg.Idempotency.Renew(ctx, owner, key, token)
 		if err == nil && !held {
 			s.log.Warn("idempotency key lease lost to a retry; the store's decisions keep what is made once")
 		}
@@ -145,10 +145,10 @@ func renewWhile(ctx context.Context, every time.Duration, renew func(context.Con
 // lost is true when the key turned out to be another request's: a retry
 // took it over while this request stalled, and the key keeps what that
 // retry makes.
-func (s *JobService) complete(ctx context.Context, owner, key, token, id string) (lost bool) {
+func (s *Maker) complete(ctx context.Context, owner, key, token, id string) (lost bool) {
 	ctx = context.WithoutCancel(ctx)
 	do := func(ctx context.Context) error {
-		held, err := s.cfg.Idempotency.CompleteIdempotencyKey(ctx, owner, key, token, id)
+		held, err := s.cfg.Idempotency.Complete(ctx, owner, key, token, id)
 		if err == nil && !held {
 			lost = true
 			s.log.Warn("idempotency key taken over by a retry before this request recorded what it made; the key keeps the retry's", "id", id)
@@ -165,8 +165,8 @@ func (s *JobService) complete(ctx context.Context, owner, key, token, id string)
 // release lets the key go after a request that made nothing, so that a
 // retry goes through at once (else it waits for the lease), unless the
 // request lost its lease (token) to another.
-func (s *JobService) release(ctx context.Context, owner, key, token string) {
-	if err := s.cfg.Idempotency.ReleaseIdempotencyKey(context.WithoutCancel(ctx), owner, key, token); err != nil {
+func (s *Maker) release(ctx context.Context, owner, key, token string) {
+	if err := s.cfg.Idempotency.Release(context.WithoutCancel(ctx), owner, key, token); err != nil {
 		s.log.Warn("idempotency key not released; a retry takes it over when its lease lapses", "err", err)
 	}
 }

@@ -50,86 +50,51 @@ type JobRequest struct {
 // time (replay true). Errors are connector.Errors: refusals (invalid URL,
 // key, balance, too many jobs, 409 in flight, 422 key reused) and
 // EUNAVAILABLE when Redis or the queue is down (nothing was made then).
-func (s *JobService) CreateJob(ctx context.Context, r *JobRequest) (job *connector.Job, replay bool, err error) {
-	if r.IdempotencyKey == "" || s.cfg.Idempotency == nil {
-		id, err := newID()
-		if err != nil {
-			return nil, false, err
-		}
-		if err := s.admitJob(ctx, r); err != nil {
-			return nil, false, err
-		}
-		job, left, err := s.makeJob(ctx, id, r)
-		return job, left == adopted, err
-	}
-	l, err := s.reserve(ctx, r.Owner, r.IdempotencyKey, r.Fingerprint)
-	if err != nil {
-		return nil, false, err
-	}
-	if !l.reserved {
-		if l.rec.Fingerprint != r.Fingerprint {
-			return nil, false, connector.Errorf(connector.EMISMATCH, "Idempotency-Key %q was already used with a different request", r.IdempotencyKey)
-		}
-		job, err = s.cfg.Jobs.GetJob(ctx, l.rec.MadeID)
-		return job, true, err
-	}
-	defer s.hold(ctx, r.Owner, r.IdempotencyKey, l.token)()
-	if l.tookOver() {
-		// The request that reserved the key died: its job may exist.
-		if job, err = s.adoptJob(ctx, l.rec.PlannedID); job != nil || err != nil {
-			if err == nil {
-				s.complete(ctx, r.Owner, r.IdempotencyKey, l.token, job.ID)
+func (s *Maker) CreateJob(ctx context.Context, r *JobRequest) (job *connector.Job, replay bool, err error) {
+	return makeOnce(ctx, s, r.Owner, r.IdempotencyKey, r.Fingerprint, making[*connector.Job]{
+		what: "request",
+		make: func(ctx context.Context, id string) (*connector.Job, leftBehind, error) {
+			if err := s.admitJob(ctx, r); err != nil {
+				return nil, nothingLeft, err
 			}
+			return s.makeJob(ctx, id, r)
+		},
+		find: s.cfg.Jobs.GetJob,
+		settle: func(ctx context.Context, id string) (*connector.Job, bool, error) {
+			job, err := s.adoptJob(ctx, id)
 			return job, job != nil, err
-		}
-		// It made none: this request makes its own, as a batch's does. Had
-		// the first request only stalled, its job (should it make it
-		// after all) has another id, and neither request takes back the
-		// other's.
-		if err = s.replan(ctx, r.Owner, r.IdempotencyKey, l); err != nil {
-			return nil, false, err
-		}
-	}
-	left := nothingLeft
-	if err = s.admitJob(ctx, r); err == nil {
-		job, left, err = s.makeJob(ctx, l.ownID(), r)
-	}
-	if err != nil {
-		// A refused or failed request does not hold the key; one whose job
-		// may be left (its taking back unknown) keeps it until its lease
-		// lapses: a retry then takes it over and adopts that job.
-		if left == nothingLeft {
-			s.release(ctx, r.Owner, r.IdempotencyKey, l.token)
-		}
-		return nil, false, err
-	}
-	if s.complete(ctx, r.Owner, r.IdempotencyKey, l.token, job.ID) && left == made {
-		// A retry took the key over while this request stalled and makes
-		// its own job: this one would be a second for one key. Taken back
-		// (unless a run started it), the answer sends the client to the
-		// retry's.
-		switch s.undo(ctx, job, false) {
-		case undoRemoved:
-			return nil, false, &connector.Error{Code: connector.ECONFLICT, RetryAfter: time.Second,
-				Message: "a retry with this Idempotency-Key took this request over; retry to get its job"}
-		case undoKept:
-			s.log.Warn("a request whose Idempotency-Key a retry took over made a job that started already; both run", "job_id", job.ID)
-		}
-	}
-	return job, left == adopted, nil
+		},
+		lostKey: s.takeBackLost,
+		id:      func(job *connector.Job) string { return job.ID },
+	})
 }
 
-func (s *JobService) admitJob(ctx context.Context, r *JobRequest) error {
+// takeBackLost takes back the job of a request whose key a retry took over
+// while it stalled: the retry makes its own job, and this one would be a
+// second for one key. Taken back (unless a run started it), the answer
+// sends the client to the retry's.
+func (s *Maker) takeBackLost(ctx context.Context, job *connector.Job) error {
+	switch s.undo(ctx, job, false) {
+	case undoRemoved:
+		return &connector.Error{Code: connector.ECONFLICT, RetryAfter: time.Second,
+			Message: "a retry with this Idempotency-Key took this request over; retry to get its job"}
+	case undoKept:
+		s.log.Warn("a request whose Idempotency-Key a retry took over made a job that started already; both run", "job_id", job.ID)
+	}
+	return nil
+}
+
+func (s *Maker) admitJob(ctx context.Context, r *JobRequest) error {
 	return s.Admit(ctx, r.Key, FieldURL{"image_url", r.Input.URL}, FieldURL{"callback_url", r.CallbackURL})
 }
 
-// jobLeft is what a making left under its job's id: it decides whether
-// the request's Idempotency-Key may go.
-type jobLeft int
+// leftBehind is what a making left under its id: it decides whether the
+// request's Idempotency-Key may go (making.go).
+type leftBehind int
 
 const (
 	// nothingLeft: refused, or failed and taken back; a retry makes it.
-	nothingLeft jobLeft = iota
+	nothingLeft leftBehind = iota
 	// made: this request's job, the answer.
 	made
 	// adopted: another request made a job with the id (the same planned
@@ -149,7 +114,7 @@ const (
 // a key, tried again in the background; should it still have no task by
 // the worker's sweep, the sweeper queues it (only a job's own request ever
 // removes it). An id that is another request's job already is adopted.
-func (s *JobService) makeJob(ctx context.Context, id string, r *JobRequest) (*connector.Job, jobLeft, error) {
+func (s *Maker) makeJob(ctx context.Context, id string, r *JobRequest) (*connector.Job, leftBehind, error) {
 	job := s.jobRecord(id, r.Owner, s.cfg.Keyring.Seal(r.Key), &r.Input, s.cfg.Now().UTC())
 	job.CallbackURL = r.CallbackURL
 	if r.CallbackURL != "" {
@@ -193,7 +158,7 @@ func (s *JobService) makeJob(ctx context.Context, id string, r *JobRequest) (*co
 
 // adoptMade answers a making whose id another request made meanwhile with
 // that request's job.
-func (s *JobService) adoptMade(ctx context.Context, id string) (*connector.Job, jobLeft, error) {
+func (s *Maker) adoptMade(ctx context.Context, id string) (*connector.Job, leftBehind, error) {
 	job, err := s.adoptJob(ctx, id)
 	switch {
 	case err != nil:
@@ -207,7 +172,7 @@ func (s *JobService) adoptMade(ctx context.Context, id string) (*connector.Job, 
 
 // putInput stores an input in Inputs when they live apart from the store
 // (S3) and returns what the store's own round trip is to keep (nil then).
-func (s *JobService) putInput(ctx context.Context, id string, image connector.Bytes) (connector.Bytes, error) {
+func (s *Maker) putInput(ctx context.Context, id string, image connector.Bytes) (connector.Bytes, error) {
 	if image == nil || s.cfg.Inputs == nil {
 		return image, nil
 	}
@@ -227,7 +192,7 @@ const (
 // undo takes back a job whose request is answered with an error. When the
 // store cannot be reached its outcome is unknown, and it is tried again in
 // the background when later is set.
-func (s *JobService) undo(ctx context.Context, job *connector.Job, later bool) undone {
+func (s *Maker) undo(ctx context.Context, job *connector.Job, later bool) undone {
 	do := func(ctx context.Context) error {
 		removed, err := s.cfg.Jobs.UndoJob(ctx, job.Owner, job.ID)
 		if err == nil && removed && s.cfg.Inputs != nil && job.Input.Size > 0 {
@@ -259,7 +224,7 @@ func (s *JobService) undo(ctx context.Context, job *connector.Job, later bool) u
 // adoptJob returns the job a dead request made under an Idempotency-Key,
 // listed and queued (both no-ops when done before: the task id is the job
 // id); nil when it never made it.
-func (s *JobService) adoptJob(ctx context.Context, id string) (*connector.Job, error) {
+func (s *Maker) adoptJob(ctx context.Context, id string) (*connector.Job, error) {
 	job, err := s.cfg.Jobs.GetJob(ctx, id)
 	if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
 		return nil, nil
@@ -280,7 +245,7 @@ func (s *JobService) adoptJob(ctx context.Context, id string) (*connector.Job, e
 
 // jobRecord is a new job's record, queued: a single job's, or (with
 // BatchID and BatchIndex set by the caller) a batch item's.
-func (s *JobService) jobRecord(id, owner string, sealed []byte, in *Input, now time.Time) *connector.Job {
+func (s *Maker) jobRecord(id, owner string, sealed []byte, in *Input, now time.Time) *connector.Job {
 	job := &connector.Job{
 		ID:        id,
 		Status:    connector.StatusQueued,

@@ -224,12 +224,12 @@ type shortLease struct {
 
 func (s shortLease) Lease() time.Duration { return s.lease }
 
-func (s shortLease) RenewIdempotencyKey(ctx context.Context, owner, key, token string) (bool, error) {
+func (s shortLease) Renew(ctx context.Context, owner, key, token string) (bool, error) {
 	select {
 	case s.renewed <- struct{}{}:
 	default:
 	}
-	return s.Idempotency.RenewIdempotencyKey(ctx, owner, key, token)
+	return s.Idempotency.Renew(ctx, owner, key, token)
 }
 
 // The service's timers follow the store's lease: a request renews well
@@ -266,7 +266,7 @@ func TestWaitForAKeyInFlightFollowsTheStoresLease(t *testing.T) {
 	idem := shortLease{Idempotency: f.store.Idempotency, lease: 100 * time.Millisecond, renewed: make(chan struct{})}
 	s := f.service(func(c *app.Config) { c.Idempotency, c.IdempotencyWait = idem, 0 })
 	// Another request holds the key (the store's own 10 s lease keeps it).
-	if _, ok, err := f.store.Idempotency.ReserveIdempotencyKey(ctx, "o1", "key", "fp", "other"); err != nil || !ok {
+	if _, ok, err := f.store.Idempotency.Reserve(ctx, "o1", "key", "fp", "other"); err != nil || !ok {
 		t.Fatal(ok, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 6*time.Second)

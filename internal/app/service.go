@@ -1,16 +1,17 @@
 // Package app is imgflow's creation service: the one place where jobs and
 // batches are made, whoever asks (POST /v1/jobs and POST /v1/batches, which
 // the CLI and the MCP tools use too, and the dry run's admission). HTTP
-// handlers only bind a request, call JobService and render its answer.
+// handlers only bind a request, call Maker and render its answer.
 //
 // What it does, in the order a request meets it (job.go and batch.go
 // read as those stories):
 //
 //   - admission: URLs outside private networks, the key's preflight (valid,
 //     credits left), the key's cap of unfinished jobs (batch items count);
-//   - the Idempotency-Key lease, the same for jobs and batches: a key in
-//     flight is waited for (its request finishes, or dies and its lease
-//     lapses and this request takes it over); 409 only when neither comes;
+//   - the Idempotency-Key lease, the same for jobs and batches (making.go,
+//     idempotency.go): a key in flight is waited for (its request finishes,
+//     or dies and its lease lapses and this request takes it over); 409
+//     only when neither comes;
 //   - storing and queueing, and taking back what a failed request made.
 //
 // Every decision between processes is a compare-and-set in the store, never
@@ -47,28 +48,28 @@ import (
 // renews while it lives, so a key whose request died (a server killed) is
 // free again within seconds.
 type IdempotencyStore interface {
-	// ReserveIdempotencyKey claims key for a request with this fingerprint
+	// Reserve claims key for a request with this fingerprint
 	// that would make job jobID (a fresh id, also the lease's token).
 	// reserved is true when the caller holds it now: rec.PlannedID is the
 	// job to make, jobID unless the caller took over the key from a request
 	// that died, whose job it must then find, or else replan to its own
-	// (ReplanIdempotencyKey). Otherwise rec is the
+	// (Replan). Otherwise rec is the
 	// earlier request's record (in flight while JobID is "").
-	ReserveIdempotencyKey(ctx context.Context, owner, key, fingerprint, jobID string) (rec *connector.IdempotencyRecord, reserved bool, err error)
-	// RenewIdempotencyKey extends the lease of the request that reserved key
+	Reserve(ctx context.Context, owner, key, fingerprint, jobID string) (rec *connector.IdempotencyRecord, reserved bool, err error)
+	// Renew extends the lease of the request that reserved key
 	// with jobID; held is false when the lease was lost (another request
 	// took over).
-	RenewIdempotencyKey(ctx context.Context, owner, key, jobID string) (held bool, err error)
-	// CompleteIdempotencyKey records the job the request holding key (its
+	Renew(ctx context.Context, owner, key, jobID string) (held bool, err error)
+	// Complete records the job the request holding key (its
 	// lease token) created; held false, and nothing written, when another
 	// request holds the key now or completed it.
-	CompleteIdempotencyKey(ctx context.Context, owner, key, token, jobID string) (held bool, err error)
-	// ReleaseIdempotencyKey forgets a reservation whose request failed, so a
+	Complete(ctx context.Context, owner, key, token, jobID string) (held bool, err error)
+	// Release forgets a reservation whose request failed, so a
 	// retry can go through, while the request's lease (token) holds it.
-	ReleaseIdempotencyKey(ctx context.Context, owner, key, token string) error
-	// ReplanIdempotencyKey names planned as what the request holding key
+	Release(ctx context.Context, owner, key, token string) error
+	// Replan names planned as what the request holding key
 	// (its lease token) makes now; held false when it lost the lease.
-	ReplanIdempotencyKey(ctx context.Context, owner, key, token, planned string) (held bool, err error)
+	Replan(ctx context.Context, owner, key, token, planned string) (held bool, err error)
 	// Lease is how long a reservation stays held unrenewed: the service
 	// renews well inside it and waits for a key in flight past it.
 	Lease() time.Duration
@@ -97,19 +98,19 @@ type JobStore interface {
 // BatchStore keeps batches and the one decision of their making
 // (connector.MakingState).
 type BatchStore interface {
-	BeginBatch(ctx context.Context, b *connector.Batch) error
-	DecideBatch(ctx context.Context, id string, to connector.MakingState) (connector.MakingState, error)
-	// BatchLease is how long that lease lasts unrenewed.
-	BatchLease() time.Duration
-	RenewBatchLease(ctx context.Context, id string) (bool, error)
-	RemoveLapsedBatch(ctx context.Context, id string) (connector.MakingState, error)
-	MakingBatch(ctx context.Context, id string) (*connector.Batch, connector.MakingState, error)
-	EndBatchMaking(ctx context.Context, id string, state connector.MakingState) error
-	MakingBatches(ctx context.Context, before time.Time, limit int) ([]string, error)
+	Begin(ctx context.Context, b *connector.Batch) error
+	Decide(ctx context.Context, id string, to connector.MakingState) (connector.MakingState, error)
+	// MakingLease is how long that lease lasts unrenewed.
+	MakingLease() time.Duration
+	RenewMakingLease(ctx context.Context, id string) (bool, error)
+	RemoveLapsed(ctx context.Context, id string) (connector.MakingState, error)
+	Making(ctx context.Context, id string) (*connector.Batch, connector.MakingState, error)
+	EndMaking(ctx context.Context, id string, state connector.MakingState) error
+	MakingBefore(ctx context.Context, before time.Time, limit int) ([]string, error)
 	// Create publishes a batch whose items exist (its record, counts and
 	// listing); again is a no-op.
 	Create(ctx context.Context, b *connector.Batch) error
-	GetBatch(ctx context.Context, id string) (*connector.Batch, error)
+	Get(ctx context.Context, id string) (*connector.Batch, error)
 }
 
 // Config is what the service needs; Jobs, Batches and Queue are
@@ -147,8 +148,9 @@ type Config struct {
 	Logger          *slog.Logger
 }
 
-// JobService makes jobs and batches (see the package comment).
-type JobService struct {
+// Maker makes jobs, batches and sets, and settles what dead requests left
+// (see the package comment).
+type Maker struct {
 	cfg Config
 	log *slog.Logger
 	// renewEvery is how often a request renews its key's lease: a fifth
@@ -156,7 +158,7 @@ type JobService struct {
 	// hiccup) before the key is lost.
 	renewEvery time.Duration
 	// batchRenewEvery is how often a request renews its lease on the batch
-	// it makes: a fifth of the store's BatchLease.
+	// it makes: a fifth of the store's MakingLease.
 	batchRenewEvery time.Duration
 
 	// Background retries (a Redis hiccup at the end of a request) live as
@@ -181,7 +183,7 @@ func renewalOf(lease time.Duration, what string) time.Duration {
 }
 
 // New returns the service with defaults filled in.
-func New(cfg Config) *JobService {
+func New(cfg Config) *Maker {
 	if cfg.InputTTL <= 0 {
 		cfg.InputTTL = connector.DefaultResultTTL
 	}
@@ -207,21 +209,21 @@ func New(cfg Config) *JobService {
 	}
 	var batchRenewEvery time.Duration
 	if cfg.Batches != nil {
-		batchRenewEvery = renewalOf(cfg.Batches.BatchLease(), "batch store's making lease")
+		batchRenewEvery = renewalOf(cfg.Batches.MakingLease(), "batch store's making lease")
 	}
 	bg, stop := context.WithCancel(context.Background())
-	return &JobService{cfg: cfg, log: cfg.Logger, renewEvery: renewEvery, batchRenewEvery: batchRenewEvery, bg: bg, stopBg: stop}
+	return &Maker{cfg: cfg, log: cfg.Logger, renewEvery: renewEvery, batchRenewEvery: batchRenewEvery, bg: bg, stopBg: stop}
 }
 
 // Close ends the service's background retries and waits for them.
-func (s *JobService) Close() {
+func (s *Maker) Close() {
 	s.stopBg()
 	s.wg.Wait()
 }
 
 // retryLater tries fn again in the background, with backoff, for up to
 // within or until the service closes.
-func (s *JobService) retryLater(within time.Duration, what string, fn func(ctx context.Context) error, attrs ...any) {
+func (s *Maker) retryLater(within time.Duration, what string, fn func(ctx context.Context) error, attrs ...any) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -261,7 +263,7 @@ func newID() (string, error) {
 // networks (field names the input, as "image_url" or "callback_url"; an
 // empty URL is skipped) and the key's preflight. The dry run calls it
 // alone.
-func (s *JobService) Admit(ctx context.Context, key string, urls ...FieldURL) error {
+func (s *Maker) Admit(ctx context.Context, key string, urls ...FieldURL) error {
 	for _, u := range urls {
 		if u.URL == "" {
 			continue
@@ -290,6 +292,6 @@ type FieldURL struct{ Field, URL string }
 
 // enqueue queues a made job's compression: the one place the service
 // queues work.
-func (s *JobService) enqueue(ctx context.Context, job *connector.Job) error {
+func (s *Maker) enqueue(ctx context.Context, job *connector.Job) error {
 	return s.cfg.Queue.EnqueueCompress(ctx, job.ID, job.Owner)
 }

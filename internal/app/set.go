@@ -29,7 +29,7 @@ type SetRequest struct {
 // CreateSet admits and makes a set, or, for a repeated Idempotency-Key
 // with the same request, returns the set made the first time (replay
 // true). Its Idempotency-Keys are those of batches.
-func (s *JobService) CreateSet(ctx context.Context, r *SetRequest) (*connector.Batch, bool, error) {
+func (s *Maker) CreateSet(ctx context.Context, r *SetRequest) (*connector.Batch, bool, error) {
 	br := &BatchRequest{Owner: r.Owner, Key: r.Key, IdempotencyKey: r.IdempotencyKey, Fingerprint: r.Fingerprint,
 		Items: make([]Input, len(r.Variants)), CallbackURL: r.CallbackURL, Metadata: r.Input.Metadata,
 		VariantIDs: make([]string, len(r.Variants))}

@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/imgflow/imgflow/connector"
 )
 
 // client speaks imgflow's public HTTP API, nothing else, so the command
@@ -51,17 +53,17 @@ func (j *job) finished() bool { return j.Status == "completed" || j.Status == "f
 
 // apiError is an answer other than the one expected.
 type apiError struct {
-	Status     int
-	Code       string `json:"code"`
-	Message    string `json:"error"`
+	Status int
+	// Body is what the API said (zero when it said nothing readable).
+	Body       connector.ErrorBody
 	RetryAfter time.Duration
 }
 
 func (e *apiError) Error() string {
-	if e.Message == "" {
+	if e.Body.Error == "" {
 		return fmt.Sprintf("the API answered %d", e.Status)
 	}
-	return fmt.Sprintf("%s (%d %s)", e.Message, e.Status, e.Code)
+	return fmt.Sprintf("%s (%d %s)", e.Body.Error, e.Status, e.Body.Code)
 }
 
 func (c *client) do(req *http.Request, want int, into any) error {
@@ -73,7 +75,7 @@ func (c *client) do(req *http.Request, want int, into any) error {
 	defer res.Body.Close()
 	if res.StatusCode != want && !(want == http.StatusAccepted && res.StatusCode == http.StatusOK) {
 		e := &apiError{Status: res.StatusCode}
-		json.NewDecoder(io.LimitReader(res.Body, 64<<10)).Decode(e)
+		json.NewDecoder(io.LimitReader(res.Body, 64<<10)).Decode(&e.Body)
 		if s, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil && s > 0 {
 			e.RetryAfter = time.Duration(s) * time.Second
 		}
@@ -211,7 +213,7 @@ func (c *client) download(ctx context.Context, j *job, dest string) (string, err
 	}
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
-		return "", &apiError{Status: res.StatusCode, Message: "could not download the result"}
+		return "", &apiError{Status: res.StatusCode, Body: connector.ErrorBody{Error: "could not download the result"}}
 	}
 	tmp, err := tempBeside(dest)
 	if err != nil {

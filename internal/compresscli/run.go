@@ -428,5 +428,5 @@ const busyWait = 2 * time.Second
 // jobs (429 too_many_jobs): its earlier batches are still running.
 func busyKey(err error) bool {
 	var ae *apiError
-	return errors.As(err, &ae) && ae.Status == http.StatusTooManyRequests && ae.Code == "too_many_jobs"
+	return errors.As(err, &ae) && ae.Status == http.StatusTooManyRequests && ae.Body.Code == connector.ETOOMANY
 }

@@ -234,8 +234,8 @@ func (r *run) refused(files []*file, key string, err error) error {
 	}
 	delete(r.st.Pending, key)
 	code := "request_failed"
-	if errors.As(err, &ae) && ae.Code != "" {
-		code = ae.Code
+	if errors.As(err, &ae) && ae.Body.Code != "" {
+		code = string(ae.Body.Code)
 	}
 	for _, f := range files {
 		r.report(result{File: f.Path, Status: "failed", ErrorCode: code, Error: err.Error()})

@@ -278,7 +278,7 @@ type App struct {
 	// keyCheck and service are built once and shared by the HTTP API, the
 	// worker's sweeper and the MCP server.
 	keyCheck *keycheck.Checker
-	service  *app.JobService
+	maker    *app.Maker
 	closers  []func() error
 }
 
@@ -320,13 +320,13 @@ func New(opts Options, rdb redis.UniversalClient) (*App, error) {
 	a.queue = worker.NewQueue(a.asynqClient, opts.Queue, worker.WithWakeUps(batched))
 	a.keyCheck = keycheck.New(keycheck.Config{Accounts: a.store.Accounts, Validator: a.compressor, Owner: keys.KeyHash,
 		Grace: opts.KeyGrace, Logger: slog.Default()})
-	a.service = a.jobService()
+	a.maker = a.newMaker()
 	return a, nil
 }
 
 // jobService is the creation service on the App's stores: the one that
 // makes every job and batch, whoever asks.
-func (a *App) jobService() *app.JobService {
+func (a *App) newMaker() *app.Maker {
 	var inputs connector.BlobStore // nil: inputs go in the job's own round trip to Redis
 	if a.s3 != nil {
 		inputs = a.blobs
@@ -365,7 +365,7 @@ func (a *App) Close() {
 	for _, c := range a.closers {
 		c()
 	}
-	a.service.Close()
+	a.maker.Close()
 	a.asynqClient.Close()
 }
 
@@ -384,7 +384,7 @@ func (a *App) APIServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 	a.closers = append(a.closers, inspector.Close)
 	a.metrics.WatchQueues(inspector, a.opts.Queue, worker.DeliveryQueue(a.opts.Queue))
 	api := server.New(server.Config{
-		Service:             a.service,
+		Maker:               a.maker,
 		Keys:                a.keyCheck,
 		Jobs:                a.store.Jobs,
 		Blobs:               a.blobs,
@@ -470,7 +470,7 @@ func (a *App) Worker(logger *slog.Logger, concurrency int) (*worker.Worker, erro
 		Budget:         a.store.Accounts,
 		Runs:           a.runs(),
 		Batches:        a.store.Batches,
-		Sweeper:        a.service,
+		Sweeper:        a.maker,
 		Compressor:     a.compressor,
 		Fetcher:        fetch.New(fetch.Options{Allow: a.allow}),
 		Dedupe:         a.dedupeIndex(),
