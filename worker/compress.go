@@ -511,8 +511,7 @@ func (w *Worker) report(ctx context.Context, r *run, out outcome) error {
 // erred: true when asynq retries the task; otherwise out becomes the job's
 // failure.
 func (w *Worker) judged(ctx context.Context, r *run, out *outcome) (retry bool) {
-	retried, _ := asynq.GetRetryCount(ctx)
-	maxRetry, ok := asynq.GetMaxRetry(ctx)
+	retried, maxRetry, ok := retryCounts(ctx)
 	if !ok {
 		maxRetry = w.cfg.MaxCompressRetries
 	}
