@@ -298,21 +298,25 @@ func (f *fairQueue) setKeyTurns(ctx context.Context, owner string, weight float6
 	return f.rdb.HSet(ctx, f.key("state"), fields).Err()
 }
 
-// backlog is how many jobs wait in the keys' lists and as retries.
-func (f *fairQueue) backlog(ctx context.Context) (ready, retrying int64, err error) {
-	known, err := f.rdb.HLen(ctx, f.key("known")).Result()
+// FairSizes counts fair dispatch's compress jobs: Ready in their keys'
+// lists, Running under a lease, Retrying until their retry is due.
+type FairSizes struct{ Ready, Running, Retrying int64 }
+
+// sizes reads FairSizes in one round trip.
+func (f *fairQueue) sizes(ctx context.Context) (FairSizes, error) {
+	var known, running, retrying *redis.IntCmd
+	_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		known = p.HLen(ctx, f.key("known"))
+		running = p.ZCard(ctx, f.key("leases"))
+		retrying = p.ZCard(ctx, f.key("delayed"))
+		return nil
+	})
 	if err != nil {
-		return 0, 0, err
+		return FairSizes{}, err
 	}
-	running, err := f.rdb.ZCard(ctx, f.key("leases")).Result()
-	if err != nil {
-		return 0, 0, err
-	}
-	retrying, err = f.rdb.ZCard(ctx, f.key("delayed")).Result()
-	if err != nil {
-		return 0, 0, err
-	}
-	return max(known-running-retrying, 0), retrying, nil
+	s := FairSizes{Running: running.Val(), Retrying: retrying.Val()}
+	s.Ready = max(known.Val()-s.Running-s.Retrying, 0)
+	return s, nil
 }
 
 // parseEntry splits a ready entry into its job id and retries.

@@ -31,14 +31,13 @@ func (q *Queue) SetKeyTurns(ctx context.Context, owner string, weight float64, l
 	return q.fair.setKeyTurns(ctx, owner, weight, limit)
 }
 
-// FairBacklog is how many compress jobs wait on fair dispatch: ready, and
-// waiting for a retry; ok is false on asynq's queue.
-func (q *Queue) FairBacklog(ctx context.Context) (ready, retrying int64, ok bool, err error) {
+// FairSizes are the sizes of fair dispatch's compress jobs: zero on
+// asynq's queue.
+func (q *Queue) FairSizes(ctx context.Context) (FairSizes, error) {
 	if q.fair == nil {
-		return 0, 0, false, nil
+		return FairSizes{}, nil
 	}
-	ready, retrying, err = q.fair.backlog(ctx)
-	return ready, retrying, true, err
+	return q.fair.sizes(ctx)
 }
 
 // taskStates says, for each of ids, whether its compress job has a live

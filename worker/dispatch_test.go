@@ -183,8 +183,8 @@ func TestFairRetryWaitsAsADelayedEntry(t *testing.T) {
 	if again := mustDispatch(t, q, time.Minute); again != nil {
 		t.Fatal("a retry ran before it was due")
 	}
-	if _, retrying, _ := q.backlog(ctx); retrying != 1 {
-		t.Fatalf("retrying %d, want 1", retrying)
+	if s, _ := q.sizes(ctx); s != (FairSizes{Retrying: 1}) {
+		t.Fatalf("sizes %+v, want one retrying", s)
 	}
 	// Make it due now.
 	q.rdb.ZAdd(ctx, q.key("delayed"), redis.Z{Score: 0, Member: "k\nj|1"})
@@ -227,10 +227,9 @@ func TestFairDispatchRunsEveryJobOnceAndLeavesNothing(t *testing.T) {
 	}
 	ctx := context.Background()
 	waitFor(t, "the dispatcher to hold nothing", func() bool {
-		ready, retrying, _ := w.fair.backlog(ctx)
-		leases, _ := h.redis.Client.ZCard(ctx, w.fair.key("leases")).Result()
+		s, err := w.fair.sizes(ctx)
 		known, _ := h.redis.Client.HLen(ctx, w.fair.key("known")).Result()
-		return ready == 0 && retrying == 0 && leases == 0 && known == 0
+		return err == nil && s == FairSizes{} && known == 0
 	})
 	retries, err := asynq.NewInspectorFromRedisClient(h.redis.Client).ListRetryTasks(h.redis.Queue())
 	if err != nil && !errors.Is(err, asynq.ErrQueueNotFound) {

@@ -391,7 +391,17 @@ func (a *App) APIServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 	// (OpsHandler).
 	inspector := asynq.NewInspector(a.redisOpt)
 	a.closers = append(a.closers, inspector.Close)
-	a.metrics.WatchQueues(inspector, a.opts.Queue, worker.DeliveryQueue(a.opts.Queue))
+	var sizes map[string]metrics.QueueSizes
+	if a.opts.Dispatch == worker.DispatchFair {
+		// Compress jobs are fair dispatch's: their backlog is read there.
+		sizes = map[string]metrics.QueueSizes{a.opts.Queue: func() (asynq.QueueInfo, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			s, err := a.queue.FairSizes(ctx)
+			return asynq.QueueInfo{Pending: int(s.Ready), Active: int(s.Running), Retry: int(s.Retrying)}, err
+		}}
+	}
+	a.metrics.WatchQueuesWith(inspector, sizes, a.opts.Queue, worker.DeliveryQueue(a.opts.Queue))
 	api := server.New(server.Config{
 		Service:             a.service,
 		Keys:                a.keyCheck,
