@@ -73,8 +73,10 @@ return 1
 // dispatchScript hands out one job: KEYS[1] ring, KEYS[2] state, KEYS[3]
 // leases; ARGV[1] the ready lists' prefix, ARGV[2] the lease deadline
 // (ms), ARGV[3] default limit, ARGV[4] the lease token. Returns nil when no
-// key has ready work, else {owner, entry, more}: more is 1 when the ring
-// still holds a key after it. A key found at its limit (the enqueue that
+// key has ready work, else {owner, entry, more, token}: more is 1 when the
+// ring still holds a key after it; the token ends in L when the key has a
+// limit, so that only its runs' ends look for the key's ready jobs (a key
+// without one is never left out of the ring while it has any). A key found at its limit (the enqueue that
 // put it in the ring did not know the limit) leaves the ring: the end of
 // one of its runs puts it back.
 var dispatchScript = redis.NewScript(`
@@ -92,7 +94,9 @@ for i = 1, 8 do
     local w = tonumber(s[3] or 1)
     if w <= 0 then w = 1 end
     redis.call('HSET', KEYS[2], 'n:' .. owner, n, 'clock', vt)
-    redis.call('ZADD', KEYS[3], ARGV[2], owner .. '\n' .. entry .. '\n' .. ARGV[4])
+    local token = ARGV[4]
+    if c > 0 then token = token .. 'L' end
+    redis.call('ZADD', KEYS[3], ARGV[2], owner .. '\n' .. entry .. '\n' .. token)
     local more = #top > 2
     if (c <= 0 or n < c) and redis.call('LLEN', ready) > 0 then
       redis.call('ZADD', KEYS[1], vt + 1 / w, owner)
@@ -100,8 +104,8 @@ for i = 1, 8 do
     else
       redis.call('ZREM', KEYS[1], owner)
     end
-    if more then return {owner, entry, 1} end
-    return {owner, entry, 0}
+    if more then return {owner, entry, 1, token} end
+    return {owner, entry, 0, token}
   end
   redis.call('ZREM', KEYS[1], owner)
 end
@@ -112,7 +116,9 @@ return false
 // KEYS[4] known, KEYS[5] the key's ready list, KEYS[6] delayed; ARGV[1]
 // the lease member, ARGV[2] owner, ARGV[3] job id, ARGV[4] default limit,
 // ARGV[5] wake-up channel, ARGV[6] the retry's due time (ms; 0: the job is
-// done), ARGV[7] the retry's entry. Returns 0 when the lease was lost
+// done), ARGV[7] the retry's entry. A run of a key with a limit (its
+// token ends in L) puts the key back in the ring when it has ready jobs
+// and is now under its limit. Returns 0 when the lease was lost
 // (maintenance put the job back already: its next run ends it), 1
 // otherwise.
 var ackScript = redis.NewScript(`
@@ -123,7 +129,7 @@ if ARGV[6] ~= '0' then
 else
   redis.call('HDEL', KEYS[4], ARGV[3])
 end
-if redis.call('LLEN', KEYS[5]) > 0 then
+if string.sub(ARGV[1], -1) == 'L' and redis.call('LLEN', KEYS[5]) > 0 then
   local s = redis.call('HMGET', KEYS[2], 'c:' .. ARGV[2], 'clock')
   local c = tonumber(s[1] or ARGV[4])
   if c <= 0 or n < c then
@@ -218,12 +224,13 @@ func (f *fairQueue) dispatch(ctx context.Context, lease time.Duration) (job *fai
 	if errors.Is(err, redis.Nil) {
 		return nil, false, nil
 	}
-	if err != nil || len(res) != 3 {
+	if err != nil || len(res) != 4 {
 		return nil, false, err
 	}
 	owner, _ := res[0].(string)
 	entry, _ := res[1].(string)
 	n, _ := res[2].(int64)
+	token, _ = res[3].(string)
 	id, retried := parseEntry(entry)
 	return &fairJob{owner: owner, jobID: id, retried: retried, member: owner + "\n" + entry + "\n" + token}, n == 1, nil
 }
