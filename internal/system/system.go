@@ -321,10 +321,14 @@ func New(opts Options, rdb redis.UniversalClient) (*App, error) {
 	a.asynqClient = asynq.NewClientFromRedisClient(batched)
 	// Wake-ups on the same client let idle workers start a job at once.
 	qopts := []worker.QueueOption{worker.WithWakeUps(batched)}
-	if opts.Dispatch == worker.DispatchFair {
+	switch opts.Dispatch {
+	case "", worker.DispatchAsynq:
+	case worker.DispatchFair:
 		// The key limit here only spares a dispatch of a key at its
 		// limit; the dispatcher enforces the workers' own.
 		qopts = append(qopts, worker.WithFairDispatch(batched, opts.KeyShare))
+	default:
+		return nil, fmt.Errorf("IMGFLOW_DISPATCH: %q is neither asynq nor fair", opts.Dispatch)
 	}
 	a.queue = worker.NewQueue(a.asynqClient, opts.Queue, qopts...)
 	a.keyCheck = keycheck.New(keycheck.Config{Accounts: a.store.Accounts, Validator: a.compressor, Owner: keys.KeyHash,
