@@ -141,6 +141,21 @@ end
 return 1
 `)
 
+// releaseScript gives a running job back at once (a worker shutting down
+// with it unfinished): its lease goes, its key counts it out, and it goes
+// back to the front of its key's list, as asynq requeues a task at
+// shutdown. KEYS[1] ring, KEYS[2] state, KEYS[3] leases, KEYS[4] the key's
+// ready list; ARGV[1] the lease member, ARGV[2] owner, ARGV[3] its entry,
+// ARGV[4] wake-up channel. Returns 0 when the lease was lost already.
+var releaseScript = redis.NewScript(`
+if redis.call('ZREM', KEYS[3], ARGV[1]) == 0 then return 0 end
+redis.call('HINCRBY', KEYS[2], 'n:' .. ARGV[2], -1)
+redis.call('LPUSH', KEYS[4], ARGV[3])
+redis.call('ZADD', KEYS[1], 'NX', tonumber(redis.call('HGET', KEYS[2], 'clock') or 0), ARGV[2])
+redis.call('PUBLISH', ARGV[4], '')
+return 1
+`)
+
 // maintainScript moves due retries to the back of their keys' lists and
 // jobs whose lease lapsed to the front (their runs count nothing), and
 // puts those keys back in the ring: KEYS[1] ring, KEYS[2] state, KEYS[3]
@@ -245,6 +260,19 @@ func (f *fairQueue) ack(ctx context.Context, job *fairJob, retryAt time.Time) (b
 	n, err := ackScript.Run(ctx, f.rdb,
 		[]string{f.key("ring"), f.key("state"), f.key("leases"), f.key("known"), f.ready(job.owner), f.key("delayed")},
 		job.member, job.owner, job.jobID, f.limit, f.channel, due, next).Int()
+	return n == 1, err
+}
+
+// release gives job back to the front of its key's list; false when its
+// lease was lost already.
+func (f *fairQueue) release(ctx context.Context, job *fairJob) (bool, error) {
+	entry := job.jobID
+	if job.retried > 0 {
+		entry += "|" + strconv.Itoa(job.retried)
+	}
+	n, err := releaseScript.Run(ctx, f.rdb,
+		[]string{f.key("ring"), f.key("state"), f.key("leases"), f.ready(job.owner)},
+		job.member, job.owner, entry, f.channel).Int()
 	return n == 1, err
 }
 

@@ -32,7 +32,7 @@ type fairRunner struct {
 
 	signal chan struct{} // a wake-up arrived (capacity 1)
 	mu     sync.Mutex
-	held   map[string]struct{} // lease members of the jobs running here
+	held   map[string]*fairJob // the jobs running here, by lease member
 }
 
 // attemptKey is the context key of a dispatched job's attempt.
@@ -54,7 +54,7 @@ func retryCounts(ctx context.Context) (retried, maxRetry int, ok bool) {
 }
 
 func newFairRunner(q *fairQueue, slots int, idleWait time.Duration) *fairRunner {
-	return &fairRunner{q: q, slots: max(slots, 1), idleWait: idleWait, signal: make(chan struct{}, 1), held: map[string]struct{}{}}
+	return &fairRunner{q: q, slots: max(slots, 1), idleWait: idleWait, signal: make(chan struct{}, 1), held: map[string]*fairJob{}}
 }
 
 // listen forwards wake-ups on the queue's channel until ctx ends.
@@ -87,8 +87,8 @@ func (r *fairRunner) wake() {
 }
 
 // run takes and runs jobs until ctx ends, then waits up to grace for the
-// running ones; those still running keep their leases, which lapse, and
-// another worker runs them again.
+// running ones; those still running then are given back to their keys'
+// lists, for another worker to run (under the run guard).
 func (r *fairRunner) run(ctx context.Context, grace time.Duration) {
 	jobsCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopJobs()
@@ -120,7 +120,7 @@ func (r *fairRunner) run(ctx context.Context, grace time.Duration) {
 			continue
 		}
 		idle = !more
-		r.hold(job.member)
+		r.hold(job)
 		running.Go(func() {
 			defer func() { <-slots }()
 			r.runJob(jobsCtx, job)
@@ -131,6 +131,7 @@ func (r *fairRunner) run(ctx context.Context, grace time.Duration) {
 	select {
 	case <-done:
 	case <-time.After(grace):
+		r.releaseHeld()
 		stopJobs()
 	}
 	stopBeats()
@@ -174,10 +175,27 @@ func (r *fairRunner) runJob(ctx context.Context, job *fairJob) {
 	}
 }
 
-func (r *fairRunner) hold(member string) {
+func (r *fairRunner) hold(job *fairJob) {
 	r.mu.Lock()
-	r.held[member] = struct{}{}
+	r.held[job.member] = job
 	r.mu.Unlock()
+}
+
+// releaseHeld gives back the jobs still running here at shutdown.
+func (r *fairRunner) releaseHeld() {
+	r.mu.Lock()
+	jobs := make([]*fairJob, 0, len(r.held))
+	for _, j := range r.held {
+		jobs = append(jobs, j)
+	}
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, j := range jobs {
+		if _, err := r.q.release(ctx, j); err != nil {
+			r.log.Warn("could not give back a running job at shutdown; it runs again when its lease lapses", "job_id", j.jobID, "err", err)
+		}
+	}
 }
 
 func (r *fairRunner) release(member string) {

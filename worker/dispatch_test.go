@@ -197,6 +197,27 @@ func TestFairRetryWaitsAsADelayedEntry(t *testing.T) {
 	}
 }
 
+func TestFairReleaseGivesARunningJobBackFirst(t *testing.T) {
+	q := newTestFairQueue(t, 0)
+	ctx := context.Background()
+	mustEnqueue(t, q, "j", "k")
+	mustEnqueue(t, q, "j2", "k")
+	j := mustDispatch(t, q, time.Minute)
+	if ok, err := q.release(ctx, j); !ok || err != nil {
+		t.Fatalf("release: %v %v", ok, err)
+	}
+	if ok, _ := q.ack(ctx, j, time.Time{}); ok {
+		t.Fatal("the released run's end still held the lease")
+	}
+	again := mustDispatch(t, q, time.Minute)
+	if again == nil || again.jobID != "j" {
+		t.Fatalf("after release dispatched %+v, want j first", again)
+	}
+	if s, _ := q.sizes(ctx); s.Running != 1 || s.Ready != 1 {
+		t.Fatalf("sizes %+v, want one running and one ready", s)
+	}
+}
+
 // newFairHarness is a harness whose worker and queue use fair dispatch.
 func newFairHarness(t *testing.T) *harness {
 	h := newHarness(t)
