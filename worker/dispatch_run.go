@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -25,10 +26,7 @@ type fairRunner struct {
 	maxRetry int
 	slots    int
 	idleWait time.Duration
-	log      interface {
-		Warn(msg string, args ...any)
-		Error(msg string, args ...any)
-	}
+	log      *slog.Logger
 
 	signal chan struct{} // a wake-up arrived (capacity 1)
 	mu     sync.Mutex
