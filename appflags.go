@@ -21,6 +21,7 @@ func addAppFlags(fs *flagSet, o *system.Options) {
 	fs.Duration(&o.ResultTTL, "result-ttl", "IMGFLOW_RESULT_TTL", connector.DefaultResultTTL, "how long compressed files and their links live")
 	fs.Duration(&o.JobTTL, "job-ttl", "IMGFLOW_JOB_TTL", redisstore.DefaultJobTTL, "how long job records, their listings and call records live, from the job's creation")
 	fs.String(&o.Queue, "queue", "IMGFLOW_QUEUE", "imgflow", "asynq queue name")
+	fs.String(&o.Dispatch, "dispatch", "IMGFLOW_DISPATCH", "asynq", "how compress jobs reach the workers: asynq (its queue, --key-share per process) or fair (imgflow's dispatcher: the keys take turns across the workers, --key-share is a key's limit across them; serve and work must agree)")
 	fs.Int(&o.MaxHooksPerKey, "max-hooks-per-key", "IMGFLOW_MAX_HOOKS_PER_KEY", connector.DefaultMaxHooks, "hook subscriptions one API key may have, and hooks one event goes to; beyond it 409 too_many_hooks (0: no cap)")
 	fs.Duration(&o.HookDisableAfter, "hook-disable-after", "IMGFLOW_HOOK_DISABLE_AFTER", connector.DefaultDisableAfter, "how long a hook or callback URL may fail every delivery attempt before it is disabled")
 	fs.Int(&o.DeliveryRate, "delivery-rate", "IMGFLOW_DELIVERY_RATE", connector.DefaultDeliveryRate, "deliveries per second one hook or callback URL gets at most (0: no limit)")

@@ -265,6 +265,45 @@ func BenchmarkRedisCommandsPerJob(b *testing.B) {
 		}
 		cost.stop(b.N)
 	})
+	// Fair dispatch (IMGFLOW_DISPATCH=fair): the same two paths with
+	// compress jobs on imgflow's dispatcher instead of asynq's queue.
+	fair := func(o *system.Options) { o.Dispatch = "fair" }
+	b.Run("POST-fair", func(b *testing.B) {
+		r := redistest.New(b)
+		api, _ := benchPartsUpstream(b, r, instantUpstream(b, images.Read(b, "screenshot.png")), fair)
+		cost := newRedisCost(b, r)
+		post(b, api, nil)
+		cost.start()
+		for range b.N {
+			post(b, api, nil)
+		}
+		cost.stop(b.N)
+	})
+	b.Run("work-fair", func(b *testing.B) {
+		r := redistest.New(b)
+		api, startWorker := benchPartsUpstream(b, r, instantUpstream(b, images.Read(b, "screenshot.png")), fair)
+		cost := newRedisCost(b, r)
+		done := waitDone(b, cost.admin, r)
+		for range b.N {
+			post(b, api, nil)
+		}
+		cost.start()
+		startWorker(64)
+		done(b.N)
+		cost.stop(b.N)
+	})
+	b.Run("POST-wait-fair", func(b *testing.B) {
+		r := redistest.New(b)
+		api, startWorker := benchPartsUpstream(b, r, instantUpstream(b, images.Read(b, "screenshot.png")), fair)
+		cost := newRedisCost(b, r)
+		startWorker(4)
+		doJSON(b, "POST", api+"/v1/jobs?wait=25", body, nil, http.StatusOK)
+		cost.start()
+		for range b.N {
+			doJSON(b, "POST", api+"/v1/jobs?wait=25", body, nil, http.StatusOK)
+		}
+		cost.stop(b.N)
+	})
 
 	// Content dedupe on: "new" posts a different image each time (the
 	// same PNG with a counter after its end, which decoders ignore), so every

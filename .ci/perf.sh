@@ -27,6 +27,12 @@ echo "$counts" | awk '
     trips["GET"] = 1.5;  cmds["GET"] = 2.5
     trips["GET-file"] = 2.5;  cmds["GET-file"] = 5.5
     trips["POST-wait"] = 7.5;  cmds["POST-wait"] = 55.5
+    # Fair dispatch (IMGFLOW_DISPATCH=fair): the enqueue is one script
+    # with its wake-up; the worker's dispatch and end go on its own client
+    # (counted in commands, not in trips).
+    trips["POST-fair"] = 2.5;  cmds["POST-fair"] = 14.5
+    trips["work-fair"] = 4.7;  cmds["work-fair"] = 37.0
+    trips["POST-wait-fair"] = 6.5;  cmds["POST-wait-fair"] = 49.5
     # Content dedupe on: a new image looks the index up and claims it,
     # then records itself (+2 trips); a repeat completes from an earlier result.
     trips["work-dedupe-new"] = 6.7;  cmds["work-dedupe-new"] = 49.5
@@ -50,5 +56,7 @@ echo "$counts" | awk '
     if (bad) exit 1
     print "perf: every path within its Redis ceilings"
   }'
+echo "== one-key flood on fair dispatch, short form (fails if a compress task is parked)"
+FLOOD_JOBS=60 go test -run '^$' -bench 'OneKeyFlood/fair' -benchtime 1x . | grep -E '^Benchmark|ok|FAIL'
 echo "== load test, short form"
 go run ./internal/loadtest -redis "${REDIS_URL%/*}/13" -quick -fill ""

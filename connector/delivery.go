@@ -14,6 +14,11 @@ type Delivery struct {
 	// MessageID names the stored event (Message) of a delivery that is not
 	// a job's; JobID is empty then.
 	MessageID string `json:"message_id,omitempty"`
+	// Owner is the owner id of the key whose job, batch or event this is
+	// (never the key): the worker counts the delivery in that key's share
+	// without reading its subject. Empty on deliveries queued before it
+	// was carried: the worker reads the job's then.
+	Owner string `json:"owner,omitempty"`
 	// Retried counts the attempts made before this task: a delivery put off
 	// for its endpoint's pause or rate goes on as a new task, which carries
 	// them on so the schedule continues where it was.

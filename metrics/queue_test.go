@@ -58,3 +58,23 @@ func TestQueueCollectorFailureKeepsTheRestOfTheScrape(t *testing.T) {
 	}
 	got.expect(t, "imgflow_redis_up", nil, 0)
 }
+
+func TestQueueCollectorReadsAQueueOfItsOwnSizes(t *testing.T) {
+	r := redistest.New(t)
+	opt, err := asynq.ParseRedisURI(r.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inspector := asynq.NewInspector(opt)
+	defer inspector.Close()
+	m := metrics.New(nil)
+	fair := r.Queue()
+	m.WatchQueuesWith(inspector, map[string]metrics.QueueSizes{fair: func() (asynq.QueueInfo, error) {
+		return asynq.QueueInfo{Pending: 7, Active: 3, Retry: 2}, nil
+	}}, fair, fair+"-deliveries")
+	got := scrape(t, m)
+	got.expect(t, "imgflow_queue_tasks", map[string]string{"queue": fair, "state": "pending"}, 7)
+	got.expect(t, "imgflow_queue_tasks", map[string]string{"queue": fair, "state": "active"}, 3)
+	got.expect(t, "imgflow_queue_tasks", map[string]string{"queue": fair, "state": "retry"}, 2)
+	got.expect(t, "imgflow_queue_tasks", map[string]string{"queue": fair + "-deliveries", "state": "pending"}, 0)
+}

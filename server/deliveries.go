@@ -78,7 +78,7 @@ func (s *Server) redeliver(c echo.Context) error {
 			return connector.Errorf(connector.EDISABLED, "hook %s is disabled (%s): enable it (POST /v1/hooks/%s/enable) to receive events", rec.HookID, connector.DescribeDisabled(h.DisabledReason), rec.HookID)
 		}
 	}
-	d := connector.Delivery{ID: rec.ID, JobID: job.ID, HookID: rec.HookID, Event: rec.Event, Redeliver: true}
+	d := connector.Delivery{ID: rec.ID, JobID: job.ID, Owner: job.Owner, HookID: rec.HookID, Event: rec.Event, Redeliver: true}
 	if err := s.cfg.Queue.EnqueueDelivery(ctx, d); err != nil {
 		return err
 	}

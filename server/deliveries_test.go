@@ -126,7 +126,7 @@ func TestRedeliverQueuesTheSameDeliveryForOneMoreAttempt(t *testing.T) {
 	if r.str("delivery_id") != cb || r.str("status") != "queued" || r.header.Get("Location") != h.url+"/v1/jobs/"+job.ID+"/deliveries" {
 		t.Errorf("expected 202 naming the delivery, queued, Location the list; got %s, Location %q", truncate(r.body), r.header.Get("Location"))
 	}
-	want := connector.Delivery{ID: cb, JobID: job.ID, Event: connector.EventJobCompleted, Redeliver: true}
+	want := connector.Delivery{ID: cb, JobID: job.ID, Owner: job.Owner, Event: connector.EventJobCompleted, Redeliver: true}
 	if got := h.queue.enqueuedDeliveries(); len(got) != 1 || got[0] != want {
 		t.Errorf("expected %+v queued, got %+v", want, got)
 	}

@@ -132,7 +132,7 @@ func (s *Server) recoverHook(c echo.Context) error {
 			return err
 		}
 		for _, r := range page.Deliveries {
-			d := connector.Delivery{ID: r.ID, JobID: r.JobID, MessageID: r.MessageID, HookID: h.ID, Event: r.Event, Redeliver: true}
+			d := connector.Delivery{ID: r.ID, JobID: r.JobID, MessageID: r.MessageID, Owner: h.Owner, HookID: h.ID, Event: r.Event, Redeliver: true}
 			if err := s.cfg.Queue.EnqueueDelivery(ctx, d); err != nil {
 				return err
 			}

@@ -83,7 +83,7 @@ func (w *Worker) fanOutBatch(ctx context.Context, log *slog.Logger, batchID stri
 			if hookID != "" {
 				id = connector.BatchHookDeliveryID(b.ID, hookID)
 			}
-			return connector.Delivery{ID: id, MessageID: msg.ID, HookID: hookID, Event: msg.Type}
+			return connector.Delivery{ID: id, MessageID: msg.ID, Owner: b.Owner, HookID: hookID, Event: msg.Type}
 		}})
 	if err != nil {
 		return err

@@ -3,11 +3,13 @@ package worker
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
 
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/fixtures/images"
@@ -230,5 +232,32 @@ func TestBatchFinishedKeepsTheHookCap(t *testing.T) {
 	})
 	if n := len(h.batchDeliveries()); n != 1 || second.count() != 0 {
 		t.Errorf("expected one batch.finished delivery (the cap), got %d logged, %d at the hook past the cap", n, second.count())
+	}
+}
+
+// batch.finished carries its batch's owner, so the delivery key share
+// places it as it places a job's events.
+func TestBatchFinishedDeliveriesCarryTheirOwner(t *testing.T) {
+	h := newHarness(t)
+	cb := newReceiver(t)
+	b := h.submitBatch(1, cb.URL+"/done")
+	h.start()
+	h.enqueueBatch(b)
+	waitFor(t, "batch.finished at the callback", func() bool { return cb.count() == 1 })
+	inspector := asynq.NewInspectorFromRedisClient(h.redis.Client)
+	var found []connector.Delivery
+	waitFor(t, "the batch.finished task retained", func() bool {
+		tasks, _ := inspector.ListCompletedTasks(DeliveryQueue(h.redis.Queue()))
+		found = found[:0]
+		for _, task := range tasks {
+			var d connector.Delivery
+			if json.Unmarshal(task.Payload, &d) == nil && d.Event == connector.EventBatchFinished {
+				found = append(found, d)
+			}
+		}
+		return len(found) == 1
+	})
+	if found[0].Owner != h.owner || found[0].JobID != "" {
+		t.Fatalf("batch.finished delivery %+v: want owner %s and no job", found[0], h.owner)
 	}
 }

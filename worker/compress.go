@@ -508,11 +508,10 @@ func (w *Worker) report(ctx context.Context, r *run, out outcome) error {
 }
 
 // retryOrFail applies the retry policy (judge, in schedule.go) to a run that
-// erred: true when asynq retries the task; otherwise out becomes the job's
+// erred: true when the queue retries the task; otherwise out becomes the job's
 // failure.
 func (w *Worker) retryOrFail(ctx context.Context, r *run, out *outcome) (retry bool) {
-	retried, _ := asynq.GetRetryCount(ctx)
-	maxRetry, ok := asynq.GetMaxRetry(ctx)
+	retried, maxRetry, ok := retryCounts(ctx)
 	if !ok {
 		maxRetry = w.cfg.MaxCompressRetries
 	}

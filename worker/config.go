@@ -41,6 +41,14 @@ type Config struct {
 	// max(1, min(KeyShare, (Concurrency-1)/k)). Negative: no share.
 	KeyShare int
 
+	// Dispatch chooses how compress jobs reach the workers
+	// (IMGFLOW_DISPATCH): DispatchAsynq (the default), asynq's queue with
+	// KeyShare in each process, or DispatchFair, imgflow's dispatcher
+	// (dispatch.go), which hands out jobs by the keys' turns across the
+	// deployment; there KeyShare, when set above 0, is a key's limit of
+	// jobs running at once across every worker, and no job is parked.
+	Dispatch string
+
 	// DeliveryConcurrency is how many deliveries (callbacks, hook events)
 	// run at once, in a pool apart from Concurrency on their own queue
 	// (DeliveryQueue), so that slow receivers never hold a compress worker
@@ -203,7 +211,17 @@ type Config struct {
 	// Observer, when set, is told about jobs, upstream calls and deliveries
 	// (for metrics).
 	Observer Observer
+
+	// fairLimit is fair dispatch's default limit of one key's running jobs
+	// (KeyShare as set: <= 0 is none).
+	fairLimit int
 }
+
+// The ways compress jobs are dispatched (Config.Dispatch).
+const (
+	DispatchAsynq = "asynq"
+	DispatchFair  = "fair"
+)
 
 // Observer is told what the worker does, e.g. to feed Prometheus. Methods
 // must be quick and safe for concurrent use.
@@ -270,6 +288,14 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.Fetchers = min(max(cfg.Concurrency/16, 1), 4)
 	}
 	cfg.Fetchers = min(cfg.Fetchers, cfg.Concurrency)
+	switch cfg.Dispatch {
+	case "", DispatchAsynq:
+		cfg.Dispatch = DispatchAsynq
+	case DispatchFair:
+		cfg.fairLimit = cfg.KeyShare
+	default:
+		return cfg, errors.New("worker: Dispatch must be asynq or fair")
+	}
 	if cfg.KeyShare == 0 {
 		cfg.KeyShare = max(1, cfg.Concurrency-1)
 	}

@@ -42,7 +42,7 @@ func jobDelivery(job *connector.Job) func(hookID string) connector.Delivery {
 		if hookID != "" {
 			id = connector.HookDeliveryID(job.ID, hookID)
 		}
-		return connector.Delivery{ID: id, JobID: job.ID, HookID: hookID, Event: job.EventType()}
+		return connector.Delivery{ID: id, JobID: job.ID, Owner: job.Owner, HookID: hookID, Event: job.EventType()}
 	}
 }
 

@@ -44,7 +44,7 @@ func (w *Worker) sendMessage(ctx context.Context, msg *connector.Message, hooks 
 		return err
 	}
 	for _, h := range hooks {
-		d := connector.Delivery{ID: connector.MessageDeliveryID(msg.ID, h.ID), MessageID: msg.ID, HookID: h.ID, Event: msg.Type}
+		d := connector.Delivery{ID: connector.MessageDeliveryID(msg.ID, h.ID), MessageID: msg.ID, Owner: msg.Owner, HookID: h.ID, Event: msg.Type}
 		if err := w.queue.EnqueueDelivery(ctx, d); err != nil {
 			return err
 		}

@@ -292,14 +292,21 @@ func placeCompress(jobOwner func(ctx context.Context, jobID string) string) func
 	}
 }
 
-// placeDelivery places a delivery by its task id, under the owner of its
-// job; an event of no job (a stored message: batch.finished, a test,
-// credits low) is not placed.
+// placeDelivery places a delivery by its task id, under the owner it
+// carries (every delivery does: a job's, a batch's, a stored event's), or
+// that of its job for one queued without it; a delivery of neither is not
+// placed.
 func placeDelivery(owner func(ctx context.Context, jobID string) string) func(context.Context, *asynq.Task) (string, func() string) {
 	return func(ctx context.Context, t *asynq.Task) (string, func() string) {
 		var d connector.Delivery
 		id, _ := asynq.GetTaskID(ctx)
-		if json.Unmarshal(t.Payload(), &d) != nil || id == "" || d.JobID == "" {
+		if json.Unmarshal(t.Payload(), &d) != nil || id == "" {
+			return "", nil
+		}
+		if d.Owner != "" {
+			return id, func() string { return d.Owner }
+		}
+		if d.JobID == "" {
 			return "", nil
 		}
 		return id, func() string { return owner(ctx, d.JobID) }

@@ -75,6 +75,8 @@ type Queue struct {
 	maxCompressRetries int
 	schedule           []time.Duration
 	retention          time.Duration
+	// fair, when set, takes compress jobs instead of asynq (dispatch.go).
+	fair *fairQueue
 }
 
 var _ connector.Queue = (*Queue)(nil)
@@ -144,6 +146,9 @@ func NewQueue(client *asynq.Client, queue string, opts ...QueueOption) *Queue {
 // payload so that the worker places the task in its key's share without
 // reading the job ("" when unknown: it reads it then).
 func (q *Queue) EnqueueCompress(ctx context.Context, jobID, owner string) error {
+	if q.fair != nil {
+		return q.fair.enqueue(ctx, jobID, owner)
+	}
 	payload, err := json.Marshal(compressPayload{JobID: jobID, Owner: owner})
 	if err != nil {
 		return err

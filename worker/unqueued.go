@@ -78,6 +78,7 @@ type BatchSweeper interface {
 type unqueuedSweeper struct {
 	jobs      JobStore // its notes of new jobs, and their records
 	queue     *Queue
+	fair      *fairQueue            // set: compress jobs are fair dispatch's, not asynq tasks
 	rdb       redis.UniversalClient // asynq's Redis: the tasks' states
 	inspector *asynq.Inspector
 	qname     string
@@ -124,7 +125,7 @@ func (s *unqueuedSweeper) pass(ctx context.Context, before time.Time) int {
 	if err != nil || len(ids) == 0 {
 		return 0 // Redis down: next time
 	}
-	states, err := asynqext.QueueOf(s.qname).TaskStates(ctx, s.rdb, ids)
+	states, err := s.taskStates(ctx, ids)
 	if err != nil {
 		return 0
 	}

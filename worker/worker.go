@@ -32,7 +32,10 @@ type Worker struct {
 	fitRatios imaging.Ratios
 	client    *asynq.Client
 	queue     *Queue
-	mux       *asynq.ServeMux
+	// fair is the fair dispatcher of compress jobs (dispatch.go); nil on
+	// asynq's queue.
+	fair *fairQueue
+	mux  *asynq.ServeMux
 
 	// crashHook, when set (tests only), is asked after each step of the
 	// billing path that a crash could follow ("answered", "kept",
@@ -76,10 +79,13 @@ func New(cfg Config) (*Worker, error) {
 		runningAfter:  runningAfter,
 		balances:      &balanceMemo{m: map[string]balanceEntry{}},
 	}
-	w.queue = NewQueue(w.client, cfg.Queue,
-		WithMaxCompressRetries(cfg.MaxCompressRetries),
-		WithDeliverySchedule(cfg.DeliverySchedule),
-		WithWakeUps(rdb))
+	qopts := []QueueOption{WithMaxCompressRetries(cfg.MaxCompressRetries),
+		WithDeliverySchedule(cfg.DeliverySchedule), WithWakeUps(rdb)}
+	if cfg.Dispatch == DispatchFair {
+		w.fair = newFairQueue(rdb, cfg.Queue, cfg.fairLimit)
+		qopts = append(qopts, withFairQueue(w.fair))
+	}
+	w.queue = NewQueue(w.client, cfg.Queue, qopts...)
 	w.share = &fairShare{local: &localShare{workers: cfg.Concurrency}, rdb: rdb, prefix: "imgflow:share:{" + cfg.Queue + "}:", share: cfg.KeyShare,
 		lease: shareLease, parkBase: parkBase}
 	w.deliveryShare = &fairShare{rdb: rdb, prefix: "imgflow:share:{" + cfg.Queue + "}:deliveries:", share: cfg.DeliveryKeyShare,
@@ -132,15 +138,21 @@ func (w *Worker) Run(ctx context.Context) error {
 	rdb.AddHook(w.dwk)
 	listenCtx, stopListening := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopListening()
-	for queue, wk := range map[string]*waker{w.cfg.Queue: w.wk, deliveries: w.dwk} {
+	wakers := map[string]*waker{w.cfg.Queue: w.wk, deliveries: w.dwk}
+	if w.fair != nil {
+		delete(wakers, w.cfg.Queue) // the fair runner listens itself
+	}
+	for queue, wk := range wakers {
 		if err := wk.listen(listenCtx, rdb, wakeChannel(queue)); err != nil {
 			// Without wake-ups the worker still polls every IdleWait.
 			w.log.Warn("worker: no wake-ups on enqueue; polling only", "queue", queue, "err", err)
 		}
 	}
-	srvs, err := w.startServers(asynqServerClient(rdb, w.wk))
-	if err != nil {
-		return err
+	var srvs []*asynq.Server
+	if w.fair == nil {
+		if srvs, err = w.startServers(asynqServerClient(rdb, w.wk)); err != nil {
+			return err
+		}
 	}
 	// Deliveries run in a pool of their own (DeliveryQueue).
 	dsrv, err := w.startServer(asynqServerClient(rdb, w.dwk), deliveries, w.cfg.DeliveryConcurrency, w.cfg.DelayedTaskCheckInterval)
@@ -149,17 +161,26 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	srvs = append(srvs, dsrv)
-	w.log.Info("worker started", "queue", w.cfg.Queue, "concurrency", w.cfg.Concurrency, "fetchers", len(srvs)-1,
+	w.log.Info("worker started", "queue", w.cfg.Queue, "dispatch", w.cfg.Dispatch, "concurrency", w.cfg.Concurrency, "fetchers", len(srvs)-1,
 		"delivery_concurrency", w.cfg.DeliveryConcurrency, "key_share", w.cfg.KeyShare)
 	// The recoverers (recover.go) use the worker's own client.
 	recCtx, stopRecovering := context.WithCancel(ctx)
 	var recovering sync.WaitGroup
-	for _, queue := range []string{w.cfg.Queue, deliveries} {
+	recovered := []string{w.cfg.Queue, deliveries}
+	if w.fair != nil {
+		recovered = recovered[1:] // fair dispatch recovers its own leases
+		fair := w.fairRunner()
+		if err := fair.listen(listenCtx, rdb); err != nil {
+			w.log.Warn("worker: no wake-ups on enqueue; polling only", "queue", w.cfg.Queue, "err", err)
+		}
+		recovering.Go(func() { fair.run(recCtx, w.cfg.ShutdownTimeout) })
+	}
+	for _, queue := range recovered {
 		rec := &abandonedRecoverer{rdb: w.rdb, queue: queue, log: w.log}
 		recovering.Go(func() { rec.run(recCtx, w.recoverEvery) })
 	}
 	defer func() { stopRecovering(); recovering.Wait() }()
-	sw := &unqueuedSweeper{jobs: w.cfg.Jobs, queue: w.queue, rdb: w.rdb,
+	sw := &unqueuedSweeper{jobs: w.cfg.Jobs, queue: w.queue, rdb: w.rdb, fair: w.fair,
 		inspector: asynq.NewInspectorFromRedisClient(w.rdb), qname: w.cfg.Queue, log: w.log, makingAfter: w.makingAfter}
 	if w.cfg.Batches != nil && w.cfg.Sweeper != nil {
 		sw.batches = w.cfg.Sweeper

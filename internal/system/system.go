@@ -108,6 +108,9 @@ type Options struct {
 	// other keys' run. Default 0: half of the worker's concurrency;
 	// negative: no share. work and dev only (addWorkerFlags).
 	KeyShare int
+	// Dispatch (--dispatch, IMGFLOW_DISPATCH): "asynq" (default) or
+	// "fair", worker.Config.Dispatch; serve and work must agree.
+	Dispatch string
 	// DeliveryConcurrency (--delivery-concurrency,
 	// IMGFLOW_DELIVERY_CONCURRENCY): deliveries one worker runs at once,
 	// apart from compress tasks. Default 0: the worker's concurrency.
@@ -317,7 +320,17 @@ func New(opts Options, rdb redis.UniversalClient) (*App, error) {
 	batched := redisstore.Batched(rdb)
 	a.asynqClient = asynq.NewClientFromRedisClient(batched)
 	// Wake-ups on the same client let idle workers start a job at once.
-	a.queue = worker.NewQueue(a.asynqClient, opts.Queue, worker.WithWakeUps(batched))
+	qopts := []worker.QueueOption{worker.WithWakeUps(batched)}
+	switch opts.Dispatch {
+	case "", worker.DispatchAsynq:
+	case worker.DispatchFair:
+		// The key limit here only spares a dispatch of a key at its
+		// limit; the dispatcher enforces the workers' own.
+		qopts = append(qopts, worker.WithFairDispatch(batched, opts.KeyShare))
+	default:
+		return nil, fmt.Errorf("IMGFLOW_DISPATCH: %q is neither asynq nor fair", opts.Dispatch)
+	}
+	a.queue = worker.NewQueue(a.asynqClient, opts.Queue, qopts...)
 	a.keyCheck = keycheck.New(keycheck.Config{Accounts: a.store.Accounts, Validator: a.compressor, Owner: keys.KeyHash,
 		Grace: opts.KeyGrace, Logger: slog.Default()})
 	a.maker = a.newMaker()
@@ -382,7 +395,17 @@ func (a *App) APIServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 	// (OpsHandler).
 	inspector := asynq.NewInspector(a.redisOpt)
 	a.closers = append(a.closers, inspector.Close)
-	a.metrics.WatchQueues(inspector, a.opts.Queue, worker.DeliveryQueue(a.opts.Queue))
+	var sizes map[string]metrics.QueueSizes
+	if a.opts.Dispatch == worker.DispatchFair {
+		// Compress jobs are fair dispatch's: their backlog is read there.
+		sizes = map[string]metrics.QueueSizes{a.opts.Queue: func() (asynq.QueueInfo, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			s, err := a.queue.FairSizes(ctx)
+			return asynq.QueueInfo{Pending: int(s.Ready), Active: int(s.Running), Retry: int(s.Retrying)}, err
+		}}
+	}
+	a.metrics.WatchQueuesWith(inspector, sizes, a.opts.Queue, worker.DeliveryQueue(a.opts.Queue))
 	api := server.New(server.Config{
 		Maker:               a.maker,
 		Keys:                a.keyCheck,
@@ -463,6 +486,7 @@ func (a *App) Worker(logger *slog.Logger, concurrency int) (*worker.Worker, erro
 		Queue:          a.opts.Queue,
 		Concurrency:    concurrency,
 		KeyShare:       a.opts.KeyShare,
+		Dispatch:       a.opts.Dispatch,
 		Jobs:           a.store.Jobs,
 		Blobs:          a.blobs,
 		FileURL:        a.fileURL,

@@ -1,0 +1,62 @@
+package worker
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/imgflow/imgflow/internal/asynqext"
+)
+
+// WithFairDispatch makes the Queue put compress jobs on fair dispatch
+// (dispatch.go) on rdb instead of asynq; keyLimit is the workers'
+// Config.KeyShare (<= 0: no limit), which decides, with each key's own, when
+// an enqueue puts the key in the ring. Deliveries stay on asynq.
+func WithFairDispatch(rdb redis.UniversalClient, keyLimit int) QueueOption {
+	return func(q *Queue) { q.fair = newFairQueue(rdb, q.queue, keyLimit) }
+}
+
+func withFairQueue(f *fairQueue) QueueOption {
+	return func(q *Queue) { q.fair = f }
+}
+
+// SetKeyTurns sets, on fair dispatch, one key's weight (its share of the
+// turns against other waiting keys; 1 when unset; <= 0 leaves it) and its
+// limit of jobs running at once across the deployment (0 leaves it;
+// negative: none).
+func (q *Queue) SetKeyTurns(ctx context.Context, owner string, weight float64, limit int) error {
+	if q.fair == nil {
+		return nil
+	}
+	return q.fair.setKeyTurns(ctx, owner, weight, limit)
+}
+
+// FairSizes are the sizes of fair dispatch's compress jobs: zero on
+// asynq's queue.
+func (q *Queue) FairSizes(ctx context.Context) (FairSizes, error) {
+	if q.fair == nil {
+		return FairSizes{}, nil
+	}
+	return q.fair.sizes(ctx)
+}
+
+// taskStates says, for each of ids, whether its compress job has a live
+// task: asynq's task state, or on fair dispatch whether the dispatcher
+// holds it (a job it does not is NoTask).
+func (s *unqueuedSweeper) taskStates(ctx context.Context, ids []string) ([]asynqext.TaskState, error) {
+	if s.fair == nil {
+		return asynqext.QueueOf(s.qname).TaskStates(ctx, s.rdb, ids)
+	}
+	known, err := s.fair.known(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	states := make([]asynqext.TaskState, len(ids))
+	for i, k := range known {
+		states[i] = asynqext.NoTask
+		if k {
+			states[i] = asynqext.TaskPending
+		}
+	}
+	return states, nil
+}

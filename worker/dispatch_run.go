@@ -1,0 +1,240 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+)
+
+// fairRunner runs a process's compress jobs from fair dispatch
+// (dispatch.go): one loop takes a job whenever a slot is free and a key
+// has ready work, each job runs in a goroutine of its own, and a
+// heartbeat renews the leases of the jobs running here. An idle loop waits
+// for a wake-up (an enqueue's PUBLISH) or IdleWait, as asynq's held
+// dequeue does (wake.go), so an idle worker costs Redis one dispatch per
+// IdleWait.
+type fairRunner struct {
+	q        *fairQueue
+	handle   func(ctx context.Context, t *asynq.Task) error
+	retryAt  func(retried int) time.Duration // the delay before retry number retried+1
+	maxRetry int
+	slots    int
+	idleWait time.Duration
+	log      *slog.Logger
+
+	signal chan struct{} // a wake-up arrived (capacity 1)
+	mu     sync.Mutex
+	held   map[string]*fairJob // the jobs running here, by lease member
+}
+
+// attemptKey is the context key of a dispatched job's attempt.
+type attemptKey struct{}
+
+// attempt is a dispatched job's retry count and the most it may have:
+// what asynq tells its handlers through GetRetryCount and GetMaxRetry.
+type attempt struct{ retried, maxRetry int }
+
+// retryCounts is the running task's retry count and its maximum, from
+// fair dispatch or from asynq; ok is false when neither says.
+func retryCounts(ctx context.Context) (retried, maxRetry int, ok bool) {
+	if a, found := ctx.Value(attemptKey{}).(attempt); found {
+		return a.retried, a.maxRetry, true
+	}
+	retried, _ = asynq.GetRetryCount(ctx)
+	maxRetry, ok = asynq.GetMaxRetry(ctx)
+	return retried, maxRetry, ok
+}
+
+func newFairRunner(q *fairQueue, slots int, idleWait time.Duration) *fairRunner {
+	return &fairRunner{q: q, slots: max(slots, 1), idleWait: idleWait, signal: make(chan struct{}, 1), held: map[string]*fairJob{}}
+}
+
+// listen forwards wake-ups on the queue's channel until ctx ends.
+func (r *fairRunner) listen(ctx context.Context, rdb redis.UniversalClient) error {
+	ps := rdb.Subscribe(ctx, r.q.channel)
+	if _, err := ps.Receive(ctx); err != nil {
+		ps.Close()
+		return err
+	}
+	go func() {
+		defer ps.Close()
+		msgs := ps.Channel()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-msgs:
+				r.wake()
+			}
+		}
+	}()
+	return nil
+}
+
+func (r *fairRunner) wake() {
+	select {
+	case r.signal <- struct{}{}:
+	default:
+	}
+}
+
+// run takes and runs jobs until ctx ends, then waits up to grace for the
+// running ones; those still running then are given back to their keys'
+// lists, for another worker to run (under the run guard).
+func (r *fairRunner) run(ctx context.Context, grace time.Duration) {
+	jobsCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopJobs()
+	var running sync.WaitGroup
+	// The heartbeat goes on while running jobs finish after ctx ends.
+	beatCtx, stopBeats := context.WithCancel(context.WithoutCancel(ctx))
+	var side sync.WaitGroup
+	side.Go(func() { r.heartbeat(beatCtx) })
+	side.Go(func() { onEveryTick(ctx, fairMaintainEvery, r.maintain) })
+	slots := make(chan struct{}, r.slots)
+	idle := false // the last dispatch found the ring empty
+	for ctx.Err() == nil {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			continue
+		}
+		if idle && !r.waitForWork(ctx) {
+			<-slots
+			continue
+		}
+		job, more, err := r.q.dispatch(ctx, fairLease)
+		if err != nil && ctx.Err() == nil {
+			r.log.Warn("fair dispatch failed; trying again", "job_id", "", "err", err)
+		}
+		if job == nil {
+			<-slots
+			idle = true
+			continue
+		}
+		idle = !more
+		r.hold(job)
+		running.Go(func() {
+			defer func() { <-slots }()
+			r.runJob(jobsCtx, job)
+		})
+	}
+	done := make(chan struct{})
+	go func() { running.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		r.releaseHeld()
+		stopJobs()
+	}
+	stopBeats()
+	side.Wait()
+}
+
+// waitForWork waits for a wake-up or IdleWait; false when ctx ended.
+func (r *fairRunner) waitForWork(ctx context.Context) bool {
+	t := time.NewTimer(r.idleWait)
+	defer t.Stop()
+	select {
+	case <-r.signal:
+	case <-t.C:
+	case <-ctx.Done():
+		return false
+	}
+	return true
+}
+
+// runJob runs one dispatched job and ends it: done, or a retry after its
+// backoff while retries are left.
+func (r *fairRunner) runJob(ctx context.Context, job *fairJob) {
+	defer r.release(job.member)
+	payload, _ := json.Marshal(compressPayload{JobID: job.jobID, Owner: job.owner})
+	tctx, cancel := context.WithTimeout(context.WithValue(ctx, attemptKey{}, attempt{job.retried, r.maxRetry}), compressTimeout)
+	err := r.handle(tctx, asynq.NewTask(TypeCompress, payload))
+	cancel()
+	var retryAt time.Time
+	switch {
+	case err == nil, errors.Is(err, asynq.SkipRetry):
+	case job.retried < r.maxRetry:
+		retryAt = time.Now().Add(r.retryAt(job.retried))
+	default:
+		r.log.Error("compress job out of retries; dropped", "job_id", job.jobID, "err", err)
+	}
+	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer acancel()
+	if err := retryInPlace(actx, func() error { _, err := r.q.ack(actx, job, retryAt); return err }); err != nil {
+		// The lease lapses and the job runs again: its run guard ends it.
+		r.log.Warn("could not end a dispatched job; it runs again when its lease lapses", "job_id", job.jobID, "err", err)
+	}
+}
+
+func (r *fairRunner) hold(job *fairJob) {
+	r.mu.Lock()
+	r.held[job.member] = job
+	r.mu.Unlock()
+}
+
+// releaseHeld gives back the jobs still running here at shutdown.
+func (r *fairRunner) releaseHeld() {
+	r.mu.Lock()
+	jobs := make([]*fairJob, 0, len(r.held))
+	for _, j := range r.held {
+		jobs = append(jobs, j)
+	}
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, j := range jobs {
+		if _, err := r.q.release(ctx, j); err != nil {
+			r.log.Warn("could not give back a running job at shutdown; it runs again when its lease lapses", "job_id", j.jobID, "err", err)
+		}
+	}
+}
+
+func (r *fairRunner) release(member string) {
+	r.mu.Lock()
+	delete(r.held, member)
+	r.mu.Unlock()
+}
+
+// heartbeat renews the leases of the jobs running here.
+func (r *fairRunner) heartbeat(ctx context.Context) {
+	onEveryTick(ctx, fairHeartbeat, func() {
+		r.mu.Lock()
+		members := make([]string, 0, len(r.held))
+		for m := range r.held {
+			members = append(members, m)
+		}
+		r.mu.Unlock()
+		if err := r.q.extend(ctx, members, fairLease); err != nil && ctx.Err() == nil {
+			r.log.Warn("could not renew the leases of running jobs", "job_id", "", "err", err)
+		}
+	})
+}
+
+// maintain moves due retries and jobs whose lease lapsed back to their
+// keys' lists.
+func (r *fairRunner) maintain() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, recovered, err := r.q.maintain(ctx)
+	if err != nil {
+		r.log.Warn("fair dispatch maintenance failed; trying again", "job_id", "", "err", err)
+		return
+	}
+	if recovered > 0 {
+		r.log.Warn("requeued jobs whose worker stopped renewing their lease", "job_id", "", "count", recovered)
+	}
+}
+
+// fairRunner is the worker's runner of fair dispatch.
+func (w *Worker) fairRunner() *fairRunner {
+	r := newFairRunner(w.fair, w.cfg.Concurrency, w.cfg.IdleWait)
+	r.handle, r.retryAt, r.maxRetry, r.log = w.handleCompress, w.backoff, w.cfg.MaxCompressRetries, w.log
+	return r
+}
