@@ -62,22 +62,56 @@ func Score(orig, dist Image) (float64, error) {
 	if orig.Width < minSide || orig.Height < minSide {
 		return 0, fmt.Errorf("the image is %d×%d: SSIMULACRA2 needs at least %d pixels on a side", orig.Width, orig.Height, minSide)
 	}
-	var scales [][18]float64
-	a, b := bytesRows(orig), bytesRows(dist)
-	w, h := orig.Width, orig.Height
-	for scale := 0; scale < numScales; scale++ {
+	var total pyramid
+	total.add(bytesRows(orig), bytesRows(dist), orig.Width, orig.Height, 0, numScales, 0)
+	return combine(total.pooled()), nil
+}
+
+// pyramid is the error sums of every scale, over one image or several
+// tiles of it, with the pixels each scale summed over.
+type pyramid struct {
+	sums   [numScales]errorSums
+	pixels [numScales]int
+	scales int
+}
+
+// add sums the errors of b against a (w×h, at scale from) at scales from
+// up to before to, leaving out a margin (halved at each scale) on every
+// side: a tile's margin is there for the blur of the pixels inside it.
+func (p *pyramid) add(a, b rows, w, h, from, to, margin int) {
+	for scale := from; scale < to; scale++ {
 		if w < minSide || h < minSide {
 			break
 		}
-		scales = append(scales, scaleErrors(w, h, a, b))
-		if scale == numScales-1 {
+		p.sums[scale].add(scaleSums(w, h, a, b, margin))
+		p.pixels[scale] += (w - 2*margin) * (h - 2*margin)
+		margin /= 2
+		p.scales = max(p.scales, scale+1)
+		if scale == to-1 {
 			break
 		}
-		da, db := downsample(a, w, h), downsample(b, w, h)
-		w, h = da.width, da.height
-		a, b = da, db
+		a, b = downsample(a, w, h), downsample(b, w, h)
+		w, h = (w+1)/2, (h+1)/2
 	}
-	return combine(scales), nil
+}
+
+// pooled is every scale's 18 pooled errors: per channel the SSIM error's
+// 1-norm and 4-norm, then the artifact's and the detail lost's.
+func (p *pyramid) pooled() [][18]float64 {
+	out := make([][18]float64, p.scales)
+	for s := range out {
+		perPixel := 1 / float64(p.pixels[s])
+		t := &p.sums[s]
+		for c := range 3 {
+			out[s][c*2] = perPixel * t.ssim[c][0]
+			out[s][c*2+1] = math.Sqrt(math.Sqrt(perPixel * t.ssim[c][1]))
+			out[s][6+c*4] = perPixel * t.edge[c][0]
+			out[s][6+c*4+1] = math.Sqrt(math.Sqrt(perPixel * t.edge[c][1]))
+			out[s][6+c*4+2] = perPixel * t.edge[c][2]
+			out[s][6+c*4+3] = math.Sqrt(math.Sqrt(perPixel * t.edge[c][3]))
+		}
+	}
+	return out
 }
 
 func check(img Image) error {
@@ -275,6 +309,17 @@ func blurRow(in, out []float32) {
 	}
 }
 
+// blurColumn blurs across rows: out is the kernel over col, the rows
+// around out's (col[radius] its own), in one pass.
+func blurColumn(col *[2*radius + 1][]float32, out []float32) {
+	k0, k1, k2, k3, k4, k5 := kernel[0], kernel[1], kernel[2], kernel[3], kernel[4], kernel[5]
+	r0, r1, r2, r3, r4, r5 := col[0][:len(out)], col[1][:len(out)], col[2][:len(out)], col[3][:len(out)], col[4][:len(out)], col[5][:len(out)]
+	r6, r7, r8, r9, r10 := col[6][:len(out)], col[7][:len(out)], col[8][:len(out)], col[9][:len(out)], col[10][:len(out)]
+	for x := range out {
+		out[x] = k0*r5[x] + k1*(r4[x]+r6[x]) + k2*(r3[x]+r7[x]) + k3*(r2[x]+r8[x]) + k4*(r1[x]+r9[x]) + k5*(r0[x]+r10[x])
+	}
+}
+
 func abs(i int) int {
 	if i < 0 {
 		return -i
@@ -311,37 +356,25 @@ func (s *errorSums) add(o *errorSums) {
 	}
 }
 
-// scaleErrors is one scale's 18 pooled errors of b against a (w×h):
-// per channel the SSIM error's 1-norm and 4-norm, then the artifact's and
-// the detail lost's 1-norm and 4-norm. Strips of rows run in parallel.
-func scaleErrors(w, h int, a, b rows) [18]float64 {
-	strips := min(runtime.GOMAXPROCS(0), max(1, h/64))
+// scaleSums is one scale's error sums of b against a (w×h), but for a
+// margin on every side; strips of rows in parallel.
+func scaleSums(w, h int, a, b rows, margin int) *errorSums {
+	strips := min(runtime.GOMAXPROCS(0), max(1, (h-2*margin)/64))
 	sums := make([]errorSums, strips)
 	var wg sync.WaitGroup
 	for i := range strips {
-		y0, y1 := h*i/strips, h*(i+1)/strips
+		y0, y1 := margin+(h-2*margin)*i/strips, margin+(h-2*margin)*(i+1)/strips
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			stripErrors(w, h, y0, y1, a, b, &sums[i])
+			stripErrors(w, h, y0, y1, margin, a, b, &sums[i])
 		}()
 	}
 	wg.Wait()
-	var total errorSums
-	for i := range sums {
-		total.add(&sums[i])
+	for i := 1; i < len(sums); i++ {
+		sums[0].add(&sums[i])
 	}
-	perPixel := 1 / float64(w*h)
-	var out [18]float64
-	for c := range 3 {
-		out[c*2] = perPixel * total.ssim[c][0]
-		out[c*2+1] = math.Sqrt(math.Sqrt(perPixel * total.ssim[c][1]))
-		out[6+c*4] = perPixel * total.edge[c][0]
-		out[6+c*4+1] = math.Sqrt(math.Sqrt(perPixel * total.edge[c][1]))
-		out[6+c*4+2] = perPixel * total.edge[c][2]
-		out[6+c*4+3] = math.Sqrt(math.Sqrt(perPixel * total.edge[c][3]))
-	}
-	return out
+	return &sums[0]
 }
 
 // window holds the last 2·radius+1 rows of every quantity, blurred along
@@ -351,8 +384,9 @@ type window struct {
 	xyb     [2][3][2*radius + 1][]float32
 }
 
-// stripErrors adds the errors of output rows [y0, y1) into sums.
-func stripErrors(w, h, y0, y1 int, a, b rows, sums *errorSums) {
+// stripErrors adds the errors of rows [y0, y1), but for margin columns
+// on each side, into sums.
+func stripErrors(w, h, y0, y1, margin int, a, b rows, sums *errorSums) {
 	const span = 2*radius + 1
 	var win window
 	for q := range win.blurred {
@@ -400,6 +434,7 @@ func stripErrors(w, h, y0, y1 int, a, b rows, sums *errorSums) {
 	for q := range mu {
 		mu[q] = make([]float32, w)
 	}
+	zero := make([]float32, w)
 	first := max(0, y0-radius)
 	next := first
 	for y := y0; y < y1; y++ {
@@ -409,21 +444,17 @@ func stripErrors(w, h, y0, y1 int, a, b rows, sums *errorSums) {
 		for c := range 3 {
 			// The column blur: rows outside the image count as zero.
 			for q := range mu {
-				out := mu[q]
-				clear(out)
+				var col [2*radius + 1][]float32
 				for j := -radius; j <= radius; j++ {
-					yy := y + j
-					if yy < 0 || yy >= h {
-						continue
-					}
-					k := kernel[abs(j)]
-					in := win.blurred[q][c][yy%span]
-					for x := range out {
-						out[x] += k * in[x]
+					if yy := y + j; yy >= 0 && yy < h {
+						col[j+radius] = win.blurred[q][c][yy%span]
+					} else {
+						col[j+radius] = zero
 					}
 				}
+				blurColumn(&col, mu[q])
 			}
-			rowErrors(win.xyb[0][c][y%span], win.xyb[1][c][y%span], &mu, &sums.ssim[c], &sums.edge[c])
+			rowErrors(win.xyb[0][c][y%span], win.xyb[1][c][y%span], &mu, margin, &sums.ssim[c], &sums.edge[c])
 		}
 	}
 }
@@ -434,10 +465,10 @@ const c2 = 0.0009
 // rowErrors adds one row's errors of one channel: SSIM without the
 // luminance denominator (which makes dark errors count more, wrong in a
 // perceptual space), and the edge difference, split by its sign.
-func rowErrors(ra, rb []float32, mu *[numQuantities][]float32, ssim *[2]float64, edge *[4]float64) {
+func rowErrors(ra, rb []float32, mu *[numQuantities][]float32, margin int, ssim *[2]float64, edge *[4]float64) {
 	m1, m2, s11, s22, s12 := mu[qA], mu[qB], mu[qAA], mu[qBB], mu[qAB]
 	var e0, e1, a0, a1, d0, d1 float64
-	for x := range ra {
+	for x := margin; x < len(ra)-margin; x++ {
 		mu1, mu2 := m1[x], m2[x]
 		numM := 1 - (mu1-mu2)*(mu1-mu2)
 		numS := 2*(s12[x]-mu1*mu2) + c2

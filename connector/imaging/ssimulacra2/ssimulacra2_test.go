@@ -153,3 +153,36 @@ func BenchmarkScore12MP(b *testing.B) {
 		}
 	}
 }
+
+func TestSampledScoreTracksTheWholeImage(t *testing.T) {
+	src := synth.Photo(5, 2048, 1536)
+	orig := fromImage(src)
+	for _, q := range []int{90, 60, 30} {
+		dist := jpegAt(t, src, q)
+		whole, err := Score(orig, dist)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sampled, err := ScoreSampled(orig, dist, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("q%d: whole %.2f, 4 tiles %.2f", q, whole, sampled)
+		if math.Abs(whole-sampled) > 3 {
+			t.Errorf("q%d: sampled %.2f, whole %.2f: want within 3", q, sampled, whole)
+		}
+	}
+}
+
+// BenchmarkScoreSampled12MP is ScoreSampled of the same 12 MP pair over
+// 2 MP of tiles: the fit search's score.
+func BenchmarkScoreSampled12MP(b *testing.B) {
+	src := synth.Photo(12, 4000, 3000)
+	orig, dist := fromImage(src), jpegAt(b, src, 80)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := ScoreSampled(orig, dist, 2<<20); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
