@@ -472,6 +472,11 @@ func FitContext(ctx context.Context, data []byte, t connector.Transform, goal Fi
 		return res, fit, nil
 	}
 	cost := 4 * (int64(in.Width)*int64(in.Height) + 2*int64(res.Output.Width)*int64(res.Output.Height))
+	if goal.MinScore != nil {
+		// A score holds both images' pixels, the candidate decoded, and
+		// the metric's planes at half size: about 20 bytes a pixel.
+		cost += 20 * int64(res.Output.Width) * int64(res.Output.Height)
+	}
 	release, err := gate.acquire(ctx, cost)
 	if err != nil {
 		return nil, nil, outOfTime()

@@ -225,6 +225,14 @@ module.exports = {
             "required": false,
             "type": "boolean",
           },
+          {
+            "helpText": "With Max File Size: the lowest SSIMULACRA2 score (0–100) the result may have against the image it encodes: 90 looks lossless, 70 is high quality for the web, 50 medium. The image gets smaller in pixels rather than worse (when Allow Resize is on); a size and score the image cannot reach together fail the job uncharged, with the best score reached.",
+            "key": "target_min_score",
+            "label": "Min Visual Quality",
+            "placeholder": "70",
+            "required": false,
+            "type": "number",
+          },
         ],
         "outputFields": [
           {
@@ -307,6 +315,7 @@ module.exports = {
             "resize_method": "{{bundle.inputData.resize_method}}",
             "target_allow_resize": "{{bundle.inputData.target_allow_resize}}",
             "target_max_bytes": "{{bundle.inputData.target_max_bytes}}",
+            "target_min_score": "{{bundle.inputData.target_min_score}}",
           },
           "method": "POST",
           "removeMissingValuesFrom": {
@@ -455,6 +464,14 @@ module.exports = {
             "label": "Allow Resize to Fit",
             "required": false,
             "type": "boolean",
+          },
+          {
+            "helpText": "With Max File Size: the lowest SSIMULACRA2 score (0–100) the result may have against the image it encodes: 90 looks lossless, 70 is high quality for the web, 50 medium. The image gets smaller in pixels rather than worse (when Allow Resize is on); a size and score the image cannot reach together fail the job uncharged, with the best score reached.",
+            "key": "target_min_score",
+            "label": "Min Visual Quality",
+            "placeholder": "70",
+            "required": false,
+            "type": "number",
           },
         ],
         "outputFields": [
@@ -683,6 +700,11 @@ module.exports = {
             "type": "integer",
           },
           {
+            "key": "result__score",
+            "label": "Result Visual Quality",
+            "type": "number",
+          },
+          {
             "key": "file",
             "label": "Compressed File",
             "type": "file",
@@ -691,7 +713,7 @@ module.exports = {
         "perform": async function (z, bundle) {
           const request = { method: "POST", url: "https://imgflow.example.com/v1/jobs?wait=25" };
           request.body = {};
-          for (const key of ["image_url", "image_base64", "filename", "metadata", "dedupe", "resize", "resize_method", "resize_enlarge", "convert", "background", "preserve", "target_max_bytes", "target_allow_resize"]) {
+          for (const key of ["image_url", "image_base64", "filename", "metadata", "dedupe", "resize", "resize_method", "resize_enlarge", "convert", "background", "preserve", "target_max_bytes", "target_allow_resize", "target_min_score"]) {
             const value = bundle.inputData[key];
             if (value !== undefined && value !== null && value !== '') request.body[key] = value;
           }
@@ -872,6 +894,14 @@ module.exports = {
             "required": false,
             "type": "boolean",
           },
+          {
+            "helpText": "With Max File Size: the lowest SSIMULACRA2 score (0–100) the result may have against the image it encodes: 90 looks lossless, 70 is high quality for the web, 50 medium. The image gets smaller in pixels rather than worse (when Allow Resize is on); a size and score the image cannot reach together fail the job uncharged, with the best score reached.",
+            "key": "target_min_score",
+            "label": "Min Visual Quality",
+            "placeholder": "70",
+            "required": false,
+            "type": "number",
+          },
         ],
         "outputFields": [
           {
@@ -1099,6 +1129,11 @@ module.exports = {
             "type": "integer",
           },
           {
+            "key": "result__score",
+            "label": "Result Visual Quality",
+            "type": "number",
+          },
+          {
             "key": "file",
             "label": "Compressed File",
             "type": "file",
@@ -1106,7 +1141,7 @@ module.exports = {
         ],
         "perform": async function (z, bundle) {
           const body = { callback_url: z.generateCallbackUrl() };
-          for (const key of ["image_url", "image_base64", "filename", "metadata", "dedupe", "resize", "resize_method", "resize_enlarge", "convert", "background", "preserve", "target_max_bytes", "target_allow_resize"]) {
+          for (const key of ["image_url", "image_base64", "filename", "metadata", "dedupe", "resize", "resize_method", "resize_enlarge", "convert", "background", "preserve", "target_max_bytes", "target_allow_resize", "target_min_score"]) {
             const value = bundle.inputData[key];
             if (value !== undefined && value !== null && value !== '') body[key] = value;
           }
@@ -1297,6 +1332,14 @@ module.exports = {
             "label": "Allow Resize to Fit",
             "required": false,
             "type": "boolean",
+          },
+          {
+            "helpText": "With Max File Size: the lowest SSIMULACRA2 score (0–100) the result may have against the image it encodes: 90 looks lossless, 70 is high quality for the web, 50 medium. The image gets smaller in pixels rather than worse (when Allow Resize is on); a size and score the image cannot reach together fail the job uncharged, with the best score reached.",
+            "key": "target_min_score",
+            "label": "Min Visual Quality",
+            "placeholder": "70",
+            "required": false,
+            "type": "number",
           },
         ],
         "outputFields": [
@@ -1574,6 +1617,11 @@ module.exports = {
                 "label": "Result Quality",
                 "type": "integer",
               },
+              {
+                "key": "result__score",
+                "label": "Result Visual Quality",
+                "type": "number",
+              },
             ],
             "key": "jobs",
             "label": "Jobs",
@@ -1599,7 +1647,7 @@ module.exports = {
             return out;
           }).filter((record) => Object.keys(record).length > 0);
           request.body = {};
-          for (const key of ["items", "metadata", "resize", "resize_method", "resize_enlarge", "convert", "background", "preserve", "target_max_bytes", "target_allow_resize"]) {
+          for (const key of ["items", "metadata", "resize", "resize_method", "resize_enlarge", "convert", "background", "preserve", "target_max_bytes", "target_allow_resize", "target_min_score"]) {
             const value = bundle.inputData[key];
             if (value !== undefined && value !== null && value !== '') request.body[key] = value;
           }
@@ -2141,6 +2189,11 @@ module.exports = {
                 "key": "result__quality",
                 "label": "Result Quality",
                 "type": "integer",
+              },
+              {
+                "key": "result__score",
+                "label": "Result Visual Quality",
+                "type": "number",
               },
             ],
             "key": "jobs",
@@ -2740,6 +2793,11 @@ module.exports = {
             "type": "integer",
           },
           {
+            "key": "result__score",
+            "label": "Result Visual Quality",
+            "type": "number",
+          },
+          {
             "key": "file",
             "label": "Compressed File",
             "type": "file",
@@ -3286,6 +3344,11 @@ module.exports = {
             "type": "integer",
           },
           {
+            "key": "result__score",
+            "label": "Result Visual Quality",
+            "type": "number",
+          },
+          {
             "key": "file",
             "label": "Compressed File",
             "type": "file",
@@ -3615,6 +3678,11 @@ module.exports = {
             "label": "Result Quality",
             "sample": 84,
             "type": "integer",
+          },
+          {
+            "key": "result__score",
+            "label": "Result Visual Quality",
+            "type": "number",
           },
           {
             "key": "file",

@@ -63,31 +63,28 @@ func Score(orig, dist Image) (float64, error) {
 		return 0, fmt.Errorf("the image is %d×%d: SSIMULACRA2 needs at least %d pixels on a side", orig.Width, orig.Height, minSide)
 	}
 	var total pyramid
-	total.add(bytesRows(orig), bytesRows(dist), orig.Width, orig.Height, 0, numScales, 0)
+	total.add(bytesRows(orig), bytesRows(dist), orig.Width, orig.Height)
 	return combine(total.pooled()), nil
 }
 
-// pyramid is the error sums of every scale, over one image or several
-// tiles of it, with the pixels each scale summed over.
+// pyramid is the error sums of every scale, with the pixels each scale
+// summed over.
 type pyramid struct {
 	sums   [numScales]errorSums
 	pixels [numScales]int
 	scales int
 }
 
-// add sums the errors of b against a (w×h, at scale from) at scales from
-// up to before to, leaving out a margin (halved at each scale) on every
-// side: a tile's margin is there for the blur of the pixels inside it.
-func (p *pyramid) add(a, b rows, w, h, from, to, margin int) {
-	for scale := from; scale < to; scale++ {
+// add sums the errors of b against a (w×h) at every scale.
+func (p *pyramid) add(a, b rows, w, h int) {
+	for scale := range numScales {
 		if w < minSide || h < minSide {
 			break
 		}
-		p.sums[scale].add(scaleSums(w, h, a, b, margin))
-		p.pixels[scale] += (w - 2*margin) * (h - 2*margin)
-		margin /= 2
+		p.sums[scale].add(scaleSums(w, h, a, b))
+		p.pixels[scale] += w * h
 		p.scales = max(p.scales, scale+1)
-		if scale == to-1 {
+		if scale == numScales-1 {
 			break
 		}
 		a, b = downsample(a, w, h), downsample(b, w, h)
@@ -356,18 +353,18 @@ func (s *errorSums) add(o *errorSums) {
 	}
 }
 
-// scaleSums is one scale's error sums of b against a (w×h), but for a
-// margin on every side; strips of rows in parallel.
-func scaleSums(w, h int, a, b rows, margin int) *errorSums {
-	strips := min(runtime.GOMAXPROCS(0), max(1, (h-2*margin)/64))
+// scaleSums is one scale's error sums of b against a (w×h), strips of
+// rows in parallel.
+func scaleSums(w, h int, a, b rows) *errorSums {
+	strips := min(runtime.GOMAXPROCS(0), max(1, h/64))
 	sums := make([]errorSums, strips)
 	var wg sync.WaitGroup
 	for i := range strips {
-		y0, y1 := margin+(h-2*margin)*i/strips, margin+(h-2*margin)*(i+1)/strips
+		y0, y1 := h*i/strips, h*(i+1)/strips
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			stripErrors(w, h, y0, y1, margin, a, b, &sums[i])
+			stripErrors(w, h, y0, y1, a, b, &sums[i])
 		}()
 	}
 	wg.Wait()
@@ -384,9 +381,8 @@ type window struct {
 	xyb     [2][3][2*radius + 1][]float32
 }
 
-// stripErrors adds the errors of rows [y0, y1), but for margin columns
-// on each side, into sums.
-func stripErrors(w, h, y0, y1, margin int, a, b rows, sums *errorSums) {
+// stripErrors adds the errors of rows [y0, y1) into sums.
+func stripErrors(w, h, y0, y1 int, a, b rows, sums *errorSums) {
 	const span = 2*radius + 1
 	var win window
 	for q := range win.blurred {
@@ -454,7 +450,7 @@ func stripErrors(w, h, y0, y1, margin int, a, b rows, sums *errorSums) {
 				}
 				blurColumn(&col, mu[q])
 			}
-			rowErrors(win.xyb[0][c][y%span], win.xyb[1][c][y%span], &mu, margin, &sums.ssim[c], &sums.edge[c])
+			rowErrors(win.xyb[0][c][y%span], win.xyb[1][c][y%span], &mu, &sums.ssim[c], &sums.edge[c])
 		}
 	}
 }
@@ -465,10 +461,10 @@ const c2 = 0.0009
 // rowErrors adds one row's errors of one channel: SSIM without the
 // luminance denominator (which makes dark errors count more, wrong in a
 // perceptual space), and the edge difference, split by its sign.
-func rowErrors(ra, rb []float32, mu *[numQuantities][]float32, margin int, ssim *[2]float64, edge *[4]float64) {
+func rowErrors(ra, rb []float32, mu *[numQuantities][]float32, ssim *[2]float64, edge *[4]float64) {
 	m1, m2, s11, s22, s12 := mu[qA], mu[qB], mu[qAA], mu[qBB], mu[qAB]
 	var e0, e1, a0, a1, d0, d1 float64
-	for x := margin; x < len(ra)-margin; x++ {
+	for x := range ra {
 		mu1, mu2 := m1[x], m2[x]
 		numM := 1 - (mu1-mu2)*(mu1-mu2)
 		numS := 2*(s12[x]-mu1*mu2) + c2
