@@ -702,6 +702,7 @@ module.exports = {
           {
             "key": "result__score",
             "label": "Result Visual Quality",
+            "sample": 78.42,
             "type": "number",
           },
           {
@@ -759,6 +760,7 @@ module.exports = {
             "mime_type": "image/jpeg",
             "original_size": 2483114,
             "quality": 84,
+            "score": 78.42,
             "type": "image/jpeg",
             "width": 1600,
           },
@@ -766,6 +768,7 @@ module.exports = {
           "status": "completed",
           "target": {
             "max_bytes": 700000,
+            "min_score": 75,
           },
           "updated_at": "2026-11-21T09:30:01.8Z",
           "upstream_calls": 1,
@@ -1131,6 +1134,7 @@ module.exports = {
           {
             "key": "result__score",
             "label": "Result Visual Quality",
+            "sample": 78.42,
             "type": "number",
           },
           {
@@ -1192,6 +1196,7 @@ module.exports = {
             "mime_type": "image/jpeg",
             "original_size": 2483114,
             "quality": 84,
+            "score": 78.42,
             "type": "image/jpeg",
             "width": 1600,
           },
@@ -1199,6 +1204,7 @@ module.exports = {
           "status": "completed",
           "target": {
             "max_bytes": 700000,
+            "min_score": 75,
           },
           "updated_at": "2026-11-21T09:30:01.8Z",
           "upstream_calls": 1,
@@ -1702,6 +1708,7 @@ module.exports = {
                 "mime_type": "image/jpeg",
                 "original_size": 2483114,
                 "quality": 84,
+                "score": 78.42,
                 "type": "image/jpeg",
                 "width": 1600,
               },
@@ -1709,6 +1716,7 @@ module.exports = {
               "status": "completed",
               "target": {
                 "max_bytes": 700000,
+                "min_score": 75,
               },
               "updated_at": "2026-11-21T09:30:01.8Z",
               "upstream_calls": 1,
@@ -1750,6 +1758,7 @@ module.exports = {
                 "mime_type": "image/jpeg",
                 "original_size": 2483114,
                 "quality": 84,
+                "score": 78.42,
                 "type": "image/jpeg",
                 "width": 1600,
               },
@@ -1757,6 +1766,7 @@ module.exports = {
               "status": "completed",
               "target": {
                 "max_bytes": 700000,
+                "min_score": 75,
               },
               "updated_at": "2026-11-21T10:30:00.09Z",
               "upstream_calls": 0,
@@ -1798,6 +1808,7 @@ module.exports = {
               "status": "failed",
               "target": {
                 "max_bytes": 700000,
+                "min_score": 75,
               },
               "updated_at": "2026-11-21T09:30:01.8Z",
               "upstream_calls": 1,
@@ -2287,6 +2298,7 @@ module.exports = {
                 "mime_type": "image/webp",
                 "original_size": 2483114,
                 "quality": 84,
+                "score": 78.42,
                 "type": "image/webp",
                 "width": 320,
               },
@@ -2332,6 +2344,7 @@ module.exports = {
                 "mime_type": "image/jpeg",
                 "original_size": 2483114,
                 "quality": 84,
+                "score": 78.42,
                 "type": "image/jpeg",
                 "width": 800,
               },
@@ -2377,6 +2390,7 @@ module.exports = {
                 "mime_type": "image/jpeg",
                 "original_size": 2483114,
                 "quality": 84,
+                "score": 78.42,
                 "type": "image/jpeg",
                 "width": 1600,
               },
@@ -2436,6 +2450,7 @@ module.exports = {
                 "mime_type": "image/jpeg",
                 "original_size": 2483114,
                 "quality": 84,
+                "score": 78.42,
                 "type": "image/jpeg",
                 "width": 1600,
               },
@@ -2481,6 +2496,7 @@ module.exports = {
                 "mime_type": "image/jpeg",
                 "original_size": 2483114,
                 "quality": 84,
+                "score": 78.42,
                 "type": "image/jpeg",
                 "width": 800,
               },
@@ -2526,6 +2542,7 @@ module.exports = {
                 "mime_type": "image/webp",
                 "original_size": 2483114,
                 "quality": 84,
+                "score": 78.42,
                 "type": "image/webp",
                 "width": 320,
               },
@@ -2795,6 +2812,7 @@ module.exports = {
           {
             "key": "result__score",
             "label": "Result Visual Quality",
+            "sample": 78.42,
             "type": "number",
           },
           {
@@ -2852,6 +2870,7 @@ module.exports = {
             "mime_type": "image/jpeg",
             "original_size": 2483114,
             "quality": 84,
+            "score": 78.42,
             "type": "image/jpeg",
             "width": 1600,
           },
@@ -2859,6 +2878,7 @@ module.exports = {
           "status": "completed",
           "target": {
             "max_bytes": 700000,
+            "min_score": 75,
           },
           "updated_at": "2026-11-21T09:30:01.8Z",
           "upstream_calls": 1,
@@ -3346,6 +3366,7 @@ module.exports = {
           {
             "key": "result__score",
             "label": "Result Visual Quality",
+            "sample": 78.42,
             "type": "number",
           },
           {
@@ -3419,6 +3440,7 @@ module.exports = {
             "mime_type": "image/jpeg",
             "original_size": 2483114,
             "quality": 84,
+            "score": 78.42,
             "type": "image/jpeg",
             "width": 1600,
           },
@@ -3426,6 +3448,7 @@ module.exports = {
           "status": "completed",
           "target": {
             "max_bytes": 700000,
+            "min_score": 75,
           },
           "updated_at": "2026-11-21T09:30:01.8Z",
           "upstream_calls": 1,
@@ -3682,6 +3705,7 @@ module.exports = {
           {
             "key": "result__score",
             "label": "Result Visual Quality",
+            "sample": 78.42,
             "type": "number",
           },
           {
@@ -3737,6 +3761,7 @@ module.exports = {
             "mime_type": "image/jpeg",
             "original_size": 2483114,
             "quality": 84,
+            "score": 78.42,
             "type": "image/jpeg",
             "width": 1600,
           },
@@ -3744,6 +3769,7 @@ module.exports = {
           "status": "completed",
           "target": {
             "max_bytes": 700000,
+            "min_score": 75,
           },
           "updated_at": "2026-11-21T09:30:01.8Z",
           "upstream_calls": 1,
