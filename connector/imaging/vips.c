@@ -309,13 +309,12 @@ char *shim_transform(void *buf, size_t len, const shim_params *p, shim_result *r
 	return err;
 }
 
-// shim_decode is prepare with its pixels computed into memory (*handle,
-// released with shim_unref): an image encoded many times (a fit search's
-// candidates, a set's variants) without decoding again.
-char *shim_decode(void *buf, size_t len, const shim_params *p, void **handle, int *width, int *height) {
+// prepared_in_memory is prepare with its pixels computed into memory
+// (*out, released with shim_unref).
+static char *prepared_in_memory(VipsImage *in, void *buf, size_t len, const shim_params *p, void **out, int *width, int *height) {
 	VipsImage *img = NULL, *mem = NULL;
-	*handle = NULL;
-	char *err = prepare_image(NULL, buf, len, p, &img);
+	*out = NULL;
+	char *err = prepare_image(in, buf, len, p, &img);
 	if (err) return err;
 	mem = p_image_copy_memory(img);
 	p_object_unref(img);
@@ -324,10 +323,17 @@ char *shim_decode(void *buf, size_t len, const shim_params *p, void **handle, in
 		p_error_clear();
 		return err;
 	}
-	*handle = mem;
+	*out = mem;
 	*width = p_get_width(mem);
 	*height = p_get_height(mem);
 	return NULL;
+}
+
+// shim_decode is prepare into memory (*handle): an image encoded many
+// times (a fit search's candidates, a set's variants) without decoding
+// again.
+char *shim_decode(void *buf, size_t len, const shim_params *p, void **handle, int *width, int *height) {
+	return prepared_in_memory(NULL, buf, len, p, handle, width, height);
 }
 
 // shim_variant makes one variant of a set from the set's decoded source
@@ -382,21 +388,7 @@ char *shim_resize_to(void *handle, int width, int height, void **out, int *outw,
 	p.width = width;
 	p.height = height;
 	p.size = 3; // VIPS_SIZE_FORCE
-	VipsImage *img = NULL, *mem = NULL;
-	*out = NULL;
-	char *err = prepare_image(handle, NULL, 0, &p, &img);
-	if (err) return err;
-	mem = p_image_copy_memory(img);
-	p_object_unref(img);
-	if (!mem) {
-		err = errcopy();
-		p_error_clear();
-		return err;
-	}
-	*out = mem;
-	*outw = p_get_width(mem);
-	*outh = p_get_height(mem);
-	return NULL;
+	return prepared_in_memory(handle, NULL, 0, &p, out, outw, outh);
 }
 
 // shim_pixels copies a decoded image's pixels as 8-bit sRGB (alpha kept),
