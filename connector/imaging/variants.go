@@ -1,11 +1,5 @@
 package imaging
 
-/*
-#include <stdlib.h>
-#include "vips_shim.h"
-*/
-import "C"
-
 import (
 	"context"
 	"math"
