@@ -58,6 +58,7 @@ func runCompress(ctx context.Context, args []string) error {
 	fs.String(&o.Transform.Resize, "resize", "", "", "resize each image: 1600x (width), x900 (height) or 400x400 (a box); never enlarges")
 	fs.String(&o.Transform.ResizeMethod, "resize-method", "", "", "scale, fit or cover (fills the box, cropped around the most interesting part)")
 	fs.String(&o.Transform.MaxSize, "max-size", "", "", "fit each image under this size, for its one credit: 100KB, 1.5MB, 200KiB or bytes (quality first, then dimensions)")
+	fs.String(&o.Transform.MinScore, "min-score", "", "", "with --max-size: the least SSIMULACRA2 score (0–100; 90 looks lossless, 70 high web quality) each file keeps; fewer pixels rather than worse ones")
 	fs.Bool(&o.Transform.NoResize, "max-size-no-resize", "", false, "with --max-size: fit by quality only, never smaller dimensions (a file that cannot fit fails)")
 	fs.String(&o.Transform.Convert, "convert", "", "", "convert each image to webp, avif, jpeg or png (HEIC photos become jpeg anyway)")
 	fs.String(&o.Transform.Preserve, "preserve", "", "", "metadata to keep: copyright, creation, location (comma-separated); none by default")

@@ -13,6 +13,7 @@ import (
 var sampleTime = time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC)
 
 func int64p(n int64) *int64        { return &n }
+func float64p(v float64) *float64  { return &v }
 func timep(t time.Time) *time.Time { return &t }
 
 // SampleJob is a realistic completed job, as the API answers it.
@@ -30,14 +31,14 @@ func SampleJob() *connector.Job {
 			Type:   "image/jpeg", Width: 4032, Height: 3024},
 		Result: &connector.JobResult{OriginalSize: 2483114, CompressedSize: 612880, CompressionRatio: 75.32,
 			CreditsRemaining: int64p(498), MIMEType: "image/jpeg", Filename: "team-offsite.jpg",
-			Type: "image/jpeg", Width: 1600, Height: 1200, Quality: 84,
+			Type: "image/jpeg", Width: 1600, Height: 1200, Quality: 84, Score: float64p(78.42),
 			FileURL: "https://imgflow.example.com/v1/jobs/01937a4e-5c2b-7d3e-9f41-8a6b2c0d1e2f/file?token=eyJleHAiOjE3OTM4NzQ2MDB9.Qm9fZ3Vlc3M"},
 		Callback:      &connector.DeliveryState{Status: connector.DeliveryDelivered, Attempts: 1, LastStatus: 200},
 		Metadata:      json.RawMessage(`{"record_id":"rec_8812"}`),
 		Runs:          1,
 		UpstreamCalls: 1,
 		Transform: connector.Transform{Resize: &connector.Resize{Method: connector.ResizeScale, Width: 1600},
-			Target: &connector.Target{MaxBytes: 700_000}},
+			Target: &connector.Target{MaxBytes: 700_000, MinScore: float64p(75)}},
 	}
 }
 

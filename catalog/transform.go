@@ -29,6 +29,9 @@ func transformFields() []Field {
 			Example: "100KB"},
 		{Key: "target_allow_resize", Label: "Allow Resize to Fit", Type: FieldBoolean, Default: "true",
 			Help: "With Max File Size: let the image get smaller in pixels when lower quality alone cannot fit it. Off: quality only, and an image that cannot fit fails uncharged."},
+		{Key: "target_min_score", Label: "Min Visual Quality", Type: FieldNumber,
+			Help:    "With Max File Size: the lowest SSIMULACRA2 score (0–100) the result may have against the image it encodes: 90 looks lossless, 70 is high quality for the web, 50 medium. The image gets smaller in pixels rather than worse (when Allow Resize is on); a size and score the image cannot reach together fail the job uncharged, with the best score reached.",
+			Example: "70"},
 	}
 }
 
@@ -54,5 +57,6 @@ func transformOutputs() []OutputField {
 		{Key: "result.width", Label: "Result Width", Type: FieldInteger, Help: "The result's width in pixels, when the job resized or converted the image."},
 		{Key: "result.height", Label: "Result Height", Type: FieldInteger, Help: "The result's height in pixels, when the job resized or converted the image."},
 		{Key: "result.quality", Label: "Result Quality", Type: FieldInteger, Help: "The encoder quality (1–100) chosen to fit Max File Size; absent when the image went losslessly or without a size."},
+		{Key: "result.score", Label: "Result Visual Quality", Type: FieldNumber, Help: "The result's SSIMULACRA2 score (0–100) against the image it encodes, when Min Visual Quality was asked."},
 	}
 }

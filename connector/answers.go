@@ -87,6 +87,9 @@ type TargetCheck struct {
 	// SmallestBytes is the smallest the image came to in the check (at
 	// the lowest quality, and the smallest size when resizing is allowed).
 	SmallestBytes int64 `json:"smallest_bytes"`
+	// Score, with a min_score: the SSIMULACRA2 score of the file the search
+	// found, or the best it reached when the floor is out of reach.
+	Score *float64 `json:"score,omitempty"`
 }
 
 // ImageCheckInput is the image a dry run looked at.

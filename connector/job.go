@@ -77,6 +77,10 @@ type JobResult struct {
 	// target.
 	Quality int `json:"quality,omitempty"`
 	Colours int `json:"colours,omitempty"`
+	// Score is the SSIMULACRA2 score of the delivered file against the
+	// image it encodes (the source transformed as asked, at the file's
+	// dimensions), when the target asked for a min_score.
+	Score *float64 `json:"score,omitempty"`
 	// FileURL and CompressedData are filled when the job is rendered for a
 	// caller, never stored.
 	FileURL        string `json:"file_url,omitempty"`

@@ -155,6 +155,9 @@ type Compressed struct {
 	// Quality and Colours: how a job with a target encoded the image it
 	// sent (worker/fit.go); 0 otherwise.
 	Quality, Colours int
+	// Score: the delivered file's SSIMULACRA2 score when the target has a
+	// min_score (worker/fit.go); nil otherwise.
+	Score *float64
 }
 
 // Compressor is the compression API (connector/upstream implements it).

@@ -97,3 +97,19 @@ func TestNormalizeVariants(t *testing.T) {
 		t.Fatal("id with a space: want an error")
 	}
 }
+
+func TestMinScoreIsPartOfTheDedupeKey(t *testing.T) {
+	key := func(body string) string {
+		var tr Transform
+		if err := json.Unmarshal([]byte(body), &tr); err != nil {
+			t.Fatal(err)
+		}
+		return tr.Canonical()
+	}
+	none := key(`{"target": {"max_bytes": 1000}}`)
+	seventy := key(`{"target": {"max_bytes": 1000, "min_score": 70}}`)
+	eighty := key(`{"target": {"max_bytes": 1000, "min_score": 80}}`)
+	if none == seventy || seventy == eighty || seventy != key(`{"target": {"max_bytes": "1KB", "min_score": 70.0}}`) {
+		t.Fatalf("keys: none %q, 70 %q, 80 %q; want min_score to tell them apart, and only it", none, seventy, eighty)
+	}
+}

@@ -2,6 +2,7 @@ package definitions
 
 import (
 	"slices"
+	"strconv"
 
 	"github.com/imgflow/imgflow/catalog"
 	"github.com/imgflow/imgflow/connector"
@@ -66,7 +67,7 @@ func jobRequestSchema(c *catalog.Catalog) obj {
 		s["title"] = f.Label
 		s["description"] = f.Help
 		if f.Example != "" && f.Type != catalog.FieldObject {
-			s["example"] = f.Example
+			s["example"] = exampleOf(f)
 		}
 		props[f.Key] = s
 	}
@@ -98,7 +99,7 @@ func fieldProps(fields []catalog.Field) obj {
 		s := f.Type.Schema(catalog.SchemaOpenAPI)
 		s["title"], s["description"] = f.Label, f.Help
 		if f.Example != "" {
-			s["example"] = f.Example
+			s["example"] = exampleOf(f)
 		}
 		props[f.Key] = s
 	}
@@ -339,4 +340,15 @@ func eventTypeListSchema() obj {
 		"description": obj{"type": "string"},
 		"schema":      obj{"type": "object", "additionalProperties": true, "description": "JSON schema of the event's body, self-contained."},
 	}}}}}
+}
+
+// exampleOf is f's example in its schema's type: a number field's as a
+// JSON number.
+func exampleOf(f catalog.Field) any {
+	if f.Type == catalog.FieldNumber || f.Type == catalog.FieldInteger {
+		if n, err := strconv.ParseFloat(f.Example, 64); err == nil {
+			return n
+		}
+	}
+	return f.Example
 }

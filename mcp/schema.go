@@ -136,6 +136,7 @@ var modelHelp = map[string]string{
 	"background":       "#rrggbb filling transparency when converting to jpeg (default white).",
 	"preserve":         "Metadata to keep, comma-separated: copyright, creation (date taken), location (GPS). Default none.",
 	"target_max_bytes": "Fit under: 100KB, 2MB, bytes.",
+	"target_min_score": "Least SSIMULACRA2 score, 0-100 (70: good).",
 	"filename":         "Name of the compressed file, such as photo.jpg (default: the name in the URL).",
 	"preview":          "Also return a thumbnail (at most 256 pixels) as image content.",
 	"metadata":         "Your own key/value pairs (such as a record id), returned unchanged on the job.",

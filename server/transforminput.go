@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -138,11 +139,6 @@ func (in *jobRequest) resolveTransform(defaults connector.Transform) error {
 	if err := t.Normalize(""); err != nil {
 		return err
 	}
-	if t.Target != nil && t.Target.MinScore != nil {
-		// Refused rather than ignored: a floor the search cannot measure
-		// would be a promise not kept.
-		return fieldError("target.min_score", "is not available on this server: its SSIMULACRA2 scoring is not built yet; leave min_score out")
-	}
 	in.transform = t
 	sniffed := ""
 	if in.image != nil {
@@ -275,9 +271,14 @@ func checkTarget(b connector.Bytes, t connector.Transform) (*connector.TargetChe
 	if _, err := b.ReadAt(data, 0); err != nil && err != io.EOF {
 		return nil, err
 	}
-	ok, smallest, err := imaging.Reachable(data, t)
+	reach, err := imaging.Reachable(data, t)
 	if err != nil {
 		return nil, err
 	}
-	return &connector.TargetCheck{MaxBytes: t.Target.MaxBytes, Reachable: ok, SmallestBytes: smallest}, nil
+	check := &connector.TargetCheck{MaxBytes: t.Target.MaxBytes, Reachable: reach.OK, SmallestBytes: reach.Smallest}
+	if reach.Scored {
+		score := math.Round(reach.Score*10) / 10
+		check.Score = &score
+	}
+	return check, nil
 }

@@ -449,7 +449,7 @@ func (w *Worker) keep(ctx context.Context, r *run, call int, in connector.JobInp
 	if c.Width > 0 { // a transformed image (transform.go)
 		answer.Result.Type, answer.Result.Width, answer.Result.Height = mime, c.Width, c.Height
 	}
-	answer.Result.Quality, answer.Result.Colours = c.Quality, c.Colours
+	answer.Result.Quality, answer.Result.Colours, answer.Result.Score = c.Quality, c.Colours, c.Score
 	if answer.Result.CompressedSize == 0 {
 		answer.Result.CompressedSize = c.Data.Size()
 	}

@@ -221,6 +221,9 @@ type stubCompressor struct {
 	// balances, when set, are the credits_remaining of successive
 	// successful answers (499 past the list).
 	balances []int64
+	// answer, when set, makes the answer's bytes from the image sent
+	// (else they are the same bytes).
+	answer func([]byte) []byte
 }
 
 func (s *stubCompressor) setFailures(errs ...error) {
@@ -268,6 +271,9 @@ func (s *stubCompressor) Compress(ctx context.Context, apiKey, idempotencyKey st
 		credits, s.balances = s.balances[0], s.balances[1:]
 	}
 	s.mu.Unlock()
+	if s.answer != nil {
+		data = s.answer(data)
+	}
 	return &connector.Compressed{
 		UpstreamJobID:    "up-" + strconv.Itoa(n),
 		Data:             bytes.NewReader(data), // same format, same bytes: ratio 0 is a valid answer

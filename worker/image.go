@@ -26,9 +26,12 @@ type image struct {
 	shape    *imaging.Info
 	metadata []byte
 	// fitted is how a job with a target made the image (fit.go); source
-	// is the input's bytes, for a local fit when the answer is over.
-	fitted *imaging.Fit
-	source []byte
+	// is the input's bytes, for a local fit when the answer is over;
+	// candidate the fitted file sent, delivered instead of an answer that
+	// scores under the target's min_score.
+	fitted    *imaging.Fit
+	source    []byte
+	candidate []byte
 	// readErr is the first error reading body. Compress reads the image in
 	// a goroutine of its own but returns only after it stopped, so the
 	// caller reads this after Compress without a race.

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"image/png"
 	"mime/multipart"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/imgflow/imgflow/fixtures/images"
+	"github.com/imgflow/imgflow/fixtures/images/synth"
 	"github.com/imgflow/imgflow/internal/systemtest"
 )
 
@@ -153,5 +155,93 @@ func TestTargetFitsOnEveryWayAJobIsMadeForOneCredit(t *testing.T) {
 	}
 	for i, bj := range page.Jobs {
 		s.fitted(fmt.Sprintf("batch item %d", i), bj, 12_000)
+	}
+}
+
+// photoPNG is a photo-like PNG of about 804 KB (782×587, opaque RGBA:
+// gradients, texture, noise), made here rather than committed.
+func photoPNG(t *testing.T) []byte {
+	var b bytes.Buffer
+	if err := png.Encode(&b, synth.Photo(42, 782, 587)); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.Len(); n < 790_000 || n > 820_000 {
+		t.Fatalf("the generated PNG is %d bytes; want about 804 KB", n)
+	}
+	return b.Bytes()
+}
+
+func TestAn804KBPNGFitsUnder120000BytesForOneCredit(t *testing.T) {
+	needVips(t)
+	s := startSystem(t)
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	mw.WriteField("target_max_bytes", "120000")
+	fw, _ := mw.CreateFormFile("file", "photo.png")
+	fw.Write(photoPNG(t))
+	mw.Close()
+	before := s.Credits()
+	j := s.targetRequest("/v1/jobs?wait=25", mw.FormDataContentType(), form.Bytes())
+	s.fitted("804 KB PNG", j, 120_000)
+	if got := before - s.Credits(); got != 1 {
+		t.Errorf("charged %d credits, want 1", got)
+	}
+	if j.Result != nil {
+		t.Logf("804 KB PNG → %d bytes, quality %d", j.Result.CompressedSize, j.Result.Quality)
+	}
+}
+
+func TestMinScoreIsKeptOrTheJobFailsUncharged(t *testing.T) {
+	needVips(t)
+	s := startSystem(t)
+	photo := fmt.Sprintf(`{"image_url":"%s/photo.jpg",`, s.Samples)
+	auth := map[string]string{"X-API-Key": s.Key}
+
+	before := s.Credits()
+	st, _, out := s.Request("POST", "/v1/jobs?wait=25", "application/json",
+		strings.NewReader(photo+`"target":{"max_bytes":"15KB","min_score":50}}`), auth)
+	var j struct {
+		Status string
+		Result *struct {
+			CompressedSize int64    `json:"compressed_size"`
+			Score          *float64 `json:"score"`
+		}
+	}
+	if json.Unmarshal(out, &j); st != http.StatusOK || j.Status != "completed" || j.Result == nil || j.Result.Score == nil ||
+		*j.Result.Score < 50 || j.Result.CompressedSize > 15_000 {
+		t.Fatalf("min_score 50 under 15KB: %d %s; want completed, ≤ 15000 bytes, result.score ≥ 50", st, out)
+	}
+	if got := before - s.Credits(); got != 1 {
+		t.Errorf("charged %d credits, want 1", got)
+	}
+	// The raw body's query carries it too.
+	st, _, out = s.Request("POST", "/v1/jobs?wait=25&target_max_bytes=14000&target_min_score=45", "image/jpeg",
+		bytes.NewReader(images.Read(t, "photo.jpg")), auth)
+	if json.Unmarshal(out, &j); st != http.StatusOK || j.Status != "completed" || j.Result == nil || j.Result.Score == nil || *j.Result.Score < 45 {
+		t.Errorf("raw body with target_min_score: %d %s; want completed with result.score ≥ 45", st, out)
+	}
+
+	// A floor out of reach: the dry run says so (with the best score),
+	// and the job fails target_unreachable, uncharged.
+	unreachable := photo + `"target":{"max_bytes":4000,"allow_resize":false,"min_score":90}}`
+	var dry struct {
+		WouldCharge int `json:"would_charge"`
+		Target      *struct {
+			Reachable bool     `json:"reachable"`
+			Score     *float64 `json:"score"`
+		}
+	}
+	st, _, out = s.Request("POST", "/v1/jobs?dry_run=1", "application/json", strings.NewReader(unreachable), auth)
+	if json.Unmarshal(out, &dry); st != http.StatusOK || dry.Target == nil || dry.Target.Reachable || dry.WouldCharge != 0 || dry.Target.Score == nil {
+		t.Errorf("dry run of an unreachable score: %d %s; want unreachable, would_charge 0, the best score", st, out)
+	}
+	before = s.Credits()
+	failed := s.targetRequest("/v1/jobs?wait=25", "application/json", []byte(unreachable))
+	if failed.Status != "failed" || failed.Error == nil || failed.Error.Code != "target_unreachable" || len(failed.Error.Details) == 0 ||
+		failed.Error.Details[0].Field != "target.min_score" {
+		t.Errorf("unreachable score: %+v; want failed target_unreachable naming target.min_score", failed)
+	}
+	if got := before - s.Credits(); got != 0 {
+		t.Errorf("charged %d credits for an unreachable score, want 0", got)
 	}
 }

@@ -86,7 +86,7 @@ func (w *Worker) transformed(ctx context.Context, a *run, img *image, in connect
 	out := &image{mimeType: res.Output.Type, size: int64(len(res.Data)), sha256: img.sha256, body: bytes.NewReader(res.Data),
 		shape: &res.Output, metadata: meta, fitted: fitted}
 	if fitted != nil {
-		out.source = data
+		out.source, out.candidate = data, res.Data
 	}
 	return out, in, nil
 }

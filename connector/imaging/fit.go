@@ -28,6 +28,10 @@ type FitGoal struct {
 	// the compression API is predicted to make the candidate smaller.
 	Aim         int64
 	AllowResize bool
+	// MinScore, when set, is a SSIMULACRA2 floor (score.go): a candidate
+	// under it does not count, and the search resizes (when allowed)
+	// rather than go lower in quality.
+	MinScore *float64
 }
 
 // Fit is how a fitted image was made.
@@ -47,8 +51,15 @@ type Fit struct {
 	// palette the compression API makes anyway) is under the budget, so
 	// the budget cannot be used more.
 	Top bool
+	// Score is the SSIMULACRA2 score of the candidate against the image it
+	// encodes, when the goal had a MinScore (Scored); BestScore the best
+	// any candidate under the budget reached, told when none reached the
+	// floor.
+	Score, BestScore float64
+	Scored           bool
 
 	topPixels int64
+	smallest  int64
 }
 
 // knob is one setting of the encoder; a higher index gives a larger file.
@@ -102,6 +113,7 @@ type candidate struct {
 	k      int
 	width  int
 	height int
+	score  float64
 }
 
 type searcher struct {
@@ -115,6 +127,30 @@ type searcher struct {
 	smallest int64
 	// topPixels is the transformed image's size, before any resize.
 	topPixels int64
+	// lowScore: the last candidate under the budget scored under the
+	// goal's MinScore.
+	lowScore bool
+}
+
+// scoreOK scores c against ref, the image it encodes, when the goal has
+// a MinScore, and reports whether it reaches it.
+func (s *searcher) scoreOK(ref *decoded, c *candidate) (bool, error) {
+	if s.goal.MinScore == nil {
+		return true, nil
+	}
+	if err := s.ctx.Err(); err != nil {
+		return false, outOfTime()
+	}
+	pix, err := pixelsOf(ref)
+	if err != nil {
+		return false, err
+	}
+	if c.score, err = scoreEncoded(pix, c.data); err != nil {
+		return false, err
+	}
+	s.fit.BestScore = max(s.fit.BestScore, c.score)
+	s.lowScore = c.score < *s.goal.MinScore
+	return !s.lowScore, nil
 }
 
 func (s *searcher) params(k int) shimParams {
@@ -311,6 +347,7 @@ func unreachable(goal FitGoal, smallest int64) error {
 func fitDecoded(ctx context.Context, img *decoded, format int, goal FitGoal) ([]byte, Fit, error) {
 	list, floor := knobs(format)
 	s := &searcher{ctx: ctx, goal: goal, format: format, list: list, floor: floor, topPixels: img.pixels()}
+	s.fit.BestScore = math.Inf(-1)
 	if !goal.AllowResize {
 		floor = 0
 	}
@@ -334,6 +371,11 @@ func fitDecoded(ctx context.Context, img *decoded, format int, goal FitGoal) ([]
 	if !ok && int64(len(best.data)) <= goal.MaxBytes {
 		ok = true // over the aim, under the limit: the best there is
 	}
+	if ok {
+		if ok, err = s.scoreOK(img, &best); err != nil {
+			return nil, s.fit, err
+		}
+	}
 	// Then dimensions: the image scaled so that the floor's size meets the
 	// aim, and quality searched again at that size.
 	cur := img
@@ -345,6 +387,11 @@ func fitDecoded(ctx context.Context, img *decoded, format int, goal FitGoal) ([]
 		// Bytes fall slower than pixels (a smaller image has more
 		// detail per pixel): the exponent is a little over ½.
 		f := math.Pow(float64(goal.Aim)/float64(len(best.data)), 0.6) * 0.97
+		if s.lowScore {
+			// The file fits but looks too poor: fewer pixels leave more
+			// bytes for each.
+			f = min(f, 0.75)
+		}
 		f = max(f, float64(minSide)/float64(side))
 		f = min(f, 0.9)
 		var next *decoded
@@ -364,6 +411,11 @@ func fitDecoded(ctx context.Context, img *decoded, format int, goal FitGoal) ([]
 		if !ok && int64(len(best.data)) <= goal.MaxBytes {
 			ok = true
 		}
+		if ok {
+			if ok, err = s.scoreOK(cur, &best); err != nil {
+				break
+			}
+		}
 	}
 	if cur != img {
 		defer cur.free()
@@ -371,9 +423,14 @@ func fitDecoded(ctx context.Context, img *decoded, format int, goal FitGoal) ([]
 	if err != nil {
 		return nil, s.fit, err
 	}
+	s.fit.smallest = s.smallest
+	if !ok && s.lowScore {
+		return nil, s.fit, lowScore(goal, s.fit.BestScore)
+	}
 	if !ok {
 		return nil, s.fit, unreachable(goal, s.smallest)
 	}
+	s.fit.Score, s.fit.Scored = best.score, goal.MinScore != nil
 	kn := list[best.k]
 	s.fit.topPixels = s.topPixels
 	s.fit.Top = best.k == len(list)-1 || (format == fmtPNG && best.k == len(list)-2)
@@ -408,9 +465,18 @@ func FitContext(ctx context.Context, data []byte, t connector.Transform, goal Fi
 	}
 	if !Needed(in.Type, t) && int64(len(data)) <= goal.MaxBytes && Orientation(data) == 1 {
 		res.Data = data
-		return res, &Fit{Width: in.Width, Height: in.Height}, nil
+		fit := &Fit{Width: in.Width, Height: in.Height}
+		if goal.MinScore != nil {
+			fit.Score, fit.BestScore, fit.Scored = 100, 100, true // the source itself
+		}
+		return res, fit, nil
 	}
 	cost := 4 * (int64(in.Width)*int64(in.Height) + 2*int64(res.Output.Width)*int64(res.Output.Height))
+	if goal.MinScore != nil {
+		// A score holds both images' pixels, the candidate decoded, and
+		// the metric's planes at half size: about 20 bytes a pixel.
+		cost += 20 * int64(res.Output.Width) * int64(res.Output.Height)
+	}
 	release, err := gate.acquire(ctx, cost)
 	if err != nil {
 		return nil, nil, outOfTime()
@@ -418,15 +484,7 @@ func FitContext(ctx context.Context, data []byte, t connector.Transform, goal Fi
 	defer release()
 	ctx, cancel := context.WithTimeout(ctx, MaxTransformTime)
 	defer cancel()
-	p := shimParams{width: maxCoord, height: maxCoord, downOnly: true}
-	if t.Resize != nil {
-		p.width, p.height, p.attention, p.downOnly = box(t.Resize)
-	}
-	if res.Output.Type == "image/jpeg" {
-		p.flatten = true
-		p.background = t.Convert.BackgroundRGB()
-	}
-	img, err := vipsDecode(data, p)
+	img, err := vipsDecode(data, pipeline(t, res.Output.Type, encoding{}))
 	if err != nil {
 		return nil, nil, unreadable(err.Error())
 	}
@@ -438,8 +496,22 @@ func FitContext(ctx context.Context, data []byte, t connector.Transform, goal Fi
 		for _, enc := range encodings(res.Output.Type)[:1] {
 			out, err := img.encode(shimParams{format: enc.format, quality: enc.quality, lossless: enc.lossless})
 			if err == nil && int64(len(out)) <= goal.MaxBytes {
+				fit := &Fit{Width: img.width, Height: img.height, Encodes: 1, FullEncodes: 1}
+				if goal.MinScore != nil {
+					pix, err := pixelsOf(img)
+					if err != nil {
+						return nil, nil, err
+					}
+					if fit.Score, err = scoreEncoded(pix, out); err != nil {
+						return nil, nil, err
+					}
+					fit.Scored, fit.BestScore = true, fit.Score
+					if fit.Score < *goal.MinScore {
+						break // the search decides (with a resize, when allowed)
+					}
+				}
 				res.Data, res.Output.Width, res.Output.Height = out, img.width, img.height
-				return res, &Fit{Width: img.width, Height: img.height, Encodes: 1, FullEncodes: 1}, nil
+				return res, fit, nil
 			}
 		}
 	}
@@ -471,39 +543,58 @@ func Shrink(ctx context.Context, data []byte, mimeType string, maxBytes int64, a
 	return out, &fit, nil
 }
 
+// Reach is the dry run's answer for a target.
+type Reach struct {
+	OK bool
+	// Smallest is the size that decided: the image at the lowest quality
+	// (and the shortest side when resizing is allowed); with a MinScore,
+	// the file the search found, or the smallest it reached.
+	Smallest int64
+	// Score is the search's score when the target has a MinScore (Scored):
+	// the file's, or the best reached when none reached the floor.
+	Score  float64
+	Scored bool
+}
+
 // Reachable tells, for the dry run, whether t's target can be met: with
 // resizing allowed, whether the image at the shortest side and lowest
-// quality fits; without, whether it fits at the lowest quality. smallest
-// is the size that decided.
-func Reachable(data []byte, t connector.Transform) (ok bool, smallest int64, err error) {
+// quality fits; without, whether it fits at the lowest quality. A target
+// with a MinScore is searched as a job would search it (a score cannot be
+// bounded from one encode).
+func Reachable(data []byte, t connector.Transform) (Reach, error) {
 	if t.Target == nil {
-		return true, 0, nil
+		return Reach{OK: true}, nil
+	}
+	if t.Target.MinScore != nil {
+		goal := FitGoal{MaxBytes: t.Target.MaxBytes, Aim: t.Target.MaxBytes, AllowResize: t.Target.Resizes(), MinScore: t.Target.MinScore}
+		res, fit, err := FitContext(context.Background(), data, t, goal)
+		switch {
+		case err == nil:
+			return Reach{OK: true, Smallest: int64(len(res.Data)), Score: fit.Score, Scored: true}, nil
+		case connector.ErrorCodeOf(err) == connector.ETARGETUNREACHABLE && fit != nil:
+			r := Reach{Smallest: fit.smallest, Score: fit.BestScore, Scored: !math.IsInf(fit.BestScore, -1)}
+			return r, nil
+		}
+		return Reach{}, err
 	}
 	in, err := Probe(data)
 	if err != nil {
-		return false, 0, err
+		return Reach{}, err
 	}
 	out := Plan(in, t)
 	if !Needed(in.Type, t) && int64(len(data)) <= t.Target.MaxBytes {
-		return true, int64(len(data)), nil
+		return Reach{OK: true, Smallest: int64(len(data))}, nil
 	}
-	p := shimParams{width: maxCoord, height: maxCoord, downOnly: true}
-	if t.Resize != nil {
-		p.width, p.height, p.attention, p.downOnly = box(t.Resize)
-	}
+	p := pipeline(t, out.Type, encoding{})
 	if t.Target.Resizes() {
 		side := min(out.Width, out.Height)
 		f := math.Min(1, float64(minSide)/float64(side))
 		p.width, p.height = max(1, int(float64(out.Width)*f)), max(1, int(float64(out.Height)*f))
 		p.attention, p.downOnly = false, true
 	}
-	if out.Type == "image/jpeg" {
-		p.flatten = true
-		p.background = t.Convert.BackgroundRGB()
-	}
 	img, err := vipsDecode(data, p)
 	if err != nil {
-		return false, 0, unreadable(err.Error())
+		return Reach{}, unreadable(err.Error())
 	}
 	defer img.free()
 	format := encodings(out.Type)[0].format
@@ -511,9 +602,9 @@ func Reachable(data []byte, t connector.Transform) (ok bool, smallest int64, err
 	s := &searcher{ctx: context.Background(), format: format, list: list}
 	b, err := s.encode(img, 0, true)
 	if err != nil {
-		return false, 0, err
+		return Reach{}, err
 	}
-	return int64(len(b)) <= t.Target.MaxBytes, int64(len(b)), nil
+	return Reach{OK: int64(len(b)) <= t.Target.MaxBytes, Smallest: int64(len(b))}, nil
 }
 
 // Work is the search's encodes in full-size equivalents (pixels encoded

@@ -160,13 +160,14 @@ func TestFitUnreachableWithoutResize(t *testing.T) {
 		t.Fatalf("got %v, want target_unreachable with the smallest size in details", err)
 	}
 	t.Log(e.Message, e.Details)
-	ok, smallest, err := Reachable(data, tr)
+	reach, err := Reachable(data, tr)
+	ok, smallest := reach.OK, reach.Smallest
 	if err != nil || ok || smallest <= 500 {
 		t.Fatalf("Reachable = %v, %d, %v; want false with the size over 500", ok, smallest, err)
 	}
 	yes := true
 	tr.Target.AllowResize = &yes
-	if ok, _, err := Reachable(data, tr); err != nil || !ok {
+	if reach, err := Reachable(data, tr); err != nil || !reach.OK {
 		t.Fatalf("Reachable with resize = %v, %v; want true", ok, err)
 	}
 	res, _, err := FitContext(context.Background(), data, tr, FitGoal{MaxBytes: 500, Aim: 500, AllowResize: true})

@@ -241,22 +241,12 @@ func ApplyContext(ctx context.Context, data []byte, t connector.Transform, limit
 		return nil, outOfTime()
 	}
 	defer release()
-	budget := MaxTransformTime
-	if deadline, ok := ctx.Deadline(); ok {
-		budget = min(budget, time.Until(deadline))
-	}
-	if budget <= 0 {
-		return nil, outOfTime()
+	budget, err := timeBudget(ctx)
+	if err != nil {
+		return nil, err
 	}
 	deadline := time.Now().Add(budget)
-	p := shimParams{width: maxCoord, height: maxCoord, downOnly: true}
-	if t.Resize != nil {
-		p.width, p.height, p.attention, p.downOnly = box(t.Resize)
-	}
-	if res.Output.Type == "image/jpeg" {
-		p.flatten = true
-		p.background = t.Convert.BackgroundRGB()
-	}
+	p := pipeline(t, res.Output.Type, encoding{})
 	var last int
 	for _, enc := range encodings(res.Output.Type) {
 		p.format, p.quality, p.lossless = enc.format, enc.quality, enc.lossless
@@ -264,11 +254,8 @@ func ApplyContext(ctx context.Context, data []byte, t connector.Transform, limit
 			return nil, outOfTime()
 		}
 		out, w, h, err := vipsTransform(data, p)
-		if errors.Is(err, errKilled) {
-			return nil, outOfTime()
-		}
 		if err != nil {
-			return nil, unreadable(err.Error())
+			return nil, transformErr(err)
 		}
 		if int64(len(out)) <= limit {
 			res.Data, res.Output.Width, res.Output.Height = out, w, h
@@ -278,6 +265,32 @@ func ApplyContext(ctx context.Context, data []byte, t connector.Transform, limit
 	}
 	return nil, &connector.Error{Code: connector.ETOOLARGE,
 		Message: fmt.Sprintf("the transformed image is %d bytes, over the compression API's limit of %d bytes: resize it smaller", last, limit)}
+}
+
+// pipeline is the libvips run that makes t's image of type outType,
+// written with enc: the resize box, and a flatten on t's background for a
+// JPEG (which has no alpha). Every path starts from it (Apply, a set's
+// variants, a fit search, the dry run).
+func pipeline(t connector.Transform, outType string, enc encoding) shimParams {
+	p := shimParams{width: maxCoord, height: maxCoord, downOnly: true,
+		format: enc.format, quality: enc.quality, lossless: enc.lossless}
+	if t.Resize != nil {
+		p.width, p.height, p.attention, p.downOnly = box(t.Resize)
+	}
+	if outType == "image/jpeg" {
+		p.flatten = true
+		p.background = t.Convert.BackgroundRGB()
+	}
+	return p
+}
+
+// transformErr is a libvips failure as the job sees it: out of time when
+// the run was killed, else an unreadable image.
+func transformErr(err error) error {
+	if errors.Is(err, errKilled) {
+		return outOfTime()
+	}
+	return unreadable(err.Error())
 }
 
 // encoding is one way to write the intermediate image.

@@ -1,17 +1,11 @@
 package imaging
 
-/*
-#include <stdlib.h>
-#include "vips_shim.h"
-*/
-import "C"
-
 import (
 	"context"
-	"errors"
 	"math"
+	"runtime"
+	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/imgflow/imgflow/connector"
 )
@@ -20,8 +14,10 @@ import (
 // one source with one decode: the source is decoded once, with
 // shrink-on-load to the size its largest variant needs, oriented, and held
 // in memory; every variant is resized (and cropped, flattened) from those
-// pixels and encoded as Apply encodes it. Results are by index of ts. A
-// variant whose first encoding is over limit is made again by Apply alone.
+// pixels and encoded as Apply encodes it, the variants side by side on
+// the process's CPUs (the encoders are single-threaded, the pixels shared
+// read-only). Results are by index of ts. A variant whose first encoding
+// is over limit is made again by Apply alone.
 func Variants(ctx context.Context, data []byte, ts []connector.Transform, limit int64) ([]*Result, error) {
 	in, err := Probe(data)
 	if err != nil {
@@ -31,66 +27,67 @@ func Variants(ctx context.Context, data []byte, ts []connector.Transform, limit 
 		return nil, err
 	}
 	out := make([]*Result, len(ts))
-	params := make([]C.shim_params, len(ts))
+	params := make([]shimParams, len(ts))
 	shared := math.Inf(1) // the least shrink of any variant: the decode's
-	cost := 4 * int64(in.Width) * int64(in.Height)
 	for i, t := range ts {
 		res := &Result{Input: in, Output: Plan(in, t)}
 		if err := CheckOutput(res.Output); err != nil {
 			return nil, err
 		}
 		out[i] = res
-		cost += 4 * int64(res.Output.Width) * int64(res.Output.Height)
 		shared = math.Min(shared, shrinkOf(in, t))
-		p := shimParams{width: maxCoord, height: maxCoord, downOnly: true}
-		if t.Resize != nil {
-			p.width, p.height, p.attention, p.downOnly = box(t.Resize)
-		}
-		if res.Output.Type == "image/jpeg" {
-			p.flatten = true
-			p.background = t.Convert.BackgroundRGB()
-		}
-		enc := encodings(res.Output.Type)[0]
-		p.format, p.quality, p.lossless = enc.format, enc.quality, enc.lossless
-		params[i] = cParams(p)
+		params[i] = pipeline(t, res.Output.Type, encodings(res.Output.Type)[0])
 	}
 	shared = math.Max(1, shared)
-	width := int(math.Ceil(float64(in.Width) / shared))
-	height := int(math.Ceil(float64(in.Height) / shared))
+	decode := shimParams{width: int(math.Ceil(float64(in.Width) / shared)), height: int(math.Ceil(float64(in.Height) / shared)), downOnly: true}
+	// The source read, its decoded copy, and every variant's encoder at
+	// once (they run side by side).
+	cost := 4*int64(in.Width)*int64(in.Height) + 4*int64(decode.width)*int64(decode.height)
+	for _, res := range out {
+		cost += transformCost(Info{}, res.Output)
+	}
 	release, err := gate.acquire(ctx, cost)
 	if err != nil {
 		return nil, outOfTime()
 	}
 	defer release()
-	budget := MaxTransformTime
-	if deadline, ok := ctx.Deadline(); ok {
-		budget = min(budget, time.Until(deadline))
+	budget, err := timeBudget(ctx)
+	if err != nil {
+		return nil, err
 	}
-	if budget <= 0 {
-		return nil, outOfTime()
-	}
-	for i := range params {
-		params[i].budget_ms = C.longlong(budget.Milliseconds())
-	}
-	rs := make([]C.shim_result, len(ts))
-	msg := C.shim_variants(unsafe.Pointer(unsafe.SliceData(data)), C.size_t(len(data)), C.int(width), C.int(height),
-		unsafe.SliceData(params), C.int(len(params)), unsafe.SliceData(rs))
-	if err := cError(msg); err != nil {
-		for _, r := range rs {
-			if r.killed != 0 {
-				return nil, outOfTime()
-			}
-		}
-		if errors.Is(err, errKilled) {
-			return nil, outOfTime()
-		}
+	src, err := vipsDecode(data, decode)
+	if err != nil {
 		return nil, unreadable(err.Error())
 	}
-	for i, r := range rs {
-		encoded := C.GoBytes(r.data, C.int(r.len))
-		C.shim_free(r.data)
-		out[i].Output.Width, out[i].Output.Height = int(r.width), int(r.height)
-		out[i].Data = encoded
+	defer src.free()
+	errs := make([]error, len(ts))
+	var next sync.Mutex
+	i := 0
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(ts)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				next.Lock()
+				k := i
+				i++
+				next.Unlock()
+				if k >= len(ts) {
+					return
+				}
+				params[k].budget = budget
+				var w, h int
+				out[k].Data, w, h, errs[k] = src.variant(params[k])
+				out[k].Output.Width, out[k].Output.Height = w, h
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, transformErr(err)
+		}
 	}
 	for i, res := range out {
 		if int64(len(res.Data)) > limit {
@@ -100,6 +97,19 @@ func Variants(ctx context.Context, data []byte, ts []connector.Transform, limit 
 		}
 	}
 	return out, nil
+}
+
+// timeBudget is how long a transform may compute within ctx: at most
+// MaxTransformTime.
+func timeBudget(ctx context.Context) (time.Duration, error) {
+	budget := MaxTransformTime
+	if deadline, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(deadline))
+	}
+	if budget <= 0 {
+		return 0, outOfTime()
+	}
+	return budget, nil
 }
 
 // shrinkOf is how much t shrinks an image described by in (as Plan

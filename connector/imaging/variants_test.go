@@ -68,27 +68,32 @@ var photo24MP = sync.OnceValue(func() []byte { return rotatedJPEG(benchTB{}, 600
 
 // BenchmarkSetOfFiveVsOneJob compares, on a 24 MP JPEG, one job's work
 // before its call (the largest variant's transform) with a set of five
-// variants (one decode), and with five separate jobs.
+// variants (one decode, encodes side by side), and with five separate
+// jobs; cpu-s/op is the process's CPU time (user + system) per op.
 //
-//	go test ./connector/imaging -run '^$' -bench SetOfFive -count 6 | tee /tmp/set.txt; benchstat /tmp/set.txt
+//	go test ./connector/imaging -run '^$' -bench 'SetOfFive/(one-job|set-of-5)' -benchtime 2x -count 6 | tee /tmp/set.txt; benchstat /tmp/set.txt
 func BenchmarkSetOfFiveVsOneJob(b *testing.B) {
 	needVips(b)
 	src := photo24MP()
 	five := widths(320, 640, 960, 1280, 1600)
 	ctx := context.Background()
 	b.Run("one-job-1600w", func(b *testing.B) {
+		cpu0 := cpuSeconds()
 		for b.Loop() {
 			if _, err := ApplyContext(ctx, src, five[4], connector.MaxImageSize); err != nil {
 				b.Fatal(err)
 			}
 		}
+		b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
 	})
 	b.Run("set-of-5", func(b *testing.B) {
+		cpu0 := cpuSeconds()
 		for b.Loop() {
 			if _, err := Variants(ctx, src, five, connector.MaxImageSize); err != nil {
 				b.Fatal(err)
 			}
 		}
+		b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
 	})
 	b.Run("five-jobs", func(b *testing.B) {
 		for b.Loop() {

@@ -46,6 +46,10 @@ static void (*p_strfreev)(char **);
 static void (*p_g_free)(void *);
 static VipsImage *(*p_image_copy_memory)(VipsImage *);
 static int (*p_resize)(VipsImage *, VipsImage **, double, ...);
+static int (*p_colourspace)(VipsImage *, VipsImage **, int, ...);
+static int (*p_cast)(VipsImage *, VipsImage **, int, ...);
+static void *(*p_write_to_memory)(VipsImage *, size_t *);
+static int (*p_get_bands)(const VipsImage *);
 
 #define SYM(p, name) if (!(*(void **)(&p) = dlsym(h, name))) { snprintf_missing(name); return missing; }
 
@@ -106,6 +110,10 @@ const char *shim_load(const char *lib) {
 	SYM(p_g_free, "g_free");
 	SYM(p_image_copy_memory, "vips_image_copy_memory");
 	SYM(p_resize, "vips_resize");
+	SYM(p_colourspace, "vips_colourspace");
+	SYM(p_cast, "vips_cast");
+	SYM(p_write_to_memory, "vips_image_write_to_memory");
+	SYM(p_get_bands, "vips_image_get_bands");
 	if (p_init("imgflow")) {
 		return "vips_init failed";
 	}
@@ -235,149 +243,112 @@ static void on_eval(VipsImage *img, void *progress, void *user) {
 	}
 }
 
-// shim_transform decodes, orients, resizes, flattens and encodes in one
-// call, so no libvips object outlives the caller's buffer. The computation
-// is killed p->budget_ms after the call starts (r->killed set); an encoder
-// that works after the pixels are computed (AVIF, WebP) runs to its end.
-char *shim_transform(void *buf, size_t len, const shim_params *p, shim_result *r) {
-	VipsImage *img = NULL, *flat = NULL, *bare = NULL, *final = NULL;
-	char *err = NULL;
-	long long deadline = now_ms() + p->budget_ms;
+// prepare is every path's pipeline up to the encoder: decode with
+// shrink-on-load, orient, resize and crop to p's box (thumbnail), flatten
+// on p's background when asked, and drop the metadata (strip). *out is a
+// new reference; the intermediate images live on inside it.
+static char *prepare_image(VipsImage *in, void *buf, size_t len, const shim_params *p, VipsImage **out) {
+	VipsImage *img = NULL, *flat = NULL, *bare = NULL, *final;
+	*out = NULL;
 	// fail_on: a truncated image is an error, not grey pixels where it ends.
-	if (p_thumbnail_buffer(buf, len, &img, p->width, "height", p->height, "size", p->size,
-			"crop", p->crop, "option_string", "fail_on=truncated", NULL)) {
-		goto fail;
-	}
+	int rc = in
+		? p_thumbnail_image(in, &img, p->width, "height", p->height, "size", p->size, "crop", p->crop, NULL)
+		: p_thumbnail_buffer(buf, len, &img, p->width, "height", p->height, "size", p->size,
+			"crop", p->crop, "option_string", "fail_on=truncated", NULL);
+	if (rc) goto fail;
 	final = img;
 	if (p->flatten && p_hasalpha(img)) {
 		void *bg = p_array_double_new(p->background, 3);
-		int rc = p_flatten(img, &flat, "background", bg, NULL);
+		rc = p_flatten(img, &flat, "background", bg, NULL);
 		p_area_unref(bg);
 		if (rc) goto fail;
 		final = flat;
 	}
 	if (p_copy(final, &bare, NULL)) goto fail;
 	strip(bare);
-	final = bare;
-	r->width = p_get_width(final);
-	r->height = p_get_height(final);
-	if (p->budget_ms > 0) {
-		p_image_set_progress(final, 1);
-		p_signal_connect_data(final, "eval", (void (*)(void))on_eval, &deadline, NULL, 0);
-	}
-	if (save(final, p, &r->data, &r->len)) {
-		r->killed = p->budget_ms > 0 && now_ms() > deadline;
-		goto fail;
-	}
-	goto done;
-fail:
-	err = errcopy();
-	p_error_clear();
-done:
-	if (bare) p_object_unref(bare);
+	*out = bare;
 	if (flat) p_object_unref(flat);
+	p_object_unref(img);
+	return NULL;
+fail:
+	if (flat) p_object_unref(flat);
+	if (img) p_object_unref(img);
+	char *err = errcopy();
+	p_error_clear();
+	return err;
+}
+
+// save_within encodes img as p asks, killed p->budget_ms after start
+// (r->killed set); an encoder that works after the pixels are computed
+// (AVIF, WebP) runs to its end.
+static char *save_within(VipsImage *img, const shim_params *p, long long start, shim_result *r) {
+	long long deadline = start + p->budget_ms;
+	r->width = p_get_width(img);
+	r->height = p_get_height(img);
+	if (p->budget_ms > 0) {
+		p_image_set_progress(img, 1);
+		p_signal_connect_data(img, "eval", (void (*)(void))on_eval, &deadline, NULL, 0);
+	}
+	if (save(img, p, &r->data, &r->len)) {
+		r->killed = p->budget_ms > 0 && now_ms() > deadline;
+		char *err = errcopy();
+		p_error_clear();
+		return err;
+	}
+	return NULL;
+}
+
+// shim_transform is prepare and save in one call, so no libvips object
+// outlives the caller's buffer.
+char *shim_transform(void *buf, size_t len, const shim_params *p, shim_result *r) {
+	long long start = now_ms();
+	VipsImage *img = NULL;
+	char *err = prepare_image(NULL, buf, len, p, &img);
+	if (!err) err = save_within(img, p, start, r);
 	if (img) p_object_unref(img);
 	return err;
 }
 
-// shim_variants decodes buf once, with shrink-on-load to the box
-// width×height (never enlarging), orients it and holds its pixels in
-// memory; from them it makes each of the n variants (resize, crop,
-// flatten, encode) as shim_transform would from the source. rs[i] holds
-// variant i; on an error every variant made so far is freed.
-char *shim_variants(void *buf, size_t len, int width, int height, const shim_params *ps, int n, shim_result *rs) {
-	VipsImage *img = NULL, *bare = NULL, *mem = NULL;
-	char *err = NULL;
-	int i = 0;
-	if (p_thumbnail_buffer(buf, len, &img, width, "height", height, "size", 2,
-			"option_string", "fail_on=truncated", NULL)) {
-		goto fail;
+// prepared_in_memory is prepare with its pixels computed into memory
+// (*out, released with shim_unref).
+static char *prepared_in_memory(VipsImage *in, void *buf, size_t len, const shim_params *p, void **out, int *width, int *height) {
+	VipsImage *img = NULL, *mem = NULL;
+	*out = NULL;
+	char *err = prepare_image(in, buf, len, p, &img);
+	if (err) return err;
+	mem = p_image_copy_memory(img);
+	p_object_unref(img);
+	if (!mem) {
+		err = errcopy();
+		p_error_clear();
+		return err;
 	}
-	if (p_copy(img, &bare, NULL)) goto fail;
-	strip(bare);
-	if (!(mem = p_copy_memory(bare))) goto fail;
-	for (; i < n; i++) {
-		const shim_params *p = &ps[i];
-		VipsImage *v = NULL, *flat = NULL, *final;
-		long long deadline = now_ms() + p->budget_ms;
-		if (p_thumbnail_image(mem, &v, p->width, "height", p->height, "size", p->size, "crop", p->crop, NULL)) {
-			goto fail;
-		}
-		final = v;
-		if (p->flatten && p_hasalpha(v)) {
-			void *bg = p_array_double_new(p->background, 3);
-			int rc = p_flatten(v, &flat, "background", bg, NULL);
-			p_area_unref(bg);
-			if (rc) {
-				p_object_unref(v);
-				goto fail;
-			}
-			final = flat;
-		}
-		rs[i].width = p_get_width(final);
-		rs[i].height = p_get_height(final);
-		if (p->budget_ms > 0) {
-			p_image_set_progress(final, 1);
-			p_signal_connect_data(final, "eval", (void (*)(void))on_eval, &deadline, NULL, 0);
-		}
-		int rc = save(final, p, &rs[i].data, &rs[i].len);
-		if (rc) rs[i].killed = p->budget_ms > 0 && now_ms() > deadline;
-		if (flat) p_object_unref(flat);
-		p_object_unref(v);
-		if (rc) goto fail;
-	}
-	goto done;
-fail:
-	err = errcopy();
-	p_error_clear();
-	for (int j = 0; j < i; j++) {
-		p_g_free(rs[j].data);
-		rs[j].data = NULL;
-	}
-done:
-	if (mem) p_object_unref(mem);
-	if (bare) p_object_unref(bare);
+	*out = mem;
+	*width = p_get_width(mem);
+	*height = p_get_height(mem);
+	return NULL;
+}
+
+// shim_decode is prepare into memory (*handle): an image encoded many
+// times (a fit search's candidates, a set's variants) without decoding
+// again.
+char *shim_decode(void *buf, size_t len, const shim_params *p, void **handle, int *width, int *height) {
+	return prepared_in_memory(NULL, buf, len, p, handle, width, height);
+}
+
+// shim_variant makes one variant of a set from the set's decoded source
+// (shim_decode's handle, read-only here, so variants run on threads of
+// their own): prepare from the pixels in memory, then save.
+char *shim_variant(void *handle, const shim_params *p, shim_result *r) {
+	long long start = now_ms();
+	VipsImage *img = NULL;
+	char *err = prepare_image(handle, NULL, 0, p, &img);
+	if (!err) err = save_within(img, p, start, r);
 	if (img) p_object_unref(img);
 	return err;
 }
 
 void shim_free(void *p) { p_g_free(p); }
-
-// shim_decode is shim_transform's pipeline up to the encoder, its pixels
-// computed into memory: the image a fit search encodes many times
-// (*handle, released with shim_unref).
-char *shim_decode(void *buf, size_t len, const shim_params *p, void **handle, int *width, int *height) {
-	VipsImage *img = NULL, *flat = NULL, *bare = NULL, *mem = NULL, *final = NULL;
-	char *err = NULL;
-	*handle = NULL;
-	if (p_thumbnail_buffer(buf, len, &img, p->width, "height", p->height, "size", p->size,
-			"crop", p->crop, "option_string", "fail_on=truncated", NULL)) {
-		goto fail;
-	}
-	final = img;
-	if (p->flatten && p_hasalpha(img)) {
-		void *bg = p_array_double_new(p->background, 3);
-		int rc = p_flatten(img, &flat, "background", bg, NULL);
-		p_area_unref(bg);
-		if (rc) goto fail;
-		final = flat;
-	}
-	if (p_copy(final, &bare, NULL)) goto fail;
-	strip(bare);
-	if (!(mem = p_image_copy_memory(bare))) goto fail;
-	*handle = mem;
-	*width = p_get_width(mem);
-	*height = p_get_height(mem);
-	goto done;
-fail:
-	err = errcopy();
-	p_error_clear();
-done:
-	if (bare) p_object_unref(bare);
-	if (flat) p_object_unref(flat);
-	if (img) p_object_unref(img);
-	return err;
-}
 
 // shim_scale resizes a decoded image by scale into memory (*out).
 char *shim_scale(void *handle, double scale, void **out, int *width, int *height) {
@@ -407,6 +378,39 @@ char *shim_encode(void *handle, const shim_params *p, shim_result *r) {
 	r->width = p_get_width(handle);
 	r->height = p_get_height(handle);
 	return NULL;
+}
+
+// shim_resize_to is a decoded image resized to exactly width×height, into
+// memory (*out): the reference a smaller result is scored against.
+char *shim_resize_to(void *handle, int width, int height, void **out, int *outw, int *outh) {
+	shim_params p;
+	memset(&p, 0, sizeof(p));
+	p.width = width;
+	p.height = height;
+	p.size = 3; // VIPS_SIZE_FORCE
+	return prepared_in_memory(handle, NULL, 0, &p, out, outw, outh);
+}
+
+// shim_pixels copies a decoded image's pixels as 8-bit sRGB (alpha kept),
+// rows packed, into *out (released with shim_free): what a score reads.
+char *shim_pixels(void *handle, void **out, size_t *len, int *width, int *height, int *bands) {
+	VipsImage *srgb = NULL, *u8 = NULL;
+	*out = NULL;
+	if (p_colourspace(handle, &srgb, 22 /* VIPS_INTERPRETATION_sRGB */, NULL)) goto fail;
+	if (p_cast(srgb, &u8, 0 /* VIPS_FORMAT_UCHAR */, NULL)) goto fail;
+	if (!(*out = p_write_to_memory(u8, len))) goto fail;
+	*width = p_get_width(u8);
+	*height = p_get_height(u8);
+	*bands = p_get_bands(u8);
+	p_object_unref(u8);
+	p_object_unref(srgb);
+	return NULL;
+fail:
+	if (u8) p_object_unref(u8);
+	if (srgb) p_object_unref(srgb);
+	char *err = errcopy();
+	p_error_clear();
+	return err;
 }
 
 void shim_unref(void *handle) { if (handle) p_object_unref(handle); }

@@ -225,6 +225,14 @@ module.exports = {
             "required": false,
             "type": "boolean",
           },
+          {
+            "helpText": "With Max File Size: the lowest SSIMULACRA2 score (0–100) the result may have against the image it encodes: 90 looks lossless, 70 is high quality for the web, 50 medium. The image gets smaller in pixels rather than worse (when Allow Resize is on); a size and score the image cannot reach together fail the job uncharged, with the best score reached.",
+            "key": "target_min_score",
+            "label": "Min Visual Quality",
+            "placeholder": "70",
+            "required": false,
+            "type": "number",
+          },
         ],
         "outputFields": [
           {
@@ -307,6 +315,7 @@ module.exports = {
             "resize_method": "{{bundle.inputData.resize_method}}",
             "target_allow_resize": "{{bundle.inputData.target_allow_resize}}",
             "target_max_bytes": "{{bundle.inputData.target_max_bytes}}",
+            "target_min_score": "{{bundle.inputData.target_min_score}}",
           },
           "method": "POST",
           "removeMissingValuesFrom": {
@@ -456,6 +465,14 @@ module.exports = {
             "required": false,
             "type": "boolean",
           },
+          {
+            "helpText": "With Max File Size: the lowest SSIMULACRA2 score (0–100) the result may have against the image it encodes: 90 looks lossless, 70 is high quality for the web, 50 medium. The image gets smaller in pixels rather than worse (when Allow Resize is on); a size and score the image cannot reach together fail the job uncharged, with the best score reached.",
+            "key": "target_min_score",
+            "label": "Min Visual Quality",
+            "placeholder": "70",
+            "required": false,
+            "type": "number",
+          },
         ],
         "outputFields": [
           {
@@ -683,6 +700,12 @@ module.exports = {
             "type": "integer",
           },
           {
+            "key": "result__score",
+            "label": "Result Visual Quality",
+            "sample": 78.42,
+            "type": "number",
+          },
+          {
             "key": "file",
             "label": "Compressed File",
             "type": "file",
@@ -691,7 +714,7 @@ module.exports = {
         "perform": async function (z, bundle) {
           const request = { method: "POST", url: "https://imgflow.example.com/v1/jobs?wait=25" };
           request.body = {};
-          for (const key of ["image_url", "image_base64", "filename", "metadata", "dedupe", "resize", "resize_method", "resize_enlarge", "convert", "background", "preserve", "target_max_bytes", "target_allow_resize"]) {
+          for (const key of ["image_url", "image_base64", "filename", "metadata", "dedupe", "resize", "resize_method", "resize_enlarge", "convert", "background", "preserve", "target_max_bytes", "target_allow_resize", "target_min_score"]) {
             const value = bundle.inputData[key];
             if (value !== undefined && value !== null && value !== '') request.body[key] = value;
           }
@@ -737,6 +760,7 @@ module.exports = {
             "mime_type": "image/jpeg",
             "original_size": 2483114,
             "quality": 84,
+            "score": 78.42,
             "type": "image/jpeg",
             "width": 1600,
           },
@@ -744,6 +768,7 @@ module.exports = {
           "status": "completed",
           "target": {
             "max_bytes": 700000,
+            "min_score": 75,
           },
           "updated_at": "2026-11-21T09:30:01.8Z",
           "upstream_calls": 1,
@@ -872,6 +897,14 @@ module.exports = {
             "required": false,
             "type": "boolean",
           },
+          {
+            "helpText": "With Max File Size: the lowest SSIMULACRA2 score (0–100) the result may have against the image it encodes: 90 looks lossless, 70 is high quality for the web, 50 medium. The image gets smaller in pixels rather than worse (when Allow Resize is on); a size and score the image cannot reach together fail the job uncharged, with the best score reached.",
+            "key": "target_min_score",
+            "label": "Min Visual Quality",
+            "placeholder": "70",
+            "required": false,
+            "type": "number",
+          },
         ],
         "outputFields": [
           {
@@ -1099,6 +1132,12 @@ module.exports = {
             "type": "integer",
           },
           {
+            "key": "result__score",
+            "label": "Result Visual Quality",
+            "sample": 78.42,
+            "type": "number",
+          },
+          {
             "key": "file",
             "label": "Compressed File",
             "type": "file",
@@ -1106,7 +1145,7 @@ module.exports = {
         ],
         "perform": async function (z, bundle) {
           const body = { callback_url: z.generateCallbackUrl() };
-          for (const key of ["image_url", "image_base64", "filename", "metadata", "dedupe", "resize", "resize_method", "resize_enlarge", "convert", "background", "preserve", "target_max_bytes", "target_allow_resize"]) {
+          for (const key of ["image_url", "image_base64", "filename", "metadata", "dedupe", "resize", "resize_method", "resize_enlarge", "convert", "background", "preserve", "target_max_bytes", "target_allow_resize", "target_min_score"]) {
             const value = bundle.inputData[key];
             if (value !== undefined && value !== null && value !== '') body[key] = value;
           }
@@ -1157,6 +1196,7 @@ module.exports = {
             "mime_type": "image/jpeg",
             "original_size": 2483114,
             "quality": 84,
+            "score": 78.42,
             "type": "image/jpeg",
             "width": 1600,
           },
@@ -1164,6 +1204,7 @@ module.exports = {
           "status": "completed",
           "target": {
             "max_bytes": 700000,
+            "min_score": 75,
           },
           "updated_at": "2026-11-21T09:30:01.8Z",
           "upstream_calls": 1,
@@ -1297,6 +1338,14 @@ module.exports = {
             "label": "Allow Resize to Fit",
             "required": false,
             "type": "boolean",
+          },
+          {
+            "helpText": "With Max File Size: the lowest SSIMULACRA2 score (0–100) the result may have against the image it encodes: 90 looks lossless, 70 is high quality for the web, 50 medium. The image gets smaller in pixels rather than worse (when Allow Resize is on); a size and score the image cannot reach together fail the job uncharged, with the best score reached.",
+            "key": "target_min_score",
+            "label": "Min Visual Quality",
+            "placeholder": "70",
+            "required": false,
+            "type": "number",
           },
         ],
         "outputFields": [
@@ -1574,6 +1623,11 @@ module.exports = {
                 "label": "Result Quality",
                 "type": "integer",
               },
+              {
+                "key": "result__score",
+                "label": "Result Visual Quality",
+                "type": "number",
+              },
             ],
             "key": "jobs",
             "label": "Jobs",
@@ -1599,7 +1653,7 @@ module.exports = {
             return out;
           }).filter((record) => Object.keys(record).length > 0);
           request.body = {};
-          for (const key of ["items", "metadata", "resize", "resize_method", "resize_enlarge", "convert", "background", "preserve", "target_max_bytes", "target_allow_resize"]) {
+          for (const key of ["items", "metadata", "resize", "resize_method", "resize_enlarge", "convert", "background", "preserve", "target_max_bytes", "target_allow_resize", "target_min_score"]) {
             const value = bundle.inputData[key];
             if (value !== undefined && value !== null && value !== '') request.body[key] = value;
           }
@@ -1654,6 +1708,7 @@ module.exports = {
                 "mime_type": "image/jpeg",
                 "original_size": 2483114,
                 "quality": 84,
+                "score": 78.42,
                 "type": "image/jpeg",
                 "width": 1600,
               },
@@ -1661,6 +1716,7 @@ module.exports = {
               "status": "completed",
               "target": {
                 "max_bytes": 700000,
+                "min_score": 75,
               },
               "updated_at": "2026-11-21T09:30:01.8Z",
               "upstream_calls": 1,
@@ -1702,6 +1758,7 @@ module.exports = {
                 "mime_type": "image/jpeg",
                 "original_size": 2483114,
                 "quality": 84,
+                "score": 78.42,
                 "type": "image/jpeg",
                 "width": 1600,
               },
@@ -1709,6 +1766,7 @@ module.exports = {
               "status": "completed",
               "target": {
                 "max_bytes": 700000,
+                "min_score": 75,
               },
               "updated_at": "2026-11-21T10:30:00.09Z",
               "upstream_calls": 0,
@@ -1750,6 +1808,7 @@ module.exports = {
               "status": "failed",
               "target": {
                 "max_bytes": 700000,
+                "min_score": 75,
               },
               "updated_at": "2026-11-21T09:30:01.8Z",
               "upstream_calls": 1,
@@ -2142,6 +2201,11 @@ module.exports = {
                 "label": "Result Quality",
                 "type": "integer",
               },
+              {
+                "key": "result__score",
+                "label": "Result Visual Quality",
+                "type": "number",
+              },
             ],
             "key": "jobs",
             "label": "Variants",
@@ -2234,6 +2298,7 @@ module.exports = {
                 "mime_type": "image/webp",
                 "original_size": 2483114,
                 "quality": 84,
+                "score": 78.42,
                 "type": "image/webp",
                 "width": 320,
               },
@@ -2279,6 +2344,7 @@ module.exports = {
                 "mime_type": "image/jpeg",
                 "original_size": 2483114,
                 "quality": 84,
+                "score": 78.42,
                 "type": "image/jpeg",
                 "width": 800,
               },
@@ -2324,6 +2390,7 @@ module.exports = {
                 "mime_type": "image/jpeg",
                 "original_size": 2483114,
                 "quality": 84,
+                "score": 78.42,
                 "type": "image/jpeg",
                 "width": 1600,
               },
@@ -2383,6 +2450,7 @@ module.exports = {
                 "mime_type": "image/jpeg",
                 "original_size": 2483114,
                 "quality": 84,
+                "score": 78.42,
                 "type": "image/jpeg",
                 "width": 1600,
               },
@@ -2428,6 +2496,7 @@ module.exports = {
                 "mime_type": "image/jpeg",
                 "original_size": 2483114,
                 "quality": 84,
+                "score": 78.42,
                 "type": "image/jpeg",
                 "width": 800,
               },
@@ -2473,6 +2542,7 @@ module.exports = {
                 "mime_type": "image/webp",
                 "original_size": 2483114,
                 "quality": 84,
+                "score": 78.42,
                 "type": "image/webp",
                 "width": 320,
               },
@@ -2740,6 +2810,12 @@ module.exports = {
             "type": "integer",
           },
           {
+            "key": "result__score",
+            "label": "Result Visual Quality",
+            "sample": 78.42,
+            "type": "number",
+          },
+          {
             "key": "file",
             "label": "Compressed File",
             "type": "file",
@@ -2794,6 +2870,7 @@ module.exports = {
             "mime_type": "image/jpeg",
             "original_size": 2483114,
             "quality": 84,
+            "score": 78.42,
             "type": "image/jpeg",
             "width": 1600,
           },
@@ -2801,6 +2878,7 @@ module.exports = {
           "status": "completed",
           "target": {
             "max_bytes": 700000,
+            "min_score": 75,
           },
           "updated_at": "2026-11-21T09:30:01.8Z",
           "upstream_calls": 1,
@@ -3286,6 +3364,12 @@ module.exports = {
             "type": "integer",
           },
           {
+            "key": "result__score",
+            "label": "Result Visual Quality",
+            "sample": 78.42,
+            "type": "number",
+          },
+          {
             "key": "file",
             "label": "Compressed File",
             "type": "file",
@@ -3356,6 +3440,7 @@ module.exports = {
             "mime_type": "image/jpeg",
             "original_size": 2483114,
             "quality": 84,
+            "score": 78.42,
             "type": "image/jpeg",
             "width": 1600,
           },
@@ -3363,6 +3448,7 @@ module.exports = {
           "status": "completed",
           "target": {
             "max_bytes": 700000,
+            "min_score": 75,
           },
           "updated_at": "2026-11-21T09:30:01.8Z",
           "upstream_calls": 1,
@@ -3617,6 +3703,12 @@ module.exports = {
             "type": "integer",
           },
           {
+            "key": "result__score",
+            "label": "Result Visual Quality",
+            "sample": 78.42,
+            "type": "number",
+          },
+          {
             "key": "file",
             "label": "Compressed File",
             "type": "file",
@@ -3669,6 +3761,7 @@ module.exports = {
             "mime_type": "image/jpeg",
             "original_size": 2483114,
             "quality": 84,
+            "score": 78.42,
             "type": "image/jpeg",
             "width": 1600,
           },
@@ -3676,6 +3769,7 @@ module.exports = {
           "status": "completed",
           "target": {
             "max_bytes": 700000,
+            "min_score": 75,
           },
           "updated_at": "2026-11-21T09:30:01.8Z",
           "upstream_calls": 1,

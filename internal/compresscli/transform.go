@@ -24,6 +24,7 @@ type Transform struct {
 	Preserve     string // --preserve: copyright,creation,location
 	MaxSize      string // --max-size: 100KB, 1.5MB, 200KiB or bytes (the target)
 	NoResize     bool   // --max-size-no-resize: fit by quality only
+	MinScore     string // --min-score: with --max-size, the least SSIMULACRA2 score (0–100)
 }
 
 // IsZero reports whether the run only compresses.
@@ -47,7 +48,7 @@ func (t Transform) check(inPlace bool) error {
 	}
 	var ct connector.Transform
 	err := ct.ApplyText(map[string]string{"resize": t.Resize, "resize_method": t.ResizeMethod,
-		"convert": t.Convert, "preserve": t.Preserve, "target_max_bytes": t.MaxSize, "target_allow_resize": t.allowResize()})
+		"convert": t.Convert, "preserve": t.Preserve, "target_max_bytes": t.MaxSize, "target_allow_resize": t.allowResize(), "target_min_score": t.MinScore})
 	if err == nil {
 		err = ct.Normalize("")
 	}
@@ -79,8 +80,9 @@ func (t Transform) flagsOf(field string) string {
 		add("--convert", t.Convert)
 	case "preserve":
 		add("--preserve", t.Preserve)
-	case "target", "target_max_bytes", "target_allow_resize":
+	case "target", "target_max_bytes", "target_allow_resize", "target_min_score":
 		add("--max-size", t.MaxSize)
+		add("--min-score", t.MinScore)
 	default:
 		add("--resize", t.Resize)
 		add("--resize-method", t.ResizeMethod)
@@ -95,7 +97,7 @@ func (t Transform) flagsOf(field string) string {
 func (t Transform) fields() [][2]string {
 	var out [][2]string
 	for _, f := range [][2]string{{"resize", t.Resize}, {"resize_method", t.ResizeMethod}, {"convert", t.Convert}, {"preserve", t.Preserve},
-		{"target_max_bytes", t.MaxSize}, {"target_allow_resize", t.allowResize()}} {
+		{"target_max_bytes", t.MaxSize}, {"target_allow_resize", t.allowResize()}, {"target_min_score", t.MinScore}} {
 		if f[1] != "" {
 			out = append(out, f)
 		}

@@ -87,7 +87,7 @@ function options() {
 
 // transform is the options' choice as the API's flat fields (resize,
 // resize_method, resize_enlarge, convert, background, preserve,
-// target_max_bytes): empty
+// target_max_bytes, target_min_score): empty
 // when all are left as they are.
 export function transform() {
   const out = {};
@@ -107,6 +107,8 @@ export function transform() {
   if (keep.length) out.preserve = keep.join(',');
   const maxSize = $('try-max-size').value.trim();
   if (maxSize) out.target_max_bytes = maxSize; // "100KB", "1.5MB" or bytes: the API reads the unit
+  const minScore = $('try-min-score').value.trim();
+  if (maxSize && minScore) out.target_min_score = minScore; // a floor needs a size
   return out;
 }
 
