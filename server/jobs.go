@@ -14,13 +14,19 @@ import (
 	"github.com/imgflow/imgflow/internal/app"
 )
 
-// createJob is POST /v1/jobs.
+// createJob is POST /v1/jobs: a job, or a set when the request has
+// variants.
 func (s *Server) createJob(c echo.Context) error {
+	return s.create(c, s.readJobRequest)
+}
+
+// create binds a create request with read and makes what it asks for.
+func (s *Server) create(c echo.Context, read func(echo.Context) (*jobRequest, error)) error {
 	if dry, err := wantsDryRun(c); dry || err != nil {
 		if err != nil {
 			return err
 		}
-		return s.dryRun(c) // dryrun.go
+		return s.dryRunOf(c, read) // dryrun.go
 	}
 	wait, err := s.parseWait(c)
 	if err != nil {
@@ -29,13 +35,13 @@ func (s *Server) createJob(c echo.Context) error {
 	if err := checkInclude(c); err != nil {
 		return err
 	}
-	key, in, release, err := bindRequest(s, c, s.readJobRequest)
+	key, in, release, err := bindRequest(s, c, read)
 	if err != nil {
 		return err
 	}
 	release()
 	if in.Variants != nil {
-		return s.createSet(c, key, in, wait) // sets.go
+		return s.makeSet(c, key, in, wait) // sets.go
 	}
 	watch := s.newJobWatch(c.Request().Context(), wait)
 	defer watch.stop()
