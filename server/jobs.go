@@ -32,7 +32,8 @@ func (s *Server) create(c echo.Context, read func(echo.Context) (*jobRequest, er
 	if err != nil {
 		return err
 	}
-	if err := checkInclude(c); err != nil {
+	include, err := createInclude(c)
+	if err != nil {
 		return err
 	}
 	key, in, release, err := bindRequest(s, c, read)
@@ -41,7 +42,13 @@ func (s *Server) create(c echo.Context, read func(echo.Context) (*jobRequest, er
 	}
 	release()
 	if in.Variants != nil {
-		return s.makeSet(c, key, in, wait) // sets.go
+		if include == "data" {
+			return fieldError("include", "must be jobs (or left out) for a set: each variant's file is at its result.file_url")
+		}
+		return s.makeSet(c, key, in, wait, include == connector.IncludeJobs) // sets.go
+	}
+	if include == connector.IncludeJobs {
+		return fieldError("include", "must be data (or left out) for a job: jobs is for a set (variants)")
 	}
 	watch := s.newJobWatch(c.Request().Context(), wait)
 	defer watch.stop()
@@ -152,6 +159,20 @@ func (s *Server) getJob(c echo.Context) error {
 		return s.answerWithData(c, view)
 	}
 	return c.JSON(http.StatusOK, view)
+}
+
+// createInclude reads a create request's ?include=: data (a job's file in
+// its answer) or jobs (a set's jobs in its answer); which one the request
+// may take is known once it is read.
+func createInclude(c echo.Context) (string, error) {
+	v, ok := c.QueryParams()["include"]
+	if !ok {
+		return "", nil
+	}
+	if len(v) != 1 || (v[0] != "data" && v[0] != connector.IncludeJobs) {
+		return "", fieldError("include", "must be data for a job, jobs for a set (or left out)")
+	}
+	return v[0], nil
 }
 
 // checkInclude refuses an include other than data: a typo would otherwise

@@ -35,8 +35,9 @@ func (s *Server) readSetRequest(c echo.Context) (*jobRequest, error) {
 }
 
 // makeSet makes the set a bound request asks for (POST /v1/jobs with
-// variants, or POST /v1/jobs/variants).
-func (s *Server) makeSet(c echo.Context, key string, in *jobRequest, wait time.Duration) error {
+// variants, or POST /v1/jobs/variants); with ?include=jobs its answer
+// (and the Location polled) carries the variants' jobs, in order.
+func (s *Server) makeSet(c echo.Context, key string, in *jobRequest, wait time.Duration, withJobs bool) error {
 	r := &app.SetRequest{Owner: s.owner(key), Key: key, IdempotencyKey: c.Request().Header.Get("Idempotency-Key"),
 		Input: in.appInput(), Variants: in.Variants, CallbackURL: in.CallbackURL}
 	if r.IdempotencyKey != "" {
@@ -55,7 +56,7 @@ func (s *Server) makeSet(c echo.Context, key string, in *jobRequest, wait time.D
 			return err
 		}
 	}
-	return s.answerBatch(c, b, false, true)
+	return s.answerBatch(c, b, withJobs, true)
 }
 
 // answerSet answers the set whose batch view is view.

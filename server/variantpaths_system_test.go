@@ -226,3 +226,28 @@ func TestVariantSetDryRunOnTheSetPath(t *testing.T) {
 		t.Errorf("a dry run cost %d credits; want 0", spent)
 	}
 }
+
+func TestVariantSetIncludeJobsAddsTheJobs(t *testing.T) {
+	if imaging.Available() != nil {
+		t.Skip("libvips absent")
+	}
+	s := startSystem(t)
+	photo := images.Read(t, "photo.jpg")
+	key := map[string]string{"X-API-Key": s.Key}
+	for _, path := range []string{"/v1/jobs", "/v1/jobs/variants"} {
+		st, _, data := s.Request("POST", path+"?wait=20&include=jobs&variants=a%3D32w,b%3D64w", "image/jpeg", bytes.NewReader(photo), key)
+		var v struct {
+			Jobs []struct{ Variant string }
+		}
+		json.Unmarshal(data, &v)
+		if st != http.StatusOK || len(v.Jobs) != 2 || v.Jobs[0].Variant != "a" || v.Jobs[1].Variant != "b" {
+			t.Errorf("%s?include=jobs: %d %s; want the set with its 2 jobs in order", path, st, data)
+		}
+		if st, _, data := s.Request("POST", path+"?include=data&variants=a%3D32w", "image/jpeg", bytes.NewReader(photo), key); st != http.StatusBadRequest || !strings.Contains(string(data), `"field":"include"`) {
+			t.Errorf("%s?include=data for a set: %d %s; want 400 naming include", path, st, data)
+		}
+	}
+	if st, _, data := s.Request("POST", "/v1/jobs?include=jobs", "image/jpeg", bytes.NewReader(photo), key); st != http.StatusBadRequest || !strings.Contains(string(data), `"field":"include"`) {
+		t.Errorf("include=jobs for a single job: %d %s; want 400 naming include", st, data)
+	}
+}
