@@ -115,9 +115,10 @@ func openAPIDocument(c *catalog.Catalog, base string) obj {
 					"200": obj{"description": "The finished job (completed, or failed with its error); with include=data a completed job's result.compressed_data is the compressed file in base64; with dry_run=1, what the job would cost.",
 						"content": obj{"application/json": obj{"schema": obj{"oneOf": []any{
 							obj{"$ref": oasRef + "Job"}, obj{"$ref": oasRef + "ImageCheck"}, obj{"$ref": oasRef + "VariantSet"}}}}}},
-					"202": obj{"description": "Accepted: the job is queued or processing; poll Location.",
+					"202": obj{"description": "Accepted: the job (or, with variants, the set's sizes) is queued or processing; poll Location.",
 						"headers": obj{"Location": pollLocation, "Retry-After": retryAfter},
-						"content": jsonContent("Job")},
+						"content": obj{"application/json": obj{"schema": obj{"oneOf": []any{
+							obj{"$ref": oasRef + "Job"}, obj{"$ref": oasRef + "VariantSet"}}}}}},
 				}, "400", "401", "409", "413", "415", "422", "429", "503"),
 				"callbacks": obj{"jobFinished": obj{"{$request.body#/callback_url}": obj{"post": obj{
 					"summary":     "The finished job, POSTed to callback_url",
