@@ -327,7 +327,7 @@ export function listProperty(
 		const prop = fieldProperty(opKey, child);
 		if (child.required) return { ...prop, required: true };
 		if (prop.type === 'options') {
-			const options = [{ name: `Same as the Image`, value: '' }, ...(prop.options as INodePropertyOptions[])];
+			const options = [{ name: 'Same as the Image', value: '' }, ...(prop.options as INodePropertyOptions[])];
 			return { ...prop, options, default: '' };
 		}
 		return prop;
