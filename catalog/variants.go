@@ -9,8 +9,13 @@ import (
 
 // The catalog's part of responsive sets (connector.VariantSet): Make Image
 // Sizes, one action that sends one image with up to ten variants (POST
-// /v1/jobs with "variants"), waits, and answers the set with each
-// variant's job (line items), a srcset and a <picture> snippet.
+// /v1/jobs/variants: POST /v1/jobs with "variants" required), waits, and
+// answers the set with each variant's job (line items), a srcset and a
+// <picture> snippet.
+
+// VariantSetPath is POST /v1/jobs with variants as a path of its own:
+// Power Automate's swagger (and OpenAPI) key operations by method and path.
+const VariantSetPath = "/v1/jobs/variants"
 
 // variantFields are the fields of one variant: its id and its own resize,
 // convert and target, as text the API reads in JSON.
@@ -81,7 +86,7 @@ func compressVariantsOperation() Operation {
 		Description: "Makes up to 10 sizes (and formats) of one image, each compressed, with a srcset and a <picture> snippet.",
 		Help: "The image is fetched and decoded once for every size. Each size is a job: one credit each (none for a size made before), all made or none. " +
 			"Waits up to 25 seconds; a set still running then comes back running: follow it with Get Job per size.",
-		Kind: KindAction, Method: "POST", Path: "/v1/jobs",
+		Kind: KindAction, Method: "POST", Path: VariantSetPath,
 		Query:  map[string]string{"wait": "25", "include": connector.IncludeJobs},
 		Inputs: variantSetInputs(), Outputs: variantSetOutputs(), Sample: SampleVariantSet(),
 		Upload: ImageUpload()}

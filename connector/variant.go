@@ -65,12 +65,27 @@ func (v *Variant) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &raw); err != nil {
 		var domain *Error
 		if errors.As(err, &domain) {
-			return err
+			return withFieldPrefix("variants[].", domain)
 		}
 		return fieldErr("variants", `each variant must be an object such as {"id": "sm", "resize": "320x"}`)
 	}
 	*v = Variant{ID: raw.ID, Transform: Transform{Resize: raw.Resize, Convert: raw.Convert, Preserve: raw.Preserve, Target: raw.Target}}
 	return nil
+}
+
+// withFieldPrefix is e with its fields named inside prefix ("target"
+// becomes "variants[].target"): a variant's option is named as a
+// variant's, not as the request's own.
+func withFieldPrefix(prefix string, e *Error) *Error {
+	out := *e
+	out.Details = make([]FieldError, len(e.Details))
+	for i, d := range e.Details {
+		out.Details[i] = FieldError{Field: prefix + d.Field, Message: d.Message}
+		if i == 0 && strings.HasPrefix(e.Message, d.Field+":") {
+			out.Message = prefix + e.Message
+		}
+	}
+	return &out
 }
 
 // VariantsFingerprint is a stable text of a normalized set, for

@@ -2,6 +2,7 @@ package definitions
 
 import (
 	"github.com/imgflow/imgflow/catalog"
+	"github.com/imgflow/imgflow/connector"
 )
 
 const oasRef = "#/components/schemas/"
@@ -57,6 +58,7 @@ func openAPIDocument(c *catalog.Catalog, base string) obj {
 	polling := firstOfKind(c, catalog.KindPollingTrigger)
 	account := c.Operation("check_account")
 	checkImage := c.Operation("check_image")
+	sizes := c.Operation("compress_variants")
 	listDeliveries := c.Operation("list_deliveries")
 	redeliver := c.Operation("redeliver")
 	idParam := oasParam("id", "path", "The job id.", true, obj{"type": "string"})
@@ -113,9 +115,10 @@ func openAPIDocument(c *catalog.Catalog, base string) obj {
 					"200": obj{"description": "The finished job (completed, or failed with its error); with include=data a completed job's result.compressed_data is the compressed file in base64; with dry_run=1, what the job would cost.",
 						"content": obj{"application/json": obj{"schema": obj{"oneOf": []any{
 							obj{"$ref": oasRef + "Job"}, obj{"$ref": oasRef + "ImageCheck"}, obj{"$ref": oasRef + "VariantSet"}}}}}},
-					"202": obj{"description": "Accepted: the job is queued or processing; poll Location.",
+					"202": obj{"description": "Accepted: the job (or, with variants, the set's sizes) is queued or processing; poll Location.",
 						"headers": obj{"Location": pollLocation, "Retry-After": retryAfter},
-						"content": jsonContent("Job")},
+						"content": obj{"application/json": obj{"schema": obj{"oneOf": []any{
+							obj{"$ref": oasRef + "Job"}, obj{"$ref": oasRef + "VariantSet"}}}}}},
 				}, "400", "401", "409", "413", "415", "422", "429", "503"),
 				"callbacks": obj{"jobFinished": obj{"{$request.body#/callback_url}": obj{"post": obj{
 					"summary":     "The finished job, POSTed to callback_url",
@@ -134,6 +137,28 @@ func openAPIDocument(c *catalog.Catalog, base string) obj {
 				"responses": oasErrors(obj{"200": oasResponse("The key's jobs, newest first.", "JobList")}, "400", "401", "503"),
 			}),
 		},
+		catalog.VariantSetPath: obj{"post": oasOp(sizes, "createVariantSet", obj{
+			"description": sizes.Description + " " + sizes.Help + " The same as POST /v1/jobs with variants, which this path requires.",
+			"parameters": append([]any{
+				oasParam("wait", "query", "Whole seconds (0-25, decimal digits only) to wait for every size; 200 when done in time, else 202.", false,
+					obj{"type": "integer", "minimum": 0, "maximum": 25, "default": 0}),
+				oasParam("include", "query", "jobs: the answer carries jobs, each size's job in the order given (and a 202's Location keeps asking for them).", false,
+					obj{"type": "string", "enum": []string{connector.IncludeJobs}}),
+				oasParam("Idempotency-Key", "header", "Retries with the same key and body return the same set.", false, obj{"type": "string"}),
+				dryRunParam,
+			}, rawBodyParams()...),
+			"requestBody": obj{"required": true, "content": rawBodyContent(obj{
+				"application/json":    obj{"schema": obj{"allOf": []any{obj{"$ref": oasRef + "JobRequest"}, obj{"required": []string{"variants"}}}}},
+				"multipart/form-data": obj{"schema": multipart},
+			})},
+			"responses": oasErrors(obj{
+				"200": obj{"description": "The finished set (every size completed or failed); with dry_run=1, what it would cost.",
+					"content": obj{"application/json": obj{"schema": obj{"oneOf": []any{obj{"$ref": oasRef + "VariantSet"}, obj{"$ref": oasRef + "ImageCheck"}}}}}},
+				"202": obj{"description": "Accepted: sizes are queued or processing; poll Location.",
+					"headers": obj{"Location": obj{"schema": obj{"type": "string"}, "description": "/v1/batches/{id}?poll=1: answers 202 until every size is finished, then 200."}, "Retry-After": retryAfter},
+					"content": jsonContent("VariantSet")},
+			}, "400", "401", "409", "413", "415", "422", "429", "503"),
+		})},
 		catalog.DryRunPath: obj{"post": oasOp(checkImage, "checkImage", obj{
 			"parameters":  []any{oasParam("wait", "query", "Checked as for a job, otherwise unused.", false, obj{"type": "integer", "minimum": 0, "maximum": 25})},
 			"requestBody": jobRequestBody,
@@ -380,6 +405,10 @@ func rawBodyParams() []any {
 		oasParam("convert", "query", "With the image as the body: webp, avif, jpeg or png.", false, obj{"type": "string"}),
 		oasParam("background", "query", "With the image as the body: #rrggbb, the colour transparency is flattened on.", false, obj{"type": "string"}),
 		oasParam("preserve", "query", "With the image as the body: copyright, creation, location (comma-separated).", false, obj{"type": "string"}),
+		oasParam("target_max_bytes", "query", "With the image as the body: fit the result under this size (100000, 100KB, 1.5MB, 200KiB).", false, obj{"type": "string"}),
+		oasParam("target_allow_resize", "query", "With the image as the body and target_max_bytes: false keeps the dimensions (quality only).", false, obj{"type": "string", "enum": []string{"true", "false"}}),
+		oasParam("target_min_score", "query", "With the image as the body and target_max_bytes: the lowest SSIMULACRA2 score (0-100) the result may have.", false, obj{"type": "number", "minimum": 0, "maximum": 100}),
+		oasParam("variants", "query", "With the image as the body: makes a responsive set (VariantSet) of these sizes, ID=SIZE[:TYPE],... such as "+connector.VariantSpecExample+" (SIZE 320w, x480 or 320x480; TYPE webp, avif, jpeg or png), or the JSON array of JobRequest.variants. The resize, convert, preserve and target parameters then go in each variant.", false, obj{"type": "string"}),
 	}
 }
 

@@ -116,6 +116,7 @@ func addBatchesToOpenAPI(doc obj) {
 	if job, ok := schemas["Job"].(obj)["properties"].(obj); ok {
 		job["batch_id"] = obj{"type": "string", "description": "The batch this job is an item of; absent for a single job."}
 		job["index"] = obj{"type": "integer", "description": "The item's position in its batch request."}
+		job["variant"] = obj{"type": "string", "description": "In a set (variants), the id of the variant this job makes; absent otherwise."}
 	}
 }
 

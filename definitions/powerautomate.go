@@ -12,8 +12,8 @@ const swaggerRef = "#/definitions/"
 
 // renderPowerAutomate renders a custom connector: apiDefinition.swagger.json
 // (Swagger 2.0 with the x-ms-* extensions) and apiProperties.json (the key
-// as a securestring connection parameter). Compress Image uses the
-// asynchronous 202 + Location pattern; each hook trigger is a webhook
+// as a securestring connection parameter). Compress Image, Compress Many
+// and Make Image Sizes use the asynchronous 202 + Location pattern; each hook trigger is a webhook
 // trigger whose subscription URL Power Automate fills in
 // (x-ms-notification-url) and deletes through the 201's Location when the
 // flow is turned off.
@@ -127,6 +127,9 @@ func renderPowerAutomate(c *catalog.Catalog, base string) ([]File, error) {
 				"Retry-After": obj{"type": "integer", "description": "Seconds between polls."}}},
 	})
 
+	sizes := c.Operation("compress_variants")
+	sizesOp := paVariantSetOp(sizes, paParams, paOp, withErrs) // powerautomatesets.go
+
 	checkOp := paOp(checkImage, "CheckImage")
 	checkOp["parameters"] = paParams(checkImage)
 	checkOp["responses"] = withErrs(obj{"200": obj{"description": "What compressing the image would cost.", "schema": obj{"$ref": swaggerRef + "ImageCheck"}}})
@@ -155,6 +158,7 @@ func renderPowerAutomate(c *catalog.Catalog, base string) ([]File, error) {
 			account.Path:                           obj{"get": accountOp},
 			checkImage.Path:                        obj{"post": checkOp},
 			many.Path:                              obj{"post": manyOp},
+			sizes.Path:                             obj{"post": sizesOp},
 			catalog.HooksPath:                      obj{"post": trigger},
 			catalog.HookPath:                       obj{"delete": deleteHook},
 		},
@@ -163,6 +167,7 @@ func renderPowerAutomate(c *catalog.Catalog, base string) ([]File, error) {
 			"Account":       (accountSchema(c)),
 			"ImageCheck":    imageCheckSchema(c),
 			"BatchWithJobs": paBatchSchema(many),
+			"VariantSet":    paVariantSetSchema(sizes),
 			"Delivery":      deliverySchema(swaggerRef),
 			"Error":         (errorSchema()),
 		},

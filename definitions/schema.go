@@ -111,6 +111,11 @@ func fieldProps(fields []catalog.Field) obj {
 func variantSetSchema(c *catalog.Catalog) obj {
 	s := obj(catalog.OutputsSchema(c.Operation("compress_variants").Outputs, catalog.SchemaOpenAPI))
 	if props, ok := s["properties"].(catalog.Schema); ok {
+		if finished, ok := props["finished_at"].(catalog.Schema); ok {
+			finished["nullable"] = true // while a size runs
+		}
+		props["jobs"] = catalog.Schema{"type": "array", "items": obj{"$ref": oasRef + "Job"},
+			"description": "Only with include=jobs: each variant's job in the order given (a job expired since is left out)."}
 		props["variants"] = catalog.Schema{"type": "object", "title": "Variants by ID",
 			"description": "Each variant's job, keyed by its id.", "additionalProperties": obj{"$ref": oasRef + "Job"}}
 	}

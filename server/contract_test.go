@@ -216,6 +216,14 @@ func TestEveryRouteMatchesTheOpenAPIDocument(t *testing.T) {
 	expectStatus(t, c.do(h, "POST", "/v1/jobs/dry-run", []byte(`{"image_base64":"`+truncated+`"}`), jsonKey, false), http.StatusBadRequest)
 	expectStatus(t, c.do(h, "POST", "/v1/jobs/dry-run", []byte(`{"image_base64":"`+png+`"}`), map[string]string{"X-API-Key": "sk_unknown_key_0000", "Content-Type": "application/json"}, false), http.StatusUnauthorized)
 	expectStatus(t, c.do(h, "POST", "/v1/jobs?dry_run=maybe", []byte(`{"image_base64":"`+png+`"}`), jsonKey, true), http.StatusBadRequest)
+	// A set, at both of its addresses; the image as the body with the short form.
+	sizes := `"variants":[{"id":"sm","resize":"32x"},{"id":"md","resize":"64x","convert":"webp"}]`
+	expectStatus(t, c.do(h, "POST", "/v1/jobs/variants?include=jobs", []byte(`{"image_base64":"`+png+`",`+sizes+`}`), jsonKey, false), http.StatusAccepted)
+	expectStatus(t, c.do(h, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/s.png",`+sizes+`}`), jsonKey, false), http.StatusAccepted)
+	expectStatus(t, c.do(h, "POST", "/v1/jobs/variants", []byte(`{"image_base64":"`+png+`"}`), jsonKey, true), http.StatusBadRequest)
+	rawPNG, _ := base64.StdEncoding.DecodeString(png)
+	expectStatus(t, c.do(h, "POST", "/v1/jobs/variants?variants=sm=32w,md=64w:webp", rawPNG, map[string]string{"X-API-Key": h.key, "Content-Type": "image/png"}, false), http.StatusAccepted)
+	expectStatus(t, c.do(h, "POST", "/v1/jobs/variants?variants=sm=wide", rawPNG, map[string]string{"X-API-Key": h.key, "Content-Type": "image/png"}, false), http.StatusBadRequest)
 	idem := map[string]string{"X-API-Key": h.key, "Content-Type": "application/json", "Idempotency-Key": "contract-1"}
 	c.do(h, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/b.png"}`), idem, false)
 	c.do(h, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/c.png"}`), idem, false)

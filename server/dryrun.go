@@ -39,10 +39,15 @@ func wantsDryRun(c echo.Context) (bool, error) {
 
 // dryRun is POST /v1/jobs?dry_run=1 and POST /v1/jobs/dry-run.
 func (s *Server) dryRun(c echo.Context) error {
+	return s.dryRunOf(c, s.readJobRequest)
+}
+
+// dryRunOf is the dry run of a create request bound with read.
+func (s *Server) dryRunOf(c echo.Context, read func(echo.Context) (*jobRequest, error)) error {
 	if _, err := s.parseWait(c); err != nil { // refused as the job would be
 		return err
 	}
-	key, in, release, err := bindRequest(s, c, s.readJobRequest)
+	key, in, release, err := bindRequest(s, c, read)
 	if err != nil {
 		return err
 	}

@@ -14,28 +14,41 @@ import (
 	"github.com/imgflow/imgflow/internal/app"
 )
 
-// createJob is POST /v1/jobs.
+// createJob is POST /v1/jobs: a job, or a set when the request has
+// variants.
 func (s *Server) createJob(c echo.Context) error {
+	return s.create(c, s.readJobRequest)
+}
+
+// create binds a create request with read and makes what it asks for.
+func (s *Server) create(c echo.Context, read func(echo.Context) (*jobRequest, error)) error {
 	if dry, err := wantsDryRun(c); dry || err != nil {
 		if err != nil {
 			return err
 		}
-		return s.dryRun(c) // dryrun.go
+		return s.dryRunOf(c, read) // dryrun.go
 	}
 	wait, err := s.parseWait(c)
 	if err != nil {
 		return err
 	}
-	if err := checkInclude(c); err != nil {
+	include, err := createInclude(c)
+	if err != nil {
 		return err
 	}
-	key, in, release, err := bindRequest(s, c, s.readJobRequest)
+	key, in, release, err := bindRequest(s, c, read)
 	if err != nil {
 		return err
 	}
 	release()
 	if in.Variants != nil {
-		return s.createSet(c, key, in, wait) // sets.go
+		if include == "data" {
+			return fieldError("include", "must be jobs (or left out) for a set: each variant's file is at its result.file_url")
+		}
+		return s.makeSet(c, key, in, wait, include == connector.IncludeJobs) // sets.go
+	}
+	if include == connector.IncludeJobs {
+		return fieldError("include", "must be data (or left out) for a job: jobs is for a set (variants)")
 	}
 	watch := s.newJobWatch(c.Request().Context(), wait)
 	defer watch.stop()
@@ -146,6 +159,20 @@ func (s *Server) getJob(c echo.Context) error {
 		return s.answerWithData(c, view)
 	}
 	return c.JSON(http.StatusOK, view)
+}
+
+// createInclude reads a create request's ?include=: data (a job's file in
+// its answer) or jobs (a set's jobs in its answer); which one the request
+// may take is known once it is read.
+func createInclude(c echo.Context) (string, error) {
+	v, ok := c.QueryParams()["include"]
+	if !ok {
+		return "", nil
+	}
+	if len(v) != 1 || (v[0] != "data" && v[0] != connector.IncludeJobs) {
+		return "", fieldError("include", "must be data for a job, jobs for a set (or left out)")
+	}
+	return v[0], nil
 }
 
 // checkInclude refuses an include other than data: a typo would otherwise

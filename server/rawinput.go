@@ -27,10 +27,12 @@ var rawImageTypes = map[string]bool{
 }
 
 // rawTextFields are the job's fields a raw-body upload takes from the
-// query string; rawQueryFields add the route's own parameters. Any other
-// name is refused, as an unknown JSON field is.
+// query string (variants as a multipart part takes them, or in the short
+// form of connector.ParseVariantSpec: ?variants=sm=320w,lg=1600w:webp);
+// rawQueryFields add the route's own parameters. Any other name is
+// refused, as an unknown JSON field is.
 var (
-	rawTextFields  = []string{"filename", "callback_url", "metadata", "dedupe"}
+	rawTextFields  = []string{"filename", "callback_url", "metadata", "dedupe", "variants"}
 	rawQueryFields = append([]string{"wait", "dry_run", "include"}, rawTextFields...)
 )
 
@@ -63,6 +65,9 @@ func readRawJob(c echo.Context) (*jobRequest, error) {
 		if v := q.Get(name); v != "" {
 			in.setText(name, v)
 		}
+	}
+	if q.Has("variants") && in.variantsText == "" {
+		return nil, fieldError("variants", "is empty: list the sizes, such as "+connector.VariantSpecExample)
 	}
 	for name := range transformTextFields {
 		if q.Has(name) {

@@ -264,7 +264,8 @@ func (s *Server) routes() *echo.Echo {
 
 	v1 := e.Group("/v1")
 	v1.POST("/jobs", s.createJob)
-	v1.POST("/jobs/dry-run", s.dryRun) // = POST /v1/jobs?dry_run=1, for formats that key operations by path (dryrun.go)
+	v1.POST("/jobs/dry-run", s.dryRun)     // = POST /v1/jobs?dry_run=1, for formats that key operations by path (dryrun.go)
+	v1.POST("/jobs/variants", s.createSet) // = POST /v1/jobs with variants required, likewise (sets.go)
 	v1.GET("/jobs", s.listJobs, s.requireKey)
 	v1.GET("/jobs/:id", s.getJob, s.requireKey)
 	v1.GET("/jobs/:id/file", s.getJobFile) // key or signed token

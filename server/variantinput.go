@@ -9,15 +9,19 @@ import (
 )
 
 // A create-job request with "variants" asks for a responsive set
-// (connector.VariantSet): a JSON array in a JSON body, or the same array
-// as the text of a multipart "variants" part. Each variant carries its
+// (connector.VariantSet): a JSON array in a JSON body; as text (a
+// multipart "variants" part, a raw-body upload's ?variants=) the same
+// array, or the short form the CLI takes, sm=320w,lg=1600w:webp
+// (connector.ParseVariantSpec). Each variant carries its
 // own resize, convert, preserve and target; the request's own transform
 // fields are refused beside it, so that no option applies twice.
 
 // resolveVariants reads and checks the request's variants, refusing before
 // anything is stored what the worker would refuse of each.
 func (in *jobRequest) resolveVariants() error {
-	if in.variantsText != "" {
+	switch {
+	case in.variantsText == "":
+	case strings.HasPrefix(in.variantsText, "["):
 		if err := decodeJSON(strings.NewReader(in.variantsText), &in.Variants); err != nil {
 			if isCode(err, connector.EINVALID) && !strings.HasPrefix(connector.AsError(err).Message, "variants") {
 				return fieldError("variants", "must be a JSON array such as [{\"id\": \"sm\", \"resize\": \"320x\"}]: "+connector.AsError(err).Message)
@@ -27,6 +31,12 @@ func (in *jobRequest) resolveVariants() error {
 		if in.Variants == nil {
 			in.Variants = []connector.Variant{}
 		}
+	default:
+		vs, err := connector.ParseVariantSpec("variants", in.variantsText)
+		if err != nil {
+			return err
+		}
+		in.Variants = vs
 	}
 	if in.Variants == nil {
 		return nil

@@ -2224,7 +2224,7 @@ module.exports = {
           },
         ],
         "perform": async function (z, bundle) {
-          const request = { method: "POST", url: "https://imgflow.example.com/v1/jobs?include=jobs\u0026wait=25" };
+          const request = { method: "POST", url: "https://imgflow.example.com/v1/jobs/variants?include=jobs\u0026wait=25" };
           bundle.inputData["variants"] = [].concat(bundle.inputData["variants"] || []).map((record) => {
             const out = {};
             for (const [child, v] of Object.entries(record || {})) {

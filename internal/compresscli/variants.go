@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"mime/multipart"
 	"net/http"
 	"net/url"
@@ -30,9 +29,9 @@ import (
 // again after Ctrl-C charges nothing twice.
 
 // ParseVariants reads --variants: a JSON file (the API's "variants"
-// array), or the short form ID=SIZE[:TYPE],… where SIZE is 320w (width),
-// x480 (height) or 320x480 (a box, fitted) and TYPE webp, avif, jpeg or
-// png. The set is checked by the API's own rules.
+// array), or the short form of connector.ParseVariantSpec, ID=SIZE[:TYPE],…
+// where SIZE is 320w (width), x480 (height) or 320x480 (a box, fitted) and
+// TYPE webp, avif, jpeg or png. The set is checked by the API's own rules.
 func ParseVariants(spec string) ([]connector.Variant, error) {
 	spec = strings.TrimSpace(spec)
 	var vs []connector.Variant
@@ -48,35 +47,15 @@ func ParseVariants(spec string) ([]connector.Variant, error) {
 			return nil, &UsageError{"--variants: " + reasonOf(err)}
 		}
 	} else {
-		for _, item := range strings.Split(spec, ",") {
-			id, size, ok := strings.Cut(strings.TrimSpace(item), "=")
-			if !ok || id == "" || size == "" {
-				return nil, &UsageError{fmt.Sprintf("--variants: %q is not ID=SIZE[:TYPE], such as sm=320w or lg=1600w:webp", item)}
-			}
-			size, typ, _ := strings.Cut(size, ":")
-			r, err := connector.ParseResizeText("resize", strings.TrimSuffix(strings.ToLower(size), "w")+widthOnly(size), "")
-			if err != nil {
-				return nil, &UsageError{"--variants " + id + ": " + reasonOf(err)}
-			}
-			v := connector.Variant{ID: id, Transform: connector.Transform{Resize: r}}
-			if typ != "" {
-				v.Convert = &connector.Convert{Type: typ}
-			}
-			vs = append(vs, v)
+		var err error
+		if vs, err = connector.ParseVariantSpec("--variants", spec); err != nil {
+			return nil, &UsageError{reasonOf(err)}
 		}
 	}
 	if err := connector.NormalizeVariants(vs); err != nil {
 		return nil, &UsageError{"--variants: " + reasonOf(err)}
 	}
 	return vs, nil
-}
-
-// widthOnly completes "320w" as the width "320x".
-func widthOnly(size string) string {
-	if strings.HasSuffix(strings.ToLower(size), "w") && !strings.Contains(strings.ToLower(size), "x") {
-		return "x"
-	}
-	return ""
 }
 
 func reasonOf(err error) string {

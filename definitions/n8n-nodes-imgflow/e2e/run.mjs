@@ -6,7 +6,8 @@
 //
 // 1. n8n execute runs the compress workflow (e2e/workflows.mjs): binary in
 //    and out, URL in, a broken image with Continue On Fail, credits down by
-//    exactly the jobs made; its Code nodes throw when a check fails.
+//    exactly the jobs made, Compress Many, Make Image Sizes (an item per
+//    size); its Code nodes throw when a check fails.
 // 1b. a 9 MiB image in filesystem binary mode, compressed by the node
 //    streaming it both ways; the n8n process's peak memory (VmHWM) is
 //    printed beside that of the same run with a small image.
@@ -475,6 +476,15 @@ async function main() {
 	if (runData['Check Many Credits']?.[0]?.data?.main?.[0]?.[0]?.json?.ok) {
 		pass(`Compress Many: ${count('Compress Many')} files as one batch (${many.completed} completed, not-an-image.png an error item), an item per file with its file, ${many.charged} credits`);
 	} else fail('Compress Many: no result from Check Many Credits');
+	const sizes = runData['Check Sizes']?.[0]?.data?.main?.[0]?.[0]?.json;
+	// (a Code node sees its input items paired by their own index: the
+	// node's pairing is read from the run data)
+	const sizeItems = runData['Make Sizes']?.[0]?.data?.main?.[0] ?? [];
+	const unpaired = sizeItems.filter((item) => item.pairedItem?.item !== 0);
+	if (unpaired.length) fail(`Make Image Sizes: items not paired with the one input item: ${JSON.stringify(unpaired.map((i) => i.pairedItem))}`);
+	if (runData['Check Sizes Credits']?.[0]?.data?.main?.[0]?.[0]?.json?.ok) {
+		pass(`Make Image Sizes: photo.jpg (a binary file, streamed) -> ${sizes.sizes} items, one per size with its file, the srcset on each (${sizes.srcset.replace(/https?:[^ ]+ /g, '')}), ${sizes.charged} credits`);
+	} else fail(`Make Image Sizes: no result from Check Sizes Credits: ${JSON.stringify(run.data.resultData.error ?? {}).slice(0, 2000)}`);
 
 	// n8n's MCP Client node (no LLM) calls compress_image and the file of
 	// its resource_link is downloaded.

@@ -195,6 +195,57 @@ const charged = $('Check Many').first().json.charged;
 if (before - after !== charged) throw new Error('Compress Many: credits went from ' + before + ' to ' + after + ' for ' + charged + ' images compressed');
 return [{ json: { ok: true, many_charged: charged } }];`,
 		),
+		// Make Image Sizes: one image in (a binary file, streamed from the
+		// filesystem store), an item per size out, in the order listed, each
+		// with its file and the set's srcset; the Max Size kept.
+		node('Read For Sizes', 'n8n-nodes-base.readWriteFile', 1.1, { fileSelector: `${imagesDir}/photo.jpg`, options: {} }, { executeOnce: true }),
+		imgflow('Make Sizes', {
+			resource: 'image',
+			operation: 'makeSizes',
+			inputType: 'binary',
+			binaryPropertyName: 'data',
+			variants: {
+				size: [
+					{ id: 'sm', resize: '32x', convert: 'webp', target: '' },
+					{ id: 'md', resize: '64x', convert: '', target: '' },
+					{ id: 'lg', resize: '96x', convert: '', target: '3KB' },
+				],
+			},
+			additionalFields: { filename: 'photo.jpg' },
+			options: {},
+		}),
+		code(
+			'Check Sizes',
+			`${sniff}
+const out = $input.all();
+const want = [['sm', 32, 'image/webp'], ['md', 64, 'image/jpeg'], ['lg', 96, 'image/jpeg']];
+if (out.length !== want.length) throw new Error('Make Sizes: ' + out.length + ' items for ' + want.length + ' sizes: ' + JSON.stringify(out.map((i) => i.json)));
+const srcset = out[0].json.srcset;
+for (let n = 0; n < out.length; n++) {
+	const { json, binary } = out[n];
+	const [id, width, type] = want[n];
+	const what = 'Make Sizes item ' + n + ' (' + json.id + ')';
+	if (json.id !== id || json.width !== width || json.mime_type !== type || json.format !== type.slice(6)) throw new Error(what + ': ' + JSON.stringify(json));
+	if (!binary || !binary.data) throw new Error(what + ': no output binary "data"');
+	const buf = await this.helpers.getBinaryDataBuffer(n, 'data');
+	if (buf.length !== json.bytes || sniff(buf) !== type || binary.data.mimeType !== type) throw new Error(what + ': binary ' + buf.length + ' bytes of ' + sniff(buf) + ', json says ' + json.bytes + ' of ' + type);
+	if (binary.data.fileName !== json.filename || json.filename !== 'photo-' + id + (type === 'image/webp' ? '.webp' : '.jpg')) throw new Error(what + ': file name ' + binary.data.fileName + ', json says ' + json.filename);
+	if (!json.url || !json.job_id || !json.set_id || json.set_id !== out[0].json.set_id) throw new Error(what + ': url, job_id or set_id missing: ' + JSON.stringify(json));
+	if (json.srcset !== srcset || !json.picture.includes('<picture>')) throw new Error(what + ': srcset or picture differs from the first item');
+}
+if (out[2].json.bytes > 3000) throw new Error('lg is ' + out[2].json.bytes + ' bytes, over its Max Size 3KB');
+if (!srcset.includes(' 64w') || !srcset.includes(' 96w')) throw new Error('srcset ' + srcset + ': want the JPEG sizes by width');
+return [{ json: { ok: true, sizes: out.length, charged: out.filter((i) => !i.json.job.deduplicated_from).length, srcset } }];`,
+		),
+		imgflow('Account After Sizes', { resource: 'account', operation: 'get' }, { executeOnce: true }),
+		code(
+			'Check Sizes Credits',
+			`const before = $('Account After Many').first().json.credits_remaining;
+const after = $input.first().json.credits_remaining;
+const charged = $('Check Sizes').first().json.charged;
+if (charged !== 3 || before - after !== charged) throw new Error('Make Sizes: credits went from ' + before + ' to ' + after + ' for ' + charged + ' sizes made, want 3');
+return [{ json: { ok: true, sizes_charged: charged } }];`,
+		),
 	];
 	return chain('imgflow e2e: compress', 'imgflowE2ECompress', nodes);
 }

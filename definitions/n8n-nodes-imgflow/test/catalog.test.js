@@ -5,7 +5,17 @@
 // definitions/n8nnode_test.go, so a catalog change reaches this test too.
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { catalog, offers, notOffered, paramName, recordParamName, sourceFields, hookEvents } = require('../dist/nodes/Imgflow/catalog');
+const {
+	catalog,
+	offers,
+	notOffered,
+	paramName,
+	recordParamName,
+	sourceFields,
+	hookEvents,
+	camelCase,
+	listEntryName,
+} = require('../dist/nodes/Imgflow/catalog');
 const { Imgflow } = require('../dist/nodes/Imgflow/Imgflow.node');
 const { ImgflowTrigger } = require('../dist/nodes/ImgflowTrigger/ImgflowTrigger.node');
 const { ImgflowApi } = require('../dist/credentials/ImgflowApi.credentials');
@@ -38,12 +48,27 @@ test('every catalog operation is offered by a node or deliberately left out', ()
 test('every input field of an offered operation is a parameter of its operation', () => {
 	for (const [key, offer] of Object.entries(offers)) {
 		const op = catalog.operations.find((o) => o.key === key);
+		const shows = (p) => p.show.resource?.includes(offer.resource) && p.show.operation?.includes(offer.operation);
 		for (const field of op.inputs.flatMap((f) => (f.type === 'list' ? f.fields : [f]))) {
-			const record = op.inputs.some((f) => f.type === 'list' && f.fields.includes(field));
+			const list = op.inputs.find((f) => f.type === 'list' && f.fields.includes(field));
+			if (list && offer.listEntry) {
+				// One parameter for the list, an entry per record, a value per field.
+				const param = all.find((p) => p.name === paramName(key, list) && shows(p));
+				assert.ok(param, `${key}.${list.key} has no parameter for ${offer.resource}:${offer.operation}`);
+				assert.equal(param.prop.type, 'fixedCollection');
+				const entry = param.prop.options.find((o) => o.name === listEntryName(offer.listEntry));
+				const value = entry?.values.find((v) => v.name === camelCase(field.key));
+				assert.ok(value, `${key}.${list.key}.${field.key} has no value ${camelCase(field.key)} in its ${offer.listEntry}`);
+				assert.equal(value.displayName, field.label);
+				if (field.choices.length) {
+					const want = field.required ? field.choices : ['', ...field.choices];
+					assert.deepEqual(value.options.map((o) => o.value), want, `${key}.${list.key}.${field.key} choices`);
+				}
+				continue;
+			}
+			const record = Boolean(list);
 			const name = record ? recordParamName(field) : paramName(key, field);
-			const found = all.find(
-				(p) => p.name === name && p.show.resource?.includes(offer.resource) && p.show.operation?.includes(offer.operation),
-			);
+			const found = all.find((p) => p.name === name && shows(p));
 			assert.ok(found, `${key}.${field.key} has no parameter ${name} for ${offer.resource}:${offer.operation}`);
 			assert.equal(found.prop.displayName, record && !sourceFields[field.key] ? `Item ${field.label}` : field.label);
 			if (field.choices.length) {
@@ -74,6 +99,24 @@ test('Compress Many takes each input item as one record of the catalog\'s list, 
 		assert.ok(names.includes(p), `Compress Many shows ${p}`);
 	}
 	assert.ok(!names.includes('concurrency'), 'one request for all items: no concurrency option');
+});
+
+test('Make Image Sizes takes the sizes as one required list, a Size per variant, and reads the image as Compress', () => {
+	const sizes = node.properties.find((p) => p.name === 'variants' && p.displayOptions.show.operation.includes('makeSizes'));
+	assert.ok(sizes, 'no Sizes parameter for image:makeSizes');
+	assert.equal(sizes.type, 'fixedCollection');
+	assert.equal(sizes.required, true);
+	assert.equal(sizes.typeOptions.multipleValues, true);
+	assert.deepEqual(sizes.options.map((o) => o.name), ['size']);
+	const convert = sizes.options[0].values.find((v) => v.name === 'convert');
+	assert.equal(convert.default, '', 'a size keeps the image\'s format unless told');
+	const names = all.filter((p) => p.show.operation?.includes('makeSizes')).map((p) => p.name);
+	for (const p of ['inputType', 'binaryPropertyName', 'imageUrl', 'imageBase64', 'download', 'outputBinaryPropertyName', 'timeout', 'filename', 'metadata']) {
+		assert.ok(names.includes(p), `Make Image Sizes shows ${p}`);
+	}
+	for (const p of ['resize', 'convert', 'concurrency', 'imageOptions']) {
+		assert.ok(!names.includes(p), `Make Image Sizes shows ${p}: each size carries its own options`);
+	}
 });
 
 test('the image fields follow the Input Type, and the issue\'s names hold', () => {

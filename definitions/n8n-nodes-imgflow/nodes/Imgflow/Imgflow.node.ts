@@ -150,6 +150,39 @@ const nodeProperties: INodeProperties[] = [
 		type: 'collection',
 		placeholder: 'Add Option',
 		default: {},
+		displayOptions: { show: { resource: ['image'], operation: ['makeSizes'] } },
+		options: [
+			{
+				displayName: 'Download Files',
+				name: 'download',
+				type: 'boolean',
+				default: true,
+				description:
+					'Whether to put each size in a binary field; off keeps only the JSON with its URL',
+			},
+			{
+				displayName: 'Output Binary Field',
+				name: 'outputBinaryPropertyName',
+				type: 'string',
+				default: 'data',
+				description: 'The binary field each size is written to, one size per output item',
+			},
+			{
+				displayName: 'Timeout (Seconds)',
+				name: 'timeout',
+				type: 'number',
+				typeOptions: { minValue: 1 },
+				default: 300,
+				description: 'How long to wait for every size of an image to finish before the item fails',
+			},
+		],
+	},
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
 		displayOptions: { show: { resource: ['job'], operation: ['get'] } },
 		options: [
 			{

@@ -58,6 +58,12 @@ export interface Offer {
 	collection: 'additionalFields' | 'filters';
 	/** Parameter names that differ from the camelCase of the API key. */
 	rename?: Record<string, string>;
+	/**
+	 * How the operation's list field is entered: each input item one record
+	 * (Compress Many: absent), or one parameter whose entries, of this
+	 * name, are the records (Make Image Sizes: a Size per variant).
+	 */
+	listEntry?: string;
 }
 
 /** The catalog operations the imgflow node runs, by catalog key. */
@@ -100,6 +106,14 @@ export const offers: Record<string, Offer> = {
 		// The batch's metadata; each item's is the record field metadata.
 		rename: { metadata: 'batchMetadata' },
 	},
+	compress_variants: {
+		resource: 'image',
+		operation: 'makeSizes',
+		name: 'Make Image Sizes',
+		action: 'Make sizes of an image',
+		collection: 'additionalFields',
+		listEntry: 'Size',
+	},
 	check_account: {
 		resource: 'account',
 		operation: 'get',
@@ -119,8 +133,6 @@ export const notOffered: Record<string, string> = {
 	job_finished: 'offered by the imgflow Trigger node (events)',
 	credits_low: 'offered by the imgflow Trigger node (events: account.credits_low, with its threshold)',
 	batch_finished: 'offered by the imgflow Trigger node (events: batch.finished)',
-	compress_variants:
-		'not yet: a set of sizes wants one output item per variant with its binary; until then an HTTP Request node posts variants to /v1/jobs',
 };
 
 /**
@@ -174,7 +186,10 @@ export function recordParamName(field: CatalogField): string {
 }
 
 /** The Image operations that read each item's image by the Input Type. */
-export const imageOperations = ['compress', 'check', 'validate', 'compressMany'];
+export const imageOperations = ['compress', 'check', 'validate', 'compressMany', 'makeSizes'];
+
+/** Operations whose image fields are Compress's (one set of image parameters). */
+const imageAsCompress = ['check_image', 'compress_variants'];
 
 function sentence(text: string): string {
 	const t = text.trim();
@@ -233,6 +248,10 @@ export function catalogProperties(): INodeProperties[] {
 		const optional: INodeProperties[] = [];
 		const transform: INodeProperties[] = [];
 		for (const field of op.inputs) {
+			if (field.type === 'list' && offer.listEntry) {
+				props.push(listProperty(key, offer.listEntry, field, show));
+				continue;
+			}
 			if (field.type === 'list') {
 				// One record per input item: the image by the Input Type (the
 				// shared image parameters), the record's other fields optional.
@@ -245,8 +264,8 @@ export function catalogProperties(): INodeProperties[] {
 			}
 			const prop = fieldProperty(key, field);
 			const source = sourceFields[field.key];
-			if (key === 'check_image' && source) {
-				continue; // Check reads the image as Compress does, with its parameters
+			if (imageAsCompress.includes(key) && source) {
+				continue; // read as Compress reads it, with its parameters
 			}
 			if (key === 'compress_image' && source) {
 				props.push({
@@ -290,6 +309,46 @@ export function catalogProperties(): INodeProperties[] {
 		}
 	}
 	return props;
+}
+
+/**
+ * A list field entered as one parameter: a fixed collection whose entries
+ * (named entry, such as Size) are the records, each field a value. A
+ * choice no record must make (a size's Convert To) starts empty: the API's
+ * own default.
+ */
+export function listProperty(
+	opKey: string,
+	entry: string,
+	field: CatalogField,
+	show: Record<string, string[]>,
+): INodeProperties {
+	const values = (field.fields ?? []).map((child): INodeProperties => {
+		const prop = fieldProperty(opKey, child);
+		if (child.required) return { ...prop, required: true };
+		if (prop.type === 'options') {
+			const options = [{ name: 'Same as the Image', value: '' }, ...(prop.options as INodePropertyOptions[])];
+			return { ...prop, options, default: '' };
+		}
+		return prop;
+	});
+	return {
+		displayName: field.label,
+		name: paramName(opKey, field),
+		type: 'fixedCollection',
+		typeOptions: { multipleValues: true },
+		placeholder: `Add ${entry}`,
+		description: sentence(field.help),
+		default: {},
+		required: field.required,
+		displayOptions: { show },
+		options: [{ displayName: entry, name: listEntryName(entry), values }],
+	};
+}
+
+/** The parameter name of a list parameter's entries: Size, size. */
+export function listEntryName(entry: string): string {
+	return entry.charAt(0).toLowerCase() + entry.slice(1).replace(/\s+/g, '');
 }
 
 /** The Operation selector of one resource, from the offers. */

@@ -6,6 +6,7 @@ import { catalog, collectionOf, offeredOperation, offers, paramName, sourceField
 import type { CatalogOperation } from './catalog';
 import type { Upload } from './request';
 import { buildRequest, idempotencyKey, inlineWait, sniffImageType } from './request';
+import { makeSizes } from './sizes';
 
 // One item of one operation. Errors are thrown; the node turns them into
 // error items when Continue On Fail is on.
@@ -24,6 +25,8 @@ export async function runItem(
 			return await compress(ctx, i);
 		case 'image:check':
 			return await checkImage(ctx, i);
+		case 'image:makeSizes':
+			return await makeSizes(ctx, i);
 		case 'image:validate':
 			return await validate(ctx, i);
 		case 'job:get':
@@ -43,7 +46,7 @@ function opKey(op: CatalogOperation): string {
 }
 
 /** The catalog field values of an item, by the API's field names. */
-function fieldValues(ctx: Ctx, op: CatalogOperation, i: number, skip: string[] = []): IDataObject {
+export function fieldValues(ctx: Ctx, op: CatalogOperation, i: number, skip: string[] = []): IDataObject {
 	const offer = offers[opKey(op)];
 	const collections: Record<string, IDataObject> = {};
 	const values: IDataObject = {};
@@ -73,7 +76,7 @@ interface ImageInput {
 }
 
 /** The item's image as the Input Type says: an upload, a URL or base64. */
-async function readImage(ctx: Ctx, i: number): Promise<ImageInput> {
+export async function readImage(ctx: Ctx, i: number): Promise<ImageInput> {
 	const inputType = ctx.getNodeParameter('inputType', i) as string;
 	const values: IDataObject = {};
 	if (inputType === 'binary') {
