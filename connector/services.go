@@ -17,25 +17,25 @@ var ErrJobExists = errors.New("a job with this id exists already")
 // JobStore keeps job records. Implementations return ENOTFOUND for an
 // unknown or expired id.
 type JobStore interface {
-	CreateJob(ctx context.Context, job *Job) error
-	GetJob(ctx context.Context, id string) (*Job, error)
-	// UpdateJob applies fn to the current record atomically (optimistic
+	Create(ctx context.Context, job *Job) error
+	Get(ctx context.Context, id string) (*Job, error)
+	// Update applies fn to the current record atomically (optimistic
 	// locking) and stores the result; fn may be called more than once. When
-	// the job moves to a finished status, waiters (WaitJob) are woken.
-	UpdateJob(ctx context.Context, id string, fn func(*Job) error) (*Job, error)
+	// the job moves to a finished status, waiters (Wait) are woken.
+	Update(ctx context.Context, id string, fn func(*Job) error) (*Job, error)
 	// ListJobs returns owner's jobs newest first. The cursor is the last id of
 	// the previous page; ids are time-ordered (UUIDv7) so a page neither skips
 	// nor repeats a job while new ones arrive.
-	ListJobs(ctx context.Context, owner string, filter JobFilter) (*JobPage, error)
-	// WaitJob blocks until the job is finished or ctx ends, then returns the
+	List(ctx context.Context, owner string, filter JobFilter) (*JobPage, error)
+	// Wait blocks until the job is finished or ctx ends, then returns the
 	// job as it is. It is event-driven (pub/sub), not a sleep loop.
-	WaitJob(ctx context.Context, id string) (*Job, error)
-	// WatchJob starts a wait on job id's finish before the caller queues
+	Wait(ctx context.Context, id string) (*Job, error)
+	// Watch starts a wait on job id's finish before the caller queues
 	// the job, so that its Wait needs no read of the job: whatever finishes
 	// it afterwards is seen. Stop must follow.
-	WatchJob(ctx context.Context, id string) (JobWatch, error)
-	// DeleteJob forgets a job that never ran, listing entry included.
-	DeleteJob(ctx context.Context, id string) error
+	Watch(ctx context.Context, id string) (JobWatch, error)
+	// Delete forgets a job that never ran, listing entry included.
+	Delete(ctx context.Context, id string) error
 }
 
 // HooksHint is what a store could tell about an owner's hook subscriptions
@@ -48,10 +48,10 @@ const (
 	HooksSome                     // the owner had at least one hook: list them
 )
 
-// JobWatch is a wait on one job's finish begun by JobStore.WatchJob.
+// JobWatch is a wait on one job's finish begun by JobStore.Watch.
 type JobWatch interface {
 	// Wait blocks until the job is finished or ctx ends and returns the job
-	// as WaitJob does. last is the job as the caller made it, returned
+	// as Wait does. last is the job as the caller made it, returned
 	// (with ctx's error) when ctx ends and a fresh read fails.
 	Wait(ctx context.Context, last *Job) (*Job, error)
 	// Stop ends the watch.

@@ -405,7 +405,7 @@ func TestWebhookPayloadsMatchTheOpenAPIDocument(t *testing.T) {
 	completed := c.do(h, "POST", "/v1/jobs", []byte(`{"image_base64":"`+png+`","metadata":{"row":1}}`), jsonKey, false).str("id")
 	h.finish(completed, []byte("\x89PNG compressed"))
 	failed := c.do(h, "POST", "/v1/jobs", []byte(`{"image_url":"https://images.example.com/a.png"}`), jsonKey, false).str("id")
-	if _, err := h.store.Jobs.UpdateJob(ctx, failed, func(j *connector.Job) error {
+	if _, err := h.store.Jobs.Update(ctx, failed, func(j *connector.Job) error {
 		now := time.Now().UTC()
 		j.Status, j.FinishedAt = connector.StatusFailed, &now
 		j.Error = &connector.JobError{Code: connector.EINVALID, Message: "No file uploaded", UpstreamStatus: 400}
@@ -414,7 +414,7 @@ func TestWebhookPayloadsMatchTheOpenAPIDocument(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{completed, failed} {
-		job, err := h.store.Jobs.GetJob(ctx, id)
+		job, err := h.store.Jobs.Get(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -68,7 +68,7 @@ func (s *Server) redeliver(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	if rec.HookID != "" {
-		h, err := s.cfg.Hooks.GetHook(ctx, rec.HookID)
+		h, err := s.cfg.Hooks.Get(ctx, rec.HookID)
 		switch {
 		case isCode(err, connector.ENOTFOUND) || (err == nil && h.Owner != job.Owner):
 			return connector.Errorf(connector.ENOTFOUND, "hook %s was deleted: its deliveries cannot be sent again", rec.HookID)

@@ -19,7 +19,7 @@ func (h *harness) finishedJobWithCallback() *connector.Job {
 		"callback_url": "https://flows.example.com/resume/7?signature=s3cret"}, nil)
 	expectStatus(h.t, r, http.StatusAccepted)
 	h.finish(r.str("id"), []byte("small"))
-	job, err := h.store.Jobs.GetJob(context.Background(), r.str("id"))
+	job, err := h.store.Jobs.Get(context.Background(), r.str("id"))
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -141,11 +141,11 @@ func TestRedeliverRefusesUnknownDeliveriesAndGoneHooks(t *testing.T) {
 		{ID: "h_live", TargetURL: "https://hooks.example.com/a", Event: connector.EventJobFinished, Owner: owner},
 		{ID: "h_off", TargetURL: "https://hooks.example.com/b", Event: connector.EventJobFinished, Owner: owner},
 	} {
-		if err := h.store.Hooks.CreateHook(ctx, hk); err != nil {
+		if err := h.store.Hooks.Create(ctx, hk); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := h.store.Hooks.DisableHook(ctx, "h_off"); err != nil {
+	if err := h.store.Hooks.Disable(ctx, "h_off"); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"h_live", "h_off", "h_deleted"} {

@@ -150,11 +150,11 @@ func (s *Server) dedupeSource(ctx context.Context, owner, digest string, t conne
 		return "", nil
 	}
 	k := connector.DedupeKey{Owner: owner, SHA256: digest, Options: connector.DedupeOptions(&connector.Job{Transform: t})}
-	id, err := s.cfg.Dedupe.DedupeSource(ctx, k)
+	id, err := s.cfg.Dedupe.Source(ctx, k)
 	if err != nil || id == "" {
 		return "", err
 	}
-	src, err := s.cfg.Jobs.GetJob(ctx, id)
+	src, err := s.cfg.Jobs.Get(ctx, id)
 	if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
 		return "", nil
 	}

@@ -18,7 +18,7 @@ func TestAKeyPastItsFreeFailuresIsRefusedNewJobs(t *testing.T) {
 	for range 2 {
 		r := h.postJSON("/v1/jobs", map[string]any{"image_url": "https://images.example.com/missing.png"}, auth)
 		expectStatus(t, r, http.StatusAccepted)
-		if _, err := h.store.Jobs.UpdateJob(context.Background(), r.str("id"), func(j *connector.Job) error {
+		if _, err := h.store.Jobs.Update(context.Background(), r.str("id"), func(j *connector.Job) error {
 			j.Status = connector.StatusFailed
 			j.Error = &connector.JobError{Code: connector.EFETCH, Message: "the image URL answered 404"}
 			return nil

@@ -329,7 +329,7 @@ func (h *harness) finish(id string, data []byte) {
 		h.t.Fatal(err)
 	}
 	remaining := int64(499)
-	_, err := h.store.Jobs.UpdateJob(ctx, id, func(j *connector.Job) error {
+	_, err := h.store.Jobs.Update(ctx, id, func(j *connector.Job) error {
 		now := time.Now().UTC()
 		j.Status, j.FinishedAt = connector.StatusCompleted, &now
 		j.Result = &connector.JobResult{OriginalSize: 100, CompressedSize: int64(len(data)), CompressionRatio: 50,

@@ -102,7 +102,7 @@ func TestRecoveryQueuesTheHooksFailedDeliveriesSinceATimeOnce(t *testing.T) {
 	outcomes := map[string]connector.AttemptOutcome{}
 	for i, o := range []connector.AttemptOutcome{connector.OutcomeFailed, connector.OutcomeDelivered, connector.OutcomeGone, connector.OutcomeRetrying, connector.OutcomeFailed} {
 		j := &connector.Job{ID: "0190a0a0-0000-7000-8000-00000000000" + strconv.Itoa(i), Status: connector.StatusCompleted, Owner: owner}
-		if err := h.store.Jobs.CreateJob(ctx, j); err != nil {
+		if err := h.store.Jobs.Create(ctx, j); err != nil {
 			t.Fatal(err)
 		}
 		at := now.Add(time.Duration(i-1) * time.Minute) // the first before `since`

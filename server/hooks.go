@@ -80,7 +80,7 @@ func (s *Server) createHook(c echo.Context) error {
 	}
 	h := &connector.Hook{ID: uuid.NewString(), TargetURL: in.TargetURL, Event: in.Event, Threshold: in.Threshold,
 		CreatedAt: s.cfg.Now().UTC(), Owner: s.owner(key)}
-	if err := s.cfg.Hooks.CreateHookLimited(ctx, h, s.cfg.MaxHooksPerKey); err != nil {
+	if err := s.cfg.Hooks.CreateLimited(ctx, h, s.cfg.MaxHooksPerKey); err != nil {
 		return err
 	}
 	s.logger(c).Info("hook created", "hook_id", h.ID, "event", h.Event)
@@ -105,7 +105,7 @@ func (s *Server) listHooks(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	hooks, err := s.cfg.Hooks.ListHooks(c.Request().Context(), s.owner(apiKey(c)))
+	hooks, err := s.cfg.Hooks.List(c.Request().Context(), s.owner(apiKey(c)))
 	if err != nil {
 		return err
 	}
@@ -165,7 +165,7 @@ func (s *Server) getHook(c echo.Context) error {
 
 // ownedHook is the :id hook of the request's key, or ENOTFOUND.
 func (s *Server) ownedHook(c echo.Context) (*connector.Hook, error) {
-	h, err := s.cfg.Hooks.GetHook(c.Request().Context(), c.Param("id"))
+	h, err := s.cfg.Hooks.Get(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +177,7 @@ func (s *Server) ownedHook(c echo.Context) (*connector.Hook, error) {
 
 // deleteHook is DELETE /v1/hooks/:id (Power Automate calls the Location).
 func (s *Server) deleteHook(c echo.Context) error {
-	if err := s.cfg.Hooks.DeleteHook(c.Request().Context(), s.owner(apiKey(c)), c.Param("id")); err != nil {
+	if err := s.cfg.Hooks.Delete(c.Request().Context(), s.owner(apiKey(c)), c.Param("id")); err != nil {
 		return err
 	}
 	s.logger(c).Info("hook deleted", "hook_id", c.Param("id"))
@@ -187,7 +187,7 @@ func (s *Server) deleteHook(c echo.Context) error {
 // enableHook is POST /v1/hooks/:id/enable: a disabled hook gets events
 // again, its count of failures started afresh.
 func (s *Server) enableHook(c echo.Context) error {
-	h, err := s.cfg.Hooks.EnableHook(c.Request().Context(), s.owner(apiKey(c)), c.Param("id"))
+	h, err := s.cfg.Hooks.Enable(c.Request().Context(), s.owner(apiKey(c)), c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -199,7 +199,7 @@ func (s *Server) enableHook(c echo.Context) error {
 // the new secret; for SecretOverlap every delivery carries the previous
 // secret's signature as well, so receivers can switch without a gap.
 func (s *Server) rotateHookSecret(c echo.Context) error {
-	h, err := s.cfg.Hooks.RotateHookSecret(c.Request().Context(), s.owner(apiKey(c)), c.Param("id"), s.cfg.Now(), s.cfg.SecretOverlap)
+	h, err := s.cfg.Hooks.RotateSecret(c.Request().Context(), s.owner(apiKey(c)), c.Param("id"), s.cfg.Now(), s.cfg.SecretOverlap)
 	if err != nil {
 		return err
 	}

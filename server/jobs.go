@@ -130,7 +130,7 @@ func (s *Server) answerJob(c echo.Context, job *connector.Job) error {
 
 // ownedJob loads a job of the request's key; another key's job is not found.
 func (s *Server) ownedJob(c echo.Context) (*connector.Job, error) {
-	job, err := s.cfg.Jobs.GetJob(c.Request().Context(), c.Param("id"))
+	job, err := s.cfg.Jobs.Get(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +207,7 @@ func (s *Server) listJobs(c echo.Context) error {
 	if filter.Limit, filter.Cursor, err = idPage(c); err != nil {
 		return err
 	}
-	page, err := s.cfg.Jobs.ListJobs(c.Request().Context(), s.owner(apiKey(c)), filter)
+	page, err := s.cfg.Jobs.List(c.Request().Context(), s.owner(apiKey(c)), filter)
 	if err != nil {
 		return err
 	}
@@ -224,7 +224,7 @@ func (s *Server) getJobFile(c echo.Context) error {
 	id := c.Param("id")
 	notFound := connector.Errorf(connector.ENOTFOUND, "job %s not found", id)
 	// With the key, one read serves the owner check and the answer.
-	job, err := byTokenOrKey(s, c, signedLink{"file", s.cfg.Keyring.VerifyFileToken}, s.cfg.Jobs.GetJob, s.ownedJob)
+	job, err := byTokenOrKey(s, c, signedLink{"file", s.cfg.Keyring.VerifyFileToken}, s.cfg.Jobs.Get, s.ownedJob)
 	if err != nil {
 		return err
 	}

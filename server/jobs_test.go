@@ -225,7 +225,7 @@ func TestIdempotencyKeyInFlightIsWaitedFor(t *testing.T) {
 	}
 	go func() { // the first request finishes 300 ms later
 		time.Sleep(300 * time.Millisecond)
-		h.store.Jobs.CreateJob(context.Background(), &connector.Job{ID: held, Status: connector.StatusQueued, Owner: owner,
+		h.store.Jobs.Create(context.Background(), &connector.Job{ID: held, Status: connector.StatusQueued, Owner: owner,
 			Input: connector.JobInput{Kind: connector.InputURL, URL: "https://images.example.com/cat.png"}})
 		h.store.Idempotency.Complete(context.Background(), owner, "busy", held, held)
 	}()
@@ -263,7 +263,7 @@ func TestIdempotencyKeyRetryAfterAServerCrashGetsTheJobOnce(t *testing.T) {
 			if made {
 				job := &connector.Job{ID: dead, Status: connector.StatusQueued, Owner: owner, SealedKey: h.keys.Seal(h.key),
 					Input: connector.JobInput{Kind: connector.InputURL, URL: "https://images.example.com/cat.png"}}
-				if err := h.store.Jobs.CreateJob(ctx, job); err != nil {
+				if err := h.store.Jobs.Create(ctx, job); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -137,7 +137,7 @@ func (o *Operations) GetJob(ctx context.Context, key, id string, wait time.Durat
 }
 
 func (o *Operations) ownedJob(ctx context.Context, key, id string) (*connector.Job, error) {
-	job, err := o.s.cfg.Jobs.GetJob(ctx, id)
+	job, err := o.s.cfg.Jobs.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +156,7 @@ func (o *Operations) ListJobs(ctx context.Context, key string, f connector.JobFi
 	if f.Status != "" && !f.Status.Valid() {
 		return nil, fieldError("status", "must be one of: queued, processing, completed, failed")
 	}
-	page, err := s.cfg.Jobs.ListJobs(ctx, s.owner(key), f)
+	page, err := s.cfg.Jobs.List(ctx, s.owner(key), f)
 	if err != nil {
 		return nil, err
 	}

@@ -30,24 +30,24 @@ type BatchStore interface {
 	GetJobs(ctx context.Context, ids []string) ([]*connector.Job, error)
 	// Wait blocks until batch b is finished or ctx ends, then returns
 	// it as it is (with ctx's error when ctx ended first), as
-	// connector.JobStore's WaitJob does for a job.
+	// connector.JobStore's Wait does for a job.
 	Wait(ctx context.Context, b *connector.Batch) (*connector.Batch, error)
 }
 
 // HookStore keeps hook subscriptions and what operating them needs
 // (redisstore.Hooks).
 type HookStore interface {
-	GetHook(ctx context.Context, id string) (*connector.Hook, error)
-	ListHooks(ctx context.Context, owner string) ([]*connector.Hook, error)
-	DeleteHook(ctx context.Context, owner, id string) error // ENOTFOUND if not owner's
-	// CreateHookLimited stores a new hook, refusing with ETOOMANYHOOKS one
+	Get(ctx context.Context, id string) (*connector.Hook, error)
+	List(ctx context.Context, owner string) ([]*connector.Hook, error)
+	Delete(ctx context.Context, owner, id string) error // ENOTFOUND if not owner's
+	// CreateLimited stores a new hook, refusing with ETOOMANYHOOKS one
 	// beyond max for its owner (max <= 0: no cap).
-	CreateHookLimited(ctx context.Context, h *connector.Hook, max int) error
-	// EnableHook turns owner's hook back on; ENOTFOUND if not owner's.
-	EnableHook(ctx context.Context, owner, id string) (*connector.Hook, error)
-	// RotateHookSecret raises owner's hook's SecretVersion; the previous
+	CreateLimited(ctx context.Context, h *connector.Hook, max int) error
+	// Enable turns owner's hook back on; ENOTFOUND if not owner's.
+	Enable(ctx context.Context, owner, id string) (*connector.Hook, error)
+	// RotateSecret raises owner's hook's SecretVersion; the previous
 	// secret keeps signing until now+overlap.
-	RotateHookSecret(ctx context.Context, owner, id string, now time.Time, overlap time.Duration) (*connector.Hook, error)
+	RotateSecret(ctx context.Context, owner, id string, now time.Time, overlap time.Duration) (*connector.Hook, error)
 
 	// CallbackSecretVersion and RotateCallbackSecret keep the version of
 	// each owner's callback signing secret (the secrets themselves derive
@@ -71,7 +71,7 @@ type HookStore interface {
 // DedupeIndex is the content dedupe index as a dry run reads it
 // (redisstore.Dedupe).
 type DedupeIndex interface {
-	// DedupeSource returns the job recorded for k, else the job holding its
+	// Source returns the job recorded for k, else the job holding its
 	// claim (which may not have completed), "" when neither.
-	DedupeSource(ctx context.Context, k connector.DedupeKey) (jobID string, err error)
+	Source(ctx context.Context, k connector.DedupeKey) (jobID string, err error)
 }

@@ -13,7 +13,7 @@ import (
 // redisstore's waitFinish), bounded by the caller's wait.
 //
 // A request that waits for the job it makes watches it from before the
-// job is queued (JobStore.WatchJob), so that waiting needs no read of the
+// job is queued (JobStore.Watch), so that waiting needs no read of the
 // record: the finish is heard from the store's publication alone. The
 // creation service's BeforeQueue starts the watch (jobWatch.beforeQueue),
 // awaitJob waits on it, and the request stops it.
@@ -36,11 +36,11 @@ func (s *Server) newJobWatch(ctx context.Context, wait time.Duration) *jobWatch 
 }
 
 // beforeQueue starts the watch on job id (app.JobRequest.BeforeQueue). A
-// watch that cannot start only costs the read WaitJob makes.
+// watch that cannot start only costs the read Wait makes.
 func (w *jobWatch) beforeQueue(id string) {
 	w.stop() // an earlier job of this request (an adopted one) is not waited on
 	w.id = id
-	if watch, err := w.jobs.WatchJob(w.ctx, id); err == nil {
+	if watch, err := w.jobs.Watch(w.ctx, id); err == nil {
 		w.watch = watch
 	}
 }
@@ -76,7 +76,7 @@ func (s *Server) awaitJob(ctx context.Context, job *connector.Job, w *jobWatch, 
 	if watch := w.on(job.ID); watch != nil {
 		waited, err = watch.Wait(wctx, job)
 	} else {
-		waited, err = s.cfg.Jobs.WaitJob(wctx, job.ID)
+		waited, err = s.cfg.Jobs.Wait(wctx, job.ID)
 	}
 	switch {
 	case err == nil || errors.Is(err, context.DeadlineExceeded):

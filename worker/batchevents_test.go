@@ -37,7 +37,7 @@ func (h *harness) submitBatch(n int, callbackURL string) *connector.Batch {
 		h.t.Fatalf("CreateBatch: %v", err)
 	}
 	for _, job := range jobs {
-		if err := h.store.Jobs.CreateJob(ctx, job); err != nil {
+		if err := h.store.Jobs.Create(ctx, job); err != nil {
 			h.t.Fatalf("CreateJob: %v", err)
 		}
 	}
@@ -139,7 +139,7 @@ func TestBatchFinishedIsNotSentToADisabledEndpoint(t *testing.T) {
 	cb, hook := newReceiver(t), newReceiver(t)
 	h.newHook("hook_off", connector.EventBatchFinished, hook.URL)
 	ctx := context.Background()
-	if _, err := h.store.Hooks.DisableHookFor(ctx, "hook_off", connector.DisabledFailing, time.Now()); err != nil {
+	if _, err := h.store.Hooks.DisableFor(ctx, "hook_off", connector.DisabledFailing, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.store.Hooks.DisableEndpoint(ctx, connector.CallbackEndpointID(h.owner, cb.URL), connector.DisabledGone, time.Now()); err != nil {
@@ -162,7 +162,7 @@ func TestBatchFinishedIsNotSentToADisabledEndpoint(t *testing.T) {
 
 	// Enabled again, POST /v1/hooks/{id}/recover queues the failed
 	// delivery from the key's log (as server/hookops.go builds it): sent.
-	if _, err := h.store.Hooks.EnableHook(ctx, h.owner, "hook_off"); err != nil {
+	if _, err := h.store.Hooks.Enable(ctx, h.owner, "hook_off"); err != nil {
 		t.Fatal(err)
 	}
 	page, err := h.store.Hooks.ListDeliveries(ctx, h.owner, connector.DeliveryFilter{HookID: "hook_off", Status: connector.DeliveryFailed, Limit: 100})
@@ -200,10 +200,10 @@ func TestFailingBatchFinishedDeliveriesDisableTheHook(t *testing.T) {
 	h.enqueueBatch(b)
 
 	waitFor(t, "the hook disabled", func() bool {
-		hk, err := h.store.Hooks.GetHook(context.Background(), "hook_failing")
+		hk, err := h.store.Hooks.Get(context.Background(), "hook_failing")
 		return err == nil && hk.Disabled
 	})
-	hk, _ := h.store.Hooks.GetHook(context.Background(), "hook_failing")
+	hk, _ := h.store.Hooks.Get(context.Background(), "hook_failing")
 	if hk.DisabledReason != connector.DisabledFailing || failing.count() < 2 {
 		t.Errorf("expected the hook disabled for failing after at least 2 attempts, got reason %q after %d", hk.DisabledReason, failing.count())
 	}

@@ -26,7 +26,7 @@ func TestSweeperCountsABatchItemWhoseRecordIsGoneAsFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.store.Jobs.UpdateJob(ctx, b.JobIDs[0], func(j *connector.Job) error {
+	if _, err := h.store.Jobs.Update(ctx, b.JobIDs[0], func(j *connector.Job) error {
 		j.Status = connector.StatusCompleted
 		return nil
 	}); err != nil {

@@ -290,7 +290,7 @@ func TestDuplicateTaskOfAFinishedJobDoesNothing(t *testing.T) {
 	if err := w.Handler().ProcessTask(context.Background(), task); err != nil {
 		t.Fatalf("ProcessTask of a finished job: expected nil, got %v", err)
 	}
-	again, err := h.store.Jobs.GetJob(context.Background(), job.ID)
+	again, err := h.store.Jobs.Get(context.Background(), job.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func (w *Worker) repeatOf(ctx context.Context, r *run, img *image) (answer *conn
 	}
 	deadline := time.Now().Add(w.cfg.DedupeWait)
 	for range dedupeRounds {
-		source, holder, err := idx.EnterDedupe(ctx, k, r.jobID, w.cfg.DedupeLease)
+		source, holder, err := idx.Enter(ctx, k, r.jobID, w.cfg.DedupeLease)
 		if err != nil {
 			r.log.Warn("dedupe index unavailable; compressing without it", "err", err)
 			return nil, false
@@ -87,12 +87,12 @@ func (w *Worker) repeatOf(ctx context.Context, r *run, img *image) (answer *conn
 // claim was stale and is dropped); false means compress now.
 func (w *Worker) waitForHolder(ctx context.Context, r *run, k connector.DedupeKey, holder string, deadline time.Time) bool {
 	wctx, cancel := context.WithDeadline(ctx, deadline)
-	job, err := w.cfg.Jobs.WaitJob(wctx, holder)
+	job, err := w.cfg.Jobs.Wait(wctx, holder)
 	cancel()
 	switch {
 	case connector.ErrorCodeOf(err) == connector.ENOTFOUND:
 		// The claimant is gone (expired): its claim is stale.
-		w.cfg.Dedupe.ReleaseDedupe(ctx, k, holder)
+		w.cfg.Dedupe.Release(ctx, k, holder)
 		return true
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
 		r.log.Warn("waited the longest allowed for an identical job being compressed; compressing this one too (charged)",
@@ -104,7 +104,7 @@ func (w *Worker) waitForHolder(ctx context.Context, r *run, k connector.DedupeKe
 	case job.Status == connector.StatusFailed:
 		// Its failure freed the image (or will: a claim a finished job
 		// still holds is dropped here), so the next round claims it.
-		w.cfg.Dedupe.ReleaseDedupe(ctx, k, holder)
+		w.cfg.Dedupe.Release(ctx, k, holder)
 	}
 	return true
 }
@@ -113,18 +113,18 @@ func (w *Worker) waitForHolder(ctx context.Context, r *run, k connector.DedupeKe
 // this job's own (so its link and life are this job's), or nil when from
 // cannot serve: not the same key or image, not completed, or its file gone.
 func (w *Worker) sourceAnswer(ctx context.Context, r *run, k connector.DedupeKey, from string) *connector.KeptAnswer {
-	src, err := w.cfg.Jobs.GetJob(ctx, from)
+	src, err := w.cfg.Jobs.Get(ctx, from)
 	if err != nil || src.Owner != r.job.Owner || src.Input.SHA256 != k.SHA256 ||
 		src.Status != connector.StatusCompleted || src.Result == nil {
 		if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
-			w.cfg.Dedupe.ForgetDedupe(ctx, k, from)
+			w.cfg.Dedupe.Forget(ctx, k, from)
 		}
 		return nil
 	}
 	err = connector.CopyBlob(ctx, w.cfg.Blobs, connector.OutputBlobKey(from), connector.OutputBlobKey(r.jobID), w.cfg.ResultTTL)
 	if err != nil {
 		if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
-			w.cfg.Dedupe.ForgetDedupe(ctx, k, from) // its file expired before its entry
+			w.cfg.Dedupe.Forget(ctx, k, from) // its file expired before its entry
 		} else {
 			r.log.Warn("could not copy an identical job's file; compressing", "source", from, "err", err)
 		}
@@ -164,9 +164,9 @@ func (w *Worker) recordDedupeSource(ctx context.Context, log *slog.Logger, job *
 		if life <= 0 {
 			return
 		}
-		err = w.cfg.Dedupe.FinishDedupe(ctx, k, job.ID, life)
+		err = w.cfg.Dedupe.Finish(ctx, k, job.ID, life)
 	} else {
-		err = w.cfg.Dedupe.ReleaseDedupe(ctx, k, job.ID)
+		err = w.cfg.Dedupe.Release(ctx, k, job.ID)
 	}
 	if err != nil {
 		log.Warn("could not record the job in the dedupe index", "err", err)

@@ -73,7 +73,7 @@ func (w *Worker) fanOutEvent(ctx context.Context, log *slog.Logger, f eventFanOu
 	if f.owner == "" {
 		return nil, nil
 	}
-	subs, err := w.cfg.Hooks.ListHooks(ctx, f.owner)
+	subs, err := w.cfg.Hooks.List(ctx, f.owner)
 	if err != nil {
 		log.Error("could not list hooks", "err", err)
 		return nil, err
@@ -255,7 +255,7 @@ func (w *Worker) deliverySubject(ctx context.Context, d connector.Delivery) (sub
 		b, err := w.cfg.Batches.Get(ctx, m.BatchID)
 		return subject{msg: m, batch: b}, err
 	}
-	j, err := w.cfg.Jobs.GetJob(ctx, d.JobID)
+	j, err := w.cfg.Jobs.Get(ctx, d.JobID)
 	return subject{job: j}, err
 }
 
@@ -391,7 +391,7 @@ func (w *Worker) deliveryTarget(ctx context.Context, d connector.Delivery, s sub
 		return endpoint{url: target, id: connector.CallbackEndpointID(owner, target),
 			secrets: w.cfg.Keyring.WebhookSecrets("callback", owner, connector.SigningVersions(v.Version, prev, now))}, "", nil
 	}
-	h, err := w.cfg.Hooks.GetHook(ctx, d.HookID)
+	h, err := w.cfg.Hooks.Get(ctx, d.HookID)
 	switch {
 	case connector.ErrorCodeOf(err) == connector.ENOTFOUND || (err == nil && h.Owner != s.owner()):
 		return endpoint{}, "not sent: the hook was deleted", nil
@@ -444,7 +444,7 @@ func (w *Worker) recordCallback(ctx context.Context, r *deliveryRun, set func(*c
 			}
 		})
 	case r.d.JobID != "":
-		_, err = w.cfg.Jobs.UpdateJob(ctx, r.d.JobID, func(j *connector.Job) error {
+		_, err = w.cfg.Jobs.Update(ctx, r.d.JobID, func(j *connector.Job) error {
 			if j.Callback == nil {
 				j.Callback = &connector.DeliveryState{}
 			}

@@ -21,11 +21,11 @@ func BenchmarkHookDelivery(b *testing.B) {
 	ctx := context.Background()
 	job := &connector.Job{ID: "0190a0a0-0000-7000-8000-00000000b001", Status: connector.StatusCompleted, Owner: h.owner,
 		Result: &connector.JobResult{OriginalSize: 10, CompressedSize: 5, MIMEType: "image/png", Filename: "a.png"}}
-	if err := h.store.Jobs.CreateJob(ctx, job); err != nil {
+	if err := h.store.Jobs.Create(ctx, job); err != nil {
 		b.Fatal(err)
 	}
 	hook := &connector.Hook{ID: "hook_bench", TargetURL: rcv.URL, Event: connector.EventJobFinished, Owner: h.owner}
-	if err := h.store.Hooks.CreateHook(ctx, hook); err != nil {
+	if err := h.store.Hooks.Create(ctx, hook); err != nil {
 		b.Fatal(err)
 	}
 	w, err := New(h.cfg)

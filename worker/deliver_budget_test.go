@@ -16,7 +16,7 @@ import (
 func (h *harness) finishedJob(callbackURL, from string) *connector.Job {
 	h.t.Helper()
 	job := h.newJob(connector.JobInput{Kind: connector.InputURL, URL: "https://images.test/photo.png"}, callbackURL)
-	job, err := h.store.Jobs.UpdateJob(context.Background(), job.ID, func(j *connector.Job) error {
+	job, err := h.store.Jobs.Update(context.Background(), job.ID, func(j *connector.Job) error {
 		now := time.Now().UTC()
 		j.Status, j.FinishedAt, j.DeduplicatedFrom = connector.StatusCompleted, &now, from
 		j.Result = &connector.JobResult{OriginalSize: 10, CompressedSize: 7, MIMEType: "image/png"}
@@ -79,7 +79,7 @@ func TestFreeJobsDeliveriesBeyondTheKeysBudgetWaitAndAreNotDropped(t *testing.T)
 		t.Fatalf("expected every free job's callback delivered in the end, got %d requests", cb.count())
 	}
 	for _, job := range free {
-		got, _ := h.store.Jobs.GetJob(ctx, job.ID)
+		got, _ := h.store.Jobs.Get(ctx, job.ID)
 		if got.Callback == nil || got.Callback.Status != connector.DeliveryDelivered {
 			t.Errorf("job %s: expected its callback delivered, got %+v", job.ID, got.Callback)
 		}

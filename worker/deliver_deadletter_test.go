@@ -56,7 +56,7 @@ func TestDeliveriesFailedByTheReceiverLeaveTheArchiveEmpty(t *testing.T) {
 		t.Errorf("callback state: expected failed after 3 attempts with last_status 500, got %+v", got.Callback)
 	}
 	waitFor(t, "the 410 hook disabled", func() bool {
-		hk, err := h.store.Hooks.GetHook(context.Background(), "hook_gone")
+		hk, err := h.store.Hooks.Get(context.Background(), "hook_gone")
 		return err == nil && hk.Disabled
 	})
 	// Every delivery task ended (callback, the 410 hook, the failing hook's

@@ -147,7 +147,7 @@ func (w *Worker) disableEndpoint(ctx context.Context, r *deliveryRun, reason str
 	var changed bool
 	var err error
 	if h := r.target.hook; h != nil {
-		changed, err = w.cfg.Hooks.DisableHookFor(ctx, h.ID, reason, now)
+		changed, err = w.cfg.Hooks.DisableFor(ctx, h.ID, reason, now)
 		if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
 			return nil // deleted meanwhile
 		}

@@ -18,7 +18,7 @@ import (
 // publish sends an event of type typ with data to owner's hooks that
 // match it and pass only, at most MaxHooksPerKey of them.
 func (w *Worker) publish(ctx context.Context, owner, typ string, data any, only func(*connector.Hook) bool) error {
-	subs, err := w.cfg.Hooks.ListHooks(ctx, owner)
+	subs, err := w.cfg.Hooks.List(ctx, owner)
 	if err != nil {
 		return err
 	}

@@ -85,7 +85,7 @@ func TestAHookFailingForDisableAfterIsDisabledAndTheOwnersOtherHooksHearOfIt(t *
 	h.submitURLJob("")
 
 	waitFor(t, "the hook.disabled event", func() bool { return watcher.count() == 1 })
-	hk, err := h.store.Hooks.GetHook(context.Background(), "hook_failing")
+	hk, err := h.store.Hooks.Get(context.Background(), "hook_failing")
 	if err != nil || !hk.Disabled || hk.Status != connector.HookDisabled || hk.DisabledReason != connector.DisabledFailing || hk.DisabledAt == nil {
 		t.Fatalf("expected the hook disabled for failing, with a time, got %+v (%v)", hk, err)
 	}
@@ -223,7 +223,7 @@ func TestDuringASecretsOverlapDeliveriesCarryBothSignatures(t *testing.T) {
 	rcv := newTimedReceiver(t, nil)
 	h.newHook("hook_rot", connector.EventJobFinished, rcv.URL)
 	old := h.keyring.WebhookSecret("hook", "hook_rot")
-	rotated, err := h.store.Hooks.RotateHookSecret(context.Background(), h.owner, "hook_rot", time.Now(), time.Hour)
+	rotated, err := h.store.Hooks.RotateSecret(context.Background(), h.owner, "hook_rot", time.Now(), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func TestAfterTheOverlapOnlyTheNewSecretSigns(t *testing.T) {
 	rcv := newTimedReceiver(t, nil)
 	h.newHook("hook_rot", connector.EventJobFinished, rcv.URL)
 	old := h.keyring.WebhookSecret("hook", "hook_rot")
-	rotated, err := h.store.Hooks.RotateHookSecret(context.Background(), h.owner, "hook_rot", time.Now().Add(-2*time.Hour), time.Hour)
+	rotated, err := h.store.Hooks.RotateSecret(context.Background(), h.owner, "hook_rot", time.Now().Add(-2*time.Hour), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +285,7 @@ func TestCreditsLowFiresOnceWhenTheBalanceCrossesTheThreshold(t *testing.T) {
 	low := newTimedReceiver(t, nil)
 	threshold := int64(498)
 	hook := &connector.Hook{ID: "hook_low", TargetURL: low.URL, Event: connector.EventCreditsLow, Threshold: &threshold, Owner: h.owner}
-	if err := h.store.Hooks.CreateHook(context.Background(), hook); err != nil {
+	if err := h.store.Hooks.Create(context.Background(), hook); err != nil {
 		t.Fatal(err)
 	}
 	balances := []int64{500, 498, 497, 499, 490}

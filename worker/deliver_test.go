@@ -119,8 +119,8 @@ func TestCallbackFailsAfterTheLastAttempt(t *testing.T) {
 func (h *harness) newHook(id, event, target string) *connector.Hook {
 	h.t.Helper()
 	hook := &connector.Hook{ID: id, TargetURL: target, Event: event, Owner: h.owner}
-	if err := h.store.Hooks.CreateHook(context.Background(), hook); err != nil {
-		h.t.Fatalf("CreateHook: %v", err)
+	if err := h.store.Hooks.Create(context.Background(), hook); err != nil {
+		h.t.Fatalf("Create: %v", err)
 	}
 	return hook
 }
@@ -160,7 +160,7 @@ func TestHookAnswering410IsDisabled(t *testing.T) {
 	h.waitJob(job.ID, "finished", finished)
 
 	waitFor(t, "the hook disabled", func() bool {
-		hk, err := h.store.Hooks.GetHook(context.Background(), "hook_gone")
+		hk, err := h.store.Hooks.Get(context.Background(), "hook_gone")
 		return err == nil && hk.Disabled
 	})
 	time.Sleep(300 * time.Millisecond) // past the schedule
@@ -186,7 +186,7 @@ func TestDeletedHookGetsNothingMore(t *testing.T) {
 	h.submitURLJob("")
 
 	waitFor(t, "the first attempt", func() bool { return rcv.count() >= 1 })
-	if err := h.store.Hooks.DeleteHook(context.Background(), h.owner, "hook_del"); err != nil {
+	if err := h.store.Hooks.Delete(context.Background(), h.owner, "hook_del"); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(3500 * time.Millisecond) // past the rest of the schedule

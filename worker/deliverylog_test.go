@@ -84,7 +84,7 @@ func TestHookAttemptsAreRecordedAndADeletedHookIsLoggedAsDropped(t *testing.T) {
 	if first.HookID != "hook_log" || first.DeliveryID != connector.HookDeliveryID(job.ID, "hook_log") || first.Target != rcv.URL+"/in" || first.StatusCode != 500 {
 		t.Errorf("expected a hook attempt with its hook id, delivery id and target, got %+v", first)
 	}
-	if err := h.store.Hooks.DeleteHook(context.Background(), h.owner, "hook_log"); err != nil {
+	if err := h.store.Hooks.Delete(context.Background(), h.owner, "hook_log"); err != nil {
 		t.Fatal(err)
 	}
 	got := h.attempts(job.ID, 2)
@@ -149,7 +149,7 @@ func TestFailedRedeliveryIsNotRetriedAndAnotherCanFollow(t *testing.T) {
 	if n := cb.count(); n != 2 {
 		t.Fatalf("expected no retry of a redelivery, got %d requests", n)
 	}
-	if j, _ := h.store.Jobs.GetJob(context.Background(), job.ID); j.Callback.Status != connector.DeliveryDelivered {
+	if j, _ := h.store.Jobs.Get(context.Background(), job.ID); j.Callback.Status != connector.DeliveryDelivered {
 		t.Errorf("expected a failed redelivery to leave the callback delivered, got %+v", j.Callback)
 	}
 	if err := h.queue.EnqueueDelivery(context.Background(), d); err != nil {

@@ -69,7 +69,7 @@ func TestAKeysFloodWaitsWhileAnotherKeysJobRuns(t *testing.T) {
 	other := &connector.Job{ID: uuid.Must(uuid.NewV7()).String(), Status: connector.StatusQueued,
 		Input: connector.JobInput{Kind: connector.InputURL, URL: "https://images.test/fast.png"},
 		Owner: h.keyring.KeyHash("another-key-0123456789"), SealedKey: h.keyring.Seal("another-key-0123456789")}
-	if err := h.store.Jobs.CreateJob(context.Background(), other); err != nil {
+	if err := h.store.Jobs.Create(context.Background(), other); err != nil {
 		t.Fatal(err)
 	}
 	h.enqueue(other.ID)
@@ -81,7 +81,7 @@ func TestAKeysFloodWaitsWhileAnotherKeysJobRuns(t *testing.T) {
 		t.Errorf("the flooding key held %d workers at once; its share is 1", n)
 	}
 	for _, id := range flood {
-		if j, _ := h.store.Jobs.GetJob(context.Background(), id); j.Status.Finished() {
+		if j, _ := h.store.Jobs.Get(context.Background(), id); j.Status.Finished() {
 			t.Errorf("flooding job %s finished while its fetches were held", id)
 		}
 	}
@@ -173,7 +173,7 @@ func TestAKeysSlowDeliveriesLeaveTheOthersTheirCallbacks(t *testing.T) {
 	other := &connector.Job{ID: uuid.Must(uuid.NewV7()).String(), Status: connector.StatusQueued,
 		Input: connector.JobInput{Kind: connector.InputURL, URL: url}, CallbackURL: fast.URL,
 		Owner: h.keyring.KeyHash("another-key-0123456789"), SealedKey: h.keyring.Seal("another-key-0123456789")}
-	if err := h.store.Jobs.CreateJob(context.Background(), other); err != nil {
+	if err := h.store.Jobs.Create(context.Background(), other); err != nil {
 		t.Fatal(err)
 	}
 	h.enqueue(other.ID)

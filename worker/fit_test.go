@@ -37,7 +37,7 @@ func TestAnAnswerUnderMinScoreGivesWayToTheCandidate(t *testing.T) {
 	job := &connector.Job{ID: uuid.Must(uuid.NewV7()).String(), Status: connector.StatusQueued, Owner: h.owner,
 		Input: connector.JobInput{Kind: connector.InputURL, URL: url}, SealedKey: h.keyring.Seal(h.apiKey),
 		Transform: connector.Transform{Target: &connector.Target{MaxBytes: 15_000, MinScore: &minScore}}}
-	if err := h.store.Jobs.CreateJob(context.Background(), job); err != nil {
+	if err := h.store.Jobs.Create(context.Background(), job); err != nil {
 		t.Fatal(err)
 	}
 	h.enqueue(job.ID)

@@ -147,7 +147,7 @@ func (h *harness) newJob(in connector.JobInput, callbackURL string) *connector.J
 		CallbackURL: callbackURL,
 		Metadata:    json.RawMessage(`{"flow":"test"}`),
 	}
-	if err := h.store.Jobs.CreateJob(context.Background(), job); err != nil {
+	if err := h.store.Jobs.Create(context.Background(), job); err != nil {
 		h.t.Fatalf("CreateJob: %v", err)
 	}
 	return job
@@ -178,7 +178,7 @@ func (h *harness) waitJob(id string, what string, cond func(*connector.Job) bool
 	var job *connector.Job
 	for time.Now().Before(deadline) {
 		var err error
-		job, err = h.store.Jobs.GetJob(context.Background(), id)
+		job, err = h.store.Jobs.Get(context.Background(), id)
 		if err != nil {
 			h.t.Fatalf("GetJob(%s): %v", id, err)
 		}
@@ -408,18 +408,18 @@ type outageJobs struct {
 	o *outage
 }
 
-func (j outageJobs) GetJob(ctx context.Context, id string) (*connector.Job, error) {
+func (j outageJobs) Get(ctx context.Context, id string) (*connector.Job, error) {
 	if err := j.o.check(); err != nil {
 		return nil, err
 	}
-	return j.Jobs.GetJob(ctx, id)
+	return j.Jobs.Get(ctx, id)
 }
 
-func (j outageJobs) UpdateJob(ctx context.Context, id string, fn func(*connector.Job) error) (*connector.Job, error) {
+func (j outageJobs) Update(ctx context.Context, id string, fn func(*connector.Job) error) (*connector.Job, error) {
 	if err := j.o.check(); err != nil {
 		return nil, err
 	}
-	return j.Jobs.UpdateJob(ctx, id, fn)
+	return j.Jobs.Update(ctx, id, fn)
 }
 
 // outageBlobs fails writes while down; reads and deletes go through.

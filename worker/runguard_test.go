@@ -68,7 +68,7 @@ func twoRuns(t *testing.T, h *harness, gate *gatedCompressor) (job *connector.Jo
 	if n := <-gate.entered; n != 1 {
 		t.Fatalf("expected run 2 in call 1, got call %d", n)
 	}
-	if got, _ := h.store.Jobs.GetJob(context.Background(), job.ID); got.Runs != 2 || got.Status != connector.StatusProcessing {
+	if got, _ := h.store.Jobs.Get(context.Background(), job.ID); got.Runs != 2 || got.Status != connector.StatusProcessing {
 		t.Fatalf("expected the job processing in run 2, got %s in run %d", got.Status, got.Runs)
 	}
 	return job, run1, run2
@@ -88,7 +88,7 @@ func TestStaleRunFailureLosesToTheLiveRunsCompletion(t *testing.T) {
 	if err := <-run1; err != nil {
 		t.Fatalf("stale run: expected it to end quietly (its end refused), got %v", err)
 	}
-	got, _ := h.store.Jobs.GetJob(context.Background(), job.ID)
+	got, _ := h.store.Jobs.Get(context.Background(), job.ID)
 	if got.Status != connector.StatusProcessing || got.Error != nil {
 		t.Fatalf("after the stale run's failure: expected the job still processing in run 2, got %s, error %+v", got.Status, got.Error)
 	}
@@ -96,7 +96,7 @@ func TestStaleRunFailureLosesToTheLiveRunsCompletion(t *testing.T) {
 	if err := <-run2; err != nil {
 		t.Fatalf("live run: expected success, got %v", err)
 	}
-	got, _ = h.store.Jobs.GetJob(context.Background(), job.ID)
+	got, _ = h.store.Jobs.Get(context.Background(), job.ID)
 	if got.Status != connector.StatusCompleted || got.Result == nil || got.Result.UpstreamJobID != "up-0" || got.Runs != 2 {
 		t.Fatalf("expected completed by run 2 with its answer up-0, got %s, result %+v, run %d", got.Status, got.Result, got.Runs)
 	}
@@ -116,7 +116,7 @@ func TestStaleRunsChargedAnswerWinsOverTheLiveRunsFailure(t *testing.T) {
 	if err := <-run1; err != nil {
 		t.Fatalf("stale run: expected it to end quietly (answer kept, end refused), got %v", err)
 	}
-	if got, _ := h.store.Jobs.GetJob(context.Background(), job.ID); got.Status != connector.StatusProcessing {
+	if got, _ := h.store.Jobs.Get(context.Background(), job.ID); got.Status != connector.StatusProcessing {
 		t.Fatalf("after the stale run's answer: expected the job still processing in run 2, got %s", got.Status)
 	}
 	zero := int64(0)
@@ -124,7 +124,7 @@ func TestStaleRunsChargedAnswerWinsOverTheLiveRunsFailure(t *testing.T) {
 	if err := <-run2; err != nil {
 		t.Fatalf("live run: expected its failure to turn into the kept completion, got %v", err)
 	}
-	got, _ := h.store.Jobs.GetJob(context.Background(), job.ID)
+	got, _ := h.store.Jobs.Get(context.Background(), job.ID)
 	if got.Status != connector.StatusCompleted || got.Error != nil || got.Result == nil || got.Result.UpstreamJobID != "up-0" {
 		t.Fatalf("expected completed with run 1's charged answer up-0, got %s, error %+v, result %+v", got.Status, got.Error, got.Result)
 	}
@@ -153,7 +153,7 @@ func TestLiveRunsFailureWaitsForTheStaleRunsOpenCall(t *testing.T) {
 	case err := <-run2:
 		t.Fatalf("live run ended (%v) without waiting for run 1's open call", err)
 	}
-	if got, _ := h.store.Jobs.GetJob(context.Background(), job.ID); got.Status != connector.StatusProcessing {
+	if got, _ := h.store.Jobs.Get(context.Background(), job.ID); got.Status != connector.StatusProcessing {
 		t.Fatalf("while run 1's call is open: expected the job still processing, got %s", got.Status)
 	}
 	gate.answers[0] <- nil
@@ -163,7 +163,7 @@ func TestLiveRunsFailureWaitsForTheStaleRunsOpenCall(t *testing.T) {
 	if err := <-run2; err != nil {
 		t.Fatalf("live run: expected its failure to turn into the kept completion, got %v", err)
 	}
-	got, _ := h.store.Jobs.GetJob(context.Background(), job.ID)
+	got, _ := h.store.Jobs.Get(context.Background(), job.ID)
 	if got.Status != connector.StatusCompleted || got.Error != nil || got.Result == nil || got.Result.UpstreamJobID != "up-0" {
 		t.Fatalf("expected completed with run 1's charged answer up-0, got %s, error %+v, result %+v", got.Status, got.Error, got.Result)
 	}
@@ -205,7 +205,7 @@ func TestFailureWaitsForADeadRunsCallOnlyUntilItsDeadline(t *testing.T) {
 	if err := w.Handler().ProcessTask(ctx, task); err != nil {
 		t.Fatalf("the job failed for the caller's mistake: %v, want the task done (nil), not archived", err)
 	}
-	got, _ := h.store.Jobs.GetJob(ctx, job.ID)
+	got, _ := h.store.Jobs.Get(ctx, job.ID)
 	if got.Status != connector.StatusFailed {
 		t.Fatalf("expected the job failed once run 1's call could no longer be answered, got %s", got.Status)
 	}

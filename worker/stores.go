@@ -19,9 +19,9 @@ import (
 type JobStore interface {
 	connector.JobStore
 	app.JobStore
-	// UnqueuedJobs returns up to limit ids of jobs created before before
+	// Unqueued returns up to limit ids of jobs created before before
 	// whose notes the sweeper has not forgotten yet, oldest first.
-	UnqueuedJobs(ctx context.Context, before time.Time, limit int) ([]string, error)
+	Unqueued(ctx context.Context, before time.Time, limit int) ([]string, error)
 	// ForgetUnqueued drops the notes of ids: their tasks are queued, or
 	// they are gone or finished.
 	ForgetUnqueued(ctx context.Context, ids ...string) error
@@ -41,11 +41,11 @@ type OutboundBudget interface {
 // subscriptions, the endpoints events are sent to, events that are not a
 // job's (messages), the delivery log, and callback secret versions.
 type HookStore interface {
-	GetHook(ctx context.Context, id string) (*connector.Hook, error)
-	ListHooks(ctx context.Context, owner string) ([]*connector.Hook, error)
-	// DisableHookFor disables the hook with reason at at; changed is false
+	Get(ctx context.Context, id string) (*connector.Hook, error)
+	List(ctx context.Context, owner string) ([]*connector.Hook, error)
+	// DisableFor disables the hook with reason at at; changed is false
 	// when it already was disabled.
-	DisableHookFor(ctx context.Context, id, reason string, at time.Time) (changed bool, err error)
+	DisableFor(ctx context.Context, id, reason string, at time.Time) (changed bool, err error)
 
 	// TakeSlot reserves the endpoint's next delivery slot under rate
 	// (deliveries per second, 1/rate apart) if it comes within maxWait,
@@ -113,17 +113,17 @@ type BatchStore interface {
 // whose result is stored, and lets one job at a time compress a given image
 // (the claim) while identical jobs wait for it (redisstore.Dedupe).
 type DedupeIndex interface {
-	// EnterDedupe, in one step, returns the job recorded for k (source),
+	// Enter, in one step, returns the job recorded for k (source),
 	// or else lets jobID be the one job compressing k's image for at most
 	// lease (holder == jobID; a re-run of it renews its claim), or else
 	// names the job that is (holder).
-	EnterDedupe(ctx context.Context, k connector.DedupeKey, jobID string, lease time.Duration) (source, holder string, err error)
-	// FinishDedupe records jobID, completed, as k's source for ttl (how
+	Enter(ctx context.Context, k connector.DedupeKey, jobID string, lease time.Duration) (source, holder string, err error)
+	// Finish records jobID, completed, as k's source for ttl (how
 	// long its result is kept) and drops jobID's claim on k.
-	FinishDedupe(ctx context.Context, k connector.DedupeKey, jobID string, ttl time.Duration) error
-	// ForgetDedupe drops k's entry if it still names jobID (its result is
+	Finish(ctx context.Context, k connector.DedupeKey, jobID string, ttl time.Duration) error
+	// Forget drops k's entry if it still names jobID (its result is
 	// gone).
-	ForgetDedupe(ctx context.Context, k connector.DedupeKey, jobID string) error
-	// ReleaseDedupe drops jobID's claim on k; another job's claim stays.
-	ReleaseDedupe(ctx context.Context, k connector.DedupeKey, jobID string) error
+	Forget(ctx context.Context, k connector.DedupeKey, jobID string) error
+	// Release drops jobID's claim on k; another job's claim stays.
+	Release(ctx context.Context, k connector.DedupeKey, jobID string) error
 }

@@ -26,7 +26,7 @@ import (
 //     queue is queued: a single job whose serve was killed between its two
 //     writes, or a batch item of a batch that was made (items are noted as
 //     they are made visible). The sweeper never removes a job: only the
-//     request that made it does (UndoJob, a compare-and-set that loses once
+//     request that made it does (Undo, a compare-and-set that loses once
 //     a run started it), when its own enqueue failed. So no job answered
 //     2xx can vanish, however long its request stalled between the writes,
 //     and the sweeper's delay (unqueuedAfter) only says how soon a stray
@@ -121,7 +121,7 @@ func (s *unqueuedSweeper) sweep(ctx context.Context, after time.Duration) {
 // pass looks at the notes of jobs created before before and returns how
 // many it looked at.
 func (s *unqueuedSweeper) pass(ctx context.Context, before time.Time) int {
-	ids, err := s.jobs.UnqueuedJobs(ctx, before, sweepBatch)
+	ids, err := s.jobs.Unqueued(ctx, before, sweepBatch)
 	if err != nil || len(ids) == 0 {
 		return 0 // Redis down: next time
 	}
@@ -150,7 +150,7 @@ func (s *unqueuedSweeper) pass(ctx context.Context, before time.Time) int {
 // first a finished task it is behind (state). False when that could not be
 // decided or done (the note stays).
 func (s *unqueuedSweeper) queueIfUnfinished(ctx context.Context, id string, state asynqext.TaskState) bool {
-	job, err := s.jobs.GetJob(ctx, id)
+	job, err := s.jobs.Get(ctx, id)
 	switch {
 	case connector.ErrorCodeOf(err) == connector.ENOTFOUND:
 		return true // taken back after a failed request, refused, or expired

@@ -51,7 +51,7 @@ func TestSweeperQueuesJobsWhoseTaskNeverReachedTheQueue(t *testing.T) {
 	orphan := h.newJob(connector.JobInput{Kind: connector.InputURL, URL: url}, "") // never enqueued
 	queued := h.submitURLJob("")
 	deleted := h.newJob(connector.JobInput{Kind: connector.InputURL, URL: url}, "")
-	if err := h.store.Jobs.DeleteJob(ctx, deleted.ID); err != nil {
+	if err := h.store.Jobs.Delete(ctx, deleted.ID); err != nil {
 		t.Fatal(err)
 	}
 	maker := app.New(app.Config{Jobs: h.store.Jobs, Batches: h.store.Batches, Queue: failingQueue{}, Keyring: h.keyring})
@@ -70,7 +70,7 @@ func TestSweeperQueuesJobsWhoseTaskNeverReachedTheQueue(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		left, err := h.store.Jobs.UnqueuedJobs(ctx, time.Now(), 10)
+		left, err := h.store.Jobs.Unqueued(ctx, time.Now(), 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +101,7 @@ func TestJobBehindAFinishedTaskIsQueuedAgain(t *testing.T) {
 	h.fetcher.set(url, &connector.Image{Data: bytes.NewReader(images.Read(t, "photo.png")), MIMEType: "image/png"})
 	ctx := context.Background()
 	job := h.newJob(connector.JobInput{Kind: connector.InputURL, URL: url}, "")
-	if err := h.store.Jobs.DeleteJob(ctx, job.ID); err != nil {
+	if err := h.store.Jobs.Delete(ctx, job.ID); err != nil {
 		t.Fatal(err)
 	}
 	h.enqueue(job.ID)
@@ -114,7 +114,7 @@ func TestJobBehindAFinishedTaskIsQueuedAgain(t *testing.T) {
 	}
 	// The retry makes the job again under its id; its enqueue is a no-op.
 	job.Status, job.CreatedAt, job.UpdatedAt = connector.StatusQueued, time.Time{}, time.Time{}
-	if err := h.store.Jobs.CreateJob(ctx, job); err != nil {
+	if err := h.store.Jobs.Create(ctx, job); err != nil {
 		t.Fatal(err)
 	}
 	h.enqueue(job.ID)
@@ -141,7 +141,7 @@ func TestSweeperCountsABatchItemsMissedEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, id := range b.JobIDs {
-		if _, err := h.store.Jobs.UpdateJob(ctx, id, func(j *connector.Job) error {
+		if _, err := h.store.Jobs.Update(ctx, id, func(j *connector.Job) error {
 			j.Status = connector.StatusFailed
 			j.Error = &connector.JobError{Code: "fetch_failed", Message: "test"}
 			return nil

@@ -263,7 +263,7 @@ func (w *Worker) startServer(rdb redis.UniversalClient, queue string, concurrenc
 // jobOwner is the owner of job id ("" when it cannot be read: its
 // handler finds out why).
 func (w *Worker) jobOwner(ctx context.Context, id string) string {
-	j, err := w.cfg.Jobs.GetJob(ctx, id)
+	j, err := w.cfg.Jobs.Get(ctx, id)
 	if err != nil || j == nil {
 		return ""
 	}

@@ -17,9 +17,9 @@ import (
 // and its outbound budget of free deliveries.
 type Accounts struct{ *conn }
 
-// CachedAccount returns the cached key check of owner and true, or nil and
+// Cached returns the cached key check of owner and true, or nil and
 // false when there is none (never cached or expired).
-func (s *Accounts) CachedAccount(ctx context.Context, owner string) (*connector.Account, bool, error) {
+func (s *Accounts) Cached(ctx context.Context, owner string) (*connector.Account, bool, error) {
 	data, err := s.rdb.Get(ctx, s.keys.acct(owner)).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, false, nil
@@ -34,9 +34,9 @@ func (s *Accounts) CachedAccount(ctx context.Context, owner string) (*connector.
 	return &acct, true, nil
 }
 
-// CacheAccount keeps owner's key check for ttl. A cache entry must expire, so
+// Cache keeps owner's key check for ttl. A cache entry must expire, so
 // ttl <= 0 stores nothing.
-func (s *Accounts) CacheAccount(ctx context.Context, owner string, acct *connector.Account, ttl time.Duration) error {
+func (s *Accounts) Cache(ctx context.Context, owner string, acct *connector.Account, ttl time.Duration) error {
 	if ttl <= 0 {
 		return nil
 	}

@@ -12,26 +12,26 @@ import (
 func TestAccountCacheHitsThenExpires(t *testing.T) {
 	s, r := newStore(t, Options{})
 	ctx := context.Background()
-	if acct, ok, err := s.Accounts.CachedAccount(ctx, "o"); err != nil || ok || acct != nil {
+	if acct, ok, err := s.Accounts.Cached(ctx, "o"); err != nil || ok || acct != nil {
 		t.Fatalf("empty cache = %v, %v, %v; want nil, false, nil", acct, ok, err)
 	}
 	yes := true
 	want := &connector.Account{Valid: true, UserID: "u1", SubscriptionType: "pro", CreditsRemaining: 42, MaxImageSize: 10 << 20, CanCompress: &yes}
-	if err := s.Accounts.CacheAccount(ctx, "o", want, time.Minute); err != nil {
-		t.Fatalf("CacheAccount: %v", err)
+	if err := s.Accounts.Cache(ctx, "o", want, time.Minute); err != nil {
+		t.Fatalf("Cache: %v", err)
 	}
-	got, ok, err := s.Accounts.CachedAccount(ctx, "o")
+	got, ok, err := s.Accounts.Cached(ctx, "o")
 	if err != nil || !ok || !reflect.DeepEqual(got, want) {
-		t.Fatalf("CachedAccount = %+v, %v, %v; want %+v, true, nil", got, ok, err, want)
+		t.Fatalf("Cached = %+v, %v, %v; want %+v, true, nil", got, ok, err, want)
 	}
-	if _, ok, _ := s.Accounts.CachedAccount(ctx, "other"); ok {
+	if _, ok, _ := s.Accounts.Cached(ctx, "other"); ok {
 		t.Fatal("another owner hit the cache, want a miss")
 	}
 	if r.Mini == nil {
 		t.Skip("expiry is checked on miniredis only (FastForward)")
 	}
 	r.Mini.FastForward(time.Minute + time.Second)
-	if _, ok, err := s.Accounts.CachedAccount(ctx, "o"); ok || err != nil {
+	if _, ok, err := s.Accounts.Cached(ctx, "o"); ok || err != nil {
 		t.Fatalf("after the TTL: hit %v, err %v; want a miss", ok, err)
 	}
 }
@@ -39,10 +39,10 @@ func TestAccountCacheHitsThenExpires(t *testing.T) {
 func TestCacheAccountWithoutTTLStoresNothing(t *testing.T) {
 	s, _ := newStore(t, Options{})
 	ctx := context.Background()
-	if err := s.Accounts.CacheAccount(ctx, "o", &connector.Account{Valid: true}, 0); err != nil {
+	if err := s.Accounts.Cache(ctx, "o", &connector.Account{Valid: true}, 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := s.Accounts.CachedAccount(ctx, "o"); ok {
+	if _, ok, _ := s.Accounts.Cached(ctx, "o"); ok {
 		t.Fatal("ttl 0 was cached (forever), want nothing stored")
 	}
 }

@@ -23,10 +23,10 @@ func BenchmarkCreateJobThenGetJob(b *testing.B) {
 	for b.Loop() {
 		job := *tmpl
 		job.ID = uuid.Must(uuid.NewV7()).String()
-		if err := s.Jobs.CreateJob(ctx, &job); err != nil {
+		if err := s.Jobs.Create(ctx, &job); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := s.Jobs.GetJob(ctx, job.ID); err != nil {
+		if _, err := s.Jobs.Get(ctx, job.ID); err != nil {
 			b.Fatal(err)
 		}
 	}

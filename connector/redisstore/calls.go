@@ -232,7 +232,7 @@ redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return {calls, r[2] or '0', r[3] or ''}
 `)
 
-// startJob is UpdateJob for the write that starts a job's run, which also
+// startJob is Update for the write that starts a job's run, which also
 // begins a call of the compression API (beginCall) when it writes, in the
 // same script: for a worker that holds the job's input already, so that
 // nothing can fail between the two but the call itself. It returns the

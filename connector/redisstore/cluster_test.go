@@ -35,35 +35,35 @@ func TestEveryStoreOperationWorksOnARedisCluster(t *testing.T) {
 	if len(nodes) < 2 {
 		t.Fatalf("12 jobs all landed on %v; the test needs them on several nodes", nodes)
 	}
-	page, err := s.Jobs.ListJobs(ctx, "owner-a", connector.JobFilter{Limit: 5})
+	page, err := s.Jobs.List(ctx, "owner-a", connector.JobFilter{Limit: 5})
 	if err != nil || len(page.Jobs) != 5 || page.Jobs[0].ID != jobs[11].ID || page.NextCursor == "" {
-		t.Fatalf("ListJobs on the cluster = %+v, %v; want the 5 newest and a cursor", page, err)
+		t.Fatalf("List on the cluster = %+v, %v; want the 5 newest and a cursor", page, err)
 	}
 
-	// Every job finished through UpdateJob wakes its waiter, wherever the
+	// Every job finished through Update wakes its waiter, wherever the
 	// job's slot and the shared subscription live.
 	for _, j := range jobs {
 		wctx, cancel := context.WithTimeout(ctx, generous)
 		done := make(chan waitResult, 1)
-		go func() { job, err := s.Jobs.WaitJob(wctx, j.ID); done <- waitResult{job, err} }()
+		go func() { job, err := s.Jobs.Wait(wctx, j.ID); done <- waitResult{job, err} }()
 		for !s.Jobs.subscribedFor(j.ID) {
 			select {
 			case res := <-done:
-				t.Fatalf("WaitJob returned early: %v, %v", res.job, res.err)
+				t.Fatalf("Wait returned early: %v, %v", res.job, res.err)
 			case <-time.After(5 * time.Millisecond):
 			}
 		}
-		if _, err := s.Jobs.UpdateJob(ctx, j.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil }); err != nil {
-			t.Fatalf("UpdateJob on the cluster: %v", err)
+		if _, err := s.Jobs.Update(ctx, j.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil }); err != nil {
+			t.Fatalf("Update on the cluster: %v", err)
 		}
 		res := <-done
 		cancel()
 		if res.err != nil || res.job.Status != connector.StatusCompleted {
-			t.Fatalf("WaitJob on the cluster = %v, %v; want completed (woken across nodes)", res.job, res.err)
+			t.Fatalf("Wait on the cluster = %v, %v; want completed (woken across nodes)", res.job, res.err)
 		}
 	}
-	if err := s.Jobs.DeleteJob(ctx, jobs[0].ID); err != nil {
-		t.Fatalf("DeleteJob on the cluster: %v", err)
+	if err := s.Jobs.Delete(ctx, jobs[0].ID); err != nil {
+		t.Fatalf("Delete on the cluster: %v", err)
 	}
 
 	if _, ok, err := s.Idempotency.Reserve(ctx, "owner-a", "k", "fp", "job-a"); err != nil || !ok {
@@ -80,20 +80,20 @@ func TestEveryStoreOperationWorksOnARedisCluster(t *testing.T) {
 	}
 
 	h := &connector.Hook{ID: uuid.NewString(), TargetURL: "https://hooks.example/x", Event: connector.EventJobFinished, Owner: "owner-a"}
-	if err := s.Hooks.CreateHook(ctx, h); err != nil {
-		t.Fatalf("CreateHook on the cluster: %v", err)
+	if err := s.Hooks.Create(ctx, h); err != nil {
+		t.Fatalf("Create on the cluster: %v", err)
 	}
-	if err := s.Hooks.DisableHook(ctx, h.ID); err != nil {
-		t.Fatalf("DisableHook on the cluster: %v", err)
+	if err := s.Hooks.Disable(ctx, h.ID); err != nil {
+		t.Fatalf("Disable on the cluster: %v", err)
 	}
-	if hooks, err := s.Hooks.ListHooks(ctx, "owner-a"); err != nil || len(hooks) != 1 || !hooks[0].Disabled {
-		t.Fatalf("ListHooks on the cluster = %v, %v", hooks, err)
+	if hooks, err := s.Hooks.List(ctx, "owner-a"); err != nil || len(hooks) != 1 || !hooks[0].Disabled {
+		t.Fatalf("List on the cluster = %v, %v", hooks, err)
 	}
-	if err := s.Hooks.DeleteHook(ctx, "owner-a", h.ID); err != nil {
-		t.Fatalf("DeleteHook on the cluster: %v", err)
+	if err := s.Hooks.Delete(ctx, "owner-a", h.ID); err != nil {
+		t.Fatalf("Delete on the cluster: %v", err)
 	}
-	if err := s.Accounts.CacheAccount(ctx, "owner-a", &connector.Account{Valid: true}, generous); err != nil {
-		t.Fatalf("CacheAccount on the cluster: %v", err)
+	if err := s.Accounts.Cache(ctx, "owner-a", &connector.Account{Valid: true}, generous); err != nil {
+		t.Fatalf("Cache on the cluster: %v", err)
 	}
 
 	t.Run("blobs", func(t *testing.T) {

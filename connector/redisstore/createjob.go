@@ -26,9 +26,9 @@ func (s *Jobs) inputForMaking(ctx context.Context, id string, input connector.By
 	return in, nil
 }
 
-// admitAndListScript is AdmitJob's admission (when ARGV[3] > 0) and the
+// admitAndListScript is Admit's admission (when ARGV[3] > 0) and the
 // key's budget of free failures (when ARGV[7] > 0, failbudget.go) followed
-// by CreateJob's listing entry, on the owner's two keys (one slot): a job is
+// by Create's listing entry, on the owner's two keys (one slot): a job is
 // listed only when it was admitted.
 //
 // KEYS[1] inflight set, KEYS[2] listing; ARGV[1] now (Unix ms); ARGV[2]
@@ -67,11 +67,11 @@ redis.call('PEXPIRE', KEYS[2], ARGV[6])
 return placed
 `)
 
-// CreateJobWithInput makes a new job in one round trip: it takes one of the
-// owner's limit in-flight places (AdmitJob; limit 0: no cap), stores the
+// CreateWithInput makes a new job in one round trip: it takes one of the
+// owner's limit in-flight places (Admit; limit 0: no cap), stores the
 // input bytes (PutBlob under connector.InputBlobKey, for inputTTL; nil: no
-// input) and creates the record and its listing entry (CreateJob). A full
-// owner gets ETOOMANY, as from AdmitJob, and nothing of the job is left. An
+// input) and creates the record and its listing entry (Create). A full
+// owner gets ETOOMANY, as from Admit, and nothing of the job is left. An
 // id whose record exists already is an error wrapping connector.ErrJobExists,
 // and that job is left as it was.
 //
@@ -80,7 +80,7 @@ return placed
 // written where Blobs keeps it, in the same round trip as the record: the
 // making of a job is one step, so it stays here. An input over
 // one blob chunk is written first by PutBlob's own path.
-func (s *Jobs) CreateJobWithInput(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration, limit int) error {
+func (s *Jobs) CreateWithInput(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration, limit int) error {
 	now := s.now()
 	data, err := newJobRecord(job, now)
 	if err != nil {

@@ -15,11 +15,11 @@ import (
 //	dedupeclaim:{owner}:sha256:options  id of the job compressing that image now, TTL the lease
 type Dedupe struct{ *conn }
 
-// DedupeSource returns the job recorded for k, else the job holding k's
+// Source returns the job recorded for k, else the job holding k's
 // claim, "" when neither. The claimant counts because a job completes (and
 // its waiters see it) a moment before the worker records it as the source:
 // an identical job then would wait for the claimant and reuse its result.
-func (s *Dedupe) DedupeSource(ctx context.Context, k connector.DedupeKey) (string, error) {
+func (s *Dedupe) Source(ctx context.Context, k connector.DedupeKey) (string, error) {
 	ids, err := s.rdb.MGet(ctx, s.keys.dedupe(k), s.keys.dedupeClaim(k)).Result()
 	if err != nil {
 		return "", storageErr(err)
@@ -32,9 +32,9 @@ func (s *Dedupe) DedupeSource(ctx context.Context, k connector.DedupeKey) (strin
 	return "", nil
 }
 
-// EnterDedupe returns k's source, or claims k for jobID, or names the
+// Enter returns k's source, or claims k for jobID, or names the
 // holder of the claim: one round trip.
-func (s *Dedupe) EnterDedupe(ctx context.Context, k connector.DedupeKey, jobID string, lease time.Duration) (string, string, error) {
+func (s *Dedupe) Enter(ctx context.Context, k connector.DedupeKey, jobID string, lease time.Duration) (string, string, error) {
 	res, err := enterScript.Run(ctx, s.rdb, []string{s.keys.dedupe(k), s.keys.dedupeClaim(k)}, jobID, lease.Milliseconds()).StringSlice()
 	if err != nil || len(res) != 2 {
 		return "", "", storageErr(err)
@@ -42,19 +42,19 @@ func (s *Dedupe) EnterDedupe(ctx context.Context, k connector.DedupeKey, jobID s
 	return res[0], res[1], nil
 }
 
-// FinishDedupe records jobID as k's source for ttl (a later completion
+// Finish records jobID as k's source for ttl (a later completion
 // replaces it: its result lives longer) and drops jobID's claim.
-func (s *Dedupe) FinishDedupe(ctx context.Context, k connector.DedupeKey, jobID string, ttl time.Duration) error {
+func (s *Dedupe) Finish(ctx context.Context, k connector.DedupeKey, jobID string, ttl time.Duration) error {
 	return storageErr(finishScript.Run(ctx, s.rdb, []string{s.keys.dedupe(k), s.keys.dedupeClaim(k)}, jobID, ttl.Milliseconds()).Err())
 }
 
-// ForgetDedupe drops k's entry if it still names jobID.
-func (s *Dedupe) ForgetDedupe(ctx context.Context, k connector.DedupeKey, jobID string) error {
+// Forget drops k's entry if it still names jobID.
+func (s *Dedupe) Forget(ctx context.Context, k connector.DedupeKey, jobID string) error {
 	return storageErr(deleteIfScript.Run(ctx, s.rdb, []string{s.keys.dedupe(k)}, jobID).Err())
 }
 
-// ReleaseDedupe drops jobID's claim on k.
-func (s *Dedupe) ReleaseDedupe(ctx context.Context, k connector.DedupeKey, jobID string) error {
+// Release drops jobID's claim on k.
+func (s *Dedupe) Release(ctx context.Context, k connector.DedupeKey, jobID string) error {
 	return storageErr(deleteIfScript.Run(ctx, s.rdb, []string{s.keys.dedupeClaim(k)}, jobID).Err())
 }
 

@@ -14,44 +14,44 @@ func TestDedupeClaimsOneJobPerImageAndKey(t *testing.T) {
 	ctx := context.Background()
 	k := connector.DedupeKey{Owner: "owner-a", SHA256: "ab12", Options: "v1"}
 
-	source, holder, err := s.Dedupe.EnterDedupe(ctx, k, "job-1", time.Minute)
+	source, holder, err := s.Dedupe.Enter(ctx, k, "job-1", time.Minute)
 	if err != nil || source != "" || holder != "job-1" {
-		t.Fatalf("first EnterDedupe = (%q, %q, %v), want job-1 to hold the claim", source, holder, err)
+		t.Fatalf("first Enter = (%q, %q, %v), want job-1 to hold the claim", source, holder, err)
 	}
-	if source, holder, _ = s.Dedupe.EnterDedupe(ctx, k, "job-2", time.Minute); source != "" || holder != "job-1" {
-		t.Fatalf("second job's EnterDedupe = (%q, %q), want job-1 named as the holder", source, holder)
+	if source, holder, _ = s.Dedupe.Enter(ctx, k, "job-2", time.Minute); source != "" || holder != "job-1" {
+		t.Fatalf("second job's Enter = (%q, %q), want job-1 named as the holder", source, holder)
 	}
-	if _, holder, _ = s.Dedupe.EnterDedupe(ctx, k, "job-1", time.Minute); holder != "job-1" {
+	if _, holder, _ = s.Dedupe.Enter(ctx, k, "job-1", time.Minute); holder != "job-1" {
 		t.Fatalf("the holder's re-run got holder %q, want its own claim renewed", holder)
 	}
 	// Another key, or other options, is another image.
 	for _, other := range []connector.DedupeKey{{Owner: "owner-b", SHA256: "ab12", Options: "v1"}, {Owner: "owner-a", SHA256: "ab12", Options: "v2"}} {
-		if _, holder, _ := s.Dedupe.EnterDedupe(ctx, other, "job-9", time.Minute); holder != "job-9" {
+		if _, holder, _ := s.Dedupe.Enter(ctx, other, "job-9", time.Minute); holder != "job-9" {
 			t.Errorf("%+v: holder %q, want job-9 to claim it (nothing shared)", other, holder)
 		}
 	}
 	// Another job's release leaves the claim; the holder's finish records it.
-	s.Dedupe.ReleaseDedupe(ctx, k, "job-2")
-	if _, holder, _ = s.Dedupe.EnterDedupe(ctx, k, "job-3", time.Minute); holder != "job-1" {
+	s.Dedupe.Release(ctx, k, "job-2")
+	if _, holder, _ = s.Dedupe.Enter(ctx, k, "job-3", time.Minute); holder != "job-1" {
 		t.Fatalf("after job-2's release the holder is %q, want job-1", holder)
 	}
-	if err := s.Dedupe.FinishDedupe(ctx, k, "job-1", time.Hour); err != nil {
+	if err := s.Dedupe.Finish(ctx, k, "job-1", time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if source, holder, _ = s.Dedupe.EnterDedupe(ctx, k, "job-3", time.Minute); source != "job-1" || holder != "" {
+	if source, holder, _ = s.Dedupe.Enter(ctx, k, "job-3", time.Minute); source != "job-1" || holder != "" {
 		t.Fatalf("after the finish: (%q, %q), want job-1 as the source", source, holder)
 	}
-	if got, _ := s.Dedupe.DedupeSource(ctx, k); got != "job-1" {
-		t.Fatalf("DedupeSource = %q, want job-1", got)
+	if got, _ := s.Dedupe.Source(ctx, k); got != "job-1" {
+		t.Fatalf("Source = %q, want job-1", got)
 	}
 	// Forgetting names the entry it forgets.
-	s.Dedupe.ForgetDedupe(ctx, k, "job-7")
-	if got, _ := s.Dedupe.DedupeSource(ctx, k); got != "job-1" {
-		t.Fatalf("ForgetDedupe of another job dropped the entry (%q)", got)
+	s.Dedupe.Forget(ctx, k, "job-7")
+	if got, _ := s.Dedupe.Source(ctx, k); got != "job-1" {
+		t.Fatalf("Forget of another job dropped the entry (%q)", got)
 	}
-	s.Dedupe.ForgetDedupe(ctx, k, "job-1")
-	if got, _ := s.Dedupe.DedupeSource(ctx, k); got != "" {
-		t.Fatalf("after ForgetDedupe: %q, want none", got)
+	s.Dedupe.Forget(ctx, k, "job-1")
+	if got, _ := s.Dedupe.Source(ctx, k); got != "" {
+		t.Fatalf("after Forget: %q, want none", got)
 	}
 }
 

@@ -78,7 +78,7 @@ func TestDeliveryLogExpiresOnMiniredisWhenTheJobDoes(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Mini.FastForward(time.Hour + time.Second)
-	if _, err := s.Jobs.GetJob(ctx, job.ID); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+	if _, err := s.Jobs.Get(ctx, job.ID); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Fatalf("expected the job gone, got %v", err)
 	}
 	if got, _ := s.Hooks.DeliveryAttempts(ctx, job.ID); len(got) != 0 {

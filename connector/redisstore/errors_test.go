@@ -118,9 +118,9 @@ func TestRestartAndFailoverRepliesAreUnavailable(t *testing.T) {
 			id := uuid.Must(uuid.NewV7()).String()
 			answer := &connector.KeptAnswer{Result: &connector.JobResult{CompressedSize: 3}}
 			steps := map[string]func(ctx context.Context) error{
-				"GetJob": func(ctx context.Context) error { _, err := s.Jobs.GetJob(ctx, id); return err },
-				"UpdateJob": func(ctx context.Context) error {
-					_, err := s.Jobs.UpdateJob(ctx, id, func(*connector.Job) error { return nil })
+				"Get": func(ctx context.Context) error { _, err := s.Jobs.Get(ctx, id); return err },
+				"Update": func(ctx context.Context) error {
+					_, err := s.Jobs.Update(ctx, id, func(*connector.Job) error { return nil })
 					return err
 				},
 				"beginCall":      func(ctx context.Context) error { _, err := s.Jobs.beginCall(ctx, id, 1); return err },
@@ -158,7 +158,7 @@ func TestScriptsLoadAgainAfterAFlush(t *testing.T) {
 		t.Fatalf("KeepAnswerWithBytes after SCRIPT FLUSH: %v", err)
 	}
 	r.Client.ScriptFlush(ctx)
-	if _, err := s.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil }); err != nil {
-		t.Fatalf("UpdateJob after SCRIPT FLUSH: %v", err)
+	if _, err := s.Jobs.Update(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil }); err != nil {
+		t.Fatalf("Update after SCRIPT FLUSH: %v", err)
 	}
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // A worker finishes a job while the API waits for it (POST /v1/jobs?wait=N).
-func ExampleJobs_WaitJob() {
+func ExampleJobs_Wait() {
 	mr := miniredis.NewMiniRedis()
 	if err := mr.Start(); err != nil {
 		panic(err)
@@ -25,11 +25,11 @@ func ExampleJobs_WaitJob() {
 	ctx := context.Background()
 
 	job := &connector.Job{ID: uuid.Must(uuid.NewV7()).String(), Status: connector.StatusQueued, Owner: "keyhash"}
-	if err := jobs.CreateJob(ctx, job); err != nil {
+	if err := jobs.Create(ctx, job); err != nil {
 		panic(err)
 	}
 	go func() { // the worker
-		jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error {
+		jobs.Update(ctx, job.ID, func(j *connector.Job) error {
 			j.Status = connector.StatusCompleted
 			return nil
 		})
@@ -37,7 +37,7 @@ func ExampleJobs_WaitJob() {
 
 	wctx, cancel := context.WithTimeout(ctx, 25*time.Second)
 	defer cancel()
-	done, err := jobs.WaitJob(wctx, job.ID)
+	done, err := jobs.Wait(wctx, job.ID)
 	fmt.Println(done.Status, err)
 	// Output: completed <nil>
 }

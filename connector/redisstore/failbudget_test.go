@@ -16,13 +16,13 @@ import (
 func makeJob(s *Store, owner string) (*connector.Job, error) {
 	job := &connector.Job{ID: uuid.Must(uuid.NewV7()).String(), Status: connector.StatusQueued,
 		Input: connector.JobInput{Kind: connector.InputURL, URL: "https://example.com/a.png"}, Owner: owner}
-	return job, s.Jobs.CreateJobWithInput(context.Background(), job, nil, 0, 50)
+	return job, s.Jobs.CreateWithInput(context.Background(), job, nil, 0, 50)
 }
 
 // finishJob ends job as finish makes it.
 func finishJob(t *testing.T, s *Store, job *connector.Job, finish func(*connector.Job)) {
 	t.Helper()
-	if _, err := s.Jobs.UpdateJob(context.Background(), job.ID, func(j *connector.Job) error { finish(j); return nil }); err != nil {
+	if _, err := s.Jobs.Update(context.Background(), job.ID, func(j *connector.Job) error { finish(j); return nil }); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -61,10 +61,10 @@ func TestFreeFailuresPastTheBudgetRefuseNewJobs(t *testing.T) {
 	if connector.ErrorCodeOf(err) != connector.EFAILBUDGET || !errors.As(err, &e) || e.RetryAfter != 15*time.Minute {
 		t.Fatalf("past 4 free failures: expected too_many_failures with Retry-After 15m, got %v", err)
 	}
-	if err := s.Jobs.AdmitJobs(context.Background(), "owner", []string{"b1", "b2"}, 50); connector.ErrorCodeOf(err) != connector.EFAILBUDGET {
+	if err := s.Jobs.AdmitAll(context.Background(), "owner", []string{"b1", "b2"}, 50); connector.ErrorCodeOf(err) != connector.EFAILBUDGET {
 		t.Fatalf("a batch past the budget: expected too_many_failures, got %v", err)
 	}
-	if err := s.Jobs.AdmitJob(context.Background(), "owner", "a1", 50); connector.ErrorCodeOf(err) != connector.EFAILBUDGET {
+	if err := s.Jobs.Admit(context.Background(), "owner", "a1", 50); connector.ErrorCodeOf(err) != connector.EFAILBUDGET {
 		t.Fatalf("an admission past the budget: expected too_many_failures, got %v", err)
 	}
 	if _, err := makeJob(s, "another owner"); err != nil {

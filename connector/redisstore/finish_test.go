@@ -20,13 +20,13 @@ func TestFinishingAJobDeletesItsInputInTheSameWrite(t *testing.T) {
 	if err := s.Blobs.PutBlob(ctx, in, bytes.NewReader([]byte("png")), 3, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusProcessing; return nil }); err != nil {
+	if _, err := s.Jobs.Update(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusProcessing; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := connector.ReadBlob(ctx, s.Blobs, in); err != nil {
 		t.Fatalf("input of a running job: expected it kept, got %v", err)
 	}
-	if _, err := s.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil }); err != nil {
+	if _, err := s.Jobs.Update(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := connector.ReadBlob(ctx, s.Blobs, in); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
@@ -65,7 +65,7 @@ func TestKeepAnswerKeepsTheBytesAndTheAnswer(t *testing.T) {
 	}
 }
 
-// CreateJobWithInput makes what AdmitJob, PutBlob and CreateJob make, and
+// CreateWithInput makes what Admit, PutBlob and Create make, and
 // a refused job leaves nothing: no record, no input, no listing entry.
 func TestCreateJobWithInputAdmitsStoresAndLists(t *testing.T) {
 	s, _ := newStore(t, Options{})
@@ -75,28 +75,28 @@ func TestCreateJobWithInputAdmitsStoresAndLists(t *testing.T) {
 			Input: connector.JobInput{Kind: connector.InputBase64}}
 	}
 	a := mk()
-	if err := s.Jobs.CreateJobWithInput(ctx, a, bytes.NewReader([]byte("png-a")), time.Hour, 1); err != nil {
+	if err := s.Jobs.CreateWithInput(ctx, a, bytes.NewReader([]byte("png-a")), time.Hour, 1); err != nil {
 		t.Fatalf("first job: %v", err)
 	}
-	if got, err := s.Jobs.GetJob(ctx, a.ID); err != nil || got.Owner != "tenant" {
+	if got, err := s.Jobs.Get(ctx, a.ID); err != nil || got.Owner != "tenant" {
 		t.Fatalf("record: expected the job, got %+v, %v", got, err)
 	}
 	if in, err := connector.ReadBlob(ctx, s.Blobs, connector.InputBlobKey(a.ID)); err != nil || string(in) != "png-a" {
 		t.Fatalf("input: expected %q, got %q, %v", "png-a", in, err)
 	}
 	b := mk()
-	wantCode(t, s.Jobs.CreateJobWithInput(ctx, b, bytes.NewReader([]byte("png-b")), time.Hour, 1), connector.ETOOMANY)
-	if _, err := s.Jobs.GetJob(ctx, b.ID); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+	wantCode(t, s.Jobs.CreateWithInput(ctx, b, bytes.NewReader([]byte("png-b")), time.Hour, 1), connector.ETOOMANY)
+	if _, err := s.Jobs.Get(ctx, b.ID); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Errorf("refused job's record: expected ENOTFOUND, got %v", err)
 	}
 	if _, err := connector.ReadBlob(ctx, s.Blobs, connector.InputBlobKey(b.ID)); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Errorf("refused job's input: expected ENOTFOUND, got %v", err)
 	}
 	c := mk()
-	if err := s.Jobs.CreateJobWithInput(ctx, c, nil, time.Hour, 0); err != nil {
+	if err := s.Jobs.CreateWithInput(ctx, c, nil, time.Hour, 0); err != nil {
 		t.Fatalf("uncapped job without input: %v", err)
 	}
-	page, err := s.Jobs.ListJobs(ctx, "tenant", connector.JobFilter{Limit: 10})
+	page, err := s.Jobs.List(ctx, "tenant", connector.JobFilter{Limit: 10})
 	if err != nil || len(page.Jobs) != 2 || page.Jobs[0].ID != c.ID || page.Jobs[1].ID != a.ID {
 		t.Fatalf("listing: expected %s then %s, got %+v, %v", c.ID, a.ID, page, err)
 	}
@@ -113,7 +113,7 @@ func TestFinishJobTellsWhetherTheOwnerHasHooks(t *testing.T) {
 	if err != nil || hint != connector.HooksNone {
 		t.Fatalf("owner without hooks: expected HooksNone, got %v, %v", hint, err)
 	}
-	if err := s.Hooks.CreateHook(ctx, &connector.Hook{ID: "h1", TargetURL: "https://hooks.example/x", Event: "job.finished", Owner: "tenant"}); err != nil {
+	if err := s.Hooks.Create(ctx, &connector.Hook{ID: "h1", TargetURL: "https://hooks.example/x", Event: "job.finished", Owner: "tenant"}); err != nil {
 		t.Fatal(err)
 	}
 	_, hint, err = s.Jobs.finishJob(ctx, newJob(t, s, "tenant", connector.StatusQueued).ID, finish)
@@ -174,7 +174,7 @@ func TestStartJobBeginsTheCallWithTheStart(t *testing.T) {
 	if stored, err := s.Jobs.callRecord(ctx, job.ID); err != nil || stored.Calls != 1 {
 		t.Fatalf("call record: expected 1 call, got %+v, %v", stored, err)
 	}
-	if _, err := s.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusFailed; return nil }); err != nil {
+	if _, err := s.Jobs.Update(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusFailed; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := s.Jobs.startJob(ctx, job.ID, start); connector.ErrorCodeOf(err) != connector.ECONFLICT {

@@ -53,9 +53,9 @@ func decodeHook(data []byte) (*connector.Hook, error) {
 	return sh.Hook, nil
 }
 
-// CreateHook stores a new subscription (no expiry) and adds it to its owner's
+// Create stores a new subscription (no expiry) and adds it to its owner's
 // set. An id that already exists is an internal error: ids are generated.
-func (s *Hooks) CreateHook(ctx context.Context, h *connector.Hook) error {
+func (s *Hooks) Create(ctx context.Context, h *connector.Hook) error {
 	if h.ID == "" {
 		return internalErr(errors.New("create hook: empty id"))
 	}
@@ -85,19 +85,19 @@ redis.call('SADD', KEYS[1], ARGV[1])
 return 1
 `)
 
-// CreateHookLimited is CreateHook refusing a hook beyond max for its owner
+// CreateLimited is Create refusing a hook beyond max for its owner
 // with ETOOMANYHOOKS (max <= 0: no cap). The owner's set is counted and
 // added to in one script, so concurrent creations cannot pass the cap; the
 // record follows (another slot on a cluster), and the set entry is taken
 // back if it cannot be written.
-func (s *Hooks) CreateHookLimited(ctx context.Context, h *connector.Hook, max int) error {
+func (s *Hooks) CreateLimited(ctx context.Context, h *connector.Hook, max int) error {
 	if h.ID == "" {
 		return internalErr(errors.New("create hook: empty id"))
 	}
 	if max > 0 {
-		// Entries left by a half-failed delete would count: ListHooks
+		// Entries left by a half-failed delete would count: List
 		// drops them.
-		if _, err := s.ListHooks(ctx, h.Owner); err != nil {
+		if _, err := s.List(ctx, h.Owner); err != nil {
 			return err
 		}
 	}
@@ -123,9 +123,9 @@ func (s *Hooks) CreateHookLimited(ctx context.Context, h *connector.Hook, max in
 	return nil
 }
 
-// GetHook returns the hook, or ENOTFOUND. It does not check the owner: the
+// Get returns the hook, or ENOTFOUND. It does not check the owner: the
 // worker reads hooks by id; the HTTP layer compares Owner itself.
-func (s *Hooks) GetHook(ctx context.Context, id string) (*connector.Hook, error) {
+func (s *Hooks) Get(ctx context.Context, id string) (*connector.Hook, error) {
 	return s.getHook(ctx, id)
 }
 
@@ -140,9 +140,9 @@ func (s *Hooks) getHook(ctx context.Context, id string) (*connector.Hook, error)
 	return decodeHook(data)
 }
 
-// ListHooks returns all of owner's hooks, disabled ones included, oldest
+// List returns all of owner's hooks, disabled ones included, oldest
 // first (by CreatedAt, then id).
-func (s *Hooks) ListHooks(ctx context.Context, owner string) ([]*connector.Hook, error) {
+func (s *Hooks) List(ctx context.Context, owner string) ([]*connector.Hook, error) {
 	idx := s.keys.hookIndex(owner)
 	ids, err := s.rdb.SMembers(ctx, idx).Result()
 	if err != nil {
@@ -166,9 +166,9 @@ func (s *Hooks) ListHooks(ctx context.Context, owner string) ([]*connector.Hook,
 	for i, cmd := range cmds {
 		data, err := cmd.Bytes()
 		if errors.Is(err, redis.Nil) {
-			// Left behind by a DeleteHook that failed halfway, or the
-			// record went meanwhile: GetHook tells.
-			h, err := s.GetHook(ctx, ids[i])
+			// Left behind by a Delete that failed halfway, or the
+			// record went meanwhile: Get tells.
+			h, err := s.Get(ctx, ids[i])
 			if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
 				stale = append(stale, ids[i])
 				continue
@@ -202,10 +202,10 @@ func (s *Hooks) ListHooks(ctx context.Context, owner string) ([]*connector.Hook,
 	return hooks, nil
 }
 
-// DeleteHook removes owner's hook; ENOTFOUND when it is missing or belongs to
+// Delete removes owner's hook; ENOTFOUND when it is missing or belongs to
 // another owner, so that other keys' hooks stay invisible.
-func (s *Hooks) DeleteHook(ctx context.Context, owner, id string) error {
-	h, err := s.GetHook(ctx, id)
+func (s *Hooks) Delete(ctx context.Context, owner, id string) error {
+	h, err := s.Get(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -218,17 +218,17 @@ func (s *Hooks) DeleteHook(ctx context.Context, owner, id string) error {
 	return storageErr(s.rdb.SRem(ctx, s.keys.hookIndex(owner), id).Err())
 }
 
-// DisableHook marks the hook disabled because its target answered 410
+// Disable marks the hook disabled because its target answered 410
 // Gone; it stays listed so the owner can see why deliveries stopped.
 // ENOTFOUND if missing.
-func (s *Hooks) DisableHook(ctx context.Context, id string) error {
-	_, err := s.DisableHookFor(ctx, id, connector.DisabledGone, s.now())
+func (s *Hooks) Disable(ctx context.Context, id string) error {
+	_, err := s.DisableFor(ctx, id, connector.DisabledGone, s.now())
 	return err
 }
 
-// DisableHookFor marks the hook disabled with reason; changed is false when
+// DisableFor marks the hook disabled with reason; changed is false when
 // it already was. ENOTFOUND if missing.
-func (s *Hooks) DisableHookFor(ctx context.Context, id, reason string, at time.Time) (changed bool, err error) {
+func (s *Hooks) DisableFor(ctx context.Context, id, reason string, at time.Time) (changed bool, err error) {
 	err = s.updateHook(ctx, id, func(h *connector.Hook) bool {
 		// Run again when the transaction is retried: only the last run
 		// says whether this call disabled it.
@@ -242,9 +242,9 @@ func (s *Hooks) DisableHookFor(ctx context.Context, id, reason string, at time.T
 	return changed, err
 }
 
-// EnableHook turns owner's disabled hook back on and forgets its
+// Enable turns owner's disabled hook back on and forgets its
 // endpoint's failures, so the next failure starts a new count.
-func (s *Hooks) EnableHook(ctx context.Context, owner, id string) (*connector.Hook, error) {
+func (s *Hooks) Enable(ctx context.Context, owner, id string) (*connector.Hook, error) {
 	h, err := s.ownedHook(ctx, owner, id)
 	if err != nil {
 		return nil, err
@@ -266,9 +266,9 @@ func (s *Hooks) EnableHook(ctx context.Context, owner, id string) (*connector.Ho
 	return h, nil
 }
 
-// RotateHookSecret raises owner's hook's secret version; the previous
+// RotateSecret raises owner's hook's secret version; the previous
 // version keeps signing until now+overlap.
-func (s *Hooks) RotateHookSecret(ctx context.Context, owner, id string, now time.Time, overlap time.Duration) (*connector.Hook, error) {
+func (s *Hooks) RotateSecret(ctx context.Context, owner, id string, now time.Time, overlap time.Duration) (*connector.Hook, error) {
 	if _, err := s.ownedHook(ctx, owner, id); err != nil {
 		return nil, err
 	}
@@ -285,7 +285,7 @@ func (s *Hooks) RotateHookSecret(ctx context.Context, owner, id string, now time
 
 // ownedHook is owner's hook, or ENOTFOUND.
 func (s *Hooks) ownedHook(ctx context.Context, owner, id string) (*connector.Hook, error) {
-	h, err := s.GetHook(ctx, id)
+	h, err := s.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -42,11 +42,11 @@ redis.call('PEXPIREAT', KEYS[1], math.max(tonumber(ARGV[2]), tat))
 return 1
 `)
 
-// AdmitJob counts job id against owner's limit of unfinished jobs:
+// Admit counts job id against owner's limit of unfinished jobs:
 // ETOOMANY (with RetryAfter) when owner already has limit, EFAILBUDGET when
 // its free failures are over budget. Admission is atomic, so concurrent
 // requests cannot overshoot the limit.
-func (s *Jobs) AdmitJob(ctx context.Context, owner, id string, limit int) error {
+func (s *Jobs) Admit(ctx context.Context, owner, id string, limit int) error {
 	now := s.now()
 	window, interval := s.failureArgs()
 	ok, err := admitScript.Run(ctx, s.rdb, []string{s.keys.inflight(owner)},
@@ -70,8 +70,8 @@ func (s *Jobs) refusal(admitted int64) error {
 	return nil
 }
 
-// ReleaseJob frees id's place, for a job that was admitted but never
+// Release frees id's place, for a job that was admitted but never
 // made. Releasing an id twice, or one never admitted, is not an error.
-func (s *Jobs) ReleaseJob(ctx context.Context, owner, id string) error {
+func (s *Jobs) Release(ctx context.Context, owner, id string) error {
 	return storageErr(s.rdb.ZRem(ctx, s.keys.inflight(owner), id).Err())
 }

@@ -21,7 +21,7 @@ func TestAdmitJobHoldsTheLimitUnderConcurrentRequests(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := s.Jobs.AdmitJob(ctx, "tenant-a", uuid.Must(uuid.NewV7()).String(), 5)
+			err := s.Jobs.Admit(ctx, "tenant-a", uuid.Must(uuid.NewV7()).String(), 5)
 			switch connector.ErrorCodeOf(err) {
 			case "":
 				admitted.Add(1)
@@ -32,7 +32,7 @@ func TestAdmitJobHoldsTheLimitUnderConcurrentRequests(t *testing.T) {
 					t.Errorf("refusal %v has no Retry-After", err)
 				}
 			default:
-				t.Errorf("AdmitJob: %v", err)
+				t.Errorf("Admit: %v", err)
 			}
 		}()
 	}
@@ -41,7 +41,7 @@ func TestAdmitJobHoldsTheLimitUnderConcurrentRequests(t *testing.T) {
 		t.Fatalf("admitted %d, refused %d of 40 with limit 5; want 5 and 35", admitted.Load(), refused.Load())
 	}
 	// Another key has its own places.
-	if err := s.Jobs.AdmitJob(ctx, "tenant-b", uuid.Must(uuid.NewV7()).String(), 5); err != nil {
+	if err := s.Jobs.Admit(ctx, "tenant-b", uuid.Must(uuid.NewV7()).String(), 5); err != nil {
 		t.Fatalf("another key refused: %v", err)
 	}
 }
@@ -52,33 +52,33 @@ func TestFinishingOrDeletingAJobFreesItsPlace(t *testing.T) {
 	a := newJob(t, s, "tenant", connector.StatusQueued)
 	b := newJob(t, s, "tenant", connector.StatusQueued)
 	for _, j := range []*connector.Job{a, b} {
-		if err := s.Jobs.AdmitJob(ctx, "tenant", j.ID, 2); err != nil {
-			t.Fatalf("AdmitJob: %v", err)
+		if err := s.Jobs.Admit(ctx, "tenant", j.ID, 2); err != nil {
+			t.Fatalf("Admit: %v", err)
 		}
 	}
-	wantCode(t, s.Jobs.AdmitJob(ctx, "tenant", "third", 2), connector.ETOOMANY)
+	wantCode(t, s.Jobs.Admit(ctx, "tenant", "third", 2), connector.ETOOMANY)
 	// Running is not finished: the place stays taken.
-	if _, err := s.Jobs.UpdateJob(ctx, a.ID, func(j *connector.Job) error { j.Status = connector.StatusProcessing; return nil }); err != nil {
+	if _, err := s.Jobs.Update(ctx, a.ID, func(j *connector.Job) error { j.Status = connector.StatusProcessing; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, s.Jobs.AdmitJob(ctx, "tenant", "third", 2), connector.ETOOMANY)
-	if _, err := s.Jobs.UpdateJob(ctx, a.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil }); err != nil {
+	wantCode(t, s.Jobs.Admit(ctx, "tenant", "third", 2), connector.ETOOMANY)
+	if _, err := s.Jobs.Update(ctx, a.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Jobs.AdmitJob(ctx, "tenant", "third", 2); err != nil {
+	if err := s.Jobs.Admit(ctx, "tenant", "third", 2); err != nil {
 		t.Fatalf("after a job finished: %v", err)
 	}
-	wantCode(t, s.Jobs.AdmitJob(ctx, "tenant", "fourth", 2), connector.ETOOMANY)
-	if err := s.Jobs.DeleteJob(ctx, b.ID); err != nil {
+	wantCode(t, s.Jobs.Admit(ctx, "tenant", "fourth", 2), connector.ETOOMANY)
+	if err := s.Jobs.Delete(ctx, b.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Jobs.AdmitJob(ctx, "tenant", "fourth", 2); err != nil {
+	if err := s.Jobs.Admit(ctx, "tenant", "fourth", 2); err != nil {
 		t.Fatalf("after a job was deleted: %v", err)
 	}
-	if err := s.Jobs.ReleaseJob(ctx, "tenant", "fourth"); err != nil {
+	if err := s.Jobs.Release(ctx, "tenant", "fourth"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Jobs.AdmitJob(ctx, "tenant", "fifth", 2); err != nil {
+	if err := s.Jobs.Admit(ctx, "tenant", "fifth", 2); err != nil {
 		t.Fatalf("after a release: %v", err)
 	}
 }
@@ -90,14 +90,14 @@ func TestStalePlacesArePrunedAtTheirDeadline(t *testing.T) {
 	s, _ := newStore(t, Options{InflightTTL: time.Hour, Now: clock})
 	ctx := context.Background()
 	// A place nobody frees (its process died before the job was made).
-	if err := s.Jobs.AdmitJob(ctx, "tenant", "lost", 1); err != nil {
+	if err := s.Jobs.Admit(ctx, "tenant", "lost", 1); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, s.Jobs.AdmitJob(ctx, "tenant", "next", 1), connector.ETOOMANY)
+	wantCode(t, s.Jobs.Admit(ctx, "tenant", "next", 1), connector.ETOOMANY)
 	mu.Lock()
 	now = now.Add(time.Hour + time.Second)
 	mu.Unlock()
-	if err := s.Jobs.AdmitJob(ctx, "tenant", "next", 1); err != nil {
+	if err := s.Jobs.Admit(ctx, "tenant", "next", 1); err != nil {
 		t.Fatalf("a place past its deadline still counts: %v", err)
 	}
 }

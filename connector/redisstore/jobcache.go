@@ -6,7 +6,7 @@ import "sync"
 const jobCacheSize = 4096
 
 // jobCache remembers the stored bytes of unfinished jobs this process read
-// or wrote last, so that UpdateJob can send its compare-and-set at once
+// or wrote last, so that Update can send its compare-and-set at once
 // instead of reading the record first: a worker's start, result and finish
 // of a job then cost one round trip each. A stale entry is harmless: the
 // script compares against Redis and answers with the current record, which

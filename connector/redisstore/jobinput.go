@@ -8,7 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// getJobWithInput is GetJob and OpenBlob of the job's input
+// getJobWithInput is Get and OpenBlob of the job's input
 // (connector.InputBlobKey) in one round trip: both keys are in the job's
 // slot. The worker reads both to start a job; a URL job has no input blob,
 // which costs the pipeline three commands on a missing key. input is nil
@@ -24,8 +24,8 @@ func (s *Jobs) getJobWithInput(ctx context.Context, id string) (*connector.Job, 
 	})
 	data, rerr := rec.Bytes()
 	if errors.Is(rerr, redis.Nil) {
-		// Unknown or expired: GetJob says which error.
-		job, err := s.GetJob(ctx, id)
+		// Unknown or expired: Get says which error.
+		job, err := s.Get(ctx, id)
 		return job, nil, err
 	}
 	if err != nil && !errors.Is(err, redis.Nil) {

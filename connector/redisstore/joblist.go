@@ -16,7 +16,7 @@ const (
 	MaxListLimit     = 100
 )
 
-// ListJobs returns owner's jobs newest first.
+// List returns owner's jobs newest first.
 //
 // The index jobs:{owner} is a sorted set whose members all have score 0, so
 // Redis orders them by id; ids are lowercase UUIDv7 strings, whose order is
@@ -29,7 +29,7 @@ const (
 // Limit <= 0 means DefaultListLimit; above MaxListLimit it is capped.
 // NextCursor is the id of the last job returned when older entries remain,
 // "" otherwise.
-func (s *Jobs) ListJobs(ctx context.Context, owner string, f connector.JobFilter) (*connector.JobPage, error) {
+func (s *Jobs) List(ctx context.Context, owner string, f connector.JobFilter) (*connector.JobPage, error) {
 	limit := f.Limit
 	if limit <= 0 {
 		limit = DefaultListLimit
@@ -130,7 +130,7 @@ func (s *Jobs) getJobs(ctx context.Context, ids []string) ([]*connector.Job, err
 
 // idFloor is the smallest UUIDv7 string of time t: its first 12 hex digits
 // are the Unix time in milliseconds. Every id created before t sorts below it,
-// which lets CreateJob drop listing entries older than JobTTL with one
+// which lets Create drop listing entries older than JobTTL with one
 // ZREMRANGEBYLEX.
 func idFloor(t time.Time) string {
 	ms := uint64(max(t.UnixMilli(), 0))

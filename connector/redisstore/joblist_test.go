@@ -26,9 +26,9 @@ func reversed(jobs ...*connector.Job) []string {
 
 func list(t *testing.T, s *Store, owner string, f connector.JobFilter) *connector.JobPage {
 	t.Helper()
-	page, err := s.Jobs.ListJobs(context.Background(), owner, f)
+	page, err := s.Jobs.List(context.Background(), owner, f)
 	if err != nil {
-		t.Fatalf("ListJobs(%q, %+v): %v", owner, f, err)
+		t.Fatalf("List(%q, %+v): %v", owner, f, err)
 	}
 	return page
 }
@@ -42,7 +42,7 @@ func TestListJobsNewestFirstOnlyTheOwners(t *testing.T) {
 	}
 	page := list(t, s, "me", connector.JobFilter{Limit: 10})
 	if got, want := ids(page.Jobs), reversed(mine...); !slices.Equal(got, want) {
-		t.Fatalf("ListJobs ids = %v, want newest first %v", got, want)
+		t.Fatalf("List ids = %v, want newest first %v", got, want)
 	}
 	if page.NextCursor != "" {
 		t.Fatalf("NextCursor = %q on the only page, want \"\"", page.NextCursor)
@@ -136,7 +136,7 @@ func TestListJobsNextCursorOnlyWhenOlderJobsRemain(t *testing.T) {
 	}
 	// One older job in the index: now the cursor must point past the page.
 	older := &connector.Job{ID: idAt(time.Now().Add(-time.Hour), 1), Owner: "me", Status: connector.StatusQueued}
-	if err := s.Jobs.CreateJob(context.Background(), older); err != nil {
+	if err := s.Jobs.Create(context.Background(), older); err != nil {
 		t.Fatal(err)
 	}
 	page := list(t, s, "me", f)
@@ -167,7 +167,7 @@ func TestCreateJobPrunesListEntriesOlderThanJobTTL(t *testing.T) {
 	ctx := context.Background()
 	create := func(id string) {
 		t.Helper()
-		if err := s.Jobs.CreateJob(ctx, &connector.Job{ID: id, Owner: "me", Status: connector.StatusQueued}); err != nil {
+		if err := s.Jobs.Create(ctx, &connector.Job{ID: id, Owner: "me", Status: connector.StatusQueued}); err != nil {
 			t.Fatal(err)
 		}
 	}

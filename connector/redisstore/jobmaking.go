@@ -13,11 +13,11 @@ import (
 // made (batchmaking.go), and a single job taken back. Keys:
 //
 //	jobmaking:{id}    a batch item's record while its batch is made: nothing
-//	                  reads it (GetJob, listings, the worker); committing
+//	                  reads it (Get, listings, the worker); committing
 //	                  renames it to job:{id}, same slot
 //
 // A single job has no hidden stage: it is one record, written in one round
-// trip (CreateJobWithInput), queued, and taken back by UndoJob while no
+// trip (CreateWithInput), queued, and taken back by Undo while no
 // run started it.
 
 // admitManyScript takes a place per id in the owner's in-flight set: all
@@ -53,10 +53,10 @@ redis.call('PEXPIREAT', KEYS[1], math.max(tonumber(ARGV[2]), tat))
 return 1
 `)
 
-// AdmitJobs takes an in-flight place for each of ids (a batch's items)
+// AdmitAll takes an in-flight place for each of ids (a batch's items)
 // when owner holds fewer than limit (0: no cap); ETOOMANY otherwise, and
 // EFAILBUDGET while its free failures are over budget.
-func (s *Jobs) AdmitJobs(ctx context.Context, owner string, ids []string, limit int) error {
+func (s *Jobs) AdmitAll(ctx context.Context, owner string, ids []string, limit int) error {
 	now := s.now()
 	window, interval := s.failureArgs()
 	args := make([]any, 0, 5+len(ids))
@@ -71,10 +71,10 @@ func (s *Jobs) AdmitJobs(ctx context.Context, owner string, ids []string, limit 
 	return s.refusal(ok)
 }
 
-// StageJob stores a batch item's input (for inputTTL; nil: none) and its
-// record where nothing reads it until CommitStagedJobs: one round trip,
+// Stage stores a batch item's input (for inputTTL; nil: none) and its
+// record where nothing reads it until CommitStaged: one round trip,
 // both in the job's slot.
-func (s *Jobs) StageJob(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration) error {
+func (s *Jobs) Stage(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration) error {
 	data, err := newJobRecord(job, s.now())
 	if err != nil {
 		return err
@@ -103,12 +103,12 @@ end
 return redis.call('EXISTS', KEYS[2])
 `)
 
-// CommitStagedJobs makes owner's staged jobs ids visible, in one round
+// CommitStaged makes owner's staged jobs ids visible, in one round
 // trip: each record moves to its place (done before: a no-op), is listed
 // under its owner and noted for the unqueued sweeper (unqueued.go), which
 // queues it should its request not. A record in neither place (expired)
 // is an error.
-func (s *Jobs) CommitStagedJobs(ctx context.Context, owner string, ids []string) error {
+func (s *Jobs) CommitStaged(ctx context.Context, owner string, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -141,9 +141,9 @@ func (s *Jobs) CommitStagedJobs(ctx context.Context, owner string, ids []string)
 	return nil
 }
 
-// RemoveStagedJobs deletes owner's staged jobs ids, their inputs and their
+// RemoveStaged deletes owner's staged jobs ids, their inputs and their
 // in-flight places (a batch decided removed).
-func (s *Jobs) RemoveStagedJobs(ctx context.Context, owner string, ids []string) error {
+func (s *Jobs) RemoveStaged(ctx context.Context, owner string, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -177,11 +177,11 @@ redis.call('DEL', KEYS[1], KEYS[2])
 return 1
 `)
 
-// UndoJob takes back a job whose request is answered with an error: the
+// Undo takes back a job whose request is answered with an error: the
 // record and input are deleted, with its listing entry and in-flight
 // place, unless a run started it already (removed false: it is made, and
 // the answer is the job). A task queued for it finds no job and ends.
-func (s *Jobs) UndoJob(ctx context.Context, owner, id string) (removed bool, err error) {
+func (s *Jobs) Undo(ctx context.Context, owner, id string) (removed bool, err error) {
 	s.records.forget(id)
 	n, err := undoJobScript.Run(ctx, s.rdb, []string{s.keys.job(id), s.keys.blob(connector.InputBlobKey(id))}).Int()
 	if err != nil {
@@ -191,7 +191,7 @@ func (s *Jobs) UndoJob(ctx context.Context, owner, id string) (removed bool, err
 		return false, nil
 	}
 	// The record is gone: should this fail, a listing entry left is dropped
-	// by ListJobs and a place left is pruned at its deadline.
+	// by List and a place left is pruned at its deadline.
 	s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZRem(ctx, s.keys.jobIndex(owner), id)
 		p.ZRem(ctx, s.keys.inflight(owner), id)

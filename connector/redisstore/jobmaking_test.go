@@ -11,7 +11,7 @@ import (
 	"github.com/imgflow/imgflow/connector"
 )
 
-// UndoJob takes back a job no run started (record, input, listing entry,
+// Undo takes back a job no run started (record, input, listing entry,
 // in-flight place) and leaves one that a run started.
 func TestUndoJobRemovesOnlyAJobNoRunStarted(t *testing.T) {
 	s, _ := newStore(t, Options{})
@@ -19,35 +19,35 @@ func TestUndoJobRemovesOnlyAJobNoRunStarted(t *testing.T) {
 	newJob := func() *connector.Job {
 		job := &connector.Job{ID: uuid.Must(uuid.NewV7()).String(), Status: connector.StatusQueued, Owner: "o1",
 			Input: connector.JobInput{Kind: connector.InputBase64}}
-		if err := s.Jobs.CreateJobWithInput(ctx, job, bytes.NewReader([]byte("image bytes")), time.Hour, 10); err != nil {
+		if err := s.Jobs.CreateWithInput(ctx, job, bytes.NewReader([]byte("image bytes")), time.Hour, 10); err != nil {
 			t.Fatal(err)
 		}
 		return job
 	}
 	queued, started := newJob(), newJob()
-	if _, err := s.Jobs.UpdateJob(ctx, started.ID, func(j *connector.Job) error { j.Status = connector.StatusProcessing; return nil }); err != nil {
+	if _, err := s.Jobs.Update(ctx, started.ID, func(j *connector.Job) error { j.Status = connector.StatusProcessing; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if removed, err := s.Jobs.UndoJob(ctx, "o1", queued.ID); err != nil || !removed {
+	if removed, err := s.Jobs.Undo(ctx, "o1", queued.ID); err != nil || !removed {
 		t.Fatalf("undo of a queued job: %v %v, want removed", removed, err)
 	}
-	if _, err := s.Jobs.GetJob(ctx, queued.ID); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+	if _, err := s.Jobs.Get(ctx, queued.ID); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Errorf("record after undo: %v", err)
 	}
 	if _, err := s.Blobs.OpenBlob(ctx, connector.InputBlobKey(queued.ID)); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Errorf("input after undo: %v", err)
 	}
-	if removed, err := s.Jobs.UndoJob(ctx, "o1", started.ID); err != nil || removed {
+	if removed, err := s.Jobs.Undo(ctx, "o1", started.ID); err != nil || removed {
 		t.Fatalf("undo of a started job: %v %v, want kept", removed, err)
 	}
-	if _, err := s.Jobs.GetJob(ctx, started.ID); err != nil {
+	if _, err := s.Jobs.Get(ctx, started.ID); err != nil {
 		t.Errorf("a started job was taken back: %v", err)
 	}
-	page, err := s.Jobs.ListJobs(ctx, "o1", connector.JobFilter{})
+	page, err := s.Jobs.List(ctx, "o1", connector.JobFilter{})
 	if err != nil || len(page.Jobs) != 1 || page.Jobs[0].ID != started.ID {
 		t.Errorf("listing after undo: %+v %v, want the started job only", page, err)
 	}
-	if err := s.Jobs.AdmitJob(ctx, "o1", "x", 2); err != nil {
+	if err := s.Jobs.Admit(ctx, "o1", "x", 2); err != nil {
 		t.Errorf("the undone job still holds its place: %v", err)
 	}
 }
@@ -59,30 +59,30 @@ func TestStagedJobsAreHiddenUntilCommitted(t *testing.T) {
 	s, _ := newStore(t, Options{})
 	ctx := context.Background()
 	ids := []string{uuid.Must(uuid.NewV7()).String(), uuid.Must(uuid.NewV7()).String(), uuid.Must(uuid.NewV7()).String()}
-	if err := s.Jobs.AdmitJobs(ctx, "o1", ids, 2); err != nil {
+	if err := s.Jobs.AdmitAll(ctx, "o1", ids, 2); err != nil {
 		t.Fatalf("a key under its cap: %v", err)
 	}
-	if err := s.Jobs.AdmitJobs(ctx, "o1", []string{"more"}, 2); connector.ErrorCodeOf(err) != connector.ETOOMANY {
+	if err := s.Jobs.AdmitAll(ctx, "o1", []string{"more"}, 2); connector.ErrorCodeOf(err) != connector.ETOOMANY {
 		t.Errorf("a key over its cap: %v, want too many jobs", err)
 	}
 	for _, id := range ids {
-		if err := s.Jobs.StageJob(ctx, &connector.Job{ID: id, Status: connector.StatusQueued, Owner: "o1"}, nil, time.Hour); err != nil {
+		if err := s.Jobs.Stage(ctx, &connector.Job{ID: id, Status: connector.StatusQueued, Owner: "o1"}, nil, time.Hour); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Jobs.GetJob(ctx, id); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+		if _, err := s.Jobs.Get(ctx, id); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 			t.Fatalf("a staged job is read: %v", err)
 		}
 	}
 	for range 2 {
-		if err := s.Jobs.CommitStagedJobs(ctx, "o1", ids); err != nil {
+		if err := s.Jobs.CommitStaged(ctx, "o1", ids); err != nil {
 			t.Fatal(err)
 		}
 	}
-	page, err := s.Jobs.ListJobs(ctx, "o1", connector.JobFilter{})
+	page, err := s.Jobs.List(ctx, "o1", connector.JobFilter{})
 	if err != nil || len(page.Jobs) != 3 {
 		t.Fatalf("listing after commit: %d jobs %v, want 3", len(page.Jobs), err)
 	}
-	if err := s.Jobs.CommitStagedJobs(ctx, "o1", []string{"never-staged"}); err == nil {
+	if err := s.Jobs.CommitStaged(ctx, "o1", []string{"never-staged"}); err == nil {
 		t.Error("committing a job staged nowhere succeeded")
 	}
 }
@@ -97,19 +97,19 @@ func TestCreateJobWithInputOfATakenIDLeavesTheJobThatExists(t *testing.T) {
 		return &connector.Job{ID: id, Status: connector.StatusQueued, Owner: "o1", Input: connector.JobInput{Kind: connector.InputBase64}}
 	}
 	taken := uuid.Must(uuid.NewV7()).String()
-	if err := s.Jobs.CreateJobWithInput(ctx, mk(taken), bytes.NewReader([]byte("first")), time.Hour, 0); err != nil {
+	if err := s.Jobs.CreateWithInput(ctx, mk(taken), bytes.NewReader([]byte("first")), time.Hour, 0); err != nil {
 		t.Fatal(err)
 	}
 	intact := func(when string) {
 		t.Helper()
-		if got, err := s.Jobs.GetJob(ctx, taken); err != nil || got.ID != taken {
+		if got, err := s.Jobs.Get(ctx, taken); err != nil || got.ID != taken {
 			t.Fatalf("%s: the existing job = %+v, %v; want it kept", when, got, err)
 		}
 		if in, err := connector.ReadBlob(ctx, s.Blobs, connector.InputBlobKey(taken)); err != nil || len(in) == 0 {
 			t.Fatalf("%s: the existing job's input = %q, %v; want it kept", when, in, err)
 		}
 	}
-	err := s.Jobs.CreateJobWithInput(ctx, mk(taken), bytes.NewReader([]byte("first")), time.Hour, 10)
+	err := s.Jobs.CreateWithInput(ctx, mk(taken), bytes.NewReader([]byte("first")), time.Hour, 10)
 	if !errors.Is(err, connector.ErrJobExists) {
 		t.Fatalf("second making of the id = %v, want ErrJobExists", err)
 	}
@@ -117,10 +117,10 @@ func TestCreateJobWithInputOfATakenIDLeavesTheJobThatExists(t *testing.T) {
 	// The owner's one place is another job's (the failed making took none
 	// for the taken id): the second making is refused as well, and must
 	// not delete what it did not create.
-	if err := s.Jobs.CreateJobWithInput(ctx, mk(uuid.Must(uuid.NewV7()).String()), nil, time.Hour, 1); err != nil {
+	if err := s.Jobs.CreateWithInput(ctx, mk(uuid.Must(uuid.NewV7()).String()), nil, time.Hour, 1); err != nil {
 		t.Fatalf("the owner's one place: %v", err)
 	}
-	err = s.Jobs.CreateJobWithInput(ctx, mk(taken), bytes.NewReader([]byte("first")), time.Hour, 1)
+	err = s.Jobs.CreateWithInput(ctx, mk(taken), bytes.NewReader([]byte("first")), time.Hour, 1)
 	if !errors.Is(err, connector.ErrJobExists) {
 		t.Fatalf("refused second making of the id = %v, want ErrJobExists", err)
 	}

@@ -32,10 +32,10 @@ type Jobs struct {
 	*conn
 	// blobs writes and opens a job's input in the round trip of its record.
 	blobs *Blobs
-	// hub is the one subscription every WaitJob, WatchJob and Batches.Wait
+	// hub is the one subscription every Jobs.Wait, Jobs.Watch and Batches.Wait
 	// shares (waithub.go).
 	hub *waitHub
-	// records are unfinished job records last seen, for UpdateJob.
+	// records are unfinished job records last seen, for Update.
 	records *jobCache
 	// inflightTTL is Options.InflightTTL.
 	inflightTTL time.Duration
@@ -72,14 +72,14 @@ func decodeJob(data []byte) (*connector.Job, error) {
 	return sj.Job, nil
 }
 
-// CreateJob stores a new job for JobTTL and adds it to its owner's listing.
+// Create stores a new job for JobTTL and adds it to its owner's listing.
 // A zero CreatedAt or UpdatedAt is set to now (on job itself). An id that
 // already exists is an internal error: ids are fresh UUIDv7s.
 //
 // The record and the index entry go in one pipeline (one round trip), not
 // one MULTI: they may live in different cluster slots. Should the index
 // writes fail, the job is still readable by id and expires unlisted.
-func (s *Jobs) CreateJob(ctx context.Context, job *connector.Job) error {
+func (s *Jobs) Create(ctx context.Context, job *connector.Job) error {
 	now := s.now()
 	data, err := newJobRecord(job, now)
 	if err != nil {
@@ -126,8 +126,8 @@ func newJobRecord(job *connector.Job, now time.Time) ([]byte, error) {
 	return data, nil
 }
 
-// GetJob returns the job, or ENOTFOUND when it is unknown or expired.
-func (s *Jobs) GetJob(ctx context.Context, id string) (*connector.Job, error) {
+// Get returns the job, or ENOTFOUND when it is unknown or expired.
+func (s *Jobs) Get(ctx context.Context, id string) (*connector.Job, error) {
 	return s.getJob(ctx, id)
 }
 
@@ -147,22 +147,22 @@ func (s *Jobs) getJob(ctx context.Context, id string) (*connector.Job, error) {
 	return job, err
 }
 
-// UpdateJob applies fn to the current record and stores the result only if
+// Update applies fn to the current record and stores the result only if
 // the record did not change meanwhile (casScript), retrying otherwise, so fn
 // may run more than once and must only change the job it is given. An error
 // from fn aborts the update and comes back unchanged. UpdatedAt is set to
 // now; the record keeps its expiry. When the job moves to a finished status,
 // the new record is published on done:{id} by the same script, which wakes
-// WaitJob without another read. The script touches job:{id} alone (PUBLISH
+// Wait without another read. The script touches job:{id} alone (PUBLISH
 // names no key), so this works on a cluster.
 //
 // One round trip when this process read or wrote the unfinished record last
 // (jobCache), two (GET, then the script) otherwise.
-func (s *Jobs) UpdateJob(ctx context.Context, id string, fn func(*connector.Job) error) (*connector.Job, error) {
+func (s *Jobs) Update(ctx context.Context, id string, fn func(*connector.Job) error) (*connector.Job, error) {
 	return s.updateJob(ctx, id, fn, casExtras{})
 }
 
-// finishJob is UpdateJob for a run's write that ends the job (Runs.
+// finishJob is Update for a run's write that ends the job (Runs.
 // FinishRun), which also tells, from the same round trip, whether the
 // job's owner has any hook subscription at that moment: HooksNone lets the
 // worker skip listing them. HooksUnknown when it could not tell (the write
@@ -259,7 +259,7 @@ func (s *Jobs) updateJob(ctx context.Context, id string, fn func(*connector.Job)
 		Err: fmt.Errorf("redisstore: %s still contended after %d attempts", key, maxTxAttempts)}
 }
 
-// casJob runs casScript for UpdateJob. A write that finishes the job runs
+// casJob runs casScript for Update. A write that finishes the job runs
 // endJobScript instead, which also publishes it on done:{id}, deletes its
 // input blob (the job's slot; inputs live until their job ends) and, for a
 // run's failure, yields to a kept charged answer, and, in the same round
@@ -319,11 +319,11 @@ func (s *Jobs) casJob(ctx context.Context, key, id string, job *connector.Job, f
 	return cas.Result()
 }
 
-// DeleteJob forgets a job that never ran (its enqueue failed): the record
+// Delete forgets a job that never ran (its enqueue failed): the record
 // and its listing entry, so no polling trigger sees a job its caller was
 // told does not exist. Unknown ids are not an error.
-func (s *Jobs) DeleteJob(ctx context.Context, id string) error {
-	job, err := s.GetJob(ctx, id)
+func (s *Jobs) Delete(ctx context.Context, id string) error {
+	job, err := s.Get(ctx, id)
 	if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
 		return nil
 	}
@@ -332,7 +332,7 @@ func (s *Jobs) DeleteJob(ctx context.Context, id string) error {
 	}
 	// Two slots, so a pipeline, not a MULTI; on a cluster its halves run on
 	// different nodes in no set order. Either half alone is safe: a listing
-	// entry without its record is dropped by ListJobs, a record without its
+	// entry without its record is dropped by List, a record without its
 	// entry expires unlisted.
 	s.records.forget(id)
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {

@@ -43,28 +43,28 @@ func TestCreateThenGetRoundTripsEveryField(t *testing.T) {
 	s, _ := newStore(t, Options{})
 	ctx := context.Background()
 	want := fullJob()
-	if err := s.Jobs.CreateJob(ctx, want); err != nil {
-		t.Fatalf("CreateJob: %v", err)
+	if err := s.Jobs.Create(ctx, want); err != nil {
+		t.Fatalf("Create: %v", err)
 	}
-	got, err := s.Jobs.GetJob(ctx, want.ID)
+	got, err := s.Jobs.Get(ctx, want.ID)
 	if err != nil {
-		t.Fatalf("GetJob: %v", err)
+		t.Fatalf("Get: %v", err)
 	}
 	if !reflect.DeepEqual(got, want) {
 		gj, _ := json.Marshal(storedJob{Job: got, Owner: got.Owner, SealedKey: got.SealedKey, CallbackURL: got.CallbackURL})
 		wj, _ := json.Marshal(storedJob{Job: want, Owner: want.Owner, SealedKey: want.SealedKey, CallbackURL: want.CallbackURL})
-		t.Fatalf("GetJob returned\n%s\nwant\n%s", gj, wj)
+		t.Fatalf("Get returned\n%s\nwant\n%s", gj, wj)
 	}
 }
 
 func TestCreateJobRefusesAnExistingID(t *testing.T) {
 	s, _ := newStore(t, Options{})
 	job := newJob(t, s, "o", connector.StatusQueued)
-	err := s.Jobs.CreateJob(context.Background(), &connector.Job{ID: job.ID, Owner: "o", Status: connector.StatusCompleted})
+	err := s.Jobs.Create(context.Background(), &connector.Job{ID: job.ID, Owner: "o", Status: connector.StatusCompleted})
 	if err == nil {
-		t.Fatal("second CreateJob with the same id = nil, want an error")
+		t.Fatal("second Create with the same id = nil, want an error")
 	}
-	got, _ := s.Jobs.GetJob(context.Background(), job.ID)
+	got, _ := s.Jobs.Get(context.Background(), job.ID)
 	if got.Status != connector.StatusQueued {
 		t.Fatalf("after the refused create, status = %q, want the original %q", got.Status, connector.StatusQueued)
 	}
@@ -72,7 +72,7 @@ func TestCreateJobRefusesAnExistingID(t *testing.T) {
 
 func TestGetUnknownJobIsNotFound(t *testing.T) {
 	s, _ := newStore(t, Options{})
-	_, err := s.Jobs.GetJob(context.Background(), "nope")
+	_, err := s.Jobs.Get(context.Background(), "nope")
 	wantCode(t, err, connector.ENOTFOUND)
 }
 
@@ -87,7 +87,7 @@ func TestJobExpiresAfterJobTTL(t *testing.T) {
 		t.Skip("expiry itself is checked on miniredis only (FastForward)")
 	}
 	r.Mini.FastForward(time.Hour + time.Second)
-	_, err := s.Jobs.GetJob(context.Background(), job.ID)
+	_, err := s.Jobs.Get(context.Background(), job.ID)
 	wantCode(t, err, connector.ENOTFOUND)
 }
 
@@ -97,18 +97,18 @@ func TestUpdateJobAppliesChangeSetsUpdatedAtAndKeepsExpiry(t *testing.T) {
 	ctx := context.Background()
 	job := newJob(t, s, "o", connector.StatusQueued)
 	now = now.Add(time.Minute)
-	got, err := s.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error {
+	got, err := s.Jobs.Update(ctx, job.ID, func(j *connector.Job) error {
 		j.Status = connector.StatusProcessing
 		j.StartedAt = &now
 		return nil
 	})
 	if err != nil {
-		t.Fatalf("UpdateJob: %v", err)
+		t.Fatalf("Update: %v", err)
 	}
 	if got.Status != connector.StatusProcessing || !got.UpdatedAt.Equal(now) || got.Owner != "o" {
-		t.Fatalf("UpdateJob returned status %q, updated_at %v, owner %q; want processing, %v, o", got.Status, got.UpdatedAt, got.Owner, now)
+		t.Fatalf("Update returned status %q, updated_at %v, owner %q; want processing, %v, o", got.Status, got.UpdatedAt, got.Owner, now)
 	}
-	stored, _ := s.Jobs.GetJob(ctx, job.ID)
+	stored, _ := s.Jobs.Get(ctx, job.ID)
 	if !reflect.DeepEqual(stored, got) {
 		t.Fatalf("stored job %+v differs from the returned one %+v", stored, got)
 	}
@@ -122,21 +122,21 @@ func TestUpdateJobReturnsTheFunctionsErrorAndStoresNothing(t *testing.T) {
 	ctx := context.Background()
 	job := newJob(t, s, "o", connector.StatusQueued)
 	boom := errors.New("boom")
-	_, err := s.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error {
+	_, err := s.Jobs.Update(ctx, job.ID, func(j *connector.Job) error {
 		j.Status = connector.StatusFailed
 		return boom
 	})
 	if err != boom {
-		t.Fatalf("UpdateJob error = %v, want the function's own error", err)
+		t.Fatalf("Update error = %v, want the function's own error", err)
 	}
-	if got, _ := s.Jobs.GetJob(ctx, job.ID); got.Status != connector.StatusQueued {
+	if got, _ := s.Jobs.Get(ctx, job.ID); got.Status != connector.StatusQueued {
 		t.Fatalf("status after aborted update = %q, want queued", got.Status)
 	}
 }
 
 func TestUpdateUnknownJobIsNotFound(t *testing.T) {
 	s, _ := newStore(t, Options{})
-	_, err := s.Jobs.UpdateJob(context.Background(), "nope", func(*connector.Job) error { return nil })
+	_, err := s.Jobs.Update(context.Background(), "nope", func(*connector.Job) error { return nil })
 	wantCode(t, err, connector.ENOTFOUND)
 }
 
@@ -150,7 +150,7 @@ func TestConcurrentUpdatesAreNotLost(t *testing.T) {
 	errs := make(chan error, n)
 	for range n {
 		wg.Go(func() {
-			_, err := s.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error {
+			_, err := s.Jobs.Update(ctx, job.ID, func(j *connector.Job) error {
 				j.Runs++
 				return nil
 			})
@@ -161,10 +161,10 @@ func TestConcurrentUpdatesAreNotLost(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		if err != nil {
-			t.Fatalf("UpdateJob: %v", err)
+			t.Fatalf("Update: %v", err)
 		}
 	}
-	got, _ := s.Jobs.GetJob(ctx, job.ID)
+	got, _ := s.Jobs.Get(ctx, job.ID)
 	if got.Runs != n {
 		t.Fatalf("Attempts = %d after %d concurrent increments, want %d", got.Runs, n, n)
 	}
@@ -175,17 +175,17 @@ func TestDeleteJobForgetsTheRecordAndItsListing(t *testing.T) {
 	ctx := context.Background()
 	keep := newJob(t, s, "o", connector.StatusQueued)
 	gone := newJob(t, s, "o", connector.StatusQueued)
-	if err := s.Jobs.DeleteJob(ctx, gone.ID); err != nil {
+	if err := s.Jobs.Delete(ctx, gone.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Jobs.GetJob(ctx, gone.ID); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
-		t.Errorf("GetJob after DeleteJob: %v, want ENOTFOUND", err)
+	if _, err := s.Jobs.Get(ctx, gone.ID); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+		t.Errorf("Get after Delete: %v, want ENOTFOUND", err)
 	}
-	page, err := s.Jobs.ListJobs(ctx, "o", connector.JobFilter{Limit: 10})
+	page, err := s.Jobs.List(ctx, "o", connector.JobFilter{Limit: 10})
 	if err != nil || len(page.Jobs) != 1 || page.Jobs[0].ID != keep.ID {
-		t.Errorf("listing after DeleteJob = %v, %v; want only %s", page, err, keep.ID)
+		t.Errorf("listing after Delete = %v, %v; want only %s", page, err, keep.ID)
 	}
-	if err := s.Jobs.DeleteJob(ctx, gone.ID); err != nil {
+	if err := s.Jobs.Delete(ctx, gone.ID); err != nil {
 		t.Errorf("deleting it again: %v, want nil", err)
 	}
 }
@@ -200,15 +200,15 @@ func TestUpdatesFromTwoProcessesAreNotLost(t *testing.T) {
 	job := newJob(t, a, "o", connector.StatusQueued)
 	inc := func(s *Store) {
 		t.Helper()
-		if _, err := s.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Runs++; return nil }); err != nil {
-			t.Fatalf("UpdateJob: %v", err)
+		if _, err := s.Jobs.Update(ctx, job.ID, func(j *connector.Job) error { j.Runs++; return nil }); err != nil {
+			t.Fatalf("Update: %v", err)
 		}
 	}
 	inc(a) // a now remembers Attempts=1
 	inc(b)
 	inc(b)
 	inc(a) // from a's old copy: must see b's two increments
-	got, _ := b.Jobs.GetJob(ctx, job.ID)
+	got, _ := b.Jobs.Get(ctx, job.ID)
 	if got.Runs != 4 {
 		t.Fatalf("Attempts = %d after 4 increments from two stores, want 4", got.Runs)
 	}
@@ -223,14 +223,14 @@ func TestUpdateJobDecidesOnTheCurrentRecordNotAnOldCopy(t *testing.T) {
 	ctx := context.Background()
 	job := newJob(t, a, "o", connector.StatusQueued)
 	errNotQueued := errors.New("not queued")
-	if _, err := a.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Runs = 1; return nil }); err != nil {
+	if _, err := a.Jobs.Update(ctx, job.ID, func(j *connector.Job) error { j.Runs = 1; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	// b starts the job; a's copy still says queued.
-	if _, err := b.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusProcessing; return nil }); err != nil {
+	if _, err := b.Jobs.Update(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusProcessing; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	_, err := a.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error {
+	_, err := a.Jobs.Update(ctx, job.ID, func(j *connector.Job) error {
 		if j.Status != connector.StatusQueued {
 			return errNotQueued
 		}
@@ -238,20 +238,20 @@ func TestUpdateJobDecidesOnTheCurrentRecordNotAnOldCopy(t *testing.T) {
 		return nil
 	})
 	if !errors.Is(err, errNotQueued) {
-		t.Fatalf("UpdateJob on a job another store started = %v, want the refusal", err)
+		t.Fatalf("Update on a job another store started = %v, want the refusal", err)
 	}
 	// And a refusal that an old copy would not make is not made either:
 	// the caller's decision follows the current record.
-	if _, err := b.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusQueued; return nil }); err != nil {
+	if _, err := b.Jobs.Update(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusQueued; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error {
+	if _, err := a.Jobs.Update(ctx, job.ID, func(j *connector.Job) error {
 		if j.Status != connector.StatusQueued {
 			return errNotQueued
 		}
 		j.Status = connector.StatusProcessing
 		return nil
 	}); err != nil {
-		t.Fatalf("UpdateJob on a queued job = %v, want it started", err)
+		t.Fatalf("Update on a queued job = %v, want it started", err)
 	}
 }

@@ -86,7 +86,7 @@ func readAfterWait[T any](ctx context.Context, r finishRead[T], last T) (T, erro
 func (s *Jobs) jobRead(id string) finishRead[*connector.Job] {
 	return finishRead[*connector.Job]{
 		read: func(ctx context.Context) (*connector.Job, bool, error) {
-			job, err := s.GetJob(ctx, id)
+			job, err := s.Get(ctx, id)
 			return job, false, err
 		},
 		finished:  func(j *connector.Job) bool { return j.Status.Finished() },
@@ -94,19 +94,19 @@ func (s *Jobs) jobRead(id string) finishRead[*connector.Job] {
 	}
 }
 
-// WatchJob registers a waiter on job id before the caller queues it. When
+// Watch registers a waiter on job id before the caller queues it. When
 // the shared subscription is already confirmed (every request after a
 // process's first), nothing can finish the job unseen from here on, so Wait
 // answers from the published record alone: a ?wait job costs no read of its
-// record. Otherwise Wait falls back to WaitJob's read-then-wait.
-func (s *Jobs) WatchJob(ctx context.Context, id string) (connector.JobWatch, error) {
+// record. Otherwise its Wait falls back to Jobs.Wait's read-then-wait.
+func (s *Jobs) Watch(ctx context.Context, id string) (connector.JobWatch, error) {
 	s.hub.start()
 	w := &jobWatch{s: s, id: id, wake: s.hub.add(id)}
 	w.confirmed = s.hub.subscribed() // after add: a message from here on reaches wake
 	return w, nil
 }
 
-// jobWatch is WatchJob's connector.JobWatch.
+// jobWatch is Watch's connector.JobWatch.
 type jobWatch struct {
 	s         *Jobs
 	id        string
@@ -134,9 +134,9 @@ func (w *jobWatch) Wait(ctx context.Context, last *connector.Job) (*connector.Jo
 
 func (w *jobWatch) Stop() { w.s.hub.remove(w.id, w.wake) }
 
-// WaitJob blocks until the job is finished or ctx ends (waitFinish). An
+// Wait blocks until the job is finished or ctx ends (waitFinish). An
 // unknown id is ENOTFOUND.
-func (s *Jobs) WaitJob(ctx context.Context, id string) (*connector.Job, error) {
+func (s *Jobs) Wait(ctx context.Context, id string) (*connector.Job, error) {
 	s.hub.start()
 	wake := s.hub.add(id)
 	defer s.hub.remove(id, wake)

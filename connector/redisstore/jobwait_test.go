@@ -21,13 +21,13 @@ type waitResult struct {
 func waitInBackground(ctx context.Context, s *Store, id string) <-chan waitResult {
 	done := make(chan waitResult, 1)
 	go func() {
-		job, err := s.Jobs.WaitJob(ctx, id)
+		job, err := s.Jobs.Wait(ctx, id)
 		done <- waitResult{job, err}
 	}()
 	return done
 }
 
-// untilSubscribed blocks until a WaitJob waits on the job with the shared
+// untilSubscribed blocks until a Wait waits on the job with the shared
 // subscription confirmed, so the test exercises the wake-up rather than the
 // first read.
 func untilSubscribed(t *testing.T, r *redistest.Redis, s *Store, id string) {
@@ -35,7 +35,7 @@ func untilSubscribed(t *testing.T, r *redistest.Redis, s *Store, id string) {
 	deadline := time.Now().Add(generous)
 	for !s.Jobs.subscribedFor(id) || r.Client.PubSubNumPat(context.Background()).Val() == 0 {
 		if time.Now().After(deadline) {
-			t.Fatal("WaitJob never subscribed")
+			t.Fatal("Wait never subscribed")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -46,9 +46,9 @@ func TestWaitJobReturnsAtOnceForAFinishedJob(t *testing.T) {
 	job := newJob(t, s, "o", connector.StatusCompleted)
 	ctx, cancel := context.WithTimeout(context.Background(), generous)
 	defer cancel()
-	got, err := s.Jobs.WaitJob(ctx, job.ID)
+	got, err := s.Jobs.Wait(ctx, job.ID)
 	if err != nil || got.Status != connector.StatusCompleted {
-		t.Fatalf("WaitJob = %v, %v; want the completed job, nil", got, err)
+		t.Fatalf("Wait = %v, %v; want the completed job, nil", got, err)
 	}
 }
 
@@ -62,7 +62,7 @@ func TestWaitJobWakesWhenAnotherWriterFinishesTheJob(t *testing.T) {
 
 	update := func(status connector.JobStatus) {
 		t.Helper()
-		_, err := s.Jobs.UpdateJob(context.Background(), job.ID, func(j *connector.Job) error {
+		_, err := s.Jobs.Update(context.Background(), job.ID, func(j *connector.Job) error {
 			j.Status = status
 			if status == connector.StatusCompleted {
 				j.Result = &connector.JobResult{CompressedSize: 7}
@@ -70,19 +70,19 @@ func TestWaitJobWakesWhenAnotherWriterFinishesTheJob(t *testing.T) {
 			return nil
 		})
 		if err != nil {
-			t.Fatalf("UpdateJob(%s): %v", status, err)
+			t.Fatalf("Update(%s): %v", status, err)
 		}
 	}
 	update(connector.StatusProcessing) // not finished: the waiter keeps waiting
 	select {
 	case res := <-done:
-		t.Fatalf("WaitJob returned %v, %v on a processing job, want it to keep waiting", res.job, res.err)
+		t.Fatalf("Wait returned %v, %v on a processing job, want it to keep waiting", res.job, res.err)
 	default:
 	}
 	update(connector.StatusCompleted)
 	res := <-done
 	if res.err != nil || res.job.Status != connector.StatusCompleted || res.job.Result == nil || res.job.Result.CompressedSize != 7 {
-		t.Fatalf("WaitJob = %+v, %v; want the completed job with its result, nil", res.job, res.err)
+		t.Fatalf("Wait = %+v, %v; want the completed job with its result, nil", res.job, res.err)
 	}
 }
 
@@ -93,16 +93,16 @@ func TestWaitJobReturnsTheCurrentJobAndCtxErrorWhenTheWaitEnds(t *testing.T) {
 	t.Run("deadline", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
-		got, err := s.Jobs.WaitJob(ctx, job.ID)
+		got, err := s.Jobs.Wait(ctx, job.ID)
 		if !errors.Is(err, context.DeadlineExceeded) || got == nil || got.ID != job.ID || got.Status != connector.StatusQueued {
-			t.Fatalf("WaitJob = %v, %v; want the queued job and context.DeadlineExceeded", got, err)
+			t.Fatalf("Wait = %v, %v; want the queued job and context.DeadlineExceeded", got, err)
 		}
 	})
 	t.Run("cancel", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := waitInBackground(ctx, s, job.ID)
 		untilSubscribed(t, r, s, job.ID)
-		if _, err := s.Jobs.UpdateJob(context.Background(), job.ID, func(j *connector.Job) error {
+		if _, err := s.Jobs.Update(context.Background(), job.ID, func(j *connector.Job) error {
 			j.Status = connector.StatusProcessing
 			return nil
 		}); err != nil {
@@ -112,10 +112,10 @@ func TestWaitJobReturnsTheCurrentJobAndCtxErrorWhenTheWaitEnds(t *testing.T) {
 		select {
 		case res := <-done:
 			if !errors.Is(res.err, context.Canceled) || res.job == nil || res.job.Status != connector.StatusProcessing {
-				t.Fatalf("WaitJob = %v, %v; want the job as it is now (processing) and context.Canceled", res.job, res.err)
+				t.Fatalf("Wait = %v, %v; want the job as it is now (processing) and context.Canceled", res.job, res.err)
 			}
 		case <-time.After(generous):
-			t.Fatal("WaitJob did not return after its context was cancelled")
+			t.Fatal("Wait did not return after its context was cancelled")
 		}
 	})
 }
@@ -124,7 +124,7 @@ func TestWaitJobOnUnknownJobIsNotFound(t *testing.T) {
 	s, _ := newStore(t, Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), generous)
 	defer cancel()
-	_, err := s.Jobs.WaitJob(ctx, "nope")
+	_, err := s.Jobs.Wait(ctx, "nope")
 	wantCode(t, err, connector.ENOTFOUND)
 }
 
@@ -150,7 +150,7 @@ func TestManyWaitersShareOneSubscription(t *testing.T) {
 		}
 	}
 	for _, job := range jobs {
-		if _, err := s.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil }); err != nil {
+		if _, err := s.Jobs.Update(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil }); err != nil {
 			t.Fatal(err)
 		}
 	}

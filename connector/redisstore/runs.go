@@ -32,7 +32,7 @@ func (r *Runs) WithBlobs(blobs connector.BlobStore) *Runs { return &Runs{jobs: r
 // caller opens the input itself.
 func (r *Runs) OpenJob(ctx context.Context, id string) (*connector.Job, *connector.Blob, error) {
 	if r.blobs != nil {
-		job, err := r.jobs.GetJob(ctx, id)
+		job, err := r.jobs.Get(ctx, id)
 		return job, nil, err
 	}
 	return r.jobs.getJobWithInput(ctx, id)
@@ -49,7 +49,7 @@ func (r *Runs) StartRun(ctx context.Context, id string, start func(*connector.Jo
 	if beginCall {
 		return r.jobs.startJob(ctx, id, start)
 	}
-	job, err := r.jobs.UpdateJob(ctx, id, start)
+	job, err := r.jobs.Update(ctx, id, start)
 	return job, connector.CallRecord{}, err
 }
 

@@ -39,7 +39,7 @@ func TestFinishRunIsFencedByTheRunNumber(t *testing.T) {
 	if _, _, err := runs.FinishRun(ctx, job.ID, 1, failJob); !errors.Is(err, connector.ErrStaleRun) {
 		t.Fatalf("stale run's end: expected ErrStaleRun, got %v", err)
 	}
-	if got, _ := s.Jobs.GetJob(ctx, job.ID); got.Status != connector.StatusProcessing {
+	if got, _ := s.Jobs.Get(ctx, job.ID); got.Status != connector.StatusProcessing {
 		t.Fatalf("after the stale end: expected processing, got %s", got.Status)
 	}
 	done, _, err := runs.FinishRun(ctx, job.ID, 2, func(j *connector.Job) { j.Status = connector.StatusCompleted })
@@ -68,7 +68,7 @@ func TestFinishRunRefusesAFailureWhileAnAnswerIsKept(t *testing.T) {
 	if _, _, err := runs.FinishRun(ctx, job.ID, 1, failJob); !errors.Is(err, connector.ErrAnswerKept) {
 		t.Fatalf("failure with a kept answer: expected ErrAnswerKept, got %v", err)
 	}
-	if got, _ := s.Jobs.GetJob(ctx, job.ID); got.Status != connector.StatusProcessing {
+	if got, _ := s.Jobs.Get(ctx, job.ID); got.Status != connector.StatusProcessing {
 		t.Fatalf("after the refused failure: expected processing, got %s", got.Status)
 	}
 	rec, err := runs.Calls(ctx, job.ID)

@@ -31,8 +31,8 @@ func newJob(t testing.TB, s *Store, owner string, status connector.JobStatus) *c
 		Input:  connector.JobInput{Kind: connector.InputURL, URL: "https://example.com/a.png"},
 		Owner:  owner,
 	}
-	if err := s.Jobs.CreateJob(context.Background(), job); err != nil {
-		t.Fatalf("CreateJob: %v", err)
+	if err := s.Jobs.Create(context.Background(), job); err != nil {
+		t.Fatalf("Create: %v", err)
 	}
 	return job
 }
@@ -78,15 +78,15 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 	job := &connector.Job{ID: uuid.Must(uuid.NewV7()).String(), Owner: "o"}
 	noop := func(*connector.Job) error { return nil }
 	calls := map[string]func(ctx context.Context) error{
-		"Ping":      s.Ping,
-		"CreateJob": func(ctx context.Context) error { return s.Jobs.CreateJob(ctx, job) },
-		"GetJob":    func(ctx context.Context) error { _, err := s.Jobs.GetJob(ctx, job.ID); return err },
-		"UpdateJob": func(ctx context.Context) error { _, err := s.Jobs.UpdateJob(ctx, job.ID, noop); return err },
-		"ListJobs": func(ctx context.Context) error {
-			_, err := s.Jobs.ListJobs(ctx, "o", connector.JobFilter{})
+		"Ping":        s.Ping,
+		"Jobs.Create": func(ctx context.Context) error { return s.Jobs.Create(ctx, job) },
+		"Jobs.Get":    func(ctx context.Context) error { _, err := s.Jobs.Get(ctx, job.ID); return err },
+		"Jobs.Update": func(ctx context.Context) error { _, err := s.Jobs.Update(ctx, job.ID, noop); return err },
+		"Jobs.List": func(ctx context.Context) error {
+			_, err := s.Jobs.List(ctx, "o", connector.JobFilter{})
 			return err
 		},
-		"WaitJob": func(ctx context.Context) error { _, err := s.Jobs.WaitJob(ctx, job.ID); return err },
+		"Jobs.Wait": func(ctx context.Context) error { _, err := s.Jobs.Wait(ctx, job.ID); return err },
 		"PutBlob": func(ctx context.Context) error {
 			return s.Blobs.PutBlob(ctx, "k", strings.NewReader("x"), 1, time.Minute)
 		},
@@ -105,17 +105,17 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 			_, err := s.Idempotency.Renew(ctx, "o", "k", "j")
 			return err
 		},
-		"CachedAccount": func(ctx context.Context) error { _, _, err := s.Accounts.CachedAccount(ctx, "o"); return err },
-		"CacheAccount": func(ctx context.Context) error {
-			return s.Accounts.CacheAccount(ctx, "o", &connector.Account{Valid: true}, time.Minute)
+		"Accounts.Cached": func(ctx context.Context) error { _, _, err := s.Accounts.Cached(ctx, "o"); return err },
+		"Accounts.Cache": func(ctx context.Context) error {
+			return s.Accounts.Cache(ctx, "o", &connector.Account{Valid: true}, time.Minute)
 		},
 		"ConfirmKey":     func(ctx context.Context) error { return s.Accounts.ConfirmKey(ctx, "o", time.Now(), time.Hour) },
 		"KeyConfirmedAt": func(ctx context.Context) error { _, _, err := s.Accounts.KeyConfirmedAt(ctx, "o"); return err },
-		"CreateHook":     func(ctx context.Context) error { return s.Hooks.CreateHook(ctx, &connector.Hook{ID: "h", Owner: "o"}) },
-		"GetHook":        func(ctx context.Context) error { _, err := s.Hooks.GetHook(ctx, "h"); return err },
-		"ListHooks":      func(ctx context.Context) error { _, err := s.Hooks.ListHooks(ctx, "o"); return err },
-		"DeleteHook":     func(ctx context.Context) error { return s.Hooks.DeleteHook(ctx, "o", "h") },
-		"DisableHook":    func(ctx context.Context) error { return s.Hooks.DisableHook(ctx, "h") },
+		"Hooks.Create":   func(ctx context.Context) error { return s.Hooks.Create(ctx, &connector.Hook{ID: "h", Owner: "o"}) },
+		"Hooks.Get":      func(ctx context.Context) error { _, err := s.Hooks.Get(ctx, "h"); return err },
+		"Hooks.List":     func(ctx context.Context) error { _, err := s.Hooks.List(ctx, "o"); return err },
+		"Hooks.Delete":   func(ctx context.Context) error { return s.Hooks.Delete(ctx, "o", "h") },
+		"Hooks.Disable":  func(ctx context.Context) error { return s.Hooks.Disable(ctx, "h") },
 	}
 	for name, call := range calls {
 		t.Run(name, func(t *testing.T) {
@@ -146,12 +146,12 @@ func TestUnbatchedAndBatchedStoresRunTheSameJob(t *testing.T) {
 		}
 		ctx := context.Background()
 		job := newJob(t, s, "owner", connector.StatusQueued)
-		done, err := s.Jobs.UpdateJob(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil })
+		done, err := s.Jobs.Update(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusCompleted; return nil })
 		if err != nil || done.Status != connector.StatusCompleted {
-			t.Fatalf("unbatched %v: UpdateJob = %v, %v", unbatched, done, err)
+			t.Fatalf("unbatched %v: Update = %v, %v", unbatched, done, err)
 		}
-		if got, err := s.Jobs.GetJob(ctx, job.ID); err != nil || got.Status != connector.StatusCompleted {
-			t.Fatalf("unbatched %v: GetJob = %v, %v", unbatched, got, err)
+		if got, err := s.Jobs.Get(ctx, job.ID); err != nil || got.Status != connector.StatusCompleted {
+			t.Fatalf("unbatched %v: Get = %v, %v", unbatched, got, err)
 		}
 	}
 }

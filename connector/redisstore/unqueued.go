@@ -26,9 +26,9 @@ func (s *Jobs) noteUnqueued(ctx context.Context, p redis.Pipeliner, id string, n
 	p.ZAdd(ctx, s.keys.unqueued(), redis.Z{Score: float64(now.UnixMilli()), Member: id})
 }
 
-// UnqueuedJobs returns up to limit ids of jobs created before before whose
+// Unqueued returns up to limit ids of jobs created before before whose
 // notes the sweeper has not forgotten yet, oldest first.
-func (s *Jobs) UnqueuedJobs(ctx context.Context, before time.Time, limit int) ([]string, error) {
+func (s *Jobs) Unqueued(ctx context.Context, before time.Time, limit int) ([]string, error) {
 	ids, err := s.rdb.ZRangeByScore(ctx, s.keys.unqueued(), &redis.ZRangeBy{
 		Min: "-inf", Max: "(" + strconv.FormatInt(before.UnixMilli(), 10), Count: int64(limit),
 	}).Result()

@@ -12,7 +12,7 @@ import (
 // waitHub shares one Redis subscription (PSUBSCRIBE <prefix>done:*) among
 // every wait of a Store (jobs' and batches': jobwait.go), so a thousand
 // flows waiting on ?wait hold one connection, not a thousand, and a waiter
-// costs a map entry. A job's message carries the finished record (UpdateJob
+// costs a map entry. A job's message carries the finished record (Update
 // publishes it), so a woken waiter has its answer without reading the job
 // again; a batch's carries nothing, and its waiter reads the batch.
 type waitHub struct {

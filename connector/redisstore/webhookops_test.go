@@ -20,28 +20,28 @@ func TestCreateHookLimitedHoldsTheCapUnderConcurrentCreates(t *testing.T) {
 	refused := 0
 	for i := range 12 {
 		wg.Go(func() {
-			err := s.Hooks.CreateHookLimited(ctx, &connector.Hook{ID: "h" + strconv.Itoa(i), TargetURL: "https://hooks.example/x", Event: connector.EventJobFinished, Owner: "me"}, 5)
+			err := s.Hooks.CreateLimited(ctx, &connector.Hook{ID: "h" + strconv.Itoa(i), TargetURL: "https://hooks.example/x", Event: connector.EventJobFinished, Owner: "me"}, 5)
 			if connector.ErrorCodeOf(err) == connector.ETOOMANYHOOKS {
 				mu.Lock()
 				refused++
 				mu.Unlock()
 			} else if err != nil {
-				t.Errorf("CreateHookLimited: %v", err)
+				t.Errorf("CreateLimited: %v", err)
 			}
 		})
 	}
 	wg.Wait()
-	hooks, err := s.Hooks.ListHooks(ctx, "me")
+	hooks, err := s.Hooks.List(ctx, "me")
 	if err != nil || len(hooks) != 5 || refused != 7 {
 		t.Errorf("expected 5 hooks made and 7 refused with too_many_hooks, got %d hooks, %d refused (%v)", len(hooks), refused, err)
 	}
-	if err := s.Hooks.DeleteHook(ctx, "me", hooks[0].ID); err != nil {
+	if err := s.Hooks.Delete(ctx, "me", hooks[0].ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Hooks.CreateHookLimited(ctx, &connector.Hook{ID: "again", Owner: "me"}, 5); err != nil {
+	if err := s.Hooks.CreateLimited(ctx, &connector.Hook{ID: "again", Owner: "me"}, 5); err != nil {
 		t.Errorf("expected room for one hook after a delete, got %v", err)
 	}
-	if err := s.Hooks.CreateHookLimited(ctx, &connector.Hook{ID: "other", Owner: "you"}, 5); err != nil {
+	if err := s.Hooks.CreateLimited(ctx, &connector.Hook{ID: "other", Owner: "you"}, 5); err != nil {
 		t.Errorf("expected another owner unaffected, got %v", err)
 	}
 }
@@ -51,33 +51,33 @@ func TestDisableEnableAndRotateAHook(t *testing.T) {
 	ctx := context.Background()
 	createHook(t, s, "h1", "me", time.Now())
 	at := time.Date(2026, 11, 25, 1, 0, 0, 0, time.UTC)
-	changed, err := s.Hooks.DisableHookFor(ctx, "h1", connector.DisabledFailing, at)
+	changed, err := s.Hooks.DisableFor(ctx, "h1", connector.DisabledFailing, at)
 	if err != nil || !changed {
-		t.Fatalf("DisableHookFor: changed %v, %v; want true", changed, err)
+		t.Fatalf("DisableFor: changed %v, %v; want true", changed, err)
 	}
-	if changed, _ := s.Hooks.DisableHookFor(ctx, "h1", connector.DisabledGone, at.Add(time.Hour)); changed {
+	if changed, _ := s.Hooks.DisableFor(ctx, "h1", connector.DisabledGone, at.Add(time.Hour)); changed {
 		t.Errorf("expected a second disable to change nothing")
 	}
-	h, _ := s.Hooks.GetHook(ctx, "h1")
+	h, _ := s.Hooks.Get(ctx, "h1")
 	if !h.Disabled || h.Status != connector.HookDisabled || h.DisabledReason != connector.DisabledFailing || !h.DisabledAt.Equal(at) {
 		t.Errorf("expected disabled for failing at %s, got %+v", at, h)
 	}
 	s.Hooks.EndpointFailed(ctx, connector.HookEndpointID("h1"), at, 0)
-	if _, err := s.Hooks.EnableHook(ctx, "you", "h1"); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+	if _, err := s.Hooks.Enable(ctx, "you", "h1"); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Errorf("expected another owner's enable to be not found, got %v", err)
 	}
-	h, err = s.Hooks.EnableHook(ctx, "me", "h1")
+	h, err = s.Hooks.Enable(ctx, "me", "h1")
 	if err != nil || h.Disabled || h.Status != connector.HookEnabled || h.DisabledAt != nil {
 		t.Errorf("expected the hook enabled, got %+v (%v)", h, err)
 	}
 	if st, _ := s.Hooks.Endpoint(ctx, connector.HookEndpointID("h1")); !st.FailingSince.IsZero() {
 		t.Errorf("expected enabling to forget the endpoint's failures, got %+v", st)
 	}
-	r, err := s.Hooks.RotateHookSecret(ctx, "me", "h1", at, time.Hour)
+	r, err := s.Hooks.RotateSecret(ctx, "me", "h1", at, time.Hour)
 	if err != nil || r.SecretVersion != 1 || !r.PreviousSecretUntil.Equal(at.Add(time.Hour)) {
-		t.Fatalf("RotateHookSecret: %+v, %v", r, err)
+		t.Fatalf("RotateSecret: %+v, %v", r, err)
 	}
-	if h, _ := s.Hooks.GetHook(ctx, "h1"); h.SecretVersion != 1 || h.PreviousSecretUntil == nil {
+	if h, _ := s.Hooks.Get(ctx, "h1"); h.SecretVersion != 1 || h.PreviousSecretUntil == nil {
 		t.Errorf("expected the secret version kept, got %+v", h)
 	}
 }
@@ -182,7 +182,7 @@ func TestListDeliveriesPagesAcrossJobsAndMessagesNewestFirst(t *testing.T) {
 	var jobs []*connector.Job
 	for i := range 5 {
 		j := &connector.Job{ID: "0190a0a0-0000-7000-8000-00000000000" + strconv.Itoa(i), Status: connector.StatusCompleted, Owner: "me"}
-		if err := s.Jobs.CreateJob(ctx, j); err != nil {
+		if err := s.Jobs.Create(ctx, j); err != nil {
 			t.Fatal(err)
 		}
 		jobs = append(jobs, j)
@@ -203,7 +203,7 @@ func TestListDeliveriesPagesAcrossJobsAndMessagesNewestFirst(t *testing.T) {
 	s.Hooks.RecordMessageAttempt(ctx, msg, &connector.DeliveryAttempt{DeliveryID: connector.MessageDeliveryID(msg.ID, "h2"), HookID: "h2",
 		Event: connector.EventHookTest, At: now.Add(10 * time.Second), Outcome: connector.OutcomeDelivered})
 	other := &connector.Job{ID: "0190a0a0-0000-7000-8000-0000000000ff", Status: connector.StatusCompleted, Owner: "you"}
-	s.Jobs.CreateJob(ctx, other)
+	s.Jobs.Create(ctx, other)
 	s.Hooks.RecordDeliveryAttempt(ctx, other, &connector.DeliveryAttempt{DeliveryID: "x", At: now, Outcome: connector.OutcomeDelivered})
 
 	var ids []string
@@ -266,19 +266,19 @@ func TestWebhookOperationsWorkOnARedisCluster(t *testing.T) {
 	s := New(c.Client, Options{Prefix: c.Prefix})
 	ctx := context.Background()
 	for i := range 3 {
-		if err := s.Hooks.CreateHookLimited(ctx, &connector.Hook{ID: "ch" + strconv.Itoa(i), Owner: "owner-c", Event: connector.EventJobFinished}, 2); i < 2 && err != nil {
-			t.Fatalf("CreateHookLimited: %v", err)
+		if err := s.Hooks.CreateLimited(ctx, &connector.Hook{ID: "ch" + strconv.Itoa(i), Owner: "owner-c", Event: connector.EventJobFinished}, 2); i < 2 && err != nil {
+			t.Fatalf("CreateLimited: %v", err)
 		} else if i == 2 && connector.ErrorCodeOf(err) != connector.ETOOMANYHOOKS {
 			t.Fatalf("third hook: expected too_many_hooks, got %v", err)
 		}
 	}
-	if _, err := s.Hooks.DisableHookFor(ctx, "ch0", connector.DisabledGone, time.Now()); err != nil {
+	if _, err := s.Hooks.DisableFor(ctx, "ch0", connector.DisabledGone, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Hooks.EnableHook(ctx, "owner-c", "ch0"); err != nil {
+	if _, err := s.Hooks.Enable(ctx, "owner-c", "ch0"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Hooks.RotateHookSecret(ctx, "owner-c", "ch0", time.Now(), time.Hour); err != nil {
+	if _, err := s.Hooks.RotateSecret(ctx, "owner-c", "ch0", time.Now(), time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	id := connector.HookEndpointID("ch0")

@@ -51,7 +51,7 @@ type failingStage struct {
 	onStage func(n int)
 }
 
-func (f *failingStage) StageJob(ctx context.Context, job *connector.Job, input connector.Bytes, ttl time.Duration) error {
+func (f *failingStage) Stage(ctx context.Context, job *connector.Job, input connector.Bytes, ttl time.Duration) error {
 	f.mu.Lock()
 	f.staged++
 	n := f.staged
@@ -62,7 +62,7 @@ func (f *failingStage) StageJob(ctx context.Context, job *connector.Job, input c
 	if n == f.failAt {
 		return &connector.Error{Code: connector.EUNAVAILABLE, Message: "storage unavailable"}
 	}
-	return f.Jobs.StageJob(ctx, job, input, ttl)
+	return f.Jobs.Stage(ctx, job, input, ttl)
 }
 
 type fixture struct {
@@ -202,7 +202,7 @@ func TestBatchMadeWhileTheQueueIsDownIsWholeAndNoted(t *testing.T) {
 			t.Fatalf("item %d: %+v, want made", i, j)
 		}
 	}
-	noted, err := f.store.Jobs.UnqueuedJobs(ctx, time.Now().Add(time.Minute), 100)
+	noted, err := f.store.Jobs.Unqueued(ctx, time.Now().Add(time.Minute), 100)
 	if err != nil || len(noted) != 30 {
 		t.Fatalf("%d items noted for the sweeper (%v), want 30", len(noted), err)
 	}
@@ -238,7 +238,7 @@ type commitFails struct {
 	*redisstore.Jobs
 }
 
-func (commitFails) CommitStagedJobs(context.Context, string, []string) error {
+func (commitFails) CommitStaged(context.Context, string, []string) error {
 	return errors.New("killed after deciding")
 }
 

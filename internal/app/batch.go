@@ -131,7 +131,7 @@ func (s *Maker) makeBatch(ctx context.Context, id string, r *BatchRequest) (*con
 		return nil, err // a decision left creating is removed by the sweeper
 	}
 	defer s.holdBatch(ctx, b.ID)()
-	err := s.cfg.Jobs.AdmitJobs(ctx, r.Owner, b.JobIDs, s.cfg.MaxJobsPerKey)
+	err := s.cfg.Jobs.AdmitAll(ctx, r.Owner, b.JobIDs, s.cfg.MaxJobsPerKey)
 	if err == nil {
 		err = s.stageItems(ctx, b, r)
 	}
@@ -222,7 +222,7 @@ func (s *Maker) stageItems(ctx context.Context, b *connector.Batch, r *BatchRequ
 			job.BatchID, job.BatchIndex = b.ID, &idx
 			input, err := s.putInput(ctx, job.ID, item.Image)
 			if err == nil {
-				err = s.cfg.Jobs.StageJob(ctx, job, input, s.cfg.InputTTL)
+				err = s.cfg.Jobs.Stage(ctx, job, input, s.cfg.InputTTL)
 			}
 			if err != nil {
 				cancel(err)
@@ -240,7 +240,7 @@ func (s *Maker) stageItems(ctx context.Context, b *connector.Batch, r *BatchRequ
 func (s *Maker) finishBatch(ctx context.Context, b *connector.Batch) error {
 	const chunk = 500
 	for from := 0; from < len(b.JobIDs); from += chunk {
-		if err := s.cfg.Jobs.CommitStagedJobs(ctx, b.Owner, b.JobIDs[from:min(from+chunk, len(b.JobIDs))]); err != nil {
+		if err := s.cfg.Jobs.CommitStaged(ctx, b.Owner, b.JobIDs[from:min(from+chunk, len(b.JobIDs))]); err != nil {
 			return err
 		}
 	}
@@ -285,7 +285,7 @@ func (s *Maker) removeBatch(ctx context.Context, b *connector.Batch, maker bool)
 	}
 	switch state {
 	case connector.MakingRemoved, "":
-		if err := s.cfg.Jobs.RemoveStagedJobs(ctx, b.Owner, b.JobIDs); err != nil {
+		if err := s.cfg.Jobs.RemoveStaged(ctx, b.Owner, b.JobIDs); err != nil {
 			s.log.Warn("hidden items of a removed batch not deleted; they expire", "batch_id", b.ID, "err", err)
 			return state
 		}

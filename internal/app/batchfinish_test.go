@@ -19,7 +19,7 @@ type commitHiccup struct {
 	failures int
 }
 
-func (c *commitHiccup) CommitStagedJobs(ctx context.Context, owner string, ids []string) error {
+func (c *commitHiccup) CommitStaged(ctx context.Context, owner string, ids []string) error {
 	c.mu.Lock()
 	fail := c.failures > 0
 	c.failures--
@@ -27,7 +27,7 @@ func (c *commitHiccup) CommitStagedJobs(ctx context.Context, owner string, ids [
 	if fail {
 		return &connector.Error{Code: connector.EUNAVAILABLE, Message: "storage unavailable"}
 	}
-	return c.Jobs.CommitStagedJobs(ctx, owner, ids)
+	return c.Jobs.CommitStaged(ctx, owner, ids)
 }
 
 // The request that makes a batch finishes it before answering, over a

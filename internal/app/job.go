@@ -59,7 +59,7 @@ func (s *Maker) CreateJob(ctx context.Context, r *JobRequest) (job *connector.Jo
 			}
 			return s.makeJob(ctx, id, r)
 		},
-		find: s.cfg.Jobs.GetJob,
+		find: s.cfg.Jobs.Get,
 		settle: func(ctx context.Context, id string) (*connector.Job, bool, error) {
 			job, err := s.adoptJob(ctx, id)
 			return job, job != nil, err
@@ -108,7 +108,7 @@ const (
 
 // makeJob stores the job (its place under the key's cap, its input, its
 // record: one round trip) and queues it. A job whose making failed is
-// taken back (UndoJob) unless a run started it already, in which case it is
+// taken back (Undo) unless a run started it already, in which case it is
 // made and is the answer; one that cannot be taken back now is left to the
 // retry that takes its Idempotency-Key over (it adopts the job), or, without
 // a key, tried again in the background; should it still have no task by
@@ -127,7 +127,7 @@ func (s *Maker) makeJob(ctx context.Context, id string, r *JobRequest) (*connect
 	// A job left under a key is the key's retry's to adopt: a background
 	// undo could take it back after the retry answered it.
 	undoLater := r.IdempotencyKey == "" || s.cfg.Idempotency == nil
-	if err := s.cfg.Jobs.CreateJobWithInput(ctx, job, input, s.cfg.InputTTL, s.cfg.MaxJobsPerKey); err != nil {
+	if err := s.cfg.Jobs.CreateWithInput(ctx, job, input, s.cfg.InputTTL, s.cfg.MaxJobsPerKey); err != nil {
 		switch {
 		case errors.Is(err, connector.ErrJobExists):
 			return s.adoptMade(ctx, id)
@@ -194,7 +194,7 @@ const (
 // the background when later is set.
 func (s *Maker) undo(ctx context.Context, job *connector.Job, later bool) undone {
 	do := func(ctx context.Context) error {
-		removed, err := s.cfg.Jobs.UndoJob(ctx, job.Owner, job.ID)
+		removed, err := s.cfg.Jobs.Undo(ctx, job.Owner, job.ID)
 		if err == nil && removed && s.cfg.Inputs != nil && job.Input.Size > 0 {
 			s.cfg.Inputs.DeleteBlob(ctx, connector.InputBlobKey(job.ID))
 		}
@@ -203,7 +203,7 @@ func (s *Maker) undo(ctx context.Context, job *connector.Job, later bool) undone
 		}
 		return err
 	}
-	removed, err := s.cfg.Jobs.UndoJob(context.WithoutCancel(ctx), job.Owner, job.ID)
+	removed, err := s.cfg.Jobs.Undo(context.WithoutCancel(ctx), job.Owner, job.ID)
 	if err != nil {
 		if later {
 			s.retryLater(time.Minute, "job of a failed request not taken back yet; trying again (the sweeper queues it if it has no task by then)", do, "job_id", job.ID)
@@ -225,7 +225,7 @@ func (s *Maker) undo(ctx context.Context, job *connector.Job, later bool) undone
 // listed and queued (both no-ops when done before: the task id is the job
 // id); nil when it never made it.
 func (s *Maker) adoptJob(ctx context.Context, id string) (*connector.Job, error) {
-	job, err := s.cfg.Jobs.GetJob(ctx, id)
+	job, err := s.cfg.Jobs.Get(ctx, id)
 	if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
 		return nil, nil
 	}

@@ -28,14 +28,14 @@ func newGatedJobs(j *redisstore.Jobs) *gatedJobs {
 	return &gatedJobs{Jobs: j, entered: make(chan struct{}), release: make(chan struct{})}
 }
 
-func (g *gatedJobs) CreateJobWithInput(ctx context.Context, job *connector.Job, input connector.Bytes, ttl time.Duration, limit int) error {
+func (g *gatedJobs) CreateWithInput(ctx context.Context, job *connector.Job, input connector.Bytes, ttl time.Duration, limit int) error {
 	first := false
 	g.once.Do(func() { first = true })
 	if first {
 		close(g.entered)
 		<-g.release
 	}
-	return g.Jobs.CreateJobWithInput(ctx, job, input, ttl, limit)
+	return g.Jobs.CreateWithInput(ctx, job, input, ttl, limit)
 }
 
 // jobAnswer is what CreateJob answered.
@@ -81,7 +81,7 @@ func TestJobTakeoverFromAStalledRequestKeepsTheTakersJob(t *testing.T) {
 	}
 	close(jobs.release)
 	first := <-stalled
-	if got, err := f.store.Jobs.GetJob(ctx, taker.ID); err != nil || got.Status != connector.StatusQueued {
+	if got, err := f.store.Jobs.Get(ctx, taker.ID); err != nil || got.Status != connector.StatusQueued {
 		t.Fatalf("the taker's answered job = %+v, %v; want it kept, queued", got, err)
 	}
 	if first.err == nil && first.job.ID == taker.ID && !first.replay {
@@ -90,7 +90,7 @@ func TestJobTakeoverFromAStalledRequestKeepsTheTakersJob(t *testing.T) {
 	if connector.ErrorCodeOf(first.err) != connector.ECONFLICT {
 		t.Errorf("the stalled request's answer = %+v, %v; want 409 conflict (its job taken back)", first.job, first.err)
 	}
-	if page, err := f.store.Jobs.ListJobs(ctx, "o1", connector.JobFilter{Limit: 10}); err != nil || len(page.Jobs) != 1 || page.Jobs[0].ID != taker.ID {
+	if page, err := f.store.Jobs.List(ctx, "o1", connector.JobFilter{Limit: 10}); err != nil || len(page.Jobs) != 1 || page.Jobs[0].ID != taker.ID {
 		t.Errorf("the key's owner's jobs = %+v, %v; want only the taker's %s", page, err, taker.ID)
 	}
 	again, replay, err := s.CreateJob(ctx, keyedJob("key"))
@@ -103,12 +103,12 @@ func TestJobTakeoverFromAStalledRequestKeepsTheTakersJob(t *testing.T) {
 // request with the same planned id would have.
 type madeMeanwhile struct{ *redisstore.Jobs }
 
-func (m madeMeanwhile) CreateJobWithInput(ctx context.Context, job *connector.Job, input connector.Bytes, ttl time.Duration, limit int) error {
+func (m madeMeanwhile) CreateWithInput(ctx context.Context, job *connector.Job, input connector.Bytes, ttl time.Duration, limit int) error {
 	other := *job
-	if err := m.Jobs.CreateJobWithInput(ctx, &other, input, ttl, limit); err != nil {
+	if err := m.Jobs.CreateWithInput(ctx, &other, input, ttl, limit); err != nil {
 		return err
 	}
-	return m.Jobs.CreateJobWithInput(ctx, job, input, ttl, limit)
+	return m.Jobs.CreateWithInput(ctx, job, input, ttl, limit)
 }
 
 // A making whose id is another request's job already answers that job
@@ -121,7 +121,7 @@ func TestJobWhoseIDExistsIsAdoptedNotTakenBack(t *testing.T) {
 	if err != nil || !replay {
 		t.Fatalf("CreateJob = %v, %v; want the existing job adopted", replay, err)
 	}
-	if got, err := f.store.Jobs.GetJob(ctx, job.ID); err != nil || got.Status != connector.StatusQueued {
+	if got, err := f.store.Jobs.Get(ctx, job.ID); err != nil || got.Status != connector.StatusQueued {
 		t.Fatalf("the existing job = %+v, %v; want it kept, queued", got, err)
 	}
 	if q := f.queue.ids(); len(q) == 0 || q[len(q)-1] != job.ID {
@@ -129,10 +129,10 @@ func TestJobWhoseIDExistsIsAdoptedNotTakenBack(t *testing.T) {
 	}
 }
 
-// undoDown is the store with UndoJob failing (Redis unreachable).
+// undoDown is the store with Undo failing (Redis unreachable).
 type undoDown struct{ *redisstore.Jobs }
 
-func (undoDown) UndoJob(context.Context, string, string) (bool, error) {
+func (undoDown) Undo(context.Context, string, string) (bool, error) {
 	return false, &connector.Error{Code: connector.EUNAVAILABLE, Message: "storage unavailable"}
 }
 

@@ -16,7 +16,7 @@
 //
 // Every decision between processes is a compare-and-set in the store, never
 // a timer held by one of them: a single job is one record, queued, and taken
-// back (JobStore.UndoJob) only while no run started it; a batch is decided
+// back (JobStore.Undo) only while no run started it; a batch is decided
 // made or removed once (connector.MakingState), its items stored hidden
 // until then and queued only after, so a client gone mid-request leaves
 // nothing charged or the whole batch for its retry. What is left behind by
@@ -78,21 +78,21 @@ type IdempotencyStore interface {
 // JobStore makes and takes back jobs: single ones, and batch items stored
 // hidden until their batch is decided made.
 type JobStore interface {
-	GetJob(ctx context.Context, id string) (*connector.Job, error)
-	// CreateJobWithInput takes one of owner's limit places (0: no cap),
+	Get(ctx context.Context, id string) (*connector.Job, error)
+	// CreateWithInput takes one of owner's limit places (0: no cap),
 	// stores the input (nil: none) and the record, listed, in one round trip.
-	CreateJobWithInput(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration, limit int) error
-	// UndoJob deletes a job no run started; removed false when one did.
-	UndoJob(ctx context.Context, owner, id string) (removed bool, err error)
+	CreateWithInput(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration, limit int) error
+	// Undo deletes a job no run started; removed false when one did.
+	Undo(ctx context.Context, owner, id string) (removed bool, err error)
 	// EnsureListed lists a job a dead request may have left unlisted.
 	EnsureListed(ctx context.Context, owner, id string) error
-	// AdmitJobs takes places for a batch's items under owner's limit.
-	AdmitJobs(ctx context.Context, owner string, ids []string, limit int) error
-	// StageJob stores a batch item hidden; CommitStagedJobs makes staged
-	// items visible, RemoveStagedJobs deletes them.
-	StageJob(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration) error
-	CommitStagedJobs(ctx context.Context, owner string, ids []string) error
-	RemoveStagedJobs(ctx context.Context, owner string, ids []string) error
+	// AdmitAll takes places for a batch's items under owner's limit.
+	AdmitAll(ctx context.Context, owner string, ids []string, limit int) error
+	// Stage stores a batch item hidden; CommitStaged makes staged
+	// items visible, RemoveStaged deletes them.
+	Stage(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration) error
+	CommitStaged(ctx context.Context, owner string, ids []string) error
+	RemoveStaged(ctx context.Context, owner string, ids []string) error
 }
 
 // BatchStore keeps batches and the one decision of their making

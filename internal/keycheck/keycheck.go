@@ -20,8 +20,8 @@ import (
 // longer which keys the compression API confirmed: while it cannot be
 // asked, only those keys are let in (redisstore.Accounts).
 type Accounts interface {
-	CachedAccount(ctx context.Context, owner string) (*connector.Account, bool, error)
-	CacheAccount(ctx context.Context, owner string, acct *connector.Account, ttl time.Duration) error
+	Cached(ctx context.Context, owner string) (*connector.Account, bool, error)
+	Cache(ctx context.Context, owner string, acct *connector.Account, ttl time.Duration) error
 	// ConfirmKey records that the compression API confirmed owner's key
 	// at at; the record is kept for grace, then forgotten.
 	ConfirmKey(ctx context.Context, owner string, at time.Time, grace time.Duration) error
@@ -125,7 +125,7 @@ func (k *Checker) lookup(ctx context.Context, key string) (*connector.Account, e
 	if acct, ok := k.memo.get(owner, now); ok {
 		return acct, nil
 	}
-	acct, ok, err := k.cfg.Accounts.CachedAccount(ctx, owner)
+	acct, ok, err := k.cfg.Accounts.Cached(ctx, owner)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +175,7 @@ func (k *Checker) NoteBalance(ctx context.Context, key string, credits int64) {
 	acct, ok := k.memo.get(owner, k.cfg.Now())
 	if !ok {
 		var err error
-		if acct, ok, err = k.cfg.Accounts.CachedAccount(ctx, owner); err != nil || !ok {
+		if acct, ok, err = k.cfg.Accounts.Cached(ctx, owner); err != nil || !ok {
 			return
 		}
 	}
@@ -193,7 +193,7 @@ func (k *Checker) NoteBalance(ctx context.Context, key string, credits int64) {
 // process's memo, and, for a valid key, as the confirmation that
 // withinGrace counts from.
 func (k *Checker) remember(ctx context.Context, owner string, acct *connector.Account) error {
-	if err := k.cfg.Accounts.CacheAccount(ctx, owner, acct, k.cfg.TTL); err != nil {
+	if err := k.cfg.Accounts.Cache(ctx, owner, acct, k.cfg.TTL); err != nil {
 		return err
 	}
 	if acct.Valid {
