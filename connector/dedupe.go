@@ -50,21 +50,21 @@ func DedupeKeyOf(j *Job) (k DedupeKey, ok bool) {
 // through imgflow; a BlobStore that cannot may leave it out (CopyBlob then
 // streams the copy).
 type BlobCopier interface {
-	// CopyBlob makes to a copy of from, living ttl; ENOTFOUND when from is
+	// Copy makes to a copy of from, living ttl; ENOTFOUND when from is
 	// gone.
-	CopyBlob(ctx context.Context, from, to string, ttl time.Duration) error
+	Copy(ctx context.Context, from, to string, ttl time.Duration) error
 }
 
 // CopyBlob copies blob from to to in bs: inside the store when it can,
 // else streamed (one chunk held at a time).
 func CopyBlob(ctx context.Context, bs BlobStore, from, to string, ttl time.Duration) error {
 	if c, ok := bs.(BlobCopier); ok {
-		return c.CopyBlob(ctx, from, to, ttl)
+		return c.Copy(ctx, from, to, ttl)
 	}
-	b, err := bs.OpenBlob(ctx, from)
+	b, err := bs.Open(ctx, from)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	return bs.PutBlob(ctx, to, b, b.Size, ttl)
+	return bs.Put(ctx, to, b, b.Size, ttl)
 }

@@ -76,16 +76,16 @@ type JobPage struct {
 // bounded chunk of a blob in memory (Redis: 1 MiB ranges; S3: the object
 // stream). Keys come from InputBlobKey and OutputBlobKey.
 type BlobStore interface {
-	// PutBlob stores the size bytes read from r under key for ttl (ttl <= 0:
+	// Put stores the size bytes read from r under key for ttl (ttl <= 0:
 	// no expiry), replacing an earlier blob. size -1 means unknown; a reader
 	// that ends before or after size bytes is an error and stores nothing.
 	// Readers see the old blob or the whole new one, never a part.
-	PutBlob(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error
-	// OpenBlob returns the blob for reading; the caller closes it. ENOTFOUND
+	Put(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error
+	// Open returns the blob for reading; the caller closes it. ENOTFOUND
 	// when it is gone.
-	OpenBlob(ctx context.Context, key string) (*Blob, error)
-	// DeleteBlob removes the blob; a missing one is not an error.
-	DeleteBlob(ctx context.Context, key string) error
+	Open(ctx context.Context, key string) (*Blob, error)
+	// Delete removes the blob; a missing one is not an error.
+	Delete(ctx context.Context, key string) error
 }
 
 // Blob is a stored blob opened for reading.
@@ -99,7 +99,7 @@ type Blob struct {
 // ?include=data, the upload sent to the compression API), since holding a
 // 10 MiB image beside the store's own reads of it doubles its cost.
 func ReadBlob(ctx context.Context, bs BlobStore, key string) ([]byte, error) {
-	b, err := bs.OpenBlob(ctx, key)
+	b, err := bs.Open(ctx, key)
 	if err != nil {
 		return nil, err
 	}

@@ -220,7 +220,7 @@ func (u *Uploads) open(ctx context.Context, key, handle, field string) (*Upload,
 		return nil, err
 	}
 	name, _ := url.PathUnescape(escapedName)
-	blob, err := u.Blobs.OpenBlob(ctx, uploadBlobKey(u.slot(key, id)))
+	blob, err := u.Blobs.Open(ctx, uploadBlobKey(u.slot(key, id)))
 	if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
 		return nil, &connector.Error{Code: connector.ENOTFOUND, Message: "nothing was uploaded for this handle (not yet PUT, expired after an hour, or made with another key)",
 			Details: []connector.FieldError{{Field: field, Message: "no upload"}}}
@@ -281,7 +281,7 @@ func (u *Uploads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	stored := false
 	defer func() { done(stored) }()
-	if b, err := u.Blobs.OpenBlob(r.Context(), uploadBlobKey(slot)); err == nil {
+	if b, err := u.Blobs.Open(r.Context(), uploadBlobKey(slot)); err == nil {
 		b.Close()
 		stored = true // bytes stored before a claim was kept: they stay
 		writeError(w, http.StatusConflict, codeUploadUsed, "this upload link was already used: each link takes one upload; call prepare_upload for another")
@@ -292,7 +292,7 @@ func (u *Uploads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body := &capped{r: r.Body, left: connector.MaxImageSize}
-	err = u.Blobs.PutBlob(r.Context(), uploadBlobKey(slot), body, r.ContentLength, u.TTL)
+	err = u.Blobs.Put(r.Context(), uploadBlobKey(slot), body, r.ContentLength, u.TTL)
 	switch {
 	case body.over:
 		writeError(w, http.StatusRequestEntityTooLarge, connector.ETOOLARGE, "the image is over 10 MiB, the most imgflow compresses")
@@ -301,7 +301,7 @@ func (u *Uploads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		writeError(w, http.StatusBadRequest, connector.EINVALID, "the upload could not be read: "+err.Error())
 	case body.n == 0:
-		u.Blobs.DeleteBlob(r.Context(), uploadBlobKey(slot))
+		u.Blobs.Delete(r.Context(), uploadBlobKey(slot))
 		writeError(w, http.StatusBadRequest, connector.EINVALID, "the request body is empty: PUT the image's bytes")
 	default:
 		stored = true

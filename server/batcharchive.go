@@ -161,7 +161,7 @@ func manifestItem(i int, id string, j *connector.Job, file string) manifestEntry
 // archiveFile adds a completed job's file to the ZIP and returns its
 // name there; "" when its file is gone or could not be read.
 func (s *Server) archiveFile(ctx context.Context, zw *zip.Writer, names *connector.Names, j *connector.Job) string {
-	blob, err := s.cfg.Blobs.OpenBlob(ctx, connector.OutputBlobKey(j.ID))
+	blob, err := s.cfg.Blobs.Open(ctx, connector.OutputBlobKey(j.ID))
 	if err != nil {
 		return ""
 	}

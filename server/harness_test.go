@@ -325,7 +325,7 @@ func truncate(b []byte) string {
 func (h *harness) finish(id string, data []byte) {
 	h.t.Helper()
 	ctx := context.Background()
-	if err := h.store.Blobs.PutBlob(ctx, connector.OutputBlobKey(id), bytes.NewReader(data), int64(len(data)), time.Hour); err != nil {
+	if err := h.store.Blobs.Put(ctx, connector.OutputBlobKey(id), bytes.NewReader(data), int64(len(data)), time.Hour); err != nil {
 		h.t.Fatal(err)
 	}
 	remaining := int64(499)

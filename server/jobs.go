@@ -231,7 +231,7 @@ func (s *Server) getJobFile(c echo.Context) error {
 	if job.Status != connector.StatusCompleted || job.Result == nil {
 		return notFound
 	}
-	blob, err := s.cfg.Blobs.OpenBlob(ctx, connector.OutputBlobKey(id))
+	blob, err := s.cfg.Blobs.Open(ctx, connector.OutputBlobKey(id))
 	if err != nil {
 		return resultGone(err, id)
 	}

@@ -192,7 +192,7 @@ func (o *Operations) OpenJobFile(ctx context.Context, key, id string) (*connecto
 	if job.Status != connector.StatusCompleted || job.Result == nil {
 		return nil, connector.Errorf(connector.ENOTFOUND, "job %s has no compressed file", id)
 	}
-	blob, err := o.s.cfg.Blobs.OpenBlob(ctx, connector.OutputBlobKey(id))
+	blob, err := o.s.cfg.Blobs.Open(ctx, connector.OutputBlobKey(id))
 	if err != nil {
 		return nil, resultGone(err, id)
 	}

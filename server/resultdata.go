@@ -27,7 +27,7 @@ import (
 // data goes, and the answer is the text before it, the base64 of the blob,
 // then the text after it; the Content-Length is known ahead.
 func (s *Server) answerWithData(c echo.Context, view *connector.Job) error {
-	blob, err := s.cfg.Blobs.OpenBlob(c.Request().Context(), connector.OutputBlobKey(view.ID))
+	blob, err := s.cfg.Blobs.Open(c.Request().Context(), connector.OutputBlobKey(view.ID))
 	if err != nil {
 		return resultGone(err, view.ID)
 	}

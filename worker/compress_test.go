@@ -54,7 +54,7 @@ func TestUploadedJobCompletesAndItsInputIsDeleted(t *testing.T) {
 	data := images.Read(t, "photo.webp")
 	job := h.newJob(connector.JobInput{Kind: connector.InputUpload, Filename: "holiday.jpeg"}, "")
 	ctx := context.Background()
-	if err := h.store.Blobs.PutBlob(ctx, connector.InputBlobKey(job.ID), bytes.NewReader(data), int64(len(data)), 0); err != nil {
+	if err := h.store.Blobs.Put(ctx, connector.InputBlobKey(job.ID), bytes.NewReader(data), int64(len(data)), 0); err != nil {
 		t.Fatal(err)
 	}
 	h.enqueue(job.ID)

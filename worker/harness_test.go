@@ -428,11 +428,11 @@ type outageBlobs struct {
 	o *outage
 }
 
-func (b outageBlobs) PutBlob(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error {
+func (b outageBlobs) Put(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error {
 	if err := b.o.check(); err != nil {
 		return err
 	}
-	return b.BlobStore.PutBlob(ctx, key, r, size, ttl)
+	return b.BlobStore.Put(ctx, key, r, size, ttl)
 }
 
 type outageRuns struct {

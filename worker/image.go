@@ -50,7 +50,7 @@ func openStoredImage(ctx context.Context, blobs connector.BlobStore, jobID strin
 	blob := opened
 	if blob == nil {
 		var err error
-		if blob, err = blobs.OpenBlob(ctx, connector.InputBlobKey(jobID)); err != nil {
+		if blob, err = blobs.Open(ctx, connector.InputBlobKey(jobID)); err != nil {
 			return nil, storedImageError(err)
 		}
 	}

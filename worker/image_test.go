@@ -19,8 +19,8 @@ type breakingBlobs struct {
 	broken atomic.Bool
 }
 
-func (b *breakingBlobs) OpenBlob(ctx context.Context, key string) (*connector.Blob, error) {
-	blob, err := b.BlobStore.OpenBlob(ctx, key)
+func (b *breakingBlobs) Open(ctx context.Context, key string) (*connector.Blob, error) {
+	blob, err := b.BlobStore.Open(ctx, key)
 	if err != nil || !b.broken.CompareAndSwap(false, true) {
 		return blob, err
 	}
@@ -48,7 +48,7 @@ func TestStoredImageCutOffMidCallIsRetriedWithoutAnUncertainCharge(t *testing.T)
 	data := images.Read(t, "photo.png")
 	job := h.newJob(connector.JobInput{Kind: connector.InputUpload}, "")
 	ctx := context.Background()
-	if err := h.store.Blobs.PutBlob(ctx, connector.InputBlobKey(job.ID), bytes.NewReader(data), int64(len(data)), 0); err != nil {
+	if err := h.store.Blobs.Put(ctx, connector.InputBlobKey(job.ID), bytes.NewReader(data), int64(len(data)), 0); err != nil {
 		t.Fatal(err)
 	}
 	h.enqueue(job.ID)

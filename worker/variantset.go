@@ -154,7 +154,7 @@ func (w *Worker) makeSet(ctx context.Context, r *run) error {
 	if err != nil {
 		return err
 	}
-	return w.cfg.Blobs.PutBlob(ctx, setReadyKey(b.ID), bytes.NewReader(data), int64(len(data)), setInputTTL)
+	return w.cfg.Blobs.Put(ctx, setReadyKey(b.ID), bytes.NewReader(data), int64(len(data)), setInputTTL)
 }
 
 // setSource gets the set's source: fetched from its URL through the SSRF
@@ -216,14 +216,14 @@ func (w *Worker) makeVariants(ctx context.Context, r *run, ready *setReady, sour
 		r.log.Debug("set decoded once", "variants", len(made), "took", time.Since(start))
 		ready.Made = make(map[string]imaging.Info, len(made))
 		for i, res := range made {
-			if err := w.cfg.Blobs.PutBlob(ctx, setInputKey(ids[i]), bytes.NewReader(res.Data), int64(len(res.Data)), setInputTTL); err != nil {
+			if err := w.cfg.Blobs.Put(ctx, setInputKey(ids[i]), bytes.NewReader(res.Data), int64(len(res.Data)), setInputTTL); err != nil {
 				return err
 			}
 			ready.Made[ids[i]] = res.Output
 		}
 	}
 	if fromSource {
-		return w.cfg.Blobs.PutBlob(ctx, setSourceKey(r.job.BatchID), bytes.NewReader(source), int64(len(source)), setInputTTL)
+		return w.cfg.Blobs.Put(ctx, setSourceKey(r.job.BatchID), bytes.NewReader(source), int64(len(source)), setInputTTL)
 	}
 	return nil
 }
@@ -269,7 +269,7 @@ func variantFilename(name, id string) string {
 
 // openBlobImage opens a stored image by its blob key.
 func openBlobImage(ctx context.Context, blobs connector.BlobStore, key string) (*image, error) {
-	blob, err := blobs.OpenBlob(ctx, key)
+	blob, err := blobs.Open(ctx, key)
 	if err != nil {
 		return nil, storedImageError(err)
 	}

@@ -39,7 +39,7 @@ func BenchmarkPutBlob10MiB(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := s.Blobs.PutBlob(ctx, "bench", bytes.NewReader(data), int64(len(data)), time.Minute); err != nil {
+		if err := s.Blobs.Put(ctx, "bench", bytes.NewReader(data), int64(len(data)), time.Minute); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -49,7 +49,7 @@ func BenchmarkReadBlob10MiB(b *testing.B) {
 	s, _ := newStore(b, Options{})
 	ctx := context.Background()
 	data := bytes.Repeat([]byte{1, 2, 3, 4}, connector.MaxImageSize/4)
-	if err := s.Blobs.PutBlob(ctx, "bench", bytes.NewReader(data), int64(len(data)), time.Minute); err != nil {
+	if err := s.Blobs.Put(ctx, "bench", bytes.NewReader(data), int64(len(data)), time.Minute); err != nil {
 		b.Fatal(err)
 	}
 	b.SetBytes(int64(len(data)))
@@ -70,13 +70,13 @@ func BenchmarkOpenBlob10MiBStreamed(b *testing.B) {
 	s, _ := newStore(b, Options{})
 	ctx := context.Background()
 	data := bytes.Repeat([]byte{1, 2, 3, 4}, connector.MaxImageSize/4)
-	if err := s.Blobs.PutBlob(ctx, "bench", bytes.NewReader(data), int64(len(data)), time.Minute); err != nil {
+	if err := s.Blobs.Put(ctx, "bench", bytes.NewReader(data), int64(len(data)), time.Minute); err != nil {
 		b.Fatal(err)
 	}
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		blob, err := s.Blobs.OpenBlob(ctx, "bench")
+		blob, err := s.Blobs.Open(ctx, "bench")
 		if err != nil {
 			b.Fatal(err)
 		}

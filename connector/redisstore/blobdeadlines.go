@@ -23,8 +23,8 @@ const (
 	BlobSweepLookback = blobDueKeep
 )
 
-// AddBlobDeadline records that object name is due at.
-func (s *Blobs) AddBlobDeadline(ctx context.Context, name string, at time.Time) error {
+// AddDeadline records that object name is due at.
+func (s *Blobs) AddDeadline(ctx context.Context, name string, at time.Time) error {
 	minute := at.Unix() / 60
 	key := s.keys.blobDue(minute)
 	_, err := s.bulk.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -35,14 +35,14 @@ func (s *Blobs) AddBlobDeadline(ctx context.Context, name string, at time.Time) 
 	return storageErr(err)
 }
 
-// DueBlobs removes and returns about max names due before now (a few
+// Due removes and returns about max names due before now (a few
 // batches' worth more at most; names come back even with an error, since
 // they are gone from the index): those of
 // every minute already over, from the store's sweep cursor on. The cursor
 // (in this process) starts BlobSweepLookback back and moves past a minute
 // once its set is empty. Two sweepers may run at once: SPOP hands each name
 // to one of them.
-func (s *Blobs) DueBlobs(ctx context.Context, now time.Time, max int) ([]string, error) {
+func (s *Blobs) Due(ctx context.Context, now time.Time, max int) ([]string, error) {
 	last := now.Unix()/60 - 1 // the last minute that is over
 	s.sweepMu.Lock()
 	defer s.sweepMu.Unlock()

@@ -30,7 +30,7 @@ type Blobs struct {
 	*conn
 
 	sweepMu   sync.Mutex
-	sweepFrom int64 // next unix minute DueBlobs looks at; 0 until the first sweep
+	sweepFrom int64 // next unix minute Due looks at; 0 until the first sweep
 }
 
 var (
@@ -38,8 +38,8 @@ var (
 	_ connector.BlobCopier = (*Blobs)(nil)
 )
 
-// PutBlob stores the bytes read from r under key for ttl (see putBlob).
-func (s *Blobs) PutBlob(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error {
+// Put stores the bytes read from r under key for ttl (see putBlob).
+func (s *Blobs) Put(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error {
 	return s.putBlob(ctx, key, r, size, ttl)
 }
 
@@ -144,10 +144,10 @@ func wantSize(got, size int64, r io.Reader) error {
 	return nil
 }
 
-// OpenBlob returns the blob under key, or ENOTFOUND when it is gone. Its
+// Open returns the blob under key, or ENOTFOUND when it is gone. Its
 // size and first chunk come in one round trip; each further chunk is one
 // GETRANGE, read as the caller reads.
-func (s *Blobs) OpenBlob(ctx context.Context, key string) (*connector.Blob, error) {
+func (s *Blobs) Open(ctx context.Context, key string) (*connector.Blob, error) {
 	return s.openBlob(ctx, key)
 }
 
@@ -163,7 +163,7 @@ func (s *Blobs) openBlob(ctx context.Context, key string) (*connector.Blob, erro
 	return o.blob(ctx, s.bulk, key)
 }
 
-// blobOpening is an OpenBlob's first round trip, queued in a pipeline:
+// blobOpening is an Open's first round trip, queued in a pipeline:
 // the size, the first chunk (or less: the first bytes) and whether the blob
 // exists.
 type blobOpening struct {
@@ -221,17 +221,17 @@ func (r *rangeReader) Read(p []byte) (int, error) {
 
 func (r *rangeReader) Close() error { r.buf = nil; r.off = r.size; return nil }
 
-// DeleteBlob removes the bytes under key; a missing blob is not an error.
-func (s *Blobs) DeleteBlob(ctx context.Context, key string) error {
+// Delete removes the bytes under key; a missing blob is not an error.
+func (s *Blobs) Delete(ctx context.Context, key string) error {
 	return storageErr(s.bulk.Del(ctx, s.keys.blob(key)).Err())
 }
 
-// CopyBlob copies a blob inside Redis (COPY: the bytes never leave it). On
+// Copy copies a blob inside Redis (COPY: the bytes never leave it). On
 // a cluster the two blobs live in other slots (each job's own), so the copy
 // streams through imgflow instead, a chunk at a time.
-func (s *Blobs) CopyBlob(ctx context.Context, from, to string, ttl time.Duration) error {
+func (s *Blobs) Copy(ctx context.Context, from, to string, ttl time.Duration) error {
 	if _, cluster := s.bulk.(*redis.ClusterClient); cluster {
-		b, err := s.OpenBlob(ctx, from)
+		b, err := s.Open(ctx, from)
 		if err != nil {
 			return err
 		}

@@ -19,7 +19,7 @@ func TestBlobExpiresAfterItsTTL(t *testing.T) {
 	if r.Mini == nil {
 		ttl = 1100 * time.Millisecond // real Redis: wait it out
 	}
-	if err := s.Blobs.PutBlob(ctx, "out:j1", strings.NewReader("x"), 1, ttl); err != nil {
+	if err := s.Blobs.Put(ctx, "out:j1", strings.NewReader("x"), 1, ttl); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := connector.ReadBlob(ctx, s.Blobs, "out:j1"); err != nil {
@@ -52,10 +52,10 @@ func TestBlobExpiredWhileReadIsNotFound(t *testing.T) {
 	s, r := newStore(t, Options{})
 	ctx := context.Background()
 	data := bytes.Repeat([]byte("x"), 3*blobChunk)
-	if err := s.Blobs.PutBlob(ctx, "out:j", bytes.NewReader(data), int64(len(data)), time.Hour); err != nil {
+	if err := s.Blobs.Put(ctx, "out:j", bytes.NewReader(data), int64(len(data)), time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	b, err := s.Blobs.OpenBlob(ctx, "out:j")
+	b, err := s.Blobs.Open(ctx, "out:j")
 	if err != nil {
 		t.Fatal(err)
 	}

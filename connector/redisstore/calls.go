@@ -178,10 +178,10 @@ func hashInt(v any) (int, error) {
 
 // keepAnswer, the executor's keep step (Runs.KeepAnswer), writes the
 // result's bytes where Blobs keeps them, beside the call record, in one
-// round trip: it is PutBlob of the charged call's compressed bytes under
+// round trip: it is Put of the charged call's compressed bytes under
 // connector.OutputBlobKey(jobID), then keepAnswerOnly, in one round trip
 // (the bytes first, as the worker's keep step wants them; both keys are in
-// the job's slot). Bytes over one blob chunk take PutBlob's own path.
+// the job's slot). Bytes over one blob chunk take Put's own path.
 func (s *Jobs) keepAnswer(ctx context.Context, jobID string, call int, answer *connector.KeptAnswer, data connector.Bytes, ttl time.Duration) error {
 	if data.Size() > blobChunk {
 		if err := s.blobs.putBlob(ctx, connector.OutputBlobKey(jobID), connector.BytesReader(data), data.Size(), ttl); err != nil {

@@ -11,7 +11,7 @@ import (
 
 // inputForMaking is a new job's input as the making round trip writes it:
 // the bytes to SET beside the record, or nil when there is no input or it
-// is over one blob chunk (then written here first, by PutBlob's own path).
+// is over one blob chunk (then written here first, by Put's own path).
 func (s *Jobs) inputForMaking(ctx context.Context, id string, input connector.Bytes, inputTTL time.Duration) ([]byte, error) {
 	if input == nil {
 		return nil, nil
@@ -69,7 +69,7 @@ return placed
 
 // CreateWithInput makes a new job in one round trip: it takes one of the
 // owner's limit in-flight places (Admit; limit 0: no cap), stores the
-// input bytes (PutBlob under connector.InputBlobKey, for inputTTL; nil: no
+// input bytes (Put under connector.InputBlobKey, for inputTTL; nil: no
 // input) and creates the record and its listing entry (Create). A full
 // owner gets ETOOMANY, as from Admit, and nothing of the job is left. An
 // id whose record exists already is an error wrapping connector.ErrJobExists,
@@ -79,7 +79,7 @@ return placed
 // entry in the owner's (admitAndListScript), in one pipeline. The input is
 // written where Blobs keeps it, in the same round trip as the record: the
 // making of a job is one step, so it stays here. An input over
-// one blob chunk is written first by PutBlob's own path.
+// one blob chunk is written first by Put's own path.
 func (s *Jobs) CreateWithInput(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration, limit int) error {
 	now := s.now()
 	data, err := newJobRecord(job, now)

@@ -59,7 +59,7 @@ func TestCopyBlobCopiesInsideRedis(t *testing.T) {
 	s, _ := newStore(t, Options{})
 	ctx := context.Background()
 	data := bytes.Repeat([]byte("imgflow "), 300_000) // 2.4 MB: a blob of several chunks
-	if err := s.Blobs.PutBlob(ctx, connector.OutputBlobKey("a"), bytes.NewReader(data), int64(len(data)), time.Hour); err != nil {
+	if err := s.Blobs.Put(ctx, connector.OutputBlobKey("a"), bytes.NewReader(data), int64(len(data)), time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	if err := connector.CopyBlob(ctx, s.Blobs, connector.OutputBlobKey("a"), connector.OutputBlobKey("b"), time.Hour); err != nil {

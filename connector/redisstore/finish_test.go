@@ -17,7 +17,7 @@ func TestFinishingAJobDeletesItsInputInTheSameWrite(t *testing.T) {
 	ctx := context.Background()
 	job := newJob(t, s, "tenant", connector.StatusQueued)
 	in := connector.InputBlobKey(job.ID)
-	if err := s.Blobs.PutBlob(ctx, in, bytes.NewReader([]byte("png")), 3, time.Hour); err != nil {
+	if err := s.Blobs.Put(ctx, in, bytes.NewReader([]byte("png")), 3, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Jobs.Update(ctx, job.ID, func(j *connector.Job) error { j.Status = connector.StatusProcessing; return nil }); err != nil {
@@ -34,7 +34,7 @@ func TestFinishingAJobDeletesItsInputInTheSameWrite(t *testing.T) {
 	}
 }
 
-// keepAnswer leaves what PutBlob and KeepAnswer leave, and works
+// keepAnswer leaves what Put and KeepAnswer leave, and works
 // again after Redis forgot its scripts (a restart).
 func TestKeepAnswerKeepsTheBytesAndTheAnswer(t *testing.T) {
 	s, r := newStore(t, Options{})
@@ -65,7 +65,7 @@ func TestKeepAnswerKeepsTheBytesAndTheAnswer(t *testing.T) {
 	}
 }
 
-// CreateWithInput makes what Admit, PutBlob and Create make, and
+// CreateWithInput makes what Admit, Put and Create make, and
 // a refused job leaves nothing: no record, no input, no listing entry.
 func TestCreateJobWithInputAdmitsStoresAndLists(t *testing.T) {
 	s, _ := newStore(t, Options{})
@@ -136,7 +136,7 @@ func TestGetJobWithInputOpensTheInputBeside(t *testing.T) {
 	if err != nil || got.ID != job.ID || in != nil {
 		t.Fatalf("job without input: expected it and no blob, got %+v, %v, %v", got, in, err)
 	}
-	if err := s.Blobs.PutBlob(ctx, connector.InputBlobKey(job.ID), bytes.NewReader([]byte("png-bytes")), 9, time.Hour); err != nil {
+	if err := s.Blobs.Put(ctx, connector.InputBlobKey(job.ID), bytes.NewReader([]byte("png-bytes")), 9, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	got, in, err = s.Jobs.getJobWithInput(ctx, job.ID)

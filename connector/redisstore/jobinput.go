@@ -8,7 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// getJobWithInput is Get and OpenBlob of the job's input
+// getJobWithInput is Get and Open of the job's input
 // (connector.InputBlobKey) in one round trip: both keys are in the job's
 // slot. The worker reads both to start a job; a URL job has no input blob,
 // which costs the pipeline three commands on a missing key. input is nil

@@ -34,7 +34,7 @@ func TestUndoJobRemovesOnlyAJobNoRunStarted(t *testing.T) {
 	if _, err := s.Jobs.Get(ctx, queued.ID); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Errorf("record after undo: %v", err)
 	}
-	if _, err := s.Blobs.OpenBlob(ctx, connector.InputBlobKey(queued.ID)); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+	if _, err := s.Blobs.Open(ctx, connector.InputBlobKey(queued.ID)); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Errorf("input after undo: %v", err)
 	}
 	if removed, err := s.Jobs.Undo(ctx, "o1", started.ID); err != nil || removed {

@@ -70,7 +70,7 @@ func (r *Runs) KeepAnswer(ctx context.Context, id string, call int, answer *conn
 	if r.blobs == nil {
 		return r.jobs.keepAnswer(ctx, id, call, answer, data, ttl)
 	}
-	if err := r.blobs.PutBlob(ctx, connector.OutputBlobKey(id), connector.BytesReader(data), data.Size(), ttl); err != nil {
+	if err := r.blobs.Put(ctx, connector.OutputBlobKey(id), connector.BytesReader(data), data.Size(), ttl); err != nil {
 		return err
 	}
 	return r.jobs.keepAnswerOnly(ctx, id, call, answer)
@@ -96,6 +96,6 @@ func (r *Runs) FinishRun(ctx context.Context, id string, run int, end func(*conn
 	}
 	// A failure here does not undo the job's end: the input expires on its
 	// own (and the S3 sweeper deletes it).
-	_ = r.blobs.DeleteBlob(ctx, connector.InputBlobKey(id))
+	_ = r.blobs.Delete(ctx, connector.InputBlobKey(id))
 	return job, hooks, nil
 }

@@ -89,7 +89,7 @@ func TestRunsDelegateBlobsToAnotherStore(t *testing.T) {
 	runs := s.Runs.WithBlobs(other.Blobs)
 	ctx := context.Background()
 	job := newJob(t, s, "tenant", connector.StatusQueued)
-	if err := other.Blobs.PutBlob(ctx, connector.InputBlobKey(job.ID), bytes.NewReader([]byte("in")), 2, time.Hour); err != nil {
+	if err := other.Blobs.Put(ctx, connector.InputBlobKey(job.ID), bytes.NewReader([]byte("in")), 2, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	if _, in, err := runs.OpenJob(ctx, job.ID); err != nil || in != nil {

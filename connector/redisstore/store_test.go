@@ -87,11 +87,11 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 			return err
 		},
 		"Jobs.Wait": func(ctx context.Context) error { _, err := s.Jobs.Wait(ctx, job.ID); return err },
-		"PutBlob": func(ctx context.Context) error {
-			return s.Blobs.PutBlob(ctx, "k", strings.NewReader("x"), 1, time.Minute)
+		"Blobs.Put": func(ctx context.Context) error {
+			return s.Blobs.Put(ctx, "k", strings.NewReader("x"), 1, time.Minute)
 		},
-		"OpenBlob":   func(ctx context.Context) error { _, err := connector.ReadBlob(ctx, s.Blobs, "k"); return err },
-		"DeleteBlob": func(ctx context.Context) error { return s.Blobs.DeleteBlob(ctx, "k") },
+		"Blobs.Open":   func(ctx context.Context) error { _, err := connector.ReadBlob(ctx, s.Blobs, "k"); return err },
+		"Blobs.Delete": func(ctx context.Context) error { return s.Blobs.Delete(ctx, "k") },
 		"Reserve": func(ctx context.Context) error {
 			_, _, err := s.Idempotency.Reserve(ctx, "o", "k", "f", "j")
 			return err

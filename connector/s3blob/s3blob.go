@@ -82,10 +82,10 @@ func ParseURL(raw string) (Config, error) {
 
 // Deadlines remembers when each object must be deleted; redisstore keeps it.
 type Deadlines interface {
-	// AddBlobDeadline records that object name is due at.
-	AddBlobDeadline(ctx context.Context, name string, at time.Time) error
-	// DueBlobs removes and returns up to max names due before now.
-	DueBlobs(ctx context.Context, now time.Time, max int) ([]string, error)
+	// AddDeadline records that object name is due at.
+	AddDeadline(ctx context.Context, name string, at time.Time) error
+	// Due removes and returns up to max names due before now.
+	Due(ctx context.Context, now time.Time, max int) ([]string, error)
 }
 
 // Store is a connector.BlobStore over one bucket. Safe for concurrent use.
@@ -152,14 +152,14 @@ func (s *Store) Ping(ctx context.Context) error {
 	return unavailable(err)
 }
 
-// PutBlob streams r to the object (one PUT when the size is known; 5 MiB
+// Put streams r to the object (one PUT when the size is known; 5 MiB
 // parts when it is not) and records its deadline first, so a crash between
 // the two leaves at worst a deadline without an object, never an object
 // that is never swept.
-func (s *Store) PutBlob(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error {
+func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error {
 	name := s.objectName(key)
 	if ttl > 0 {
-		if err := s.deadlines.AddBlobDeadline(ctx, name, s.now().Add(ttl)); err != nil {
+		if err := s.deadlines.AddDeadline(ctx, name, s.now().Add(ttl)); err != nil {
 			return err
 		}
 	}
@@ -178,8 +178,8 @@ func (s *Store) PutBlob(ctx context.Context, key string, r io.Reader, size int64
 	return nil
 }
 
-// OpenBlob starts the GET of the object; the body streams as it is read.
-func (s *Store) OpenBlob(ctx context.Context, key string) (*connector.Blob, error) {
+// Open starts the GET of the object; the body streams as it is read.
+func (s *Store) Open(ctx context.Context, key string) (*connector.Blob, error) {
 	obj, err := s.mc.GetObject(ctx, s.bucket, s.objectName(key), minio.GetObjectOptions{})
 	if err != nil {
 		return nil, unavailable(err)
@@ -195,9 +195,9 @@ func (s *Store) OpenBlob(ctx context.Context, key string) (*connector.Blob, erro
 	return &connector.Blob{ReadCloser: obj, Size: info.Size}, nil
 }
 
-// DeleteBlob removes the object; S3 deletes are idempotent. Its deadline
+// Delete removes the object; S3 deletes are idempotent. Its deadline
 // stays in the index and is dropped by the sweeper.
-func (s *Store) DeleteBlob(ctx context.Context, key string) error {
+func (s *Store) Delete(ctx context.Context, key string) error {
 	return unavailable(s.mc.RemoveObject(ctx, s.bucket, s.objectName(key), minio.RemoveObjectOptions{}))
 }
 
@@ -309,11 +309,11 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 	const batch = 1000 // S3's DeleteObjects limit
 	total := 0
 	for {
-		names, err := s.deadlines.DueBlobs(ctx, s.now(), batch)
+		names, err := s.deadlines.Due(ctx, s.now(), batch)
 		if len(names) > 0 {
 			if derr := s.removeAll(ctx, names); derr != nil {
 				for _, n := range names {
-					s.deadlines.AddBlobDeadline(context.WithoutCancel(ctx), n, s.now().Add(time.Minute))
+					s.deadlines.AddDeadline(context.WithoutCancel(ctx), n, s.now().Add(time.Minute))
 				}
 				return total, derr
 			}

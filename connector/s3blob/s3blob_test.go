@@ -56,7 +56,7 @@ func TestBlobsAreObjectsNotRedisKeys(t *testing.T) {
 	s, _, srv := newStore(t)
 	ctx := context.Background()
 	data := bytes.Repeat([]byte("img"), 1000)
-	if err := s.PutBlob(ctx, connector.OutputBlobKey("job1"), bytes.NewReader(data), int64(len(data)), time.Hour); err != nil {
+	if err := s.Put(ctx, connector.OutputBlobKey("job1"), bytes.NewReader(data), int64(len(data)), time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	info, err := srv.Client.StatObject(ctx, srv.Bucket, "imgflow-out-job1", minio.StatObjectOptions{})
@@ -73,7 +73,7 @@ func TestSweepDeletesOnlyExpiredBlobs(t *testing.T) {
 	s.now = func() time.Time { return clock }
 	put := func(key string, ttl time.Duration) {
 		t.Helper()
-		if err := s.PutBlob(ctx, key, strings.NewReader("x"), 1, ttl); err != nil {
+		if err := s.Put(ctx, key, strings.NewReader("x"), 1, ttl); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -86,11 +86,11 @@ func TestSweepDeletesOnlyExpiredBlobs(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("Sweep after 3 min = %d, %v; want 1 expired blob", n, err)
 	}
-	if _, err := s.OpenBlob(ctx, "in:short"); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
-		t.Errorf("blob past its TTL: OpenBlob = %v, want ENOTFOUND", err)
+	if _, err := s.Open(ctx, "in:short"); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+		t.Errorf("blob past its TTL: Open = %v, want ENOTFOUND", err)
 	}
 	for _, k := range []string{"out:long", "out:none"} {
-		if _, err := s.OpenBlob(ctx, k); err != nil {
+		if _, err := s.Open(ctx, k); err != nil {
 			t.Errorf("%s deleted early: %v", k, err)
 		}
 	}
@@ -111,7 +111,7 @@ func TestPresignedURLDownloadsWithoutCredentials(t *testing.T) {
 	s, _, _ := newStore(t)
 	ctx := context.Background()
 	data := []byte("\x89PNG fake but bytes")
-	if err := s.PutBlob(ctx, "out:j", bytes.NewReader(data), int64(len(data)), time.Hour); err != nil {
+	if err := s.Put(ctx, "out:j", bytes.NewReader(data), int64(len(data)), time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	u, err := s.PresignedURL(ctx, "out:j", "image/png", `attachment; filename="a.png"`, time.Now().Add(time.Hour))
@@ -162,13 +162,13 @@ func TestPutsDoNotRaceWithDeletes(t *testing.T) {
 	defer wg.Wait()
 	for i := range 200 {
 		key := connector.InputBlobKey(strconv.Itoa(i))
-		if err := s.PutBlob(ctx, key, bytes.NewReader(data), int64(len(data)), time.Hour); err != nil {
+		if err := s.Put(ctx, key, bytes.NewReader(data), int64(len(data)), time.Hour); err != nil {
 			t.Fatalf("put %d while earlier inputs are deleted: %v", i, err)
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := s.DeleteBlob(ctx, key); err != nil {
+			if err := s.Delete(ctx, key); err != nil {
 				t.Errorf("delete %s: %v", key, err)
 			}
 		}()

@@ -176,7 +176,7 @@ func (s *Maker) putInput(ctx context.Context, id string, image connector.Bytes) 
 	if image == nil || s.cfg.Inputs == nil {
 		return image, nil
 	}
-	err := s.cfg.Inputs.PutBlob(ctx, connector.InputBlobKey(id), connector.BytesReader(image), image.Size(), s.cfg.InputTTL)
+	err := s.cfg.Inputs.Put(ctx, connector.InputBlobKey(id), connector.BytesReader(image), image.Size(), s.cfg.InputTTL)
 	return nil, err
 }
 
@@ -196,7 +196,7 @@ func (s *Maker) undo(ctx context.Context, job *connector.Job, later bool) undone
 	do := func(ctx context.Context) error {
 		removed, err := s.cfg.Jobs.Undo(ctx, job.Owner, job.ID)
 		if err == nil && removed && s.cfg.Inputs != nil && job.Input.Size > 0 {
-			s.cfg.Inputs.DeleteBlob(ctx, connector.InputBlobKey(job.ID))
+			s.cfg.Inputs.Delete(ctx, connector.InputBlobKey(job.ID))
 		}
 		if err == nil && !removed {
 			s.log.Warn("a job whose request failed had started already; it runs", "job_id", job.ID)
@@ -216,7 +216,7 @@ func (s *Maker) undo(ctx context.Context, job *connector.Job, later bool) undone
 		return undoKept
 	}
 	if s.cfg.Inputs != nil && job.Input.Size > 0 {
-		s.cfg.Inputs.DeleteBlob(context.WithoutCancel(ctx), connector.InputBlobKey(job.ID))
+		s.cfg.Inputs.Delete(context.WithoutCancel(ctx), connector.InputBlobKey(job.ID))
 	}
 	return undoRemoved
 }

@@ -44,18 +44,18 @@ func Run(t *testing.T, open func(t *testing.T) connector.BlobStore) {
 	})
 	t.Run("UnknownOrDeletedIsNotFound", func(t *testing.T) {
 		bs, ctx := open(t), context.Background()
-		if _, err := bs.OpenBlob(ctx, "in:never"); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
-			t.Fatalf("OpenBlob of an unknown key = %v, want ENOTFOUND", err)
+		if _, err := bs.Open(ctx, "in:never"); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+			t.Fatalf("Open of an unknown key = %v, want ENOTFOUND", err)
 		}
 		put(t, bs, "in:d", bytes.NewReader([]byte("x")), 1)
-		if err := bs.DeleteBlob(ctx, "in:d"); err != nil {
-			t.Fatalf("DeleteBlob: %v", err)
+		if err := bs.Delete(ctx, "in:d"); err != nil {
+			t.Fatalf("Delete: %v", err)
 		}
-		if _, err := bs.OpenBlob(ctx, "in:d"); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
-			t.Fatalf("OpenBlob after DeleteBlob = %v, want ENOTFOUND", err)
+		if _, err := bs.Open(ctx, "in:d"); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+			t.Fatalf("Open after Delete = %v, want ENOTFOUND", err)
 		}
-		if err := bs.DeleteBlob(ctx, "in:d"); err != nil {
-			t.Fatalf("DeleteBlob of a missing blob = %v, want nil", err)
+		if err := bs.Delete(ctx, "in:d"); err != nil {
+			t.Fatalf("Delete of a missing blob = %v, want nil", err)
 		}
 	})
 	t.Run("AFailedWriteStoresNothing", func(t *testing.T) {
@@ -70,12 +70,12 @@ func Run(t *testing.T, open func(t *testing.T) connector.BlobStore) {
 			"fewer bytes than said":    {bytes.NewReader(pattern(1500)), 2000},
 			"more bytes than said":     {bytes.NewReader(pattern(2<<20 + 7)), 2 << 20},
 		} {
-			err := bs.PutBlob(ctx, "out:f", r.r, r.size, time.Minute)
+			err := bs.Put(ctx, "out:f", r.r, r.size, time.Minute)
 			if err == nil {
-				t.Errorf("%s: PutBlob = nil, want an error", name)
+				t.Errorf("%s: Put = nil, want an error", name)
 			}
 			if name == "reader error after 2 MiB" && !errors.Is(err, boom) {
-				t.Errorf("%s: PutBlob = %v, want the reader's own error", name, err)
+				t.Errorf("%s: Put = %v, want the reader's own error", name, err)
 			}
 			expectBlob(t, bs, "out:f", []byte("kept"))
 		}
@@ -92,20 +92,20 @@ func pattern(n int) []byte {
 
 func put(t *testing.T, bs connector.BlobStore, key string, r io.Reader, size int64) {
 	t.Helper()
-	if err := bs.PutBlob(context.Background(), key, r, size, time.Hour); err != nil {
-		t.Fatalf("PutBlob(%s, %d bytes): %v", key, size, err)
+	if err := bs.Put(context.Background(), key, r, size, time.Hour); err != nil {
+		t.Fatalf("Put(%s, %d bytes): %v", key, size, err)
 	}
 }
 
 func expectBlob(t *testing.T, bs connector.BlobStore, key string, want []byte) {
 	t.Helper()
-	b, err := bs.OpenBlob(context.Background(), key)
+	b, err := bs.Open(context.Background(), key)
 	if err != nil {
-		t.Fatalf("OpenBlob(%s): %v", key, err)
+		t.Fatalf("Open(%s): %v", key, err)
 	}
 	defer b.Close()
 	if b.Size != int64(len(want)) {
-		t.Errorf("OpenBlob(%s).Size = %d, want %d", key, b.Size, len(want))
+		t.Errorf("Open(%s).Size = %d, want %d", key, b.Size, len(want))
 	}
 	got, err := io.ReadAll(iotest.OneByteReader(io.LimitReader(b, 1<<10)))
 	if err == nil {

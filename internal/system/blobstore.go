@@ -96,23 +96,23 @@ type afterRedis struct {
 	redis *redisstore.Blobs
 }
 
-func (b afterRedis) PutBlob(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error {
-	return b.s3.PutBlob(ctx, key, r, size, ttl)
+func (b afterRedis) Put(ctx context.Context, key string, r io.Reader, size int64, ttl time.Duration) error {
+	return b.s3.Put(ctx, key, r, size, ttl)
 }
 
-func (b afterRedis) OpenBlob(ctx context.Context, key string) (*connector.Blob, error) {
-	blob, err := b.s3.OpenBlob(ctx, key)
+func (b afterRedis) Open(ctx context.Context, key string) (*connector.Blob, error) {
+	blob, err := b.s3.Open(ctx, key)
 	if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
-		if old, rerr := b.redis.OpenBlob(ctx, key); rerr == nil {
+		if old, rerr := b.redis.Open(ctx, key); rerr == nil {
 			return old, nil
 		}
 	}
 	return blob, err
 }
 
-func (b afterRedis) DeleteBlob(ctx context.Context, key string) error {
-	if err := b.s3.DeleteBlob(ctx, key); err != nil {
+func (b afterRedis) Delete(ctx context.Context, key string) error {
+	if err := b.s3.Delete(ctx, key); err != nil {
 		return err
 	}
-	return b.redis.DeleteBlob(ctx, key)
+	return b.redis.Delete(ctx, key)
 }

@@ -26,18 +26,18 @@ func TestBlobsFromBeforeTheSwitchToS3StayReadable(t *testing.T) {
 	}
 	defer a.Close()
 	ctx := context.Background()
-	if err := a.store.Blobs.PutBlob(ctx, connector.OutputBlobKey("old"), strings.NewReader("before"), 6, time.Hour); err != nil {
+	if err := a.store.Blobs.Put(ctx, connector.OutputBlobKey("old"), strings.NewReader("before"), 6, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	got, err := connector.ReadBlob(ctx, a.blobs, connector.OutputBlobKey("old"))
 	if err != nil || string(got) != "before" {
 		t.Fatalf("blob written to Redis before the switch = %q, %v; want it read from Redis", got, err)
 	}
-	if err := a.blobs.DeleteBlob(ctx, connector.OutputBlobKey("old")); err != nil {
+	if err := a.blobs.Delete(ctx, connector.OutputBlobKey("old")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.blobs.OpenBlob(ctx, connector.OutputBlobKey("old")); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
-		t.Fatalf("after DeleteBlob: %v, want ENOTFOUND from both stores", err)
+	if _, err := a.blobs.Open(ctx, connector.OutputBlobKey("old")); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
+		t.Fatalf("after Delete: %v, want ENOTFOUND from both stores", err)
 	}
 }
 
