@@ -11,9 +11,9 @@ import (
 // lapsed is requeued while its first run still goes on), so each run is
 // numbered when it starts (Job.Runs, the run count) and every end of
 // the job is written under that number: a compare-and-set in the store,
-// which a stale run loses (JobRuns.FinishRun).
+// which a stale run loses (JobRuns.Finish).
 
-// Errors of JobRuns.FinishRun: the write was refused, and why.
+// Errors of JobRuns.Finish: the write was refused, and why.
 var (
 	// ErrJobFinished: the job ended already; nothing was written.
 	ErrJobFinished = errors.New("job already finished")
@@ -91,11 +91,11 @@ type JobRuns interface {
 	OpenJob(ctx context.Context, id string) (*Job, *Blob, error)
 	// Calls returns the job's call record (zero when there is none).
 	Calls(ctx context.Context, id string) (CallRecord, error)
-	// StartRun applies start to the current record (it numbers the run:
+	// Start applies start to the current record (it numbers the run:
 	// Job.Runs) and stores it; with beginCall it also begins a call
 	// (BeginCall, in the run start numbered) in the same write and returns
 	// the record with it.
-	StartRun(ctx context.Context, id string, start func(*Job) error, beginCall bool) (*Job, CallRecord, error)
+	Start(ctx context.Context, id string, start func(*Job) error, beginCall bool) (*Job, CallRecord, error)
 	// BeginCall records, before it starts, that a call of the compression
 	// API is about to be made by run number run, open (CallRecord.Open)
 	// until ctx's deadline or its answer, and returns the record with it.
@@ -108,11 +108,11 @@ type JobRuns interface {
 	// OutputBlobKey for ttl, then records call as answered 200 with its
 	// answer, for any later run of the job.
 	KeepAnswer(ctx context.Context, id string, call int, answer *KeptAnswer, data Bytes, ttl time.Duration) error
-	// FinishRun ends the job with end, only if it is unfinished and still
+	// Finish ends the job with end, only if it is unfinished and still
 	// in run number run (ErrJobFinished, ErrStaleRun otherwise); a failure
 	// is refused with ErrAnswerKept while the call record keeps a charged
 	// answer. The write marks the job's finish for waiters and drops its
 	// input blob. hooks tells, when the store could see it in passing,
 	// whether the owner has hook subscriptions.
-	FinishRun(ctx context.Context, id string, run int, end func(*Job)) (job *Job, hooks HooksHint, err error)
+	Finish(ctx context.Context, id string, run int, end func(*Job)) (job *Job, hooks HooksHint, err error)
 }

@@ -39,7 +39,7 @@ type JobStore interface {
 }
 
 // HooksHint is what a store could tell about an owner's hook subscriptions
-// in passing (JobRuns.FinishRun).
+// in passing (JobRuns.Finish).
 type HooksHint int
 
 const (

@@ -25,7 +25,7 @@ import (
 //	         the run guard → follow-ups in order: batch count, dedupe source, fan-out
 //
 // The end is conditioned on the run that started it (connector.JobRuns.
-// FinishRun, a compare-and-set on the run number Job.Runs): runs may
+// Finish, a compare-and-set on the run number Job.Runs): runs may
 // overlap (a handler outlives asynq's cancellation; recover.go requeues a
 // task whose lease lapsed), and a stale run never overwrites a live one's
 // end. A stale run's charged answer is not dropped: it is kept in the call
@@ -244,7 +244,7 @@ func (w *Worker) load(ctx context.Context, r *run) (out outcome, working bool) {
 	// A first run whose input is open already has nothing left to fail
 	// before the call, so its call is begun with the start.
 	beginCall := job.Runs == 0 && r.opened != nil
-	job, rec, err := w.cfg.Runs.StartRun(ctx, r.jobID, startRun, beginCall)
+	job, rec, err := w.cfg.Runs.Start(ctx, r.jobID, startRun, beginCall)
 	if errors.Is(err, connector.ErrJobFinished) || connector.ErrorCodeOf(err) == connector.ENOTFOUND {
 		return outcome{kind: nothingToDo}, false // finished or expired meanwhile
 	}
@@ -527,7 +527,7 @@ func (w *Worker) retryOrFail(ctx context.Context, r *run, out *outcome) (retry b
 }
 
 // end is the job's one terminal write, conditioned on this run being the
-// job's live run (connector.JobRuns.FinishRun), retried in place through a
+// job's live run (connector.JobRuns.Finish), retried in place through a
 // Redis outage. A failure refused for a charged answer kept meanwhile (a
 // stale run's) completes the job with that answer instead.
 func (w *Worker) end(ctx context.Context, r *run, out *outcome) (*connector.Job, connector.HooksHint, error) {
@@ -546,7 +546,7 @@ func (w *Worker) end(ctx context.Context, r *run, out *outcome) (*connector.Job,
 	}
 	err := retryInPlace(ctx, func() error {
 		var err error
-		job, hooks, err = w.cfg.Runs.FinishRun(ctx, r.jobID, r.number, r.endChange(*out))
+		job, hooks, err = w.cfg.Runs.Finish(ctx, r.jobID, r.number, r.endChange(*out))
 		if !errors.Is(err, connector.ErrAnswerKept) {
 			return err
 		}
@@ -557,7 +557,7 @@ func (w *Worker) end(ctx context.Context, r *run, out *outcome) (*connector.Job,
 		r.log.Warn("a charged answer was kept for the job while this run failed: completing with it", "cause", out.cause)
 		r.calls = rec
 		*out = completedWith(rec.Kept)
-		job, hooks, err = w.cfg.Runs.FinishRun(ctx, r.jobID, r.number, r.endChange(*out))
+		job, hooks, err = w.cfg.Runs.Finish(ctx, r.jobID, r.number, r.endChange(*out))
 		return err
 	})
 	if err != nil {
@@ -598,7 +598,7 @@ func (w *Worker) readRunNumber(ctx context.Context, r *run) error {
 
 // awaitOpenCalls holds a failing run's end while a call that another run
 // began may still be answered: a stale run whose call is charged keeps the
-// answer, and the failure then yields to it (FinishRun), so the charge is
+// answer, and the failure then yields to it (Finish), so the charge is
 // not wasted on a failed job. It waits until that call's run's deadline,
 // which comes before this run's own (that run started earlier), polling the
 // call record to end early when the call is answered; never past this

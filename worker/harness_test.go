@@ -447,11 +447,11 @@ func (r outageRuns) OpenJob(ctx context.Context, id string) (*connector.Job, *co
 	return r.JobRuns.OpenJob(ctx, id)
 }
 
-func (r outageRuns) StartRun(ctx context.Context, id string, start func(*connector.Job) error, beginCall bool) (*connector.Job, connector.CallRecord, error) {
+func (r outageRuns) Start(ctx context.Context, id string, start func(*connector.Job) error, beginCall bool) (*connector.Job, connector.CallRecord, error) {
 	if err := r.o.check(); err != nil {
 		return nil, connector.CallRecord{}, err
 	}
-	return r.JobRuns.StartRun(ctx, id, start, beginCall)
+	return r.JobRuns.Start(ctx, id, start, beginCall)
 }
 
 func (r outageRuns) KeepAnswer(ctx context.Context, id string, call int, answer *connector.KeptAnswer, data connector.Bytes, ttl time.Duration) error {
@@ -461,9 +461,9 @@ func (r outageRuns) KeepAnswer(ctx context.Context, id string, call int, answer 
 	return r.JobRuns.KeepAnswer(ctx, id, call, answer, data, ttl)
 }
 
-func (r outageRuns) FinishRun(ctx context.Context, id string, run int, end func(*connector.Job)) (*connector.Job, connector.HooksHint, error) {
+func (r outageRuns) Finish(ctx context.Context, id string, run int, end func(*connector.Job)) (*connector.Job, connector.HooksHint, error) {
 	if err := r.o.check(); err != nil {
 		return nil, connector.HooksUnknown, err
 	}
-	return r.JobRuns.FinishRun(ctx, id, run, end)
+	return r.JobRuns.Finish(ctx, id, run, end)
 }

@@ -185,7 +185,7 @@ func TestFailureWaitsForADeadRunsCallOnlyUntilItsDeadline(t *testing.T) {
 	// Run 1 began a call and died; its deadline is 1.5 s away.
 	dying, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
 	defer cancel()
-	if _, _, err := h.cfg.Runs.StartRun(dying, job.ID, startRun, false); err != nil {
+	if _, _, err := h.cfg.Runs.Start(dying, job.ID, startRun, false); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.cfg.Runs.BeginCall(dying, job.ID, 1); err != nil {

@@ -163,7 +163,7 @@ func (s *Jobs) Update(ctx context.Context, id string, fn func(*connector.Job) er
 }
 
 // finishJob is Update for a run's write that ends the job (Runs.
-// FinishRun), which also tells, from the same round trip, whether the
+// Finish), which also tells, from the same round trip, whether the
 // job's owner has any hook subscription at that moment: HooksNone lets the
 // worker skip listing them. HooksUnknown when it could not tell (the write
 // did not finish the job). A failure is refused (connector.ErrAnswerKept) while the
@@ -274,7 +274,7 @@ func (s *Jobs) updateJob(ctx context.Context, id string, fn func(*connector.Job)
 // This one round trip spans aggregates on purpose: the job's end and its
 // key's place (Jobs), the call record's kept answer (Runs), the input blob
 // (Blobs) and a peek at the owner's hooks (Hooks). It stays here, the step
-// that ends a job (Runs.FinishRun), so that a job's end costs one trip
+// that ends a job (Runs.Finish), so that a job's end costs one trip
 // (.ci/perf.sh counts them); the batch count and the fan-out are the
 // worker's follow-ups after it.
 func (s *Jobs) casJob(ctx context.Context, key, id string, job *connector.Job, finishing bool, seen string, data []byte, extras casExtras) (any, error) {

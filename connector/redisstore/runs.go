@@ -43,9 +43,9 @@ func (r *Runs) Calls(ctx context.Context, id string) (connector.CallRecord, erro
 	return r.jobs.callRecord(ctx, id)
 }
 
-// StartRun stores start's change of the job; with beginCall the same
+// Start stores start's change of the job; with beginCall the same
 // script begins a call.
-func (r *Runs) StartRun(ctx context.Context, id string, start func(*connector.Job) error, beginCall bool) (*connector.Job, connector.CallRecord, error) {
+func (r *Runs) Start(ctx context.Context, id string, start func(*connector.Job) error, beginCall bool) (*connector.Job, connector.CallRecord, error) {
 	if beginCall {
 		return r.jobs.startJob(ctx, id, start)
 	}
@@ -76,11 +76,11 @@ func (r *Runs) KeepAnswer(ctx context.Context, id string, call int, answer *conn
 	return r.jobs.keepAnswerOnly(ctx, id, call, answer)
 }
 
-// FinishRun ends the job under the run guard: the job's record is
+// Finish ends the job under the run guard: the job's record is
 // compared and set as a whole (finishScript), so the guard below holds
 // for the record the write replaces. The write deletes an input blob in
 // this Redis; one in the blob store elsewhere is deleted after it.
-func (r *Runs) FinishRun(ctx context.Context, id string, run int, end func(*connector.Job)) (*connector.Job, connector.HooksHint, error) {
+func (r *Runs) Finish(ctx context.Context, id string, run int, end func(*connector.Job)) (*connector.Job, connector.HooksHint, error) {
 	job, hooks, err := r.jobs.finishJob(ctx, id, func(j *connector.Job) error {
 		switch {
 		case j.Status.Finished():

@@ -28,25 +28,25 @@ func TestFinishRunIsFencedByTheRunNumber(t *testing.T) {
 	runs := s.Runs
 	ctx := context.Background()
 	job := newJob(t, s, "tenant", connector.StatusQueued)
-	first, _, err := runs.StartRun(ctx, job.ID, startRunForTest, false)
+	first, _, err := runs.Start(ctx, job.ID, startRunForTest, false)
 	if err != nil || first.Runs != 1 {
 		t.Fatalf("run 1: expected run number 1, got %+v, %v", first, err)
 	}
-	second, _, err := runs.StartRun(ctx, job.ID, startRunForTest, false)
+	second, _, err := runs.Start(ctx, job.ID, startRunForTest, false)
 	if err != nil || second.Runs != 2 {
 		t.Fatalf("run 2: expected run number 2, got %+v, %v", second, err)
 	}
-	if _, _, err := runs.FinishRun(ctx, job.ID, 1, failJob); !errors.Is(err, connector.ErrStaleRun) {
+	if _, _, err := runs.Finish(ctx, job.ID, 1, failJob); !errors.Is(err, connector.ErrStaleRun) {
 		t.Fatalf("stale run's end: expected ErrStaleRun, got %v", err)
 	}
 	if got, _ := s.Jobs.Get(ctx, job.ID); got.Status != connector.StatusProcessing {
 		t.Fatalf("after the stale end: expected processing, got %s", got.Status)
 	}
-	done, _, err := runs.FinishRun(ctx, job.ID, 2, func(j *connector.Job) { j.Status = connector.StatusCompleted })
+	done, _, err := runs.Finish(ctx, job.ID, 2, func(j *connector.Job) { j.Status = connector.StatusCompleted })
 	if err != nil || done.Status != connector.StatusCompleted {
 		t.Fatalf("live run's end: expected completed, got %+v, %v", done, err)
 	}
-	if _, _, err := runs.FinishRun(ctx, job.ID, 2, failJob); !errors.Is(err, connector.ErrJobFinished) {
+	if _, _, err := runs.Finish(ctx, job.ID, 2, failJob); !errors.Is(err, connector.ErrJobFinished) {
 		t.Fatalf("a second end: expected ErrJobFinished, got %v", err)
 	}
 }
@@ -58,14 +58,14 @@ func TestFinishRunRefusesAFailureWhileAnAnswerIsKept(t *testing.T) {
 	runs := s.Runs
 	ctx := context.Background()
 	job := newJob(t, s, "tenant", connector.StatusQueued)
-	if _, _, err := runs.StartRun(ctx, job.ID, startRunForTest, true); err != nil {
+	if _, _, err := runs.Start(ctx, job.ID, startRunForTest, true); err != nil {
 		t.Fatal(err)
 	}
 	answer := &connector.KeptAnswer{Result: &connector.JobResult{CompressedSize: 3, MIMEType: "image/png"}}
 	if err := runs.KeepAnswer(ctx, job.ID, 1, answer, bytes.NewReader([]byte("png")), time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := runs.FinishRun(ctx, job.ID, 1, failJob); !errors.Is(err, connector.ErrAnswerKept) {
+	if _, _, err := runs.Finish(ctx, job.ID, 1, failJob); !errors.Is(err, connector.ErrAnswerKept) {
 		t.Fatalf("failure with a kept answer: expected ErrAnswerKept, got %v", err)
 	}
 	if got, _ := s.Jobs.Get(ctx, job.ID); got.Status != connector.StatusProcessing {
@@ -75,7 +75,7 @@ func TestFinishRunRefusesAFailureWhileAnAnswerIsKept(t *testing.T) {
 	if err != nil || rec.Kept == nil {
 		t.Fatalf("call record: expected the kept answer, got %+v, %v", rec, err)
 	}
-	done, _, err := runs.FinishRun(ctx, job.ID, 1, func(j *connector.Job) { j.Status, j.Result = connector.StatusCompleted, rec.Kept.Result })
+	done, _, err := runs.Finish(ctx, job.ID, 1, func(j *connector.Job) { j.Status, j.Result = connector.StatusCompleted, rec.Kept.Result })
 	if err != nil || done.Status != connector.StatusCompleted {
 		t.Fatalf("completion with the kept answer: expected completed, got %+v, %v", done, err)
 	}
@@ -95,7 +95,7 @@ func TestRunsDelegateBlobsToAnotherStore(t *testing.T) {
 	if _, in, err := runs.OpenJob(ctx, job.ID); err != nil || in != nil {
 		t.Fatalf("OpenJob: expected the job and no input opened (it is elsewhere), got %v, %v", in, err)
 	}
-	if _, _, err := runs.StartRun(ctx, job.ID, startRunForTest, true); err != nil {
+	if _, _, err := runs.Start(ctx, job.ID, startRunForTest, true); err != nil {
 		t.Fatal(err)
 	}
 	if err := runs.KeepAnswer(ctx, job.ID, 1, &connector.KeptAnswer{Result: &connector.JobResult{}}, bytes.NewReader([]byte("out")), time.Hour); err != nil {
@@ -107,7 +107,7 @@ func TestRunsDelegateBlobsToAnotherStore(t *testing.T) {
 	if _, err := connector.ReadBlob(ctx, s.Blobs, connector.OutputBlobKey(job.ID)); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
 		t.Fatalf("output: expected none in Redis, got %v", err)
 	}
-	if _, _, err := runs.FinishRun(ctx, job.ID, 1, func(j *connector.Job) { j.Status = connector.StatusCompleted }); err != nil {
+	if _, _, err := runs.Finish(ctx, job.ID, 1, func(j *connector.Job) { j.Status = connector.StatusCompleted }); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := connector.ReadBlob(ctx, other.Blobs, connector.InputBlobKey(job.ID)); connector.ErrorCodeOf(err) != connector.ENOTFOUND {
