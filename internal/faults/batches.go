@@ -158,15 +158,8 @@ type batchView struct {
 }
 
 func (s *system) getBatch(id string) *batchView {
-	req, _ := http.NewRequest(http.MethodGet, s.api+"/v1/batches/"+id, nil)
-	req.Header.Set("X-API-Key", s.key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil
-	}
-	defer resp.Body.Close()
 	var b batchView
-	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&b) != nil {
+	if status, err := s.get("/v1/batches/"+id, &b); err != nil || status != http.StatusOK {
 		return nil
 	}
 	return &b
@@ -177,19 +170,11 @@ func (s *system) listBatches() ([]string, error) {
 	var ids []string
 	cursor := ""
 	for {
-		req, _ := http.NewRequest(http.MethodGet, s.api+"/v1/batches?limit=100&cursor="+cursor, nil)
-		req.Header.Set("X-API-Key", s.key)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return nil, err
-		}
 		var page struct {
 			Batches    []batchView `json:"batches"`
 			NextCursor string      `json:"next_cursor"`
 		}
-		err = json.NewDecoder(resp.Body).Decode(&page)
-		resp.Body.Close()
-		if err != nil {
+		if _, err := s.get("/v1/batches?limit=100&cursor="+cursor, &page); err != nil {
 			return nil, err
 		}
 		for _, b := range page.Batches {

@@ -354,21 +354,24 @@ type jobView struct {
 }
 
 func (s *system) getJob(id string) *jobView {
-	req, _ := http.NewRequest(http.MethodGet, s.api+"/v1/jobs/"+id, nil)
-	req.Header.Set("X-API-Key", s.key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil
-	}
 	var j jobView
-	if json.NewDecoder(resp.Body).Decode(&j) != nil {
+	if status, err := s.get("/v1/jobs/"+id, &j); err != nil || status != http.StatusOK {
 		return nil
 	}
 	return &j
+}
+
+// get reads GET path with the suite's key, decoding the body into v
+// whatever the status.
+func (s *system) get(path string, v any) (status int, err error) {
+	req, _ := http.NewRequest(http.MethodGet, s.api+path, nil)
+	req.Header.Set("X-API-Key", s.key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode, json.NewDecoder(resp.Body).Decode(v)
 }
 
 // distinctPNG is png with a tEXt chunk naming key after its header: the

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -160,20 +159,12 @@ func (s *system) listJobs() (map[string]*jobView, error) {
 	all := map[string]*jobView{}
 	cursor := ""
 	for {
-		req, _ := http.NewRequest(http.MethodGet, s.api+"/v1/jobs?limit=100&cursor="+cursor, nil)
-		req.Header.Set("X-API-Key", s.key)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return nil, fmt.Errorf("listing jobs: %w", err)
-		}
 		var page struct {
 			Jobs       []*jobView `json:"jobs"`
 			NextCursor string     `json:"next_cursor"`
 		}
-		err = json.NewDecoder(resp.Body).Decode(&page)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("listing jobs: %d %v", resp.StatusCode, err)
+		if status, err := s.get("/v1/jobs?limit=100&cursor="+cursor, &page); err != nil || status != http.StatusOK {
+			return nil, fmt.Errorf("listing jobs: %d %v", status, err)
 		}
 		for _, j := range page.Jobs {
 			all[j.ID] = j
