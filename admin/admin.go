@@ -58,7 +58,7 @@ func Mount(e *echo.Echo, redisOpt asynq.RedisConnOpt, token string, trustedOrigi
 // enough to pause a queue or delete tasks. net/http's
 // CrossOriginProtection reads Sec-Fetch-Site, then Origin against Host;
 // for the old browsers that send neither, a Referer from another host is
-// refused too. GET, HEAD and OPTIONS pass, and so do requests with none of
+// refused as well. GET, HEAD and OPTIONS pass, and so do requests with none of
 // these headers (curl, scripts with the bearer token).
 func sameOrigin(trustedOrigins []string) echo.MiddlewareFunc {
 	cop := http.NewCrossOriginProtection()

@@ -199,7 +199,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	return nil
 }
 
-// Close releases the worker's Redis client (used to enqueue deliveries).
+// Close releases the worker's Redis client (it enqueues deliveries).
 func (w *Worker) Close() error {
 	w.client.Close() // shares rdb, which it leaves open
 	return w.rdb.Close()
