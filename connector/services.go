@@ -21,7 +21,7 @@ type JobStore interface {
 	Get(ctx context.Context, id string) (*Job, error)
 	// Update applies fn to the current record atomically (optimistic
 	// locking) and stores the result; fn may be called more than once. When
-	// the job moves to a finished status, waiters (Wait) are woken.
+	// the job moves to a finished status, waiters (Wait, Watch) are woken.
 	Update(ctx context.Context, id string, fn func(*Job) error) (*Job, error)
 	// ListJobs returns owner's jobs newest first. The cursor is the last id of
 	// the previous page; ids are time-ordered (UUIDv7) so a page neither skips
@@ -51,7 +51,7 @@ const (
 // JobWatch is a wait on one job's finish begun by JobStore.Watch.
 type JobWatch interface {
 	// Wait blocks until the job is finished or ctx ends and returns the job
-	// as Wait does. last is the job as the caller made it, returned
+	// as JobStore.Wait does. last is the job as the caller made it, returned
 	// (with ctx's error) when ctx ends and a fresh read fails.
 	Wait(ctx context.Context, last *Job) (*Job, error)
 	// Stop ends the watch.

@@ -36,7 +36,7 @@ func (s *Server) newJobWatch(ctx context.Context, wait time.Duration) *jobWatch 
 }
 
 // beforeQueue starts the watch on job id (app.JobRequest.BeforeQueue). A
-// watch that cannot start only costs the read Wait makes.
+// watch that cannot start only costs the read JobStore.Wait makes.
 func (w *jobWatch) beforeQueue(id string) {
 	w.stop() // an earlier job of this request (an adopted one) is not waited on
 	w.id = id

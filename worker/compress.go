@@ -598,7 +598,7 @@ func (w *Worker) readRunNumber(ctx context.Context, r *run) error {
 
 // awaitOpenCalls holds a failing run's end while a call that another run
 // began may still be answered: a stale run whose call is charged keeps the
-// answer, and the failure then yields to it (Finish), so the charge is
+// answer, and the failure then yields to it (Runs.Finish), so the charge is
 // not wasted on a failed job. It waits until that call's run's deadline,
 // which comes before this run's own (that run started earlier), polling the
 // call record to end early when the call is answered; never past this

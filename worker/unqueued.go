@@ -26,7 +26,7 @@ import (
 //     queue is queued: a single job whose serve was killed between its two
 //     writes, or a batch item of a batch that was made (items are noted as
 //     they are made visible). The sweeper never removes a job: only the
-//     request that made it does (Undo, a compare-and-set that loses once
+//     request that made it does (JobStore.Undo, a compare-and-set that loses once
 //     a run started it), when its own enqueue failed. So no job answered
 //     2xx can vanish, however long its request stalled between the writes,
 //     and the sweeper's delay (unqueuedAfter) only says how soon a stray

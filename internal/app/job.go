@@ -108,7 +108,7 @@ const (
 
 // makeJob stores the job (its place under the key's cap, its input, its
 // record: one round trip) and queues it. A job whose making failed is
-// taken back (Undo) unless a run started it already, in which case it is
+// taken back (JobStore.Undo) unless a run started it already, in which case it is
 // made and is the answer; one that cannot be taken back now is left to the
 // retry that takes its Idempotency-Key over (it adopts the job), or, without
 // a key, tried again in the background; should it still have no task by
