@@ -92,7 +92,13 @@ func newHarness(t *testing.T) *harness {
 	}
 	client := asynq.NewClient(opt)
 	t.Cleanup(func() { client.Close() })
-	h.queue = NewQueue(client, r.Queue(), WithWakeUps(r.Client))
+	qopts := []QueueOption{WithWakeUps(r.Client)}
+	// IMGFLOW_DISPATCH=fair runs the suite on fair dispatch.
+	if os.Getenv("IMGFLOW_DISPATCH") == DispatchFair {
+		h.cfg.Dispatch = DispatchFair
+		qopts = append(qopts, WithFairDispatch(r.Client, 0))
+	}
+	h.queue = NewQueue(client, r.Queue(), qopts...)
 	sweeper := app.New(app.Config{Jobs: h.store.Jobs, Batches: h.store.Batches, Queue: h.queue, Logger: h.cfg.Logger})
 	t.Cleanup(sweeper.Close)
 	h.cfg.Sweeper = sweeper

@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -97,6 +98,7 @@ func Start(t *testing.T, configure ...func(*Options)) *System {
 		ResultTTL:     time.Hour,
 		Queue:         r.Queue(),
 		KeyPrefix:     r.Prefix,
+		Dispatch:      os.Getenv("IMGFLOW_DISPATCH"), // a test run may choose fair dispatch
 	}
 	for _, c := range configure {
 		c(&opts)
