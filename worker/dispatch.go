@@ -21,7 +21,7 @@ import (
 //
 //	ready:{owner}  LIST   each key's jobs, in order ("id" or "id|retries")
 //	ring           ZSET   keys with ready work and room, by virtual time
-//	state          HASH   n:{owner} jobs running, c:{owner} its limit,
+//	state          HASH   n:{owner} jobs running (no field at 0), c:{owner} its limit,
 //	                      w:{owner} its weight, clock the last dispatch's time
 //	leases         ZSET   "owner\nentry\ntoken" by lease deadline (ms)
 //	delayed        ZSET   "owner\nentry" of retries by due time (ms)
@@ -124,6 +124,7 @@ return false
 var ackScript = redis.NewScript(`
 if redis.call('ZREM', KEYS[3], ARGV[1]) == 0 then return 0 end
 local n = redis.call('HINCRBY', KEYS[2], 'n:' .. ARGV[2], -1)
+if n <= 0 then redis.call('HDEL', KEYS[2], 'n:' .. ARGV[2]) end
 if ARGV[6] ~= '0' then
   redis.call('ZADD', KEYS[6], ARGV[6], ARGV[2] .. '\n' .. ARGV[7])
 else
@@ -149,7 +150,7 @@ return 1
 // ARGV[4] wake-up channel. Returns 0 when the lease was lost already.
 var releaseScript = redis.NewScript(`
 if redis.call('ZREM', KEYS[3], ARGV[1]) == 0 then return 0 end
-redis.call('HINCRBY', KEYS[2], 'n:' .. ARGV[2], -1)
+if redis.call('HINCRBY', KEYS[2], 'n:' .. ARGV[2], -1) <= 0 then redis.call('HDEL', KEYS[2], 'n:' .. ARGV[2]) end
 redis.call('LPUSH', KEYS[4], ARGV[3])
 redis.call('ZADD', KEYS[1], 'NX', tonumber(redis.call('HGET', KEYS[2], 'clock') or 0), ARGV[2])
 redis.call('PUBLISH', ARGV[4], '')
@@ -175,7 +176,7 @@ local lost = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', ARGV[1], 'LIMIT', 0, A
 for _, m in ipairs(lost) do
   redis.call('ZREM', KEYS[3], m)
   local owner, entry = string.match(m, '^(.-)\n(.-)\n[^\n]*$')
-  redis.call('HINCRBY', KEYS[2], 'n:' .. owner, -1)
+  if redis.call('HINCRBY', KEYS[2], 'n:' .. owner, -1) <= 0 then redis.call('HDEL', KEYS[2], 'n:' .. owner) end
   redis.call('LPUSH', ARGV[2] .. owner, entry)
   touched[owner] = true
 end
