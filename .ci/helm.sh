@@ -6,7 +6,8 @@
 #
 #  1. helm lint --strict and helm template (release imgflow, namespace
 #     media) for each ci/*-values.yaml (default; Redis Cluster + KEDA +
-#     trial upstream; S3 + KEDA over TLS; Sentinel + KEDA through
+#     trial upstream; S3 + KEDA over TLS; fair dispatch + KEDA on its
+#     gauge through Prometheus; Sentinel + KEDA through
 #     Prometheus; an operator's: Ingress, digest, queues [prod], ...);
 #  2. deploy/helm/chartcheck: every rendered object decoded strictly with
 #     k8s.io/api, KEDA's and the Prometheus operator's types, the chart's

@@ -186,6 +186,7 @@ var asynqList = regexp.MustCompile(`^asynq:\{([^{}]+)\}:(pending|active)$`)
 func TestScaledObjectWatchesTheQueue(t *testing.T) {
 	seen := 0
 	renamed := false // a values file with queues: [prod]
+	fair := false    // a values file with IMGFLOW_DISPATCH=fair
 	for _, r := range rendered(t) {
 		w := component(r, "work")
 		cm := env(r, w.Spec.Template.Spec.Containers[0])
@@ -225,6 +226,11 @@ func TestScaledObjectWatchesTheQueue(t *testing.T) {
 					t.Errorf("%s: listName %q is not one of asynq's lists asynq:{QUEUE}:pending or :active", r.Name, trig.Metadata["listName"])
 					continue
 				}
+				if cm["IMGFLOW_DISPATCH"] == "fair" && m[1] == cm["IMGFLOW_QUEUE"] {
+					// Fair dispatch's jobs wait in its per-key lists: asynq's stay empty.
+					t.Errorf("%s: trigger %q reads %s, which fair dispatch leaves empty (IMGFLOW_DISPATCH=fair)", r.Name, trig.Name, trig.Metadata["listName"])
+					continue
+				}
 				watched[m[1]+" "+m[2]] = true
 				n, err := strconv.Atoi(trig.Metadata["listLength"])
 				if err != nil || n < 1 {
@@ -253,6 +259,9 @@ func TestScaledObjectWatchesTheQueue(t *testing.T) {
 			if cm["IMGFLOW_QUEUE"] == "prod" {
 				renamed = true
 			}
+			if cm["IMGFLOW_DISPATCH"] == "fair" {
+				fair = true
+			}
 		}
 	}
 	if seen == 0 {
@@ -260,6 +269,9 @@ func TestScaledObjectWatchesTheQueue(t *testing.T) {
 	}
 	if !renamed {
 		t.Error("no values file renders a ScaledObject for queues: [prod]")
+	}
+	if !fair {
+		t.Error("no values file renders a ScaledObject with config.dispatch: fair")
 	}
 }
 
