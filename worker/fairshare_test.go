@@ -60,7 +60,7 @@ func TestAKeysFloodWaitsWhileAnotherKeysJobRuns(t *testing.T) {
 	var flood []string
 	for i := range 8 {
 		j := h.newJob(connector.JobInput{Kind: connector.InputURL, URL: "https://images.test/slow/" + string(rune('a'+i)) + ".png"}, "")
-		h.enqueue(j.ID)
+		h.enqueueOf(j.ID, h.owner)
 		flood = append(flood, j.ID)
 	}
 	waitFor(t, "the flooding key's first fetch", func() bool { return f.inFlight.Load() == 1 })
@@ -72,7 +72,7 @@ func TestAKeysFloodWaitsWhileAnotherKeysJobRuns(t *testing.T) {
 	if err := h.store.Jobs.Create(context.Background(), other); err != nil {
 		t.Fatal(err)
 	}
-	h.enqueue(other.ID)
+	h.enqueueOf(other.ID, other.Owner)
 	done := h.waitJob(other.ID, "the other key's job to complete while the flood stalls", finished)
 	if done.Status != connector.StatusCompleted {
 		t.Fatalf("other key's job: %s %+v", done.Status, done.Error)

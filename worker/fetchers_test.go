@@ -37,6 +37,7 @@ func TestFetchersDefaultToOnePerSixteenSlots(t *testing.T) {
 // arrive together start on wake-ups (with an hour between polls, nothing
 // else would start them).
 func TestFetchersShareTheSlotsAndStartOnWakeUps(t *testing.T) {
+	asynqOnly(t, "TestFairDispatchRunsEveryJobOnceAndLeavesNothing")
 	h := newHarness(t)
 	h.cfg.Concurrency, h.cfg.Fetchers = 5, 2
 	h.cfg.IdleWait = time.Hour

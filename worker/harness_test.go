@@ -94,7 +94,7 @@ func newHarness(t *testing.T) *harness {
 	t.Cleanup(func() { client.Close() })
 	qopts := []QueueOption{WithWakeUps(r.Client)}
 	// IMGFLOW_DISPATCH=fair runs the suite on fair dispatch.
-	if os.Getenv("IMGFLOW_DISPATCH") == DispatchFair {
+	if onFair() {
 		h.cfg.Dispatch = DispatchFair
 		qopts = append(qopts, WithFairDispatch(r.Client, 0))
 	}
@@ -103,6 +103,27 @@ func newHarness(t *testing.T) *harness {
 	t.Cleanup(sweeper.Close)
 	h.cfg.Sweeper = sweeper
 	return h
+}
+
+// queueOptions are opts and, on a fair run, fair dispatch: for a test
+// that makes its own Queue.
+func (h *harness) queueOptions(opts ...QueueOption) []QueueOption {
+	if h.cfg.Dispatch == DispatchFair {
+		opts = append(opts, WithFairDispatch(h.redis.Client, 0))
+	}
+	return opts
+}
+
+// onFair says whether the run is on fair dispatch (IMGFLOW_DISPATCH=fair).
+func onFair() bool { return os.Getenv("IMGFLOW_DISPATCH") == DispatchFair }
+
+// asynqOnly skips a test of asynq's own machinery on a fair run; fairTest
+// names the test of the same promise on fair dispatch.
+func asynqOnly(t *testing.T, fairTest string) {
+	t.Helper()
+	if onFair() {
+		t.Skip("asynq's machinery, not used on fair dispatch; there: " + fairTest)
+	}
 }
 
 func testLogger() *slog.Logger {
@@ -172,6 +193,14 @@ func (h *harness) submitURLJob(callbackURL string) *connector.Job {
 func (h *harness) enqueue(jobID string) {
 	h.t.Helper()
 	if err := h.queue.EnqueueCompress(context.Background(), jobID, ""); err != nil {
+		h.t.Fatalf("EnqueueCompress: %v", err)
+	}
+}
+
+// enqueueOf queues the compress task of jobID, of owner's key.
+func (h *harness) enqueueOf(jobID, owner string) {
+	h.t.Helper()
+	if err := h.queue.EnqueueCompress(context.Background(), jobID, owner); err != nil {
 		h.t.Fatalf("EnqueueCompress: %v", err)
 	}
 }

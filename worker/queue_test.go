@@ -13,6 +13,7 @@ import (
 )
 
 func TestEnqueueCompressTwiceQueuesOneTaskCarryingOnlyTheJobID(t *testing.T) {
+	asynqOnly(t, "TestFairEnqueueOfAKnownJobIsANoOp")
 	h := newHarness(t)
 	ctx := context.Background()
 	for range 2 {
@@ -148,7 +149,11 @@ func TestIdleWorkerStartsJobsOnWakeUpsNotPolls(t *testing.T) {
 		t.Fatalf("upstream calls = %d, want 5 (4 jobs, one retried)", got)
 	}
 	// With an hour between polls, only wake-ups can have started them
-	// (the first job may be found by the worker's first dequeue).
+	// (the first job may be found by the worker's first dequeue). The
+	// count is asynq's fetchers'; fair dispatch's runner has no other way.
+	if onFair() {
+		return
+	}
 	if got := w.wk.woken.Load(); got < 4 {
 		t.Fatalf("tasks started by a wake-up = %d, want at least 4 of 5", got)
 	}

@@ -82,7 +82,8 @@ func TestJobsCompressThroughTheReferenceUpstreamForOneCreditEach(t *testing.T) {
 func TestFlakyReferenceUpstreamStillChargesOneCreditPerJob(t *testing.T) {
 	h := newHarness(t)
 	ledger, imgURL := withReferenceUpstream(t, h, 0.5)
-	h.queue = NewQueue(h.queue.client, h.redis.Queue(), WithMaxCompressRetries(30)) // 2^-31 to fail
+	h.cfg.MaxCompressRetries = 30 // on fair dispatch the workers decide retries, 2^-31 to fail
+	h.queue = NewQueue(h.queue.client, h.redis.Queue(), h.queueOptions(WithMaxCompressRetries(30))...)
 	h.start()
 	var ids []string
 	for range 4 {

@@ -248,7 +248,7 @@ func TestALastRunThatCannotReadTheJobStillFailsIt(t *testing.T) {
 	h.cfg.MaxCompressRetries = 1
 	client := asynq.NewClient(h.cfg.RedisConnOpt)
 	t.Cleanup(func() { client.Close() })
-	h.queue = NewQueue(client, h.cfg.Queue, WithWakeUps(h.redis.Client), WithMaxCompressRetries(1))
+	h.queue = NewQueue(client, h.cfg.Queue, h.queueOptions(WithWakeUps(h.redis.Client), WithMaxCompressRetries(1))...)
 	h.comp.setFailures(&connector.Error{Code: connector.EUPSTREAM, Message: "Bad gateway", UpstreamStatus: 502, Retryable: true})
 	h.cfg.Runs = &openFailsOnce{JobRuns: h.cfg.Runs, on: 2}
 	h.start()

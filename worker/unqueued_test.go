@@ -95,6 +95,7 @@ func TestSweeperQueuesJobsWhoseTaskNeverReachedTheQueue(t *testing.T) {
 // it) meets that retained task, and its enqueue is a no-op. The sweeper
 // deletes the finished task and queues the job again.
 func TestJobBehindAFinishedTaskIsQueuedAgain(t *testing.T) {
+	asynqOnly(t, "TestFairEnqueueOfAKnownJobIsANoOp (no task is retained)")
 	h := newHarness(t)
 	h.tweak = func(w *Worker) { w.sweepEvery, w.unqueuedAfter = 50*time.Millisecond, 200*time.Millisecond }
 	url := "https://images.test/photo.png"
