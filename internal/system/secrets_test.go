@@ -22,12 +22,18 @@ import (
 // dumpRedis returns every key and value the test's system wrote: its own
 // prefix and its asynq queue's keys, each value read by its type (DUMP
 // would compress long strings and hide them).
+// fairKeys is the pattern of fair dispatch's keys of the system's queue
+// (worker/dispatch.go).
+func fairKeys(s *systemtest.System) string {
+	return "imgflow:fair:{" + s.Redis.Queue() + "}:*"
+}
+
 func dumpRedis(t *testing.T, s *systemtest.System) string {
 	t.Helper()
 	ctx := context.Background()
 	c := s.Redis.Client
 	var b strings.Builder
-	for _, pattern := range []string{s.Redis.Prefix + "*", asynqext.QueueOf(s.Redis.Queue()).KeyPattern()} {
+	for _, pattern := range []string{s.Redis.Prefix + "*", asynqext.QueueOf(s.Redis.Queue()).KeyPattern(), fairKeys(s)} {
 		keys, err := c.Keys(ctx, pattern).Result()
 		if err != nil {
 			t.Fatal(err)
@@ -135,7 +141,12 @@ func TestKeysAndSecretsAreNeverInLogsRedisOrURLs(t *testing.T) {
 	urls := strings.Join(append(seenURLs, answers...), "\n")
 	mu.Unlock()
 	places := map[string]string{"the logs": s.Logs.String(), "Redis": dumpRedis(t, s), "URLs and answers": urls}
-	if !strings.Contains(places["Redis"], s.Redis.Prefix+"job:") || !strings.Contains(places["Redis"], asynqext.QueueOf(s.Redis.Queue()).TaskPrefix()) {
+	// The compress jobs' queue: asynq's tasks, or fair dispatch's keys.
+	queued := asynqext.QueueOf(s.Redis.Queue()).TaskPrefix()
+	if s.Options.Dispatch == "fair" {
+		queued = strings.TrimSuffix(fairKeys(s), "*")
+	}
+	if !strings.Contains(places["Redis"], s.Redis.Prefix+"job:") || !strings.Contains(places["Redis"], queued) {
 		t.Fatalf("the Redis scan found no job records:\n%.500s", places["Redis"])
 	}
 	for where, text := range places {
