@@ -18,6 +18,7 @@ const keysUsage = `usage:
   imgflow keys create [--paid N]   make an account and print its new key (shown once)
   imgflow keys topup N             add N bought credits to the key's account (stands in for a purchase)
   imgflow keys show                print the key's balance
+  imgflow keys set-turns [--weight W] [--limit N]   the key's turns on fair dispatch (keys set-turns --help)
 
 topup and show take the key from $IMGFLOW_API_KEY, else from the first line
 of standard input, never from the command line (where ps would show it):
@@ -41,6 +42,9 @@ func runKeys(ctx context.Context, args []string) error {
 		return nil
 	}
 	sub := args[0]
+	if sub == "set-turns" {
+		return runKeysSetTurns(ctx, args[1:])
+	}
 	var redisURL string
 	var redisCluster bool
 	var paid int
