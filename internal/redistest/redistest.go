@@ -55,12 +55,14 @@ func New(t testing.TB) *Redis {
 	t.Cleanup(func() {
 		if r.Mini == nil {
 			deleteMatching(r.Client, r.Prefix+"*")
-			// The worker's delivery queue (worker.DeliveryQueue) and its
-			// keys' shares of the workers (worker/fairshare.go).
+			// The worker's delivery queue (worker.DeliveryQueue), its keys'
+			// shares of the workers (worker/fairshare.go) and fair dispatch.
 			deliveries := r.Queue() + "-deliveries"
 			deleteMatching(r.Client, asynqext.QueueOf(r.Queue()).KeyPattern())
 			deleteMatching(r.Client, asynqext.QueueOf(deliveries).KeyPattern())
 			deleteMatching(r.Client, "imgflow:share:{"+r.Queue()+"}:*")
+			// Fair dispatch's lists, ring and leases (worker/dispatch.go).
+			deleteMatching(r.Client, "imgflow:fair:{"+r.Queue()+"}:*")
 			r.Client.SRem(context.Background(), asynqext.QueuesKey, r.Queue(), deliveries)
 		}
 		r.Client.Close()
