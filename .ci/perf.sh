@@ -28,7 +28,7 @@ echo "$counts" | awk '
     trips["GET-file"] = 2.5;  cmds["GET-file"] = 5.5
     trips["POST-wait"] = 7.5;  cmds["POST-wait"] = 55.5
     # Fair dispatch (IMGFLOW_DISPATCH=fair): the enqueue is one script
-    # with its wake-up; the worker's dispatch and end go on its own client
+    # with its wake-up; the dispatch and end of a worker go on its own client
     # (counted in commands, not in trips).
     trips["POST-fair"] = 2.5;  cmds["POST-fair"] = 14.5
     trips["work-fair"] = 4.7;  cmds["work-fair"] = 37.0
