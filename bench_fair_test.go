@@ -62,23 +62,5 @@ func BenchmarkPickupLatencyEndToEndFair(b *testing.B) {
 // BenchmarkRedisCommandsIdleFair is BenchmarkRedisCommandsIdle on fair
 // dispatch: what an idle serve + work pair costs Redis per second.
 func BenchmarkRedisCommandsIdleFair(b *testing.B) {
-	r := redistest.New(b)
-	cost := newRedisCost(b, r)
-	_, startWorker := benchPartsUpstream(b, r, instantUpstream(b, images.Read(b, "screenshot.png")),
-		func(o *system.Options) { o.Dispatch = "fair" })
-	startWorker(10)
-	time.Sleep(time.Second) // past start-up
-	cost.start()
-	start := time.Now()
-	for range b.N {
-		time.Sleep(100 * time.Millisecond)
-	}
-	secs := time.Since(start).Seconds()
-	cost.stop(b.N)
-	after := commandStats(b, cost.admin)
-	var total int64
-	for name, n := range after {
-		total += n - cost.before[name]
-	}
-	b.ReportMetric(float64(total)/secs, "redis-cmds/s")
+	benchIdleCost(b, func(o *system.Options) { o.Dispatch = "fair" })
 }

@@ -360,10 +360,14 @@ func BenchmarkRedisCommandsPerJob(b *testing.B) {
 
 // BenchmarkRedisCommandsIdle reports what an idle serve + work pair costs
 // Redis per second (asynq's polling and housekeeping); each op is 100 ms.
-func BenchmarkRedisCommandsIdle(b *testing.B) {
+func BenchmarkRedisCommandsIdle(b *testing.B) { benchIdleCost(b) }
+
+// benchIdleCost reports the Redis commands per second of an idle serve +
+// work pair (configured by configure), past its start-up.
+func benchIdleCost(b *testing.B, configure ...func(*system.Options)) {
 	r := redistest.New(b)
 	cost := newRedisCost(b, r)
-	_, startWorker := benchParts(b, r)
+	_, startWorker := benchPartsUpstream(b, r, instantUpstream(b, images.Read(b, "screenshot.png")), configure...)
 	startWorker(10)
 	time.Sleep(time.Second) // past start-up
 	cost.start()

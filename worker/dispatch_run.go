@@ -57,24 +57,7 @@ func newFairRunner(q *fairQueue, slots int, idleWait time.Duration) *fairRunner 
 
 // listen forwards wake-ups on the queue's channel until ctx ends.
 func (r *fairRunner) listen(ctx context.Context, rdb redis.UniversalClient) error {
-	ps := rdb.Subscribe(ctx, r.q.channel)
-	if _, err := ps.Receive(ctx); err != nil {
-		ps.Close()
-		return err
-	}
-	go func() {
-		defer ps.Close()
-		msgs := ps.Channel()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-msgs:
-				r.wake()
-			}
-		}
-	}()
-	return nil
+	return forwardWakeups(ctx, rdb, r.q.channel, r.wake)
 }
 
 func (r *fairRunner) wake() {

@@ -56,6 +56,13 @@ func newWaker(queue string, maxWait time.Duration) *waker {
 
 // listen forwards wake-ups from Redis to the hook until ctx ends.
 func (w *waker) listen(ctx context.Context, rdb redis.UniversalClient, channel string) error {
+	return forwardWakeups(ctx, rdb, channel, w.wake)
+}
+
+// forwardWakeups subscribes to channel and calls wake for each message
+// until ctx ends; it returns once the subscription is confirmed, so that
+// no wake-up published after it is missed.
+func forwardWakeups(ctx context.Context, rdb redis.UniversalClient, channel string, wake func()) error {
 	ps := rdb.Subscribe(ctx, channel)
 	if _, err := ps.Receive(ctx); err != nil {
 		ps.Close()
@@ -69,7 +76,7 @@ func (w *waker) listen(ctx context.Context, rdb redis.UniversalClient, channel s
 			case <-ctx.Done():
 				return
 			case <-msgs:
-				w.wake()
+				wake()
 			}
 		}
 	}()
