@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -70,19 +69,25 @@ end
 return 1
 `)
 
-// dispatchScript hands out one job: KEYS[1] ring, KEYS[2] state, KEYS[3]
-// leases; ARGV[1] the ready lists' prefix, ARGV[2] the lease deadline
-// (ms), ARGV[3] default limit, ARGV[4] the lease token. Returns nil when no
-// key has ready work, else {owner, entry, more, token}: more is 1 when the
-// ring still holds a key after it; the token ends in L when the key has a
-// limit, so that only its runs' ends look for the key's ready jobs (a key
-// without one is never left out of the ring while it has any). A key found at its limit (the enqueue that
-// put it in the ring did not know the limit) leaves the ring: the end of
-// one of its runs puts it back.
+// dispatchScript hands out up to ARGV[5] jobs, one turn at a time:
+// KEYS[1] ring, KEYS[2] state, KEYS[3] leases; ARGV[1] the ready lists'
+// prefix, ARGV[2] the lease deadline (ms), ARGV[3] default limit, ARGV[4]
+// the lease token. Returns {more, owner, entry, token, owner, entry,
+// token, ...}: more is 1 when the ring still holds a key after the last
+// turn; each token is ARGV[4] with the turn's number, and ends in L when
+// the key has a limit, so that only its runs' ends look for the key's
+// ready jobs (a key without one is never left out of the ring while it has
+// any). A key found at its limit (the enqueue that put it in the ring did
+// not know the limit) leaves the ring: the end of one of its runs puts it
+// back. One call fills every free slot of a worker, so a busy worker
+// dispatches once per round trip, not once per job.
 var dispatchScript = redis.NewScript(`
-for i = 1, 8 do
+local out = {0}
+local want = tonumber(ARGV[5])
+local taken, misses = 0, 0
+while taken < want and misses < 8 do
   local top = redis.call('ZRANGE', KEYS[1], 0, 1, 'WITHSCORES')
-  if #top == 0 then return false end
+  if #top == 0 then out[1] = 0; return out end
   local owner, vt = top[1], tonumber(top[2])
   local ready = ARGV[1] .. owner
   local s = redis.call('HMGET', KEYS[2], 'n:' .. owner, 'c:' .. owner, 'w:' .. owner)
@@ -91,12 +96,14 @@ for i = 1, 8 do
   local entry = false
   if c <= 0 or n <= c then entry = redis.call('LPOP', ready) end
   if entry then
+    taken = taken + 1
     local w = tonumber(s[3] or 1)
     if w <= 0 then w = 1 end
     redis.call('HSET', KEYS[2], 'n:' .. owner, n, 'clock', vt)
-    local token = ARGV[4]
+    local token = ARGV[4] .. taken
     if c > 0 then token = token .. 'L' end
     redis.call('ZADD', KEYS[3], ARGV[2], owner .. '\n' .. entry .. '\n' .. token)
+    out[#out + 1], out[#out + 2], out[#out + 3] = owner, entry, token
     local more = #top > 2
     if (c <= 0 or n < c) and redis.call('LLEN', ready) > 0 then
       redis.call('ZADD', KEYS[1], vt + 1 / w, owner)
@@ -104,12 +111,13 @@ for i = 1, 8 do
     else
       redis.call('ZREM', KEYS[1], owner)
     end
-    if more then return {owner, entry, 1, token} end
-    return {owner, entry, 0, token}
+    if more then out[1] = 1 else out[1] = 0; return out end
+  else
+    redis.call('ZREM', KEYS[1], owner)
+    misses = misses + 1
   end
-  redis.call('ZREM', KEYS[1], owner)
 end
-return false
+return out
 `)
 
 // ackScript ends a run: KEYS[1] ring, KEYS[2] state, KEYS[3] leases,
@@ -231,24 +239,24 @@ func (f *fairQueue) enqueue(ctx context.Context, jobID, owner string) error {
 	return nil
 }
 
-// dispatch takes the next job by the keys' turns, leased until now+lease;
-// nil when no key has ready work. more says whether another may be ready.
-func (f *fairQueue) dispatch(ctx context.Context, lease time.Duration) (job *fairJob, more bool, err error) {
-	token := leaseToken()
+// dispatch takes up to max jobs by the keys' turns, leased until
+// now+lease; none when no key has ready work. more says whether another
+// may be ready.
+func (f *fairQueue) dispatch(ctx context.Context, lease time.Duration, max int) (jobs []*fairJob, more bool, err error) {
 	res, err := dispatchScript.Run(ctx, f.rdb, []string{f.key("ring"), f.key("state"), f.key("leases")},
-		f.prefix+"ready:", time.Now().Add(lease).UnixMilli(), f.limit, token).Slice()
-	if errors.Is(err, redis.Nil) {
-		return nil, false, nil
-	}
-	if err != nil || len(res) != 4 {
+		f.prefix+"ready:", time.Now().Add(lease).UnixMilli(), f.limit, leaseToken(), max).Slice()
+	if err != nil || len(res) == 0 {
 		return nil, false, err
 	}
-	owner, _ := res[0].(string)
-	entry, _ := res[1].(string)
-	n, _ := res[2].(int64)
-	token, _ = res[3].(string)
-	id, retried := parseEntry(entry)
-	return &fairJob{owner: owner, jobID: id, retried: retried, member: owner + "\n" + entry + "\n" + token}, n == 1, nil
+	n, _ := res[0].(int64)
+	for i := 1; i+2 < len(res); i += 3 {
+		owner, _ := res[i].(string)
+		entry, _ := res[i+1].(string)
+		token, _ := res[i+2].(string)
+		id, retried := parseEntry(entry)
+		jobs = append(jobs, &fairJob{owner: owner, jobID: id, retried: retried, member: owner + "\n" + entry + "\n" + token})
+	}
+	return jobs, n == 1, nil
 }
 
 // ack ends a run of job: done, or (retryAt set) retried then as its

@@ -13,8 +13,8 @@ import (
 )
 
 // fairRunner runs a process's compress jobs from fair dispatch
-// (dispatch.go): one loop takes a job whenever a slot is free and a key
-// has ready work, each job runs in a goroutine of its own, and a
+// (dispatch.go): one loop fills every free slot with one dispatch whenever
+// a key has ready work, each job runs in a goroutine of its own, and a
 // heartbeat renews the leases of the jobs running here. An idle loop waits
 // for a wake-up (an enqueue's PUBLISH) or IdleWait, as asynq's held
 // dequeue does (wake.go), so an idle worker costs Redis one dispatch per
@@ -87,25 +87,26 @@ func (r *fairRunner) run(ctx context.Context, grace time.Duration) {
 		case <-ctx.Done():
 			continue
 		}
+		free := 1 + takeFree(slots)
 		if idle && !r.waitForWork(ctx) {
-			<-slots
+			giveBack(slots, free)
 			continue
 		}
-		job, more, err := r.q.dispatch(ctx, fairLease)
+		// The slots freed while waiting for work go in this dispatch too.
+		free += takeFree(slots)
+		jobs, more, err := r.q.dispatch(ctx, fairLease, free)
 		if err != nil && ctx.Err() == nil {
 			r.log.Warn("fair dispatch failed; trying again", "job_id", "", "err", err)
 		}
-		if job == nil {
-			<-slots
-			idle = true
-			continue
+		giveBack(slots, free-len(jobs))
+		idle = len(jobs) == 0 || !more
+		for _, job := range jobs {
+			r.hold(job)
+			running.Go(func() {
+				defer func() { <-slots }()
+				r.runJob(jobsCtx, job)
+			})
 		}
-		idle = !more
-		r.hold(job)
-		running.Go(func() {
-			defer func() { <-slots }()
-			r.runJob(jobsCtx, job)
-		})
 	}
 	done := make(chan struct{})
 	go func() { running.Wait(); close(done) }()
@@ -117,6 +118,26 @@ func (r *fairRunner) run(ctx context.Context, grace time.Duration) {
 	}
 	stopBeats()
 	side.Wait()
+}
+
+// takeFree takes every slot free now, without waiting; how many.
+func takeFree(slots chan struct{}) int {
+	n := 0
+	for {
+		select {
+		case slots <- struct{}{}:
+			n++
+		default:
+			return n
+		}
+	}
+}
+
+// giveBack frees n slots taken for jobs a dispatch did not hand out.
+func giveBack(slots chan struct{}, n int) {
+	for range n {
+		<-slots
+	}
 }
 
 // waitForWork waits for a wake-up or IdleWait; false when ctx ended.

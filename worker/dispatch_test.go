@@ -32,11 +32,14 @@ func mustEnqueue(t *testing.T, q *fairQueue, id, owner string) {
 
 func mustDispatch(t *testing.T, q *fairQueue, lease time.Duration) *fairJob {
 	t.Helper()
-	j, _, err := q.dispatch(context.Background(), lease)
+	jobs, _, err := q.dispatch(context.Background(), lease, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return j
+	if len(jobs) == 0 {
+		return nil
+	}
+	return jobs[0]
 }
 
 func TestFairDispatchGivesWeightedTurns(t *testing.T) {
