@@ -30,9 +30,9 @@ echo "$counts" | awk '
     # Fair dispatch (IMGFLOW_DISPATCH=fair): the enqueue is one script
     # with its wake-up; the dispatch and end of a worker go on its own client
     # (counted in commands, not in trips).
-    trips["POST-fair"] = 2.5;  cmds["POST-fair"] = 14.5
-    trips["work-fair"] = 4.7;  cmds["work-fair"] = 37.0
-    trips["POST-wait-fair"] = 6.5;  cmds["POST-wait-fair"] = 49.5
+    trips["POST-fair"] = 2.5;  cmds["POST-fair"] = 13.5
+    trips["work-fair"] = 4.7;  cmds["work-fair"] = 33.5
+    trips["POST-wait-fair"] = 6.5;  cmds["POST-wait-fair"] = 47.5
     # Content dedupe on: a new image looks the index up and claims it,
     # then records itself (+2 trips); a repeat completes from an earlier result.
     trips["work-dedupe-new"] = 6.7;  cmds["work-dedupe-new"] = 49.5

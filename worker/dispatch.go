@@ -20,8 +20,8 @@ import (
 //
 //	ready:{owner}  LIST   each key's jobs, in order ("id" or "id|retries")
 //	ring           ZSET   keys with ready work and room, by virtual time
-//	state          HASH   n:{owner} jobs running (no field at 0), c:{owner} its limit,
-//	                      w:{owner} its weight, clock the last dispatch's time
+//	state          HASH   n:{owner} its runs under a limit (no field at 0), c:{owner} its
+//	                      limit, w:{owner} its weight
 //	leases         ZSET   "owner\nentry\ntoken" by lease deadline (ms)
 //	delayed        ZSET   "owner\nentry" of retries by due time (ms)
 //	known          HASH   job id → owner while queued, running or retrying
@@ -30,8 +30,10 @@ import (
 // job and leases it; the key's time advances by 1/weight (stride
 // scheduling: weights 1:2:4 get shares 1:2:4 while all wait), and it stays
 // in the ring while it has ready jobs and runs fewer than its limit. A key
-// that enters the ring starts at the clock, so a key that waited gets its
-// turn at once and a flood cannot build credit. Every key is in one hash
+// that enters the ring starts at the lowest time in it (the clock), so a
+// key that waited gets its turn at once and a flood cannot build credit.
+// Only a key with a limit has its runs counted (n:, and its leases' tokens
+// end in L): a key without one costs no count per job. Every key is in one hash
 // tag ({queue}), so each script runs on one slot of a Redis Cluster.
 //
 // A job's lease is held by its worker's heartbeat; a worker that dies
@@ -54,17 +56,16 @@ const (
 )
 
 // enqueueScript queues a job once: KEYS[1] the key's ready list, KEYS[2]
-// ring, KEYS[3] state, KEYS[4] known; ARGV[1] job id, ARGV[2] owner,
-// ARGV[3] the default limit (<= 0: none), ARGV[4] the wake-up channel.
-// Returns 1 when queued, 0 when the job is known already.
+// ring, KEYS[3] known; ARGV[1] job id, ARGV[2] owner, ARGV[3] the wake-up
+// channel. A key that enters the ring wakes the idle workers; one at its
+// limit is found so by the dispatch, which takes it out until one of its
+// runs ends. Returns 1 when queued, 0 when the job is known already.
 var enqueueScript = redis.NewScript(`
-if redis.call('HSETNX', KEYS[4], ARGV[1], ARGV[2]) == 0 then return 0 end
+if redis.call('HSETNX', KEYS[3], ARGV[1], ARGV[2]) == 0 then return 0 end
 redis.call('RPUSH', KEYS[1], ARGV[1])
-local s = redis.call('HMGET', KEYS[3], 'n:' .. ARGV[2], 'c:' .. ARGV[2], 'clock')
-local c = tonumber(s[2] or ARGV[3])
-if c <= 0 or tonumber(s[1] or 0) < c then
-  redis.call('ZADD', KEYS[2], 'NX', tonumber(s[3] or 0), ARGV[2])
-  redis.call('PUBLISH', ARGV[4], '')
+local low = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+if redis.call('ZADD', KEYS[2], 'NX', tonumber(low[2] or 0), ARGV[2]) == 1 then
+  redis.call('PUBLISH', ARGV[3], '')
 end
 return 1
 `)
@@ -99,9 +100,11 @@ while taken < want and misses < 8 do
     taken = taken + 1
     local w = tonumber(s[3] or 1)
     if w <= 0 then w = 1 end
-    redis.call('HSET', KEYS[2], 'n:' .. owner, n, 'clock', vt)
     local token = ARGV[4] .. taken
-    if c > 0 then token = token .. 'L' end
+    if c > 0 then
+      redis.call('HSET', KEYS[2], 'n:' .. owner, n)
+      token = token .. 'L'
+    end
     redis.call('ZADD', KEYS[3], ARGV[2], owner .. '\n' .. entry .. '\n' .. token)
     out[#out + 1], out[#out + 2], out[#out + 3] = owner, entry, token
     local more = #top > 2
@@ -131,18 +134,22 @@ return out
 // otherwise.
 var ackScript = redis.NewScript(`
 if redis.call('ZREM', KEYS[3], ARGV[1]) == 0 then return 0 end
-local n = redis.call('HINCRBY', KEYS[2], 'n:' .. ARGV[2], -1)
-if n <= 0 then redis.call('HDEL', KEYS[2], 'n:' .. ARGV[2]) end
+local limited = string.sub(ARGV[1], -1) == 'L'
+local n = 0
+if limited then
+  n = redis.call('HINCRBY', KEYS[2], 'n:' .. ARGV[2], -1)
+  if n <= 0 then redis.call('HDEL', KEYS[2], 'n:' .. ARGV[2]) end
+end
 if ARGV[6] ~= '0' then
   redis.call('ZADD', KEYS[6], ARGV[6], ARGV[2] .. '\n' .. ARGV[7])
 else
   redis.call('HDEL', KEYS[4], ARGV[3])
 end
-if string.sub(ARGV[1], -1) == 'L' and redis.call('LLEN', KEYS[5]) > 0 then
-  local s = redis.call('HMGET', KEYS[2], 'c:' .. ARGV[2], 'clock')
-  local c = tonumber(s[1] or ARGV[4])
+if limited and redis.call('LLEN', KEYS[5]) > 0 then
+  local c = tonumber(redis.call('HGET', KEYS[2], 'c:' .. ARGV[2]) or ARGV[4])
   if c <= 0 or n < c then
-    if redis.call('ZADD', KEYS[1], 'NX', tonumber(s[2] or 0), ARGV[2]) == 1 then
+    local low = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+    if redis.call('ZADD', KEYS[1], 'NX', tonumber(low[2] or 0), ARGV[2]) == 1 then
       redis.call('PUBLISH', ARGV[5], '')
     end
   end
@@ -158,9 +165,12 @@ return 1
 // ARGV[4] wake-up channel. Returns 0 when the lease was lost already.
 var releaseScript = redis.NewScript(`
 if redis.call('ZREM', KEYS[3], ARGV[1]) == 0 then return 0 end
-if redis.call('HINCRBY', KEYS[2], 'n:' .. ARGV[2], -1) <= 0 then redis.call('HDEL', KEYS[2], 'n:' .. ARGV[2]) end
+if string.sub(ARGV[1], -1) == 'L' and redis.call('HINCRBY', KEYS[2], 'n:' .. ARGV[2], -1) <= 0 then
+  redis.call('HDEL', KEYS[2], 'n:' .. ARGV[2])
+end
 redis.call('LPUSH', KEYS[4], ARGV[3])
-redis.call('ZADD', KEYS[1], 'NX', tonumber(redis.call('HGET', KEYS[2], 'clock') or 0), ARGV[2])
+local low = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+redis.call('ZADD', KEYS[1], 'NX', tonumber(low[2] or 0), ARGV[2])
 redis.call('PUBLISH', ARGV[4], '')
 return 1
 `)
@@ -184,16 +194,19 @@ local lost = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', ARGV[1], 'LIMIT', 0, A
 for _, m in ipairs(lost) do
   redis.call('ZREM', KEYS[3], m)
   local owner, entry = string.match(m, '^(.-)\n(.-)\n[^\n]*$')
-  if redis.call('HINCRBY', KEYS[2], 'n:' .. owner, -1) <= 0 then redis.call('HDEL', KEYS[2], 'n:' .. owner) end
+  if string.sub(m, -1) == 'L' and redis.call('HINCRBY', KEYS[2], 'n:' .. owner, -1) <= 0 then
+    redis.call('HDEL', KEYS[2], 'n:' .. owner)
+  end
   redis.call('LPUSH', ARGV[2] .. owner, entry)
   touched[owner] = true
 end
 local woken = false
+local low = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 for owner in pairs(touched) do
-  local s = redis.call('HMGET', KEYS[2], 'n:' .. owner, 'c:' .. owner, 'clock')
+  local s = redis.call('HMGET', KEYS[2], 'n:' .. owner, 'c:' .. owner)
   local c = tonumber(s[2] or ARGV[3])
   if c <= 0 or tonumber(s[1] or 0) < c then
-    redis.call('ZADD', KEYS[1], 'NX', tonumber(s[3] or 0), owner)
+    redis.call('ZADD', KEYS[1], 'NX', tonumber(low[2] or 0), owner)
     woken = true
   end
 end
@@ -231,8 +244,7 @@ type fairJob struct {
 // enqueue queues jobID of owner unless it is queued, running or retrying.
 func (f *fairQueue) enqueue(ctx context.Context, jobID, owner string) error {
 	err := enqueueScript.Run(ctx, f.rdb,
-		[]string{f.ready(owner), f.key("ring"), f.key("state"), f.key("known")},
-		jobID, owner, f.limit, f.channel).Err()
+		[]string{f.ready(owner), f.key("ring"), f.key("known")}, jobID, owner, f.channel).Err()
 	if err != nil {
 		return &connector.Error{Code: connector.EUNAVAILABLE, Message: "queue unavailable", RetryAfter: 5 * time.Second, Err: err}
 	}

@@ -49,7 +49,7 @@ func TestFairStateKeepsNoCountOfAKeyWithNothingRunning(t *testing.T) {
 	}
 	for name, end := range ends {
 		t.Run(name, func(t *testing.T) {
-			q := newTestFairQueue(t, 0)
+			q := newTestFairQueue(t, 5) // a limit: the key's runs are counted
 			mustEnqueue(t, q, "j1", "k")
 			mustEnqueue(t, q, "j2", "k")
 			a, b := mustDispatch(t, q, time.Minute), mustDispatch(t, q, time.Minute)
@@ -63,6 +63,18 @@ func TestFairStateKeepsNoCountOfAKeyWithNothingRunning(t *testing.T) {
 			end(q, b)
 			if got := runningField(t, q, "k"); got != "" {
 				t.Fatalf("n:k = %q with nothing running, want no field", got)
+			}
+		})
+		t.Run(name+" without a limit", func(t *testing.T) {
+			q := newTestFairQueue(t, 0) // no limit: nothing is counted
+			mustEnqueue(t, q, "j1", "k")
+			a := mustDispatch(t, q, time.Minute)
+			if got := runningField(t, q, "k"); got != "" {
+				t.Fatalf("n:k = %q for a key without a limit, want no field", got)
+			}
+			end(q, a)
+			if got := runningField(t, q, "k"); got != "" {
+				t.Fatalf("n:k = %q after its run ended, want no field", got)
 			}
 		})
 	}
