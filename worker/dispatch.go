@@ -56,13 +56,20 @@ const (
 )
 
 // enqueueScript queues a job once: KEYS[1] the key's ready list, KEYS[2]
-// ring, KEYS[3] known; ARGV[1] job id, ARGV[2] owner, ARGV[3] the wake-up
-// channel. A key that enters the ring wakes the idle workers; one at its
-// limit is found so by the dispatch, which takes it out until one of its
-// runs ends. Returns 1 when queued, 0 when the job is known already.
+// ring, KEYS[3] known, KEYS[4] state; ARGV[1] job id, ARGV[2] owner,
+// ARGV[3] the wake-up channel, ARGV[4] the default limit (<= 0: none). A
+// key that enters the ring wakes the idle workers. Under a default limit a
+// key at it stays out (one of its runs' ends puts it back); a key with a
+// limit of its own only is found at it by the dispatch, which takes it out
+// the same way. Returns 1 when queued, 0 when the job is known already.
 var enqueueScript = redis.NewScript(`
 if redis.call('HSETNX', KEYS[3], ARGV[1], ARGV[2]) == 0 then return 0 end
 redis.call('RPUSH', KEYS[1], ARGV[1])
+if tonumber(ARGV[4]) > 0 then
+  local s = redis.call('HMGET', KEYS[4], 'n:' .. ARGV[2], 'c:' .. ARGV[2])
+  local c = tonumber(s[2] or ARGV[4])
+  if c > 0 and tonumber(s[1] or 0) >= c then return 1 end
+end
 local low = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
 if redis.call('ZADD', KEYS[2], 'NX', tonumber(low[2] or 0), ARGV[2]) == 1 then
   redis.call('PUBLISH', ARGV[3], '')
@@ -244,7 +251,7 @@ type fairJob struct {
 // enqueue queues jobID of owner unless it is queued, running or retrying.
 func (f *fairQueue) enqueue(ctx context.Context, jobID, owner string) error {
 	err := enqueueScript.Run(ctx, f.rdb,
-		[]string{f.ready(owner), f.key("ring"), f.key("known")}, jobID, owner, f.channel).Err()
+		[]string{f.ready(owner), f.key("ring"), f.key("known"), f.key("state")}, jobID, owner, f.channel, f.limit).Err()
 	if err != nil {
 		return &connector.Error{Code: connector.EUNAVAILABLE, Message: "queue unavailable", RetryAfter: 5 * time.Second, Err: err}
 	}

@@ -113,8 +113,8 @@ func fairFlood(b *testing.B, q *fairQueue, owner string, n int) {
 	for from := 1; from < n; from += 1000 {
 		p := q.rdb.Pipeline()
 		for i := from; i < min(from+1000, n); i++ {
-			enqueueScript.EvalSha(ctx, p, []string{q.ready(owner), q.key("ring"), q.key("known")},
-				owner+"-"+strconv.Itoa(i), owner, q.channel)
+			enqueueScript.EvalSha(ctx, p, []string{q.ready(owner), q.key("ring"), q.key("known"), q.key("state")},
+				owner+"-"+strconv.Itoa(i), owner, q.channel, q.limit)
 		}
 		if _, err := p.Exec(ctx); err != nil {
 			b.Fatal(err)
