@@ -80,6 +80,8 @@ func (w *Worker) variantInput(ctx context.Context, r *run) (*image, connector.Jo
 		r.opened = nil
 	}
 	setID := r.job.BatchID
+	made, release := w.sets.watch(setID)
+	defer release()
 	for wait := 20 * time.Millisecond; ; wait = min(2*wait, 250*time.Millisecond) {
 		data, err := connector.ReadBlob(ctx, w.cfg.Blobs, setReadyKey(setID))
 		if err == nil {
@@ -102,11 +104,14 @@ func (w *Worker) variantInput(ctx context.Context, r *run) (*image, connector.Jo
 			if err != nil {
 				return nil, r.job.Input, err
 			}
+			w.sets.ready(setID)
 			continue
 		}
 		select {
 		case <-ctx.Done():
 			return nil, r.job.Input, ctx.Err()
+		case <-made:
+			made = nil // once: a nil channel never fires again
 		case <-time.After(wait):
 		}
 	}
