@@ -19,7 +19,8 @@ import (
 // first: it claims the set for a short, renewed lease, makes every
 // variant's input (imaging.Variants: one decode with shrink-on-load to the
 // largest, each variant resized from those pixels), stores them, and
-// writes the set ready last. The other variants' runs wait for that, then
+// writes the set ready last. The other variants' runs wait for that
+// (woken at once in the claimant's process, polling in another), then
 // take their own input; a run whose claimant died takes the claim over
 // when its lease lapses. A source that cannot be made (a broken image, a
 // URL that serves none) is written ready with its error: every variant
