@@ -19,7 +19,8 @@ import (
 // first: it claims the set for a short, renewed lease, makes every
 // variant's input (imaging.Variants: one decode with shrink-on-load to the
 // largest, each variant resized from those pixels), stores them, and
-// writes the set ready last. The other variants' runs wait for that, then
+// writes the set ready last. The other variants' runs wait for that
+// (woken at once in the claimant's process, polling in another), then
 // take their own input; a run whose claimant died takes the claim over
 // when its lease lapses. A source that cannot be made (a broken image, a
 // URL that serves none) is written ready with its error: every variant
@@ -80,6 +81,8 @@ func (w *Worker) variantInput(ctx context.Context, r *run) (*image, connector.Jo
 		r.opened = nil
 	}
 	setID := r.job.BatchID
+	made, release := w.sets.watch(setID)
+	defer release()
 	for wait := 20 * time.Millisecond; ; wait = min(2*wait, 250*time.Millisecond) {
 		data, err := connector.ReadBlob(ctx, w.cfg.Blobs, setReadyKey(setID))
 		if err == nil {
@@ -102,11 +105,14 @@ func (w *Worker) variantInput(ctx context.Context, r *run) (*image, connector.Jo
 			if err != nil {
 				return nil, r.job.Input, err
 			}
+			w.sets.ready(setID)
 			continue
 		}
 		select {
 		case <-ctx.Done():
 			return nil, r.job.Input, ctx.Err()
+		case <-made:
+			made = nil // once: a nil channel never fires again
 		case <-time.After(wait):
 		}
 	}

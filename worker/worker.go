@@ -25,6 +25,9 @@ type Worker struct {
 	// balances remembers keys' balances for deduplicated repeats
 	// (repeatbalance.go).
 	balances *balanceMemo
+	// sets wakes a responsive set's runs waiting here for its inputs
+	// (setsignal.go).
+	sets setSignals
 	// deliveryShare is each key's share of the delivery workers.
 	deliveryShare *fairShare
 	// fitRatios learns what the compression API takes off a target's

@@ -37,6 +37,11 @@ func Variants(ctx context.Context, data []byte, ts []connector.Transform, limit 
 		out[i] = res
 		shared = math.Min(shared, shrinkOf(in, t))
 		params[i] = pipeline(t, res.Output.Type, encodings(res.Output.Type)[0])
+		// The set's encodes stand between its decode and every variant's
+		// call (one job's encode overlaps its decode): the Huffman pass
+		// is skipped, pixels unchanged, for a tenth more bytes to the
+		// compression API, which encodes them again.
+		params[i].standardHuffman = true
 	}
 	shared = math.Max(1, shared)
 	decode := shimParams{width: int(math.Ceil(float64(in.Width) / shared)), height: int(math.Ceil(float64(in.Height) / shared)), downOnly: true}

@@ -105,3 +105,36 @@ func BenchmarkSetOfFiveVsOneJob(b *testing.B) {
 		}
 	})
 }
+
+// The set's encodes skip the Huffman pass: the same pixels as the
+// optimized encoding, in more bytes.
+func TestVariantsStandardHuffmanKeepsThePixels(t *testing.T) {
+	needVips(t)
+	src, err := vipsDecode(rotatedJPEG(t, 600, 400), shimParams{width: 300, height: maxCoord, downOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.free()
+	p := pipeline(widths(300)[0], "image/jpeg", encodings("image/jpeg")[0])
+	optimized, _, _, err := src.variant(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.standardHuffman = true
+	standard, _, _, err := src.variant(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(standard) <= len(optimized) {
+		t.Errorf("standard tables: %d bytes, optimized %d; want more", len(standard), len(optimized))
+	}
+	a, errA := jpeg.Decode(bytes.NewReader(optimized))
+	b, errB := jpeg.Decode(bytes.NewReader(standard))
+	if errA != nil || errB != nil {
+		t.Fatal(errA, errB)
+	}
+	ya, yb := a.(*image.YCbCr), b.(*image.YCbCr)
+	if !bytes.Equal(ya.Y, yb.Y) || !bytes.Equal(ya.Cb, yb.Cb) || !bytes.Equal(ya.Cr, yb.Cr) {
+		t.Error("the pixels differ")
+	}
+}

@@ -188,7 +188,8 @@ char *shim_blob(const void *buf, size_t len, const char *name, size_t max, void 
 static int save(VipsImage *img, const shim_params *p, void **out, size_t *outlen) {
 	switch (p->format) {
 	case SHIM_JPEG:
-		return p_jpegsave_buffer(img, out, outlen, "Q", p->quality, "strip", 1, "optimize_coding", 1, NULL);
+		return p_jpegsave_buffer(img, out, outlen, "Q", p->quality, "strip", 1,
+			"optimize_coding", !p->standard_huffman, NULL);
 	case SHIM_PNG:
 		if (p->palette) {
 			// Quantized to at most 2^bitdepth colours; the quality is

@@ -17,6 +17,7 @@ typedef struct {
 	int palette, bitdepth; // PNG: quantized to 2^bitdepth colours
 	double dither;
 	long long budget_ms; // the computation is killed after this long (0: never)
+	int standard_huffman; // JPEG: libjpeg's standard tables, no optimizing pass
 } shim_params;
 
 typedef struct {
