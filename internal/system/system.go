@@ -407,7 +407,12 @@ func (a *App) APIServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			s, err := a.queue.FairSizes(ctx)
-			return asynq.QueueInfo{Pending: int(s.Ready), Active: int(s.Running), Retry: int(s.Retrying)}, err
+			if err != nil {
+				return asynq.QueueInfo{}, err
+			}
+			// The oldest waiting job's age feeds ImgflowQueueBackingUp.
+			oldest, err := a.queue.FairOldest(ctx)
+			return asynq.QueueInfo{Pending: int(s.Ready), Active: int(s.Running), Retry: int(s.Retrying), Latency: oldest}, err
 		}}
 	}
 	a.metrics.WatchQueuesWith(inspector, sizes, a.opts.Queue, worker.DeliveryQueue(a.opts.Queue))
