@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
+
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/fixtures/images"
 )
@@ -49,5 +51,45 @@ func TestFairShutdownLeavesAStillRunningJobToItsRun(t *testing.T) {
 	})
 	if n := h.comp.Calls(); n != 1 {
 		t.Errorf("%d compressions of one job after the rerun; want one", n)
+	}
+}
+
+// At the end of the shutdown grace the runner cancels its jobs: one that
+// stops on the cancel is given back at once, first of its key, with no
+// retry counted; one that runs on keeps its lease, so no other worker
+// runs it beside it.
+func TestFairShutdownGivesBackOnlyTheJobsThatStopped(t *testing.T) {
+	for name, obeys := range map[string]bool{"stops on the cancel": true, "runs on": false} {
+		t.Run(name, func(t *testing.T) {
+			q := newTestFairQueue(t, 0)
+			mustEnqueue(t, q, "j", "k")
+			r := newFairRunner(q, 1, time.Hour)
+			r.log = testLogger()
+			started, runOn := make(chan struct{}), make(chan struct{})
+			t.Cleanup(func() { close(runOn) })
+			r.handle = func(ctx context.Context, _ *asynq.Task) error {
+				close(started)
+				if obeys {
+					<-ctx.Done()
+					return ctx.Err()
+				}
+				<-runOn
+				return nil
+			}
+			r.retryAt = func(int) time.Duration { return time.Hour }
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() { r.run(ctx, 50*time.Millisecond); close(done) }()
+			<-started
+			cancel()
+			<-done
+			again := mustDispatch(t, q, time.Minute)
+			switch {
+			case obeys && (again == nil || again.jobID != "j" || again.retried != 0):
+				t.Fatalf("after the stopped run, dispatched %+v; want j at once, no retry counted", again)
+			case !obeys && again != nil:
+				t.Fatalf("dispatched %s while its first run goes on", again.jobID)
+			}
+		})
 	}
 }
