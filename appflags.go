@@ -21,7 +21,7 @@ func addAppFlags(fs *flagSet, o *system.Options) {
 	fs.Duration(&o.ResultTTL, "result-ttl", "IMGFLOW_RESULT_TTL", connector.DefaultResultTTL, "how long compressed files and their links live")
 	fs.Duration(&o.JobTTL, "job-ttl", "IMGFLOW_JOB_TTL", redisstore.DefaultJobTTL, "how long job records, their listings and call records live, from the job's creation")
 	fs.String(&o.Queue, "queue", "IMGFLOW_QUEUE", "imgflow", "asynq queue name")
-	fs.String(&o.Dispatch, "dispatch", "IMGFLOW_DISPATCH", "asynq", "how compress jobs reach the workers: asynq (its queue, --key-share per process) or fair (imgflow's dispatcher: the keys take turns across the workers, --key-share is a key's limit across them; serve and work must agree)")
+	fs.String(&o.Dispatch, "dispatch", "IMGFLOW_DISPATCH", "fair", "how compress jobs reach the workers: fair (imgflow's dispatcher: the keys take turns across the workers, --key-share is a key's limit across them, none by default; serve and work must agree) or asynq (its queue, --key-share per process)")
 	fs.Int(&o.MaxHooksPerKey, "max-hooks-per-key", "IMGFLOW_MAX_HOOKS_PER_KEY", connector.DefaultMaxHooks, "hook subscriptions one API key may have, and hooks one event goes to; beyond it 409 too_many_hooks (0: no cap)")
 	fs.Duration(&o.HookDisableAfter, "hook-disable-after", "IMGFLOW_HOOK_DISABLE_AFTER", connector.DefaultDisableAfter, "how long a hook or callback URL may fail every delivery attempt before it is disabled")
 	fs.Int(&o.DeliveryRate, "delivery-rate", "IMGFLOW_DELIVERY_RATE", connector.DefaultDeliveryRate, "deliveries per second one hook or callback URL gets at most (0: no limit)")
@@ -45,7 +45,7 @@ func addAPIFlags(fs *flagSet, o *system.Options) {
 
 // addWorkerFlags adds the settings only the worker reads (work, dev).
 func addWorkerFlags(fs *flagSet, o *system.Options) {
-	fs.Int(&o.KeyShare, "key-share", "IMGFLOW_KEY_SHARE", 0, "compress tasks one API key runs at once in each worker process, batch items included; its others wait while other keys' run (0: all but one of --concurrency, so one worker is always free for other keys; negative: no share)")
+	fs.Int(&o.KeyShare, "key-share", "IMGFLOW_KEY_SHARE", 0, "compress jobs one API key runs at once, batch items included. fair dispatch: across the workers (0 or negative: no limit; the keys take turns anyway, so a lone key uses every worker). asynq: in each worker process, its others parked while other keys' run (0: all but one of --concurrency; negative: no share)")
 	fs.Int(&o.DeliveryKeyShare, "delivery-key-share", "IMGFLOW_DELIVERY_KEY_SHARE", 0, "deliveries of one API key's jobs and batches run at once across the workers; its others wait while other keys' run (0: half of --delivery-concurrency; negative: no share)")
 	fs.Int(&o.DeliveryConcurrency, "delivery-concurrency", "IMGFLOW_DELIVERY_CONCURRENCY", 0, "deliveries (callbacks, hook events) run at once by this process, apart from compress tasks (0: as --concurrency)")
 }

@@ -174,7 +174,8 @@ func waitDone(b *testing.B, admin *redis.Client, r *redistest.Redis) func(n int)
 // commands and round trips of each path: POST /v1/jobs (with and without an
 // Idempotency-Key; the worker not running), the worker's handling of a
 // queued job, GET /v1/jobs/{id}, GET /v1/jobs/{id}/file, and POST ?wait=25
-// all the way to the answer.
+// all the way to the answer. The rows named without -fair pin asynq
+// dispatch (onAsynq), the -fair ones fair dispatch, the default.
 func BenchmarkRedisCommandsPerJob(b *testing.B) {
 	body := []byte(`{"image_base64":"` + base64.StdEncoding.EncodeToString(images.Read(b, "screenshot.png")) + `"}`)
 	post := func(b *testing.B, api string, header map[string]string) string {
@@ -182,7 +183,7 @@ func BenchmarkRedisCommandsPerJob(b *testing.B) {
 	}
 	b.Run("POST", func(b *testing.B) {
 		r := redistest.New(b)
-		api, _ := benchParts(b, r)
+		api, _ := benchParts(b, r, onAsynq)
 		cost := newRedisCost(b, r)
 		post(b, api, nil) // warm-up: script loads, queue registration, key check cache
 		cost.start()
@@ -193,7 +194,7 @@ func BenchmarkRedisCommandsPerJob(b *testing.B) {
 	})
 	b.Run("POST-idempotency-key", func(b *testing.B) {
 		r := redistest.New(b)
-		api, _ := benchParts(b, r)
+		api, _ := benchParts(b, r, onAsynq)
 		cost := newRedisCost(b, r)
 		post(b, api, map[string]string{"Idempotency-Key": "warm-up"})
 		cost.start()
@@ -211,7 +212,7 @@ func BenchmarkRedisCommandsPerJob(b *testing.B) {
 	noShare := func(o *system.Options) { o.KeyShare = -1 }
 	b.Run("work", func(b *testing.B) {
 		r := redistest.New(b)
-		api, startWorker := benchPartsUpstream(b, r, instantUpstream(b, images.Read(b, "screenshot.png")), noShare)
+		api, startWorker := benchPartsUpstream(b, r, instantUpstream(b, images.Read(b, "screenshot.png")), onAsynq, noShare)
 		cost := newRedisCost(b, r)
 		done := waitDone(b, cost.admin, r)
 		for range b.N {
@@ -224,7 +225,7 @@ func BenchmarkRedisCommandsPerJob(b *testing.B) {
 	})
 	b.Run("GET", func(b *testing.B) {
 		r := redistest.New(b)
-		api, startWorker := benchParts(b, r)
+		api, startWorker := benchParts(b, r, onAsynq)
 		cost := newRedisCost(b, r)
 		startWorker(4)
 		id := doJSON(b, "POST", api+"/v1/jobs?wait=25", body, nil, http.StatusOK)["id"].(string)
@@ -236,7 +237,7 @@ func BenchmarkRedisCommandsPerJob(b *testing.B) {
 	})
 	b.Run("GET-file", func(b *testing.B) {
 		r := redistest.New(b)
-		api, startWorker := benchParts(b, r)
+		api, startWorker := benchParts(b, r, onAsynq)
 		cost := newRedisCost(b, r)
 		startWorker(4)
 		id := doJSON(b, "POST", api+"/v1/jobs?wait=25", body, nil, http.StatusOK)["id"].(string)
@@ -255,7 +256,7 @@ func BenchmarkRedisCommandsPerJob(b *testing.B) {
 	})
 	b.Run("POST-wait", func(b *testing.B) {
 		r := redistest.New(b)
-		api, startWorker := benchParts(b, r)
+		api, startWorker := benchParts(b, r, onAsynq)
 		cost := newRedisCost(b, r)
 		startWorker(4)
 		doJSON(b, "POST", api+"/v1/jobs?wait=25", body, nil, http.StatusOK)
@@ -318,7 +319,7 @@ func BenchmarkRedisCommandsPerJob(b *testing.B) {
 	}
 	b.Run("work-dedupe-new", func(b *testing.B) {
 		r := redistest.New(b)
-		api, startWorker := benchPartsUpstream(b, r, instantUpstream(b, png), dedupeOn, noShare)
+		api, startWorker := benchPartsUpstream(b, r, instantUpstream(b, png), onAsynq, dedupeOn, noShare)
 		cost := newRedisCost(b, r)
 		done := waitDone(b, cost.admin, r)
 		for i := range b.N {
@@ -331,7 +332,7 @@ func BenchmarkRedisCommandsPerJob(b *testing.B) {
 	})
 	b.Run("POST-wait-dedupe-new", func(b *testing.B) {
 		r := redistest.New(b)
-		api, startWorker := benchPartsUpstream(b, r, instantUpstream(b, png), dedupeOn)
+		api, startWorker := benchPartsUpstream(b, r, instantUpstream(b, png), onAsynq, dedupeOn)
 		cost := newRedisCost(b, r)
 		startWorker(4)
 		doJSON(b, "POST", api+"/v1/jobs?wait=25", newImage(-1), nil, http.StatusOK)
@@ -343,7 +344,7 @@ func BenchmarkRedisCommandsPerJob(b *testing.B) {
 	})
 	b.Run("POST-wait-dedupe-repeat", func(b *testing.B) {
 		r := redistest.New(b)
-		api, startWorker := benchPartsUpstream(b, r, instantUpstream(b, png), dedupeOn)
+		api, startWorker := benchPartsUpstream(b, r, instantUpstream(b, png), onAsynq, dedupeOn)
 		cost := newRedisCost(b, r)
 		startWorker(4)
 		doJSON(b, "POST", api+"/v1/jobs?wait=25", body, nil, http.StatusOK)
@@ -358,9 +359,9 @@ func BenchmarkRedisCommandsPerJob(b *testing.B) {
 	})
 }
 
-// BenchmarkRedisCommandsIdle reports what an idle serve + work pair costs
-// Redis per second (asynq's polling and housekeeping); each op is 100 ms.
-func BenchmarkRedisCommandsIdle(b *testing.B) { benchIdleCost(b) }
+// BenchmarkRedisCommandsIdle reports what an idle serve + work pair on
+// asynq dispatch costs Redis per second (asynq's polling and housekeeping); each op is 100 ms.
+func BenchmarkRedisCommandsIdle(b *testing.B) { benchIdleCost(b, onAsynq) }
 
 // benchIdleCost reports the Redis commands per second of an idle serve +
 // work pair (configured by configure), past its start-up.

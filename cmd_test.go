@@ -19,7 +19,7 @@ import (
 // clearEnv unsets the variables the commands read, for this test only.
 func clearEnv(t *testing.T) {
 	for _, v := range []string{"REDIS_URL", "UPSTREAM_URL", "IMGFLOW_PUBLIC_URL", "IMGFLOW_SECRET", "IMGFLOW_ADDR",
-		"IMGFLOW_ALLOW_PRIVATE_URLS", "IMGFLOW_ALLOW_HOSTS", "IMGFLOW_RESULT_TTL", "IMGFLOW_CONCURRENCY", "IMGFLOW_QUEUE", "IMGFLOW_LOG_LEVEL"} {
+		"IMGFLOW_ALLOW_PRIVATE_URLS", "IMGFLOW_ALLOW_HOSTS", "IMGFLOW_RESULT_TTL", "IMGFLOW_CONCURRENCY", "IMGFLOW_QUEUE", "IMGFLOW_LOG_LEVEL", "IMGFLOW_DISPATCH"} {
 		if old, ok := os.LookupEnv(v); ok {
 			os.Unsetenv(v)
 			t.Cleanup(func() { os.Setenv(v, old) })
@@ -107,6 +107,27 @@ func TestAllowHostFlagsReplaceTheEnvironmentAndAdd(t *testing.T) {
 	}
 	if got, want := parse("--allow-host", "192.168.1.0/24", "--allow-host", "minio.internal:9000,[fd00::5]:443"), "192.168.1.0/24,minio.internal:9000,[fd00::5]:443"; got != want {
 		t.Errorf("from flags: %s, want %s", got, want)
+	}
+}
+
+// serve and work dispatch fairly unless told asynq (IMGFLOW_DISPATCH).
+func TestDispatchFlagDefaultsToFair(t *testing.T) {
+	clearEnv(t)
+	parse := func(args ...string) string {
+		var o system.Options
+		fs := newFlagSet("work", "")
+		addAppFlags(fs, &o)
+		if err := fs.parse(args); err != nil {
+			t.Fatal(err)
+		}
+		return o.Dispatch
+	}
+	if got := parse(); got != "fair" {
+		t.Errorf("default dispatch %q, want fair", got)
+	}
+	t.Setenv("IMGFLOW_DISPATCH", "asynq")
+	if got := parse(); got != "asynq" {
+		t.Errorf("IMGFLOW_DISPATCH=asynq: dispatch %q", got)
 	}
 }
 

@@ -28,7 +28,9 @@ import (
 // posts FLOOD_JOBS jobs (default 300) at once and the quiet key posts its
 // jobs again, one after another, while the flood drains. Rows: asynq's
 // queue with the key share off and at its default, and fair dispatch
-// (IMGFLOW_DISPATCH=fair, no key limit). Reported: the quiet key's p90
+// (IMGFLOW_DISPATCH=fair, the default) with IMGFLOW_KEY_SHARE at its
+// default (no key limit) and at -1: the acceptance's "share on against
+// off" for the default dispatch. Reported: the quiet key's p90
 // alone and worst under the flood (ms), the flood's drain time (s), and the
 // most compress tasks seen in asynq's retry set (parked), which fair
 // dispatch must leave at 0 (the benchmark fails otherwise).
@@ -45,7 +47,7 @@ func BenchmarkOneKeyFlood(b *testing.B) {
 		name     string
 		dispatch string
 		share    int
-	}{{"asynq-share=off", "asynq", -1}, {"asynq-share=default", "asynq", 0}, {"fair", "fair", 0}} {
+	}{{"asynq-share=off", "asynq", -1}, {"asynq-share=default", "asynq", 0}, {"fair", "fair", 0}, {"fair-share=off", "fair", -1}} {
 		b.Run(tc.name, func(b *testing.B) {
 			for range b.N {
 				oneKeyFlood(b, flood, tc.dispatch, tc.share)

@@ -29,8 +29,13 @@ type Config struct {
 	// so this may well exceed the number of CPUs.
 	Concurrency int
 
-	// KeyShare is how many compress tasks of one API key run at once in
-	// this worker process (IMGFLOW_KEY_SHARE): a key's further tasks (its
+	// KeyShare (IMGFLOW_KEY_SHARE) on fair dispatch (the default) is a
+	// key's limit of jobs running at once across every worker; when not set
+	// above 0 there is none, as the keys' turns alone keep one key's flood
+	// from holding the workers, and a lone key then runs on all of them.
+	//
+	// On asynq dispatch it is how many compress tasks of one API key run at
+	// once in this worker process: a key's further tasks (its
 	// jobs and batch items alike) are parked, asynq retries that do not
 	// count, while other keys' tasks run (fairshare.go), so that one key's
 	// flood cannot hold every worker. Decided in-process: the admission
@@ -42,11 +47,13 @@ type Config struct {
 	KeyShare int
 
 	// Dispatch chooses how compress jobs reach the workers
-	// (IMGFLOW_DISPATCH): DispatchAsynq (the default), asynq's queue with
-	// KeyShare in each process, or DispatchFair, imgflow's dispatcher
-	// (dispatch.go), which hands out jobs by the keys' turns across the
-	// deployment; there KeyShare, when set above 0, is a key's limit of
-	// jobs running at once across every worker, and no job is parked.
+	// (IMGFLOW_DISPATCH): DispatchFair (the default, also ""), imgflow's
+	// dispatcher (dispatch.go), which hands out jobs by the keys' turns
+	// across the deployment; there KeyShare, when set above 0, is a key's
+	// limit of jobs running at once across every worker, and no job is
+	// parked. Or DispatchAsynq, asynq's queue with KeyShare in each
+	// process. The Queue that feeds the worker must match
+	// (WithFairDispatch; Worker.Queue does).
 	Dispatch string
 
 	// DeliveryConcurrency is how many deliveries (callbacks, hook events)
@@ -289,12 +296,12 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	cfg.Fetchers = min(cfg.Fetchers, cfg.Concurrency)
 	switch cfg.Dispatch {
-	case "", DispatchAsynq:
-		cfg.Dispatch = DispatchAsynq
-	case DispatchFair:
+	case DispatchAsynq:
+	case "", DispatchFair:
+		cfg.Dispatch = DispatchFair
 		cfg.fairLimit = cfg.KeyShare
 	default:
-		return cfg, errors.New("worker: Dispatch must be asynq or fair")
+		return cfg, errors.New("worker: Dispatch must be fair or asynq")
 	}
 	if cfg.KeyShare == 0 {
 		cfg.KeyShare = max(1, cfg.Concurrency-1)

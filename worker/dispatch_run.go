@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -26,12 +27,21 @@ type fairRunner struct {
 	maxRetry int
 	slots    int
 	idleWait time.Duration
+	lease    time.Duration // a dispatched job's lease (fairLease; tests shorten it)
 	log      *slog.Logger
 
 	signal chan struct{} // a wake-up arrived (capacity 1)
 	mu     sync.Mutex
 	held   map[string]*fairJob // the jobs running here, by lease member
+	// stopping: the shutdown grace is up and the jobs' contexts are
+	// cancelled; a run that ends in error then is given back, not retried.
+	stopping atomic.Bool
 }
+
+// fairStopWait is how long, after the shutdown grace, a worker waits for
+// its cancelled jobs to stop: those that do are given back at once; the
+// rest keep running to their deadline, past a cancel.
+const fairStopWait = time.Second
 
 // attemptKey is the context key of a dispatched job's attempt.
 type attemptKey struct{}
@@ -52,7 +62,7 @@ func retryCounts(ctx context.Context) (retried, maxRetry int, ok bool) {
 }
 
 func newFairRunner(q *fairQueue, slots int, idleWait time.Duration) *fairRunner {
-	return &fairRunner{q: q, slots: max(slots, 1), idleWait: idleWait, signal: make(chan struct{}, 1), held: map[string]*fairJob{}}
+	return &fairRunner{q: q, slots: max(slots, 1), idleWait: idleWait, lease: fairLease, signal: make(chan struct{}, 1), held: map[string]*fairJob{}}
 }
 
 // listen forwards wake-ups on the queue's channel until ctx ends.
@@ -68,8 +78,14 @@ func (r *fairRunner) wake() {
 }
 
 // run takes and runs jobs until ctx ends, then waits up to grace for the
-// running ones; those still running then are given back to their keys'
-// lists, for another worker to run (under the run guard).
+// running ones. Then it cancels them: those that stop within fairStopWait
+// are given back to the front of their keys' lists for another worker.
+// A job still running past that is not given back: its run goes on
+// (fetch, upstream call and keep run to the task's deadline whatever is
+// cancelled, so that no charged answer is lost), and a rerun beside it
+// would call the upstream again. Its lease lapses instead (no heartbeat
+// renews it), and only then, the process gone, does the job run again,
+// as a killed worker's does.
 func (r *fairRunner) run(ctx context.Context, grace time.Duration) {
 	jobsCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopJobs()
@@ -94,7 +110,7 @@ func (r *fairRunner) run(ctx context.Context, grace time.Duration) {
 		}
 		// The slots freed while waiting for work go in this dispatch too.
 		free += takeFree(slots)
-		jobs, more, err := r.q.dispatch(ctx, fairLease, free)
+		jobs, more, err := r.q.dispatch(ctx, r.lease, free)
 		if err != nil && ctx.Err() == nil {
 			r.log.Warn("fair dispatch failed; trying again", "job_id", "", "err", err)
 		}
@@ -113,8 +129,16 @@ func (r *fairRunner) run(ctx context.Context, grace time.Duration) {
 	select {
 	case <-done:
 	case <-time.After(grace):
-		r.releaseHeld()
+		r.stopping.Store(true)
 		stopJobs()
+		select {
+		case <-done:
+		case <-time.After(fairStopWait):
+			r.mu.Lock()
+			n := len(r.held)
+			r.mu.Unlock()
+			r.log.Warn("jobs still running at shutdown; they run again once their leases lapse", "job_id", "", "count", n)
+		}
 	}
 	stopBeats()
 	side.Wait()
@@ -161,6 +185,16 @@ func (r *fairRunner) runJob(ctx context.Context, job *fairJob) {
 	tctx, cancel := context.WithTimeout(context.WithValue(ctx, attemptKey{}, attempt{job.retried, r.maxRetry}), compressTimeout)
 	err := r.handle(tctx, asynq.NewTask(TypeCompress, payload))
 	cancel()
+	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer acancel()
+	if err != nil && r.stopping.Load() {
+		// Cut short by the shutdown, and over: the next worker takes it
+		// at once, no retry counted.
+		if _, err := r.q.release(actx, job); err != nil {
+			r.log.Warn("could not give back a job at shutdown; it runs again when its lease lapses", "job_id", job.jobID, "err", err)
+		}
+		return
+	}
 	var retryAt time.Time
 	switch {
 	case err == nil, errors.Is(err, asynq.SkipRetry):
@@ -169,8 +203,6 @@ func (r *fairRunner) runJob(ctx context.Context, job *fairJob) {
 	default:
 		r.log.Error("compress job out of retries; dropped", "job_id", job.jobID, "err", err)
 	}
-	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer acancel()
 	if err := retryInPlace(actx, func() error { _, err := r.q.ack(actx, job, retryAt); return err }); err != nil {
 		// The lease lapses and the job runs again: its run guard ends it.
 		r.log.Warn("could not end a dispatched job; it runs again when its lease lapses", "job_id", job.jobID, "err", err)
@@ -183,23 +215,6 @@ func (r *fairRunner) hold(job *fairJob) {
 	r.mu.Unlock()
 }
 
-// releaseHeld gives back the jobs still running here at shutdown.
-func (r *fairRunner) releaseHeld() {
-	r.mu.Lock()
-	jobs := make([]*fairJob, 0, len(r.held))
-	for _, j := range r.held {
-		jobs = append(jobs, j)
-	}
-	r.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	for _, j := range jobs {
-		if _, err := r.q.release(ctx, j); err != nil {
-			r.log.Warn("could not give back a running job at shutdown; it runs again when its lease lapses", "job_id", j.jobID, "err", err)
-		}
-	}
-}
-
 func (r *fairRunner) release(member string) {
 	r.mu.Lock()
 	delete(r.held, member)
@@ -208,14 +223,14 @@ func (r *fairRunner) release(member string) {
 
 // heartbeat renews the leases of the jobs running here.
 func (r *fairRunner) heartbeat(ctx context.Context) {
-	onEveryTick(ctx, fairHeartbeat, func() {
+	onEveryTick(ctx, r.lease/(fairLease/fairHeartbeat), func() {
 		r.mu.Lock()
 		members := make([]string, 0, len(r.held))
 		for m := range r.held {
 			members = append(members, m)
 		}
 		r.mu.Unlock()
-		if err := r.q.extend(ctx, members, fairLease); err != nil && ctx.Err() == nil {
+		if err := r.q.extend(ctx, members, r.lease); err != nil && ctx.Err() == nil {
 			r.log.Warn("could not renew the leases of running jobs", "job_id", "", "err", err)
 		}
 	})
@@ -240,5 +255,8 @@ func (r *fairRunner) maintain() {
 func (w *Worker) fairRunner() *fairRunner {
 	r := newFairRunner(w.fair, w.cfg.Concurrency, w.cfg.IdleWait)
 	r.handle, r.retryAt, r.maxRetry, r.log = w.handleCompress, w.backoff, w.cfg.MaxCompressRetries, w.log
+	if w.fairLease > 0 {
+		r.lease = w.fairLease
+	}
 	return r
 }

@@ -54,7 +54,9 @@ func TestAKeysFloodWaitsWhileAnotherKeysJobRuns(t *testing.T) {
 	f := &gatedFetcher{png: images.Read(t, "photo.png"), open: make(chan struct{})}
 	t.Cleanup(f.release)
 	h.cfg.Fetcher, h.cfg.KeyShare = f, 1
-	h.tweak = func(w *Worker) { w.share.parkBase = 20 * time.Millisecond }
+	// On fair dispatch, the job still running at the stop is left to its
+	// run, its lease to lapse (dispatch_run.go): a short one here.
+	h.tweak = func(w *Worker) { w.share.parkBase, w.fairLease = 20*time.Millisecond, 3*time.Second }
 	_, stop := h.start()
 
 	var flood []string

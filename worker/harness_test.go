@@ -93,7 +93,9 @@ func newHarness(t *testing.T) *harness {
 	client := asynq.NewClient(opt)
 	t.Cleanup(func() { client.Close() })
 	qopts := []QueueOption{WithWakeUps(r.Client)}
-	// IMGFLOW_DISPATCH=fair runs the suite on fair dispatch.
+	// Fair dispatch, the default; IMGFLOW_DISPATCH=asynq runs the suite on
+	// asynq's queue. Pinned either way, so the worker and the Queue agree.
+	h.cfg.Dispatch = DispatchAsynq
 	if onFair() {
 		h.cfg.Dispatch = DispatchFair
 		qopts = append(qopts, WithFairDispatch(r.Client, 0))
@@ -114,16 +116,18 @@ func (h *harness) queueOptions(opts ...QueueOption) []QueueOption {
 	return opts
 }
 
-// onFair says whether the run is on fair dispatch (IMGFLOW_DISPATCH=fair).
-func onFair() bool { return os.Getenv("IMGFLOW_DISPATCH") == DispatchFair }
+// onFair says whether the run is on fair dispatch: the default, unless
+// IMGFLOW_DISPATCH=asynq.
+func onFair() bool { return os.Getenv("IMGFLOW_DISPATCH") != DispatchAsynq }
 
-// asynqOnly skips a test of asynq's own machinery on a fair run; fairTest
-// names the test of the same promise on fair dispatch.
+// asynqOnly pins asynq dispatch for a test of asynq's own machinery (still
+// the opt-out, IMGFLOW_DISPATCH=asynq), whatever the run's dispatch;
+// fairTest names the test of the same promise on fair dispatch. Call it
+// before newHarness.
 func asynqOnly(t *testing.T, fairTest string) {
 	t.Helper()
-	if onFair() {
-		t.Skip("asynq's machinery, not used on fair dispatch; there: " + fairTest)
-	}
+	t.Setenv("IMGFLOW_DISPATCH", DispatchAsynq)
+	t.Logf("asynq dispatch pinned: asynq's machinery (on fair dispatch: %s)", fairTest)
 }
 
 func testLogger() *slog.Logger {

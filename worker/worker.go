@@ -53,6 +53,9 @@ type Worker struct {
 	// sweepEvery and unqueuedAfter pace the unqueued-job sweeper
 	// (unqueued.go); tests shorten them.
 	sweepEvery, unqueuedAfter, makingAfter, runningAfter time.Duration
+	// fairLease, when set, replaces fairLease (and the heartbeat with it):
+	// tests shorten it.
+	fairLease time.Duration
 }
 
 // New checks cfg, fills its defaults and returns a Worker. Close it when

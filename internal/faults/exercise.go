@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -102,8 +103,18 @@ type recovery struct {
 	tasks int
 }
 
+// activeTasks are the ids of the compress jobs running: asynq's active
+// tasks, and fair dispatch's (the default) leased jobs, whose lease
+// members are "owner\nid[|retries]\ntoken" (worker/dispatch.go).
 func (s *system) activeTasks(ctx context.Context) []string {
 	ids, _ := s.rdb.LRange(ctx, asynqext.QueueOf("imgflow").Active(), 0, -1).Result()
+	leased, _ := s.rdb.ZRange(ctx, "imgflow:fair:{imgflow}:leases", 0, -1).Result()
+	for _, m := range leased {
+		if parts := strings.Split(m, "\n"); len(parts) == 3 {
+			id, _, _ := strings.Cut(parts[1], "|")
+			ids = append(ids, id)
+		}
+	}
 	return ids
 }
 

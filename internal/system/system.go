@@ -103,13 +103,15 @@ type Options struct {
 	// rate limits of POST /v1/hooks/{id}/test and /recover; beyond them
 	// 429 rate_limited. Defaults 10 and 6; negative: no limit.
 	HookTestsPerMinute, HookRecoversPerHour int
-	// KeyShare (--key-share, IMGFLOW_KEY_SHARE): compress tasks one API
-	// key runs at once across the workers; its others wait, parked, while
-	// other keys' run. Default 0: half of the worker's concurrency;
-	// negative: no share. work and dev only (addWorkerFlags).
+	// KeyShare (--key-share, IMGFLOW_KEY_SHARE): on fair dispatch, the
+	// compress jobs one API key runs at once across the workers (0, the
+	// default, or negative: no limit; the keys still take turns, so a lone
+	// key uses every worker). On asynq, per worker process: its others are
+	// parked while other keys' run (0: all but one of the concurrency;
+	// negative: no share). work and dev only (addWorkerFlags).
 	KeyShare int
-	// Dispatch (--dispatch, IMGFLOW_DISPATCH): "asynq" (default) or
-	// "fair", worker.Config.Dispatch; serve and work must agree.
+	// Dispatch (--dispatch, IMGFLOW_DISPATCH): "fair" (default; "" too)
+	// or "asynq", worker.Config.Dispatch; serve and work must agree.
 	Dispatch string
 	// DeliveryConcurrency (--delivery-concurrency,
 	// IMGFLOW_DELIVERY_CONCURRENCY): deliveries one worker runs at once,
@@ -287,6 +289,13 @@ type App struct {
 
 // New builds the App on rdb, an open client of opts' Redis.
 func New(opts Options, rdb redis.UniversalClient) (*App, error) {
+	switch opts.Dispatch {
+	case worker.DispatchFair, worker.DispatchAsynq:
+	case "":
+		opts.Dispatch = worker.DispatchFair
+	default:
+		return nil, fmt.Errorf("IMGFLOW_DISPATCH: %q is neither fair nor asynq", opts.Dispatch)
+	}
 	redisOpt, err := opts.RedisTarget().connOpt()
 	if err != nil {
 		return nil, scrubError(fmt.Errorf("REDIS_URL: %w", err), opts.RedisURL)
@@ -321,14 +330,10 @@ func New(opts Options, rdb redis.UniversalClient) (*App, error) {
 	a.asynqClient = asynq.NewClientFromRedisClient(batched)
 	// Wake-ups on the same client let idle workers start a job at once.
 	qopts := []worker.QueueOption{worker.WithWakeUps(batched)}
-	switch opts.Dispatch {
-	case "", worker.DispatchAsynq:
-	case worker.DispatchFair:
+	if opts.Dispatch == worker.DispatchFair {
 		// The key limit here only spares a dispatch of a key at its
 		// limit; the dispatcher enforces the workers' own.
 		qopts = append(qopts, worker.WithFairDispatch(batched, opts.KeyShare))
-	default:
-		return nil, fmt.Errorf("IMGFLOW_DISPATCH: %q is neither asynq nor fair", opts.Dispatch)
 	}
 	a.queue = worker.NewQueue(a.asynqClient, opts.Queue, qopts...)
 	a.keyCheck = keycheck.New(keycheck.Config{Accounts: a.store.Accounts, Validator: a.compressor, Owner: keys.KeyHash,
@@ -402,7 +407,12 @@ func (a *App) APIServer(logger *slog.Logger, mount func(*echo.Echo)) *server.Ser
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			s, err := a.queue.FairSizes(ctx)
-			return asynq.QueueInfo{Pending: int(s.Ready), Active: int(s.Running), Retry: int(s.Retrying)}, err
+			if err != nil {
+				return asynq.QueueInfo{}, err
+			}
+			// The oldest waiting job's age feeds ImgflowQueueBackingUp.
+			oldest, err := a.queue.FairOldest(ctx)
+			return asynq.QueueInfo{Pending: int(s.Ready), Active: int(s.Running), Retry: int(s.Retrying), Latency: oldest}, err
 		}}
 	}
 	a.metrics.WatchQueuesWith(inspector, sizes, a.opts.Queue, worker.DeliveryQueue(a.opts.Queue))

@@ -98,7 +98,7 @@ func Start(t *testing.T, configure ...func(*Options)) *System {
 		ResultTTL:     time.Hour,
 		Queue:         r.Queue(),
 		KeyPrefix:     r.Prefix,
-		Dispatch:      os.Getenv("IMGFLOW_DISPATCH"), // a test run may choose fair dispatch
+		Dispatch:      os.Getenv("IMGFLOW_DISPATCH"), // fair by default; a run may choose asynq
 	}
 	for _, c := range configure {
 		c(&opts)

@@ -187,6 +187,7 @@ func TestScaledObjectWatchesTheQueue(t *testing.T) {
 	seen := 0
 	renamed := false // a values file with queues: [prod]
 	fair := false    // a values file with IMGFLOW_DISPATCH=fair
+	optOut := false  // one with IMGFLOW_DISPATCH=asynq, its compress queue on asynq's lists
 	for _, r := range rendered(t) {
 		w := component(r, "work")
 		cm := env(r, w.Spec.Template.Spec.Containers[0])
@@ -203,6 +204,7 @@ func TestScaledObjectWatchesTheQueue(t *testing.T) {
 				wantType = "redis-cluster"
 			}
 			watched := map[string]bool{} // "QUEUE pending", "QUEUE active"
+			onLists := map[string]bool{} // those read from asynq's lists
 			concurrency, _ := strconv.Atoi(cm["IMGFLOW_CONCURRENCY"])
 			for _, trig := range so.Spec.Triggers {
 				if trig.Type != wantType && trig.Type != "prometheus" {
@@ -226,12 +228,13 @@ func TestScaledObjectWatchesTheQueue(t *testing.T) {
 					t.Errorf("%s: listName %q is not one of asynq's lists asynq:{QUEUE}:pending or :active", r.Name, trig.Metadata["listName"])
 					continue
 				}
-				if cm["IMGFLOW_DISPATCH"] == "fair" && m[1] == cm["IMGFLOW_QUEUE"] {
+				if cm["IMGFLOW_DISPATCH"] != "asynq" && m[1] == cm["IMGFLOW_QUEUE"] { // fair, the default
 					// Fair dispatch's jobs wait in its per-key lists: asynq's stay empty.
 					t.Errorf("%s: trigger %q reads %s, which fair dispatch leaves empty (IMGFLOW_DISPATCH=fair)", r.Name, trig.Name, trig.Metadata["listName"])
 					continue
 				}
 				watched[m[1]+" "+m[2]] = true
+				onLists[m[1]+" "+m[2]] = true
 				n, err := strconv.Atoi(trig.Metadata["listLength"])
 				if err != nil || n < 1 {
 					t.Errorf("%s: listLength %q", r.Name, trig.Metadata["listLength"])
@@ -262,6 +265,9 @@ func TestScaledObjectWatchesTheQueue(t *testing.T) {
 			if cm["IMGFLOW_DISPATCH"] == "fair" {
 				fair = true
 			}
+			if cm["IMGFLOW_DISPATCH"] == "asynq" && onLists[cm["IMGFLOW_QUEUE"]+" pending"] {
+				optOut = true
+			}
 		}
 	}
 	if seen == 0 {
@@ -272,6 +278,9 @@ func TestScaledObjectWatchesTheQueue(t *testing.T) {
 	}
 	if !fair {
 		t.Error("no values file renders a ScaledObject with config.dispatch: fair")
+	}
+	if !optOut {
+		t.Error("no values file renders a ScaledObject with config.dispatch: asynq")
 	}
 }
 

@@ -4,10 +4,13 @@
 // Prometheus scraping serve's and work's ops listeners every second as the
 // ServiceMonitor's targets are labelled (job: the ops Service's name, the
 // namespace), with the chart's rendered rules (every `for:` shortened to 2s
-// and nothing else changed). Then it stops the worker (SIGTERM), queues jobs, checks that the
-// list the rendered KEDA ScaledObject watches holds them, waits for
-// ImgflowQueueBackingUp to fire, starts the worker again (the running jobs
-// are on the ScaledObject's active list), stops it again mid-job (the jobs
+// and nothing else changed). It runs the rendered IMGFLOW_DISPATCH. Then it
+// stops the worker (SIGTERM), queues jobs, checks that what the rendered
+// KEDA ScaledObject watches of the compress queue counts them (asynq's
+// pending list, or on fair dispatch serve's imgflow_queue_tasks through
+// Prometheus), waits for ImgflowQueueBackingUp to fire, starts the worker
+// again (the running jobs counted by the ScaledObject's active trigger),
+// stops it again mid-job (the jobs
 // finish before it exits, each charged once), waits for the alert to
 // clear, and last stops Redis to see ImgflowRedisUnreachable fire. Everything listens on and dials
 // 127.0.0.1 only; every process it started is stopped on exit, and their
@@ -75,7 +78,7 @@ func main() {
 }
 
 func check(ctx context.Context, logf func(string, ...any), bin, rulesFile, namespace, scaledFile, imageFile, redisServer, prometheus string, keep bool) (err error) {
-	listName, err := pendingList(scaledFile)
+	w, err := watchedBacklog(scaledFile)
 	if err != nil {
 		return err
 	}
@@ -83,14 +86,11 @@ func check(ctx context.Context, logf func(string, ...any), bin, rulesFile, names
 	if err != nil {
 		return err
 	}
-	activeName := strings.TrimSuffix(listName, "pending") + "active"
-	if !strings.Contains(string(mustRead(scaledFile)), `listName: "`+activeName+`"`) {
-		return fmt.Errorf("%s: the ScaledObject does not watch %s", scaledFile, activeName)
-	}
-	// Each compress call takes 2 s, so the running jobs can be seen on the
-	// active list the ScaledObject also watches; dedupe off, so that each
-	// of the jobs (one image) is charged once, not once in all.
-	s, err := stack.Start(ctx, stack.Options{Imgflow: bin, RedisServer: redisServer, Queue: queueOf(listName), Latency: 2 * time.Second, DedupeOff: true, KeepLogs: keep})
+	// Each compress call takes 2 s, so the running jobs can be seen on what
+	// the ScaledObject watches of them; dedupe off, so that each of the
+	// jobs (one image) is charged once, not once in all.
+	s, err := stack.Start(ctx, stack.Options{Imgflow: bin, RedisServer: redisServer, Queue: w.queue, Dispatch: w.dispatch,
+		Latency: 2 * time.Second, DedupeOff: true, KeepLogs: keep})
 	defer func() {
 		if serr := s.Stop(err != nil); err == nil {
 			err = serr
@@ -162,14 +162,13 @@ scrape_configs:
 		}
 		ids = append(ids, id)
 	}
-	n, err := s.LLEN(listName)
-	if err != nil {
+	if err := stack.WaitFor(ctx, w.pending.name+" counting the queued jobs", func() (bool, error) {
+		n, err := w.pending.count(s, prom)
+		return n == jobs, err
+	}); err != nil {
 		return err
 	}
-	if n != jobs {
-		return fmt.Errorf("the ScaledObject's list %s holds %d tasks, want the %d queued jobs", listName, n, jobs)
-	}
-	logf("queued %d jobs; %s (the ScaledObject's listName) holds %d", jobs, listName, n)
+	logf("queued %d jobs; %s (what the ScaledObject watches) counts them", jobs, w.pending.name)
 
 	if err := stack.WaitFor(ctx, alertName+" firing", func() (bool, error) { return state(prom) == "firing", nil }); err != nil {
 		return err
@@ -179,13 +178,13 @@ scrape_configs:
 	if err := s.StartWork(ctx); err != nil {
 		return err
 	}
-	if err := stack.WaitFor(ctx, activeName+" holding the running jobs", func() (bool, error) {
-		n, err := s.LLEN(activeName)
+	if err := stack.WaitFor(ctx, w.active.name+" counting the running jobs", func() (bool, error) {
+		n, err := w.active.count(s, prom)
 		return n == jobs, err
 	}); err != nil {
 		return err
 	}
-	logf("%s (the ScaledObject's other listName) holds the %d running jobs", activeName, jobs)
+	logf("%s (the ScaledObject's other trigger) counts the %d running jobs", w.active.name, jobs)
 
 	// A rollout stops the worker mid-job: SIGTERM while the 2 s calls run.
 	// With IMGFLOW_SHUTDOWN_TIMEOUT above the calls, the jobs finish before
@@ -228,29 +227,59 @@ scrape_configs:
 	return nil
 }
 
-// pendingList is the listName of the first trigger of the rendered ScaledObject.
-func pendingList(rendered string) (string, error) {
+// backlog is what the rendered chart runs and what its ScaledObject
+// watches of the compress queue: asynq's lists, or on fair dispatch (the
+// default) serve's imgflow_queue_tasks through Prometheus.
+type backlog struct {
+	queue, dispatch string
+	pending, active trigger
+}
+
+// trigger is one of the ScaledObject's triggers: an asynq list or a
+// Prometheus query.
+type trigger struct{ name, list, query string }
+
+// count is the trigger's value now.
+func (t trigger) count(s *stack.Stack, prom string) (int, error) {
+	if t.query != "" {
+		return int(query(prom, t.query)), nil
+	}
+	return s.LLEN(t.list)
+}
+
+// watchedBacklog reads IMGFLOW_QUEUE, IMGFLOW_DISPATCH and the compress
+// queue's triggers from the rendered chart.
+func watchedBacklog(rendered string) (backlog, error) {
 	raw, err := os.ReadFile(rendered)
 	if err != nil {
-		return "", err
+		return backlog{}, err
 	}
-	m := regexp.MustCompile(`(?m)^\s*listName:\s*"?(asynq:\{[^}]+\}:pending)"?\s*$`).FindSubmatch(raw)
-	if m == nil {
-		return "", fmt.Errorf("%s: no ScaledObject listName", rendered)
+	b := backlog{queue: "imgflow"}
+	if m := regexp.MustCompile(`(?m)^\s*IMGFLOW_QUEUE:\s*"([^"]+)"`).FindSubmatch(raw); m != nil {
+		b.queue = string(m[1])
 	}
-	return string(m[1]), nil
-}
-
-func mustRead(path string) []byte {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		log.Fatal(err)
+	if m := regexp.MustCompile(`(?m)^\s*IMGFLOW_DISPATCH:\s*"([^"]*)"`).FindSubmatch(raw); m != nil {
+		b.dispatch = string(m[1])
 	}
-	return raw
-}
-
-func queueOf(list string) string {
-	return strings.TrimSuffix(strings.TrimPrefix(list, "asynq:{"), "}:pending")
+	for _, state := range []string{"pending", "active"} {
+		t := &b.pending
+		if state == "active" {
+			t = &b.active
+		}
+		list := "asynq:{" + b.queue + "}:" + state
+		if regexp.MustCompile(`(?m)^\s*listName:\s*"?` + regexp.QuoteMeta(list) + `"?\s*$`).Match(raw) {
+			*t = trigger{name: list, list: list}
+			continue
+		}
+		q := regexp.MustCompile(`(?m)^\s*query:\s*"(max\(imgflow_queue_tasks\{queue=\\"` + regexp.QuoteMeta(b.queue) +
+			`\\",state=\\"` + state + `\\".*\))"\s*$`).FindSubmatch(raw)
+		if q == nil {
+			return b, fmt.Errorf("%s: the ScaledObject watches neither %s nor imgflow_queue_tasks{queue=%q,state=%q}", rendered, list, b.queue, state)
+		}
+		query := strings.ReplaceAll(string(q[1]), `\"`, `"`)
+		*t = trigger{name: query, query: query}
+	}
+	return b, nil
 }
 
 // shortenFor writes the rules with every `for:` at 2s; expressions,

@@ -31,6 +31,7 @@ type Options struct {
 	Imgflow     string        // the imgflow binary
 	RedisServer string        // default "redis-server"
 	Queue       string        // IMGFLOW_QUEUE; default imgflow
+	Dispatch    string        // IMGFLOW_DISPATCH; default imgflow's (fair)
 	Concurrency int           // IMGFLOW_CONCURRENCY of work; default 10
 	Latency     time.Duration // UPSTREAM_LATENCY of the reference upstream
 	// ShutdownTimeout is work's IMGFLOW_SHUTDOWN_TIMEOUT; default 10s.
@@ -143,6 +144,9 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	}
 	if o.DedupeOff {
 		s.appEnv = append(s.appEnv, "IMGFLOW_DEDUPE=off")
+	}
+	if o.Dispatch != "" {
+		s.appEnv = append(s.appEnv, "IMGFLOW_DISPATCH="+o.Dispatch)
 	}
 	if o.VersityGW != "" {
 		env, err := s.startS3(ctx)
