@@ -33,7 +33,8 @@ func (s *Jobs) inputForMaking(ctx context.Context, id string, input connector.By
 //
 // KEYS[1] inflight set, KEYS[2] listing; ARGV[1] now (Unix ms); ARGV[2]
 // place deadline (Unix ms); ARGV[3] limit (0: no cap); ARGV[4] job id;
-// ARGV[5] oldest id the listing keeps (exclusive floor); ARGV[6] JobTTL ms;
+// ARGV[5] oldest id the listing keeps (exclusive floor; "": no trim this
+// time, listingFloor); ARGV[6] JobTTL ms;
 // ARGV[7] the failure window ms (0: no budget); ARGV[8] one failure's
 // interval ms. Returns 2 when admitted with a new place and listed, 1 when
 // admitted (a place held already, or no cap) and listed, 0 when the owner
@@ -62,10 +63,23 @@ if cap > 0 or window > 0 then
   end
 end
 redis.call('ZADD', KEYS[2], 0, ARGV[4])
-redis.call('ZREMRANGEBYLEX', KEYS[2], '-', ARGV[5])
+if ARGV[5] ~= '' then redis.call('ZREMRANGEBYLEX', KEYS[2], '-', ARGV[5]) end
 redis.call('PEXPIRE', KEYS[2], ARGV[6])
 return placed
 `)
+
+// listingFloor is the exclusive floor below which a new job's listing
+// entry trims the owner's listing, for 1 job in 16 (by its id's last hex
+// digit, random in a UUIDv7), "" for the others: one trim drops every
+// entry older than JobTTL, List skips entries whose record expired, and
+// the listing itself expires JobTTL after the last job, so the others'
+// trims were a command per job for nothing.
+func (s *Jobs) listingFloor(id string, now time.Time) string {
+	if id != "" && id[len(id)-1] != '0' {
+		return ""
+	}
+	return "(" + idFloor(now.Add(-s.jobTTL))
+}
 
 // CreateWithInput makes a new job in one round trip: it takes one of the
 // owner's limit in-flight places (Admit; limit 0: no cap), stores the
@@ -96,7 +110,7 @@ func (s *Jobs) CreateWithInput(ctx context.Context, job *connector.Job, input co
 	_, err = s.pipelinedScriptsOn(ctx, s.clientFor(int64(len(in))), func(p redis.Pipeliner) {
 		listed = admitAndListScript.EvalSha(ctx, p, []string{s.keys.inflight(job.Owner), s.keys.jobIndex(job.Owner)},
 			now.UnixMilli(), now.Add(s.inflightTTL).UnixMilli(), limit, job.ID,
-			"("+idFloor(now.Add(-s.jobTTL)), s.jobTTL.Milliseconds(), window, interval)
+			s.listingFloor(job.ID, now), s.jobTTL.Milliseconds(), window, interval)
 		if in != nil {
 			p.Set(ctx, s.keys.blob(connector.InputBlobKey(job.ID)), in, max(inputTTL, 0))
 		}
