@@ -36,7 +36,11 @@ func (s *Jobs) inputForMaking(ctx context.Context, id string, input connector.By
 // ARGV[5] oldest id the listing keeps (exclusive floor; "": no trim this
 // time, listingFloor); ARGV[6] JobTTL ms;
 // ARGV[7] the failure window ms (0: no budget); ARGV[8] one failure's
-// interval ms. Returns 2 when admitted with a new place and listed, 1 when
+// interval ms. Places past their deadline are pruned when they would make
+// the owner full, so an admission with room costs no prune; a place the
+// job holds already (a retry) counts when it is live, and is renewed when
+// it is not. A budget's tat behind now is as good as none (spending starts
+// from max(tat, now)). Returns 2 when admitted with a new place and listed, 1 when
 // admitted (a place held already, or no cap) and listed, 0 when the owner
 // has no place left, and minus the wait in ms when its free failures are
 // over budget.
@@ -46,16 +50,22 @@ local now = tonumber(ARGV[1])
 local cap = tonumber(ARGV[3])
 local window = tonumber(ARGV[7])
 if cap > 0 or window > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
   local s = redis.call('ZMSCORE', KEYS[1], ARGV[4], '` + failuresMember + `')
-  if not s[1] then
+  if not (s[1] and tonumber(s[1]) > now) then
     local tat = tonumber(s[2] or now)
     local over = tat - now - (window - tonumber(ARGV[8]))
     if window > 0 and over > 0 then return -math.ceil(over) end
     if cap > 0 then
       local held = redis.call('ZCARD', KEYS[1])
+      if s[1] then held = held - 1 end
       if s[2] then held = held - 1 end
-      if held >= cap then return 0 end
+      if held >= cap then
+        -- Full: drop the places past their deadline, and count again.
+        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+        held = redis.call('ZCARD', KEYS[1])
+        if s[2] and tat > now then held = held - 1 end
+        if held >= cap then return 0 end
+      end
       redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
       redis.call('PEXPIREAT', KEYS[1], math.max(tonumber(ARGV[2]), tat))
       placed = 2

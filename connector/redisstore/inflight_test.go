@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"sync"
@@ -99,5 +100,38 @@ func TestStalePlacesArePrunedAtTheirDeadline(t *testing.T) {
 	mu.Unlock()
 	if err := s.Jobs.Admit(ctx, "tenant", "next", 1); err != nil {
 		t.Fatalf("a place past its deadline still counts: %v", err)
+	}
+}
+
+// A job's making prunes places past their deadline only when they would
+// make the owner full: the stale place frees room for the next job.
+func TestMakingAJobPrunesStalePlacesWhenFull(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	s, r := newStore(t, Options{InflightTTL: time.Hour, Now: clock})
+	ctx := context.Background()
+	mk := func(id string) error {
+		return s.Jobs.CreateWithInput(ctx, &connector.Job{ID: id, Status: connector.StatusQueued, Owner: "tenant",
+			Input: connector.JobInput{Kind: connector.InputBase64}}, bytes.NewReader([]byte("png")), time.Hour, 2)
+	}
+	// Two places nobody frees (their processes died before the jobs ran).
+	if err := s.Jobs.Admit(ctx, "tenant", "lost-1", 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Jobs.Admit(ctx, "tenant", "lost-2", 2); err != nil {
+		t.Fatal(err)
+	}
+	first := uuid.Must(uuid.NewV7()).String()
+	wantCode(t, mk(first), connector.ETOOMANY)
+	mu.Lock()
+	now = now.Add(time.Hour + time.Second)
+	mu.Unlock()
+	if err := mk(first); err != nil {
+		t.Fatalf("places past their deadline still count: %v", err)
+	}
+	held, err := r.Client.ZCard(ctx, s.Jobs.keys.inflight("tenant")).Result()
+	if err != nil || held != 1 {
+		t.Fatalf("places: expected the new job's alone after the prune, got %d, %v", held, err)
 	}
 }
