@@ -18,9 +18,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/fixtures/images"
 	"github.com/imgflow/imgflow/internal/redistest"
-	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/internal/system"
 )
 
@@ -312,7 +312,9 @@ func BenchmarkRedisCommandsPerJob(b *testing.B) {
 	b.Run("POST-wait-fair-defaults", func(b *testing.B) {
 		r := redistest.New(b)
 		api, startWorker := benchPartsUpstream(b, r, instantUpstream(b, images.Read(b, "screenshot.png")), fair,
-			func(o *system.Options) { o.MaxJobsPerKey, o.FreeFailuresPerHour = 50, connector.DefaultFreeFailuresPerHour })
+			func(o *system.Options) {
+				o.MaxJobsPerKey, o.FreeFailuresPerHour = 50, connector.DefaultFreeFailuresPerHour
+			})
 		cost := newRedisCost(b, r)
 		startWorker(4)
 		doJSON(b, "POST", api+"/v1/jobs?wait=25", body, nil, http.StatusOK)
