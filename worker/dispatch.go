@@ -78,7 +78,9 @@ return 1
 // limit, so that only its runs' ends look for the key's ready jobs (a key
 // without one is never left out of the ring while it has any). A key found at its limit (the enqueue that
 // put it in the ring did not know the limit) leaves the ring: the end of
-// one of its runs puts it back.
+// one of its runs puts it back. A key with room pops two entries and pushes
+// the second back: a lone job costs one LPOP (no LLEN), a queue two
+// commands as LPOP and LLEN did.
 var dispatchScript = redis.NewScript(`
 for i = 1, 8 do
   local top = redis.call('ZRANGE', KEYS[1], 0, 1, 'WITHSCORES')
@@ -88,8 +90,17 @@ for i = 1, 8 do
   local s = redis.call('HMGET', KEYS[2], 'n:' .. owner, 'c:' .. owner, 'w:' .. owner)
   local n = tonumber(s[1] or 0) + 1
   local c = tonumber(s[2] or ARGV[3])
-  local entry = false
-  if c <= 0 or n <= c then entry = redis.call('LPOP', ready) end
+  local entry, second = false, false
+  if c <= 0 or n < c then
+    -- Two at once: a second says the key has more, and goes back.
+    local got = redis.call('LPOP', ready, 2)
+    if got then
+      entry, second = got[1], got[2]
+      if second then redis.call('LPUSH', ready, second) end
+    end
+  elseif n == c then
+    entry = redis.call('LPOP', ready)
+  end
   if entry then
     local w = tonumber(s[3] or 1)
     if w <= 0 then w = 1 end
@@ -98,7 +109,7 @@ for i = 1, 8 do
     if c > 0 then token = token .. 'L' end
     redis.call('ZADD', KEYS[3], ARGV[2], owner .. '\n' .. entry .. '\n' .. token)
     local more = #top > 2
-    if (c <= 0 or n < c) and redis.call('LLEN', ready) > 0 then
+    if second then
       redis.call('ZADD', KEYS[1], vt + 1 / w, owner)
       more = true
     else
