@@ -21,7 +21,7 @@ import (
 //
 //	ready:{owner}  LIST   each key's jobs, in order ("id" or "id|retries")
 //	ring           ZSET   keys with ready work and room, by virtual time
-//	state          HASH   n:{owner} jobs running (no field at 0), c:{owner} its limit,
+//	state          HASH   n:{owner} jobs running (0 until a prune drops it), c:{owner} its limit,
 //	                      w:{owner} its weight, clock the last dispatch's time
 //	leases         ZSET   "owner\nentry\ntoken" by lease deadline (ms)
 //	delayed        ZSET   "owner\nentry" of retries by due time (ms)
@@ -52,6 +52,12 @@ const (
 	fairMaintainEvery = time.Second
 	// fairMaintainBatch bounds the entries one maintenance moves.
 	fairMaintainBatch = 100
+	// fairPruneEvery is how often each worker takes a step of dropping
+	// the state hash's running counts at 0 (pruneScript), fairPruneStep
+	// fields at a time: a hash of 100,000 keys is swept in about 17 min
+	// by one worker.
+	fairPruneEvery = 10 * time.Second
+	fairPruneStep  = 1000
 )
 
 // enqueueScript queues a job once: KEYS[1] the key's ready list, KEYS[2]
@@ -127,7 +133,9 @@ return false
 // KEYS[4] known, KEYS[5] the key's ready list, KEYS[6] delayed; ARGV[1]
 // the lease member, ARGV[2] owner, ARGV[3] job id, ARGV[4] default limit,
 // ARGV[5] wake-up channel, ARGV[6] the retry's due time (ms; 0: the job is
-// done), ARGV[7] the retry's entry. A run of a key with a limit (its
+// done), ARGV[7] the retry's entry. A key's count that falls to 0 stays, so
+// that a key running one job at a time costs no HDEL a job: pruneScript
+// drops the zeros off the job path. A run of a key with a limit (its
 // token ends in L) puts the key back in the ring when it has ready jobs
 // and is now under its limit. Returns 0 when the lease was lost
 // (maintenance put the job back already: its next run ends it), 1
@@ -135,7 +143,7 @@ return false
 var ackScript = redis.NewScript(`
 if redis.call('ZREM', KEYS[3], ARGV[1]) == 0 then return 0 end
 local n = redis.call('HINCRBY', KEYS[2], 'n:' .. ARGV[2], -1)
-if n <= 0 then redis.call('HDEL', KEYS[2], 'n:' .. ARGV[2]) end
+if n < 0 then redis.call('HDEL', KEYS[2], 'n:' .. ARGV[2]) end
 if ARGV[6] ~= '0' then
   redis.call('ZADD', KEYS[6], ARGV[6], ARGV[2] .. '\n' .. ARGV[7])
 else
@@ -202,6 +210,20 @@ for owner in pairs(touched) do
 end
 if woken then redis.call('PUBLISH', ARGV[4], '') end
 return {#due, #lost}
+`)
+
+// pruneScript drops, from one HSCAN step of the state hash, the running
+// counts at 0 (the ends leave them): KEYS[1] state; ARGV[1] the cursor,
+// ARGV[2] the step's size. Returns the next cursor ("0": a full pass).
+// Atomic, so a dispatch never counts on a field it drops.
+var pruneScript = redis.NewScript(`
+local r = redis.call('HSCAN', KEYS[1], ARGV[1], 'MATCH', 'n:*', 'COUNT', ARGV[2])
+local zeros = {}
+for i = 1, #r[2], 2 do
+  if tonumber(r[2][i + 1]) == 0 then zeros[#zeros + 1] = r[2][i] end
+end
+if #zeros > 0 then redis.call('HDEL', KEYS[1], unpack(zeros)) end
+return r[1]
 `)
 
 // fairQueue is the Redis side of fair dispatch on one queue.
@@ -312,6 +334,12 @@ func (f *fairQueue) maintain(ctx context.Context) (retries, recovered int, err e
 		return 0, 0, err
 	}
 	return int(res[0]), int(res[1]), nil
+}
+
+// prune drops one step's running counts at 0 from the state hash,
+// from cursor; it returns the next cursor ("0" when the pass is done).
+func (f *fairQueue) prune(ctx context.Context, cursor string) (string, error) {
+	return pruneScript.Run(ctx, f.rdb, []string{f.key("state")}, cursor, fairPruneStep).Text()
 }
 
 // known reports which of ids the dispatcher holds (queued, running or

@@ -29,6 +29,7 @@ type fairRunner struct {
 	log      *slog.Logger
 
 	signal chan struct{} // a wake-up arrived (capacity 1)
+	cursor string        // where the next prune step starts (prune's own goroutine)
 	mu     sync.Mutex
 	held   map[string]*fairJob // the jobs running here, by lease member
 }
@@ -79,6 +80,7 @@ func (r *fairRunner) run(ctx context.Context, grace time.Duration) {
 	var side sync.WaitGroup
 	side.Go(func() { r.heartbeat(beatCtx) })
 	side.Go(func() { onEveryTick(ctx, fairMaintainEvery, r.maintain) })
+	side.Go(func() { onEveryTick(ctx, fairPruneEvery, r.prune) })
 	slots := make(chan struct{}, r.slots)
 	idle := false // the last dispatch found the ring empty
 	for ctx.Err() == nil {
@@ -213,6 +215,22 @@ func (r *fairRunner) maintain() {
 	if recovered > 0 {
 		r.log.Warn("requeued jobs whose worker stopped renewing their lease", "job_id", "", "count", recovered)
 	}
+}
+
+// prune takes one step of dropping the running counts at 0 that the runs'
+// ends leave in the state hash.
+func (r *fairRunner) prune() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if r.cursor == "" {
+		r.cursor = "0"
+	}
+	next, err := r.q.prune(ctx, r.cursor)
+	if err != nil {
+		r.log.Warn("fair dispatch's prune failed; trying again", "job_id", "", "err", err)
+		return
+	}
+	r.cursor = next
 }
 
 // fairRunner is the worker's runner of fair dispatch.

@@ -22,6 +22,8 @@ func runningField(t *testing.T, q *fairQueue, owner string) string {
 	return v
 }
 
+// A key with nothing running keeps no count once the prune ran (the ends
+// leave a 0, which costs no HDEL a job).
 func TestFairStateKeepsNoCountOfAKeyWithNothingRunning(t *testing.T) {
 	ctx := context.Background()
 	ends := map[string]func(q *fairQueue, j *fairJob){
@@ -61,8 +63,29 @@ func TestFairStateKeepsNoCountOfAKeyWithNothingRunning(t *testing.T) {
 				t.Fatalf("n:k = %q with one running, want 1", got)
 			}
 			end(q, b)
+			if got := runningField(t, q, "k"); got != "" && got != "0" {
+				t.Fatalf("n:k = %q with nothing running, want 0 or no field", got)
+			}
+			prune := func() {
+				for cursor := "0"; ; {
+					next, err := q.prune(ctx, cursor)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if cursor = next; cursor == "0" {
+						return
+					}
+				}
+			}
+			prune()
 			if got := runningField(t, q, "k"); got != "" {
-				t.Fatalf("n:k = %q with nothing running, want no field", got)
+				t.Fatalf("n:k = %q after a prune with nothing running, want no field", got)
+			}
+			mustEnqueue(t, q, "j3", "other")
+			busy := mustDispatch(t, q, time.Minute)
+			prune() // keeps a count above 0
+			if got := runningField(t, q, busy.owner); got != "1" {
+				t.Fatalf("n:%s = %q after a prune with one running, want 1", busy.owner, got)
 			}
 		})
 	}
