@@ -26,7 +26,10 @@ import (
 //	kept      JSON connector.KeptAnswer of the charged call
 //	open:N    "RUN UNTIL" while call N has no recorded answer: the run that
 //	          began it and the Unix ms until which it may still be answered
-//	          (that run's deadline), for a failing run to wait on
+//	          (that run's deadline), for a failing run to wait on; "0 0"
+//	          (answered) once it has one, set in the answer's own HSET where an
+//	          HDEL was a command more (a reader before this takes it for a
+//	          call open until 1970: not open)
 //
 // Each change is one script over that one key, so it is atomic and works
 // on a Redis Cluster (the id is the hash tag).
@@ -46,13 +49,12 @@ return {calls, r[2] or '0', r[3] or ''}
 var answerCallScript = redis.NewScript(`
 local r = redis.call('HMGET', KEYS[1], 'calls', 'last', 'answered')
 if not r[1] then return 0 end
-local set = {}
+local set = {'open:' .. ARGV[1], '0 0'}
 if r[2] ~= ARGV[1] then
-  set = {'answered', (tonumber(r[3]) or 0) + 1, 'last', ARGV[1]}
+  set = {'open:' .. ARGV[1], '0 0', 'answered', (tonumber(r[3]) or 0) + 1, 'last', ARGV[1]}
 end
 if ARGV[2] ~= '' then table.insert(set, 'kept'); table.insert(set, ARGV[2]) end
-if #set > 0 then redis.call('HSET', KEYS[1], unpack(set)) end
-redis.call('HDEL', KEYS[1], 'open:' .. ARGV[1])
+redis.call('HSET', KEYS[1], unpack(set))
 return 1
 `)
 
@@ -80,6 +82,9 @@ func (s *Jobs) callRecord(ctx context.Context, jobID string) (connector.CallReco
 		var until int64
 		if _, err := fmt.Sscanf(v, "%d %d", &run, &until); err != nil {
 			return rec, internalErr(fmt.Errorf("call record: %s is %q: %w", field, v, err))
+		}
+		if until == 0 {
+			continue // answered
 		}
 		rec.Open = append(rec.Open, connector.OpenCall{Call: call, Run: run, Until: time.UnixMilli(until)})
 	}

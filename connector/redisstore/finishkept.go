@@ -26,12 +26,11 @@ import (
 var keepEndScript = redis.NewScript(`
 local r = redis.call('HMGET', KEYS[2], 'calls', 'last', 'answered')
 if r[1] then
-  local set = {'kept', ARGV[5]}
+  local set = {'open:' .. ARGV[4], '0 0', 'kept', ARGV[5]}
   if r[2] ~= ARGV[4] then
-    set = {'answered', (tonumber(r[3]) or 0) + 1, 'last', ARGV[4], 'kept', ARGV[5]}
+    set = {'open:' .. ARGV[4], '0 0', 'answered', (tonumber(r[3]) or 0) + 1, 'last', ARGV[4], 'kept', ARGV[5]}
   end
   redis.call('HSET', KEYS[2], unpack(set))
-  redis.call('HDEL', KEYS[2], 'open:' .. ARGV[4])
 end
 if ARGV[7] ~= '0' then
   redis.call('SET', KEYS[4], ARGV[6], 'PX', ARGV[7])
