@@ -106,6 +106,9 @@ func (s *Jobs) listingFloor(id string, now time.Time) string {
 // one blob chunk is written first by Put's own path.
 func (s *Jobs) CreateWithInput(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration, limit int) error {
 	now := s.now()
+	// Without a cap the making takes no place (no other path takes one for
+	// a job made here), so its end has none to free: a command less a job.
+	job.Unplaced = limit <= 0
 	data, err := newJobRecord(job, now)
 	if err != nil {
 		return err

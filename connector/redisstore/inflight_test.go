@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/imgflow/imgflow/connector"
+	"github.com/redis/go-redis/v9"
 )
 
 func TestAdmitJobHoldsTheLimitUnderConcurrentRequests(t *testing.T) {
@@ -133,5 +134,35 @@ func TestMakingAJobPrunesStalePlacesWhenFull(t *testing.T) {
 	held, err := r.Client.ZCard(ctx, s.Jobs.keys.inflight("tenant")).Result()
 	if err != nil || held != 1 {
 		t.Fatalf("places: expected the new job's alone after the prune, got %d, %v", held, err)
+	}
+}
+
+// A job made without a cap holds no place, and its end sends no ZREM for
+// one (a place planted for its id stays); a job made under a cap has its
+// place freed by its end.
+func TestAJobMadeWithoutACapFreesNoPlaceAtItsEnd(t *testing.T) {
+	s, r := newStore(t, Options{})
+	ctx := context.Background()
+	set := s.Jobs.keys.inflight("tenant")
+	for _, limit := range []int{0, 5} {
+		job := &connector.Job{ID: uuid.Must(uuid.NewV7()).String(), Status: connector.StatusQueued, Owner: "tenant",
+			Input: connector.JobInput{Kind: connector.InputBase64}}
+		if err := s.Jobs.CreateWithInput(ctx, job, bytes.NewReader([]byte("png")), time.Hour, limit); err != nil {
+			t.Fatal(err)
+		}
+		stored, err := s.Jobs.Get(ctx, job.ID)
+		if err != nil || stored.Unplaced != (limit == 0) {
+			t.Fatalf("cap %d: expected Unplaced %v, got %+v, %v", limit, limit == 0, stored, err)
+		}
+		if limit == 0 {
+			r.Client.ZAdd(ctx, set, redis.Z{Score: float64(time.Now().Add(time.Hour).UnixMilli()), Member: job.ID})
+		}
+		if _, _, err := s.Runs.Finish(ctx, job.ID, 0, func(j *connector.Job) { j.Status = connector.StatusCompleted }); err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.Client.ZScore(ctx, set, job.ID).Result()
+		if held := err == nil; held != (limit == 0) {
+			t.Fatalf("cap %d: expected the place held after the end: %v, got %v (%v)", limit, limit == 0, held, err)
+		}
 	}
 }

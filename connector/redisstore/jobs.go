@@ -55,10 +55,11 @@ type storedJob struct {
 	Owner       string         `json:"owner"`
 	SealedKey   []byte         `json:"sealed_key,omitempty"`
 	CallbackURL string         `json:"callback_url,omitempty"`
+	Unplaced    bool           `json:"unplaced,omitempty"`
 }
 
 func encodeJob(j *connector.Job) ([]byte, error) {
-	return json.Marshal(storedJob{Job: j, Owner: j.Owner, SealedKey: j.SealedKey, CallbackURL: j.CallbackURL})
+	return json.Marshal(storedJob{Job: j, Owner: j.Owner, SealedKey: j.SealedKey, CallbackURL: j.CallbackURL, Unplaced: j.Unplaced})
 }
 
 func decodeJob(data []byte) (*connector.Job, error) {
@@ -69,7 +70,7 @@ func decodeJob(data []byte) (*connector.Job, error) {
 	if sj.Job == nil {
 		return nil, internalErr(errors.New("decode job: no job in record"))
 	}
-	sj.Job.Owner, sj.Job.SealedKey, sj.Job.CallbackURL = sj.Owner, sj.SealedKey, sj.CallbackURL
+	sj.Job.Owner, sj.Job.SealedKey, sj.Job.CallbackURL, sj.Job.Unplaced = sj.Owner, sj.SealedKey, sj.CallbackURL, sj.Unplaced
 	return sj.Job, nil
 }
 
@@ -267,8 +268,8 @@ func (s *Jobs) updateJob(ctx context.Context, id string, fn func(*connector.Job)
 // endJobScript instead, which also publishes it on done:{id}, deletes its
 // input blob (the job's slot; inputs live until their job ends) and, for a
 // run's failure, yields to a kept charged answer, and, in the same round
-// trip, frees the key's in-flight place: another slot, so a ZREM beside the
-// script, not in it. That ZREM runs even when the compare-and-set loses;
+// trip, frees the key's in-flight place (a job made without a cap has none:
+// Unplaced): another slot, so a ZREM beside the script, not in it. That ZREM runs even when the compare-and-set loses;
 // then the retry finishes the job a moment later, and a lost ZREM is pruned
 // at its deadline anyway.
 //
@@ -316,7 +317,9 @@ func (s *Jobs) casJob(ctx context.Context, key, id string, job *connector.Job, f
 	askHooks := hooks != nil
 	_, err := s.pipelinedScriptsOn(ctx, rdb, func(p redis.Pipeliner) {
 		cas = script.EvalSha(ctx, p, keys, args...)
-		p.ZRem(ctx, s.keys.inflight(job.Owner), id)
+		if !job.Unplaced {
+			p.ZRem(ctx, s.keys.inflight(job.Owner), id)
+		}
 		if job.Paid() {
 			s.earnFailure(ctx, p, job.Owner)
 		}
