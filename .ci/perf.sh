@@ -23,23 +23,23 @@ echo "$counts" | awk '
   BEGIN {
     trips["POST"] = 3.5;  cmds["POST"] = 12.6
     trips["POST-idempotency-key"] = 6.5;  cmds["POST-idempotency-key"] = 18.6
-    trips["work"] = 3.7;  cmds["work"] = 36.5
+    trips["work"] = 3.7;  cmds["work"] = 34.4
     trips["GET"] = 1.5;  cmds["GET"] = 2.5
     trips["GET-file"] = 2.5;  cmds["GET-file"] = 5.5
-    trips["POST-wait"] = 6.5;  cmds["POST-wait"] = 49.6
+    trips["POST-wait"] = 6.5;  cmds["POST-wait"] = 47.6
     # Fair dispatch (IMGFLOW_DISPATCH=fair): the enqueue is one script
     # with its wake-up; the dispatch and end of a worker go on its own client
     # (counted in commands, not in trips). "defaults": the shipped key cap
     # and free-failure budget on, which a POST checks in its create script.
     trips["POST-fair"] = 2.5;  cmds["POST-fair"] = 13.6
-    trips["work-fair"] = 3.5;  cmds["work-fair"] = 32.9
-    trips["POST-wait-fair"] = 5.5;  cmds["POST-wait-fair"] = 43.6
-    trips["POST-wait-fair-defaults"] = 5.5;  cmds["POST-wait-fair-defaults"] = 48.6
+    trips["work-fair"] = 3.5;  cmds["work-fair"] = 30.9
+    trips["POST-wait-fair"] = 5.5;  cmds["POST-wait-fair"] = 41.6
+    trips["POST-wait-fair-defaults"] = 5.5;  cmds["POST-wait-fair-defaults"] = 47.6
     # Content dedupe on: a new image looks the index up and claims it,
     # then records itself (+2 trips); a repeat completes from an earlier result.
-    trips["work-dedupe-new"] = 5.5;  cmds["work-dedupe-new"] = 44.3
-    trips["POST-wait-dedupe-new"] = 8.5;  cmds["POST-wait-dedupe-new"] = 57.6
-    trips["POST-wait-dedupe-repeat"] = 11.5;  cmds["POST-wait-dedupe-repeat"] = 59.7
+    trips["work-dedupe-new"] = 5.5;  cmds["work-dedupe-new"] = 41.5
+    trips["POST-wait-dedupe-new"] = 8.5;  cmds["POST-wait-dedupe-new"] = 55.5
+    trips["POST-wait-dedupe-repeat"] = 11.5;  cmds["POST-wait-dedupe-repeat"] = 57.7
   }
   /^BenchmarkRedisCommandsPerJob\// {
     path = $1; sub(/^BenchmarkRedisCommandsPerJob\//, "", path); sub(/-[0-9]+$/, "", path)
