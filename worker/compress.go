@@ -441,7 +441,9 @@ func nothingSent(err error) bool {
 
 // keep makes the charged answer durable before anything else: the
 // compressed bytes, then the answer in the call record. Redis hiccups are
-// retried here until the task's deadline, never by calling again.
+// retried here until the task's deadline, never by calling again. On a
+// store that keeps and finishes in one write (connector.KeepFinisher) the
+// answer is left to the job's end instead, the next write (endKept).
 func (w *Worker) keep(ctx context.Context, r *run, call int, in connector.JobInput, inputType string, c *connector.Compressed) (*connector.KeptAnswer, error) {
 	mime := connector.SniffBytes(c.Data)
 	if mime == "" {
