@@ -78,8 +78,9 @@ func (r *Runs) FinishKept(ctx context.Context, id string, run, call int, answer 
 	k := &keepWrite{call: call, kept: kept, out: out, ttl: ttl}
 	hooks := connector.HooksUnknown
 	job, err := r.jobs.updateJob(ctx, id, runGuard(run, end), casExtras{hooks: &hooks, runEnd: true, keep: k})
-	if !k.done && (errors.Is(err, connector.ErrJobFinished) || errors.Is(err, connector.ErrStaleRun)) {
-		// Refused before any script ran: the answer is kept on its own.
+	if !k.done && (err == nil || errors.Is(err, connector.ErrJobFinished) || errors.Is(err, connector.ErrStaleRun)) {
+		// Refused before any script ran (or ended by one that did not
+		// keep): the answer is kept on its own.
 		if kerr := r.KeepAnswer(ctx, id, call, answer, data, ttl); kerr != nil {
 			return nil, hooks, kerr
 		}

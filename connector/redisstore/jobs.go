@@ -184,7 +184,7 @@ type casExtras struct {
 	// charged answer.
 	runEnd bool
 	// keep: the charged answer to keep in the end's own script
-	// (finishKeeping); done once a script kept it.
+	// (Runs.FinishKept); done once a script kept it.
 	keep *keepWrite
 }
 
@@ -269,9 +269,10 @@ func (s *Jobs) updateJob(ctx context.Context, id string, fn func(*connector.Job)
 // input blob (the job's slot; inputs live until their job ends) and, for a
 // run's failure, yields to a kept charged answer, and, in the same round
 // trip, frees the key's in-flight place (a job made without a cap has none:
-// Unplaced): another slot, so a ZREM beside the script, not in it. That ZREM runs even when the compare-and-set loses;
-// then the retry finishes the job a moment later, and a lost ZREM is pruned
-// at its deadline anyway.
+// Unplaced): another slot, so a ZREM beside the script, not in it. That ZREM
+// runs even when the compare-and-set loses; then the retry finishes the job
+// a moment later, and a lost ZREM is pruned at its deadline anyway. With a
+// charged answer to keep (casExtras.keep), keepEndScript keeps it first.
 //
 // With hooks set it also asks, in that pipeline, whether the owner's hook
 // index exists (EXISTS, the owner's slot) and says so in *hooks.
