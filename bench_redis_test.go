@@ -18,6 +18,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/fixtures/images"
 	"github.com/imgflow/imgflow/internal/redistest"
 	"github.com/imgflow/imgflow/internal/system"
@@ -296,6 +297,25 @@ func BenchmarkRedisCommandsPerJob(b *testing.B) {
 	b.Run("POST-wait-fair", func(b *testing.B) {
 		r := redistest.New(b)
 		api, startWorker := benchPartsUpstream(b, r, instantUpstream(b, images.Read(b, "screenshot.png")), fair)
+		cost := newRedisCost(b, r)
+		startWorker(4)
+		doJSON(b, "POST", api+"/v1/jobs?wait=25", body, nil, http.StatusOK)
+		cost.start()
+		for range b.N {
+			doJSON(b, "POST", api+"/v1/jobs?wait=25", body, nil, http.StatusOK)
+		}
+		cost.stop(b.N)
+	})
+
+	// The same with the shipped defaults of the limits a POST checks
+	// (IMGFLOW_MAX_JOBS_PER_KEY=50, IMGFLOW_FREE_FAILURES_PER_HOUR=60), which
+	// the rows above leave off: what a deployment's job costs.
+	b.Run("POST-wait-fair-defaults", func(b *testing.B) {
+		r := redistest.New(b)
+		api, startWorker := benchPartsUpstream(b, r, instantUpstream(b, images.Read(b, "screenshot.png")), fair,
+			func(o *system.Options) {
+				o.MaxJobsPerKey, o.FreeFailuresPerHour = 50, connector.DefaultFreeFailuresPerHour
+			})
 		cost := newRedisCost(b, r)
 		startWorker(4)
 		doJSON(b, "POST", api+"/v1/jobs?wait=25", body, nil, http.StatusOK)

@@ -186,6 +186,9 @@ type Job struct {
 	// CallbackURL is where the finished job is POSTed; it may carry a
 	// signature in its query string, so it is never shown back.
 	CallbackURL string `json:"-"`
+	// Unplaced: the job was made without a cap on its key's unfinished
+	// jobs, so it holds no in-flight place for its end to free.
+	Unplaced bool `json:"-"`
 }
 
 // Deduplicates reports whether the job may complete from an earlier job's

@@ -116,3 +116,12 @@ type JobRuns interface {
 	// whether the owner has hook subscriptions.
 	Finish(ctx context.Context, id string, run int, end func(*Job)) (job *Job, hooks HooksHint, err error)
 }
+
+// KeepFinisher is a JobRuns that keeps a charged answer and finishes the
+// job with it as one step: KeepAnswer then Finish, the answer kept even
+// when Finish is refused. A store that can fuse the two writes saves the
+// job a round trip; the executor uses it when the two steps have nothing
+// between them.
+type KeepFinisher interface {
+	FinishKept(ctx context.Context, id string, run, call int, answer *KeptAnswer, data Bytes, ttl time.Duration, end func(*Job)) (job *Job, hooks HooksHint, err error)
+}

@@ -93,6 +93,16 @@ type run struct {
 	// variantMade: the image is a set's variant the set step resized and
 	// converted already (variantset.go).
 	variantMade bool
+	// keeping is the charged answer that the job's end keeps in the same
+	// write (connector.KeepFinisher); nil once kept, or when keep wrote it.
+	keeping *pendingKeep
+}
+
+// pendingKeep is a charged answer the job's end is to keep.
+type pendingKeep struct {
+	call   int
+	answer *connector.KeptAnswer
+	data   connector.Bytes
 }
 
 // close releases what the run still holds.
@@ -431,7 +441,9 @@ func nothingSent(err error) bool {
 
 // keep makes the charged answer durable before anything else: the
 // compressed bytes, then the answer in the call record. Redis hiccups are
-// retried here until the task's deadline, never by calling again.
+// retried here until the task's deadline, never by calling again. On a
+// store that keeps and finishes in one write (connector.KeepFinisher) the
+// answer is left to the job's end instead, the next write (endKept).
 func (w *Worker) keep(ctx context.Context, r *run, call int, in connector.JobInput, inputType string, c *connector.Compressed) (*connector.KeptAnswer, error) {
 	mime := connector.SniffBytes(c.Data)
 	if mime == "" {
@@ -452,6 +464,13 @@ func (w *Worker) keep(ctx context.Context, r *run, call int, in connector.JobInp
 	answer.Result.Quality, answer.Result.Colours, answer.Result.Score = c.Quality, c.Colours, c.Score
 	if answer.Result.CompressedSize == 0 {
 		answer.Result.CompressedSize = c.Data.Size()
+	}
+	if _, ok := w.cfg.Runs.(connector.KeepFinisher); ok && w.crashHook == nil {
+		// Nothing runs between this keep and the job's end (report): the
+		// end's write keeps the answer (end). A test's crash hook wants the
+		// two steps apart, to stop between them.
+		r.keeping = &pendingKeep{call: call, answer: answer, data: c.Data}
+		return answer, nil
 	}
 	err := retryInPlace(ctx, func() error {
 		return w.cfg.Runs.KeepAnswer(ctx, r.jobID, call, answer, c.Data, w.cfg.ResultTTL)
@@ -544,6 +563,9 @@ func (w *Worker) end(ctx context.Context, r *run, out *outcome) (*connector.Job,
 		w.settleUnanswered(r, nil)
 		w.awaitOpenCalls(ctx, r)
 	}
+	if k := r.keeping; k != nil && out.kind == completed {
+		return w.endKept(ctx, r, out, k)
+	}
 	err := retryInPlace(ctx, func() error {
 		var err error
 		job, hooks, err = w.cfg.Runs.Finish(ctx, r.jobID, r.number, r.endChange(*out))
@@ -563,6 +585,36 @@ func (w *Worker) end(ctx context.Context, r *run, out *outcome) (*connector.Job,
 	if err != nil {
 		return nil, hooks, err
 	}
+	return w.ended(r, out, job, hooks)
+}
+
+// endKept is end for a completion whose charged answer (k) is kept by the
+// end's own write (connector.KeepFinisher), retried in place through a
+// Redis outage until the task's deadline, as keep's write was.
+func (w *Worker) endKept(ctx context.Context, r *run, out *outcome, k *pendingKeep) (*connector.Job, connector.HooksHint, error) {
+	var job *connector.Job
+	var hooks connector.HooksHint
+	kf := w.cfg.Runs.(connector.KeepFinisher)
+	err := retryInPlace(ctx, func() error {
+		var err error
+		job, hooks, err = kf.FinishKept(ctx, r.jobID, r.number, k.call, k.answer, k.data, w.cfg.ResultTTL, r.endChange(*out))
+		return err
+	})
+	if err != nil && connector.ErrorCodeOf(err) == connector.EUNAVAILABLE {
+		// The deadline passed with Redis still down: the answer is lost,
+		// and a re-run will call (and be charged) again.
+		r.log.Error("charged, but could not keep the answer before the task's deadline", "err", err)
+	}
+	if err != nil {
+		return nil, hooks, err
+	}
+	r.keeping = nil
+	r.calls.Answered++
+	return w.ended(r, out, job, hooks)
+}
+
+// ended counts and logs the job's end.
+func (w *Worker) ended(r *run, out *outcome, job *connector.Job, hooks connector.HooksHint) (*connector.Job, connector.HooksHint, error) {
 	code := ""
 	if job.Error != nil {
 		code = string(job.Error.Code)

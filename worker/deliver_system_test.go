@@ -97,6 +97,17 @@ func TestA410DisablesTheHookAnotherHookHearsOfItAndEnableTestRecoverAndRotationW
 		t.Errorf("expected the hook disabled with its reason and time, got %d %v", st, hook)
 	}
 	job2 := s.Compress() // not sent: the hook is disabled
+	// Its delivery is recorded failed by the fan-out after the job's end,
+	// which the answer to job2 does not wait for.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		_, page := s.Call("GET", "/v1/deliveries?status=failed&hook_id="+hookID, "")
+		if list, _ := page["deliveries"].([]any); len(list) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("expected job2's delivery to the disabled hook recorded failed within 10s, got %v", page)
+		}
+	}
 
 	if st, body := s.Call("POST", "/v1/hooks/"+hookID+"/recover", `{"since":"`+start.UTC().Format(time.RFC3339)+`"}`); st != http.StatusConflict || body["code"] != "hook_disabled" {
 		t.Errorf("recover of a disabled hook: expected 409 hook_disabled, got %d %v", st, body)

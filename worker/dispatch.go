@@ -88,7 +88,9 @@ return 1
 // any). A key found at its limit (the enqueue that put it in the ring did
 // not know the limit) leaves the ring: the end of one of its runs puts it
 // back. One call fills every free slot of a worker, so a busy worker
-// dispatches once per round trip, not once per job.
+// dispatches once per round trip, not once per job. A key with room pops
+// two entries and pushes the second back: a lone job costs one LPOP (no
+// LLEN), a queue two commands as LPOP and LLEN did.
 var dispatchScript = redis.NewScript(`
 local out = {0}
 local want = tonumber(ARGV[5])
@@ -101,8 +103,17 @@ while taken < want and misses < 8 do
   local s = redis.call('HMGET', KEYS[2], 'n:' .. owner, 'c:' .. owner, 'w:' .. owner)
   local n = tonumber(s[1] or 0) + 1
   local c = tonumber(s[2] or ARGV[3])
-  local entry = false
-  if c <= 0 or n <= c then entry = redis.call('LPOP', ready) end
+  local entry, second = false, false
+  if c <= 0 or n < c then
+    -- Two at once: a second says the key has more, and goes back.
+    local got = redis.call('LPOP', ready, 2)
+    if got then
+      entry, second = got[1], got[2]
+      if second then redis.call('LPUSH', ready, second) end
+    end
+  elseif n == c then
+    entry = redis.call('LPOP', ready)
+  end
   if entry then
     taken = taken + 1
     local w = tonumber(s[3] or 1)
@@ -115,7 +126,7 @@ while taken < want and misses < 8 do
     redis.call('ZADD', KEYS[3], ARGV[2], owner .. '\n' .. entry .. '\n' .. token)
     out[#out + 1], out[#out + 2], out[#out + 3] = owner, entry, token
     local more = #top > 2
-    if (c <= 0 or n < c) and redis.call('LLEN', ready) > 0 then
+    if second then
       redis.call('ZADD', KEYS[1], vt + 1 / w, owner)
       more = true
     else

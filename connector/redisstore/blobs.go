@@ -189,6 +189,34 @@ func (o blobOpening) blob(ctx context.Context, rdb redis.UniversalClient, key st
 	return &connector.Blob{ReadCloser: r, Size: r.size}, nil
 }
 
+// openFirst opens a blob from its first bytes, read by a GETRANGE of
+// want bytes from 0 queued beside other reads: fewer bytes than want are
+// the whole blob, so a small one costs that one command (no STRLEN, no
+// EXISTS); a full read asks its size in one more round trip. Nothing read
+// (a missing or empty blob) is a nil blob.
+func (s *Blobs) openFirst(ctx context.Context, key string, first *redis.StringCmd, want int64) (*connector.Blob, error) {
+	buf, err := first.Bytes()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, storageErr(err)
+	}
+	if len(buf) == 0 {
+		return nil, nil
+	}
+	k := s.keys.blob(key)
+	size := int64(len(buf))
+	if size >= want {
+		if size, err = s.bulk.StrLen(ctx, k).Result(); err != nil {
+			return nil, storageErr(err)
+		}
+		if size < int64(len(buf)) {
+			// Rewritten shorter between the reads: the caller's own read.
+			return nil, nil
+		}
+	}
+	r := &rangeReader{ctx: ctx, rdb: s.bulk, key: k, size: size, buf: buf, off: int64(len(buf))}
+	return &connector.Blob{ReadCloser: r, Size: size}, nil
+}
+
 // rangeReader reads a Redis string in blobChunk ranges.
 type rangeReader struct {
 	ctx  context.Context

@@ -16,7 +16,8 @@ import (
 
 // A job's call record (connector.CallRecord) is one hash, attempts:{id}
 // (the key's name predates the record's), living as long as a job (JobTTL
-// from its last write):
+// from the last call begun: an answer comes within its run, so it needs no
+// expiry of its own, and the record outlives the job's, set at its creation):
 //
 //	calls     calls of the compression API begun
 //	answered  calls whose answer was recorded
@@ -25,7 +26,10 @@ import (
 //	kept      JSON connector.KeptAnswer of the charged call
 //	open:N    "RUN UNTIL" while call N has no recorded answer: the run that
 //	          began it and the Unix ms until which it may still be answered
-//	          (that run's deadline), for a failing run to wait on
+//	          (that run's deadline), for a failing run to wait on; "0 0"
+//	          (answered) once it has one, set in the answer's own HSET where an
+//	          HDEL was a command more (a reader before this takes it for a
+//	          call open until 1970: not open)
 //
 // Each change is one script over that one key, so it is atomic and works
 // on a Redis Cluster (the id is the hash tag).
@@ -40,19 +44,17 @@ redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return {calls, r[2] or '0', r[3] or ''}
 `)
 
-// answerCallScript records call ARGV[2] as answered, once (no longer
-// open), and keeps the answer ARGV[3] when it is not empty.
+// answerCallScript records call ARGV[1] as answered, once (no longer
+// open), and keeps the answer ARGV[2] when it is not empty.
 var answerCallScript = redis.NewScript(`
 local r = redis.call('HMGET', KEYS[1], 'calls', 'last', 'answered')
 if not r[1] then return 0 end
-local set = {}
-if r[2] ~= ARGV[2] then
-  set = {'answered', (tonumber(r[3]) or 0) + 1, 'last', ARGV[2]}
+local set = {'open:' .. ARGV[1], '0 0'}
+if r[2] ~= ARGV[1] then
+  set = {'open:' .. ARGV[1], '0 0', 'answered', (tonumber(r[3]) or 0) + 1, 'last', ARGV[1]}
 end
-if ARGV[3] ~= '' then table.insert(set, 'kept'); table.insert(set, ARGV[3]) end
-if #set > 0 then redis.call('HSET', KEYS[1], unpack(set)) end
-redis.call('HDEL', KEYS[1], 'open:' .. ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
+if ARGV[2] ~= '' then table.insert(set, 'kept'); table.insert(set, ARGV[2]) end
+redis.call('HSET', KEYS[1], unpack(set))
 return 1
 `)
 
@@ -80,6 +82,9 @@ func (s *Jobs) callRecord(ctx context.Context, jobID string) (connector.CallReco
 		var until int64
 		if _, err := fmt.Sscanf(v, "%d %d", &run, &until); err != nil {
 			return rec, internalErr(fmt.Errorf("call record: %s is %q: %w", field, v, err))
+		}
+		if until == 0 {
+			continue // answered
 		}
 		rec.Open = append(rec.Open, connector.OpenCall{Call: call, Run: run, Until: time.UnixMilli(until)})
 	}
@@ -127,7 +132,7 @@ func (s *Jobs) keepAnswerOnly(ctx context.Context, jobID string, call int, answe
 
 func (s *Jobs) answer(ctx context.Context, jobID string, call int, kept string) error {
 	n, err := answerCallScript.Run(ctx, s.rdb, []string{s.keys.calls(jobID)},
-		s.jobTTL.Milliseconds(), strconv.Itoa(call), kept).Int()
+		strconv.Itoa(call), kept).Int()
 	if err != nil {
 		return storageErr(err)
 	}
@@ -201,7 +206,7 @@ func (s *Jobs) keepAnswer(ctx context.Context, jobID string, call int, answer *c
 	_, err = s.pipelinedScriptsOn(ctx, s.clientFor(int64(len(buf))), func(p redis.Pipeliner) {
 		p.Set(ctx, s.keys.blob(connector.OutputBlobKey(jobID)), buf, max(ttl, 0))
 		ans = answerCallScript.EvalSha(ctx, p, []string{s.keys.calls(jobID)},
-			s.jobTTL.Milliseconds(), strconv.Itoa(call), string(kept))
+			strconv.Itoa(call), string(kept))
 	})
 	if err != nil {
 		return storageErr(err)

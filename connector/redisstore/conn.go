@@ -113,4 +113,4 @@ func (s *conn) pipelinedScriptsOn(ctx context.Context, c redis.UniversalClient, 
 }
 
 // allScripts are the scripts pipelinedScripts may have to load.
-var allScripts = []*redis.Script{casScript, endJobScript, answerCallScript, admitAndListScript, recordAttemptScript, commitStagedScript}
+var allScripts = []*redis.Script{casScript, endJobScript, keepEndScript, answerCallScript, admitAndListScript, recordAttemptScript, commitStagedScript}

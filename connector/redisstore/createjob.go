@@ -33,9 +33,14 @@ func (s *Jobs) inputForMaking(ctx context.Context, id string, input connector.By
 //
 // KEYS[1] inflight set, KEYS[2] listing; ARGV[1] now (Unix ms); ARGV[2]
 // place deadline (Unix ms); ARGV[3] limit (0: no cap); ARGV[4] job id;
-// ARGV[5] oldest id the listing keeps (exclusive floor); ARGV[6] JobTTL ms;
+// ARGV[5] oldest id the listing keeps (exclusive floor; "": no trim this
+// time, listingFloor); ARGV[6] JobTTL ms;
 // ARGV[7] the failure window ms (0: no budget); ARGV[8] one failure's
-// interval ms. Returns 2 when admitted with a new place and listed, 1 when
+// interval ms. Places past their deadline are pruned when they would make
+// the owner full, so an admission with room costs no prune; a place the
+// job holds already (a retry) counts when it is live, and is renewed when
+// it is not. A budget's tat behind now is as good as none (spending starts
+// from max(tat, now)). Returns 2 when admitted with a new place and listed, 1 when
 // admitted (a place held already, or no cap) and listed, 0 when the owner
 // has no place left, and minus the wait in ms when its free failures are
 // over budget.
@@ -45,16 +50,22 @@ local now = tonumber(ARGV[1])
 local cap = tonumber(ARGV[3])
 local window = tonumber(ARGV[7])
 if cap > 0 or window > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
   local s = redis.call('ZMSCORE', KEYS[1], ARGV[4], '` + failuresMember + `')
-  if not s[1] then
+  if not (s[1] and tonumber(s[1]) > now) then
     local tat = tonumber(s[2] or now)
     local over = tat - now - (window - tonumber(ARGV[8]))
     if window > 0 and over > 0 then return -math.ceil(over) end
     if cap > 0 then
       local held = redis.call('ZCARD', KEYS[1])
+      if s[1] then held = held - 1 end
       if s[2] then held = held - 1 end
-      if held >= cap then return 0 end
+      if held >= cap then
+        -- Full: drop the places past their deadline, and count again.
+        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+        held = redis.call('ZCARD', KEYS[1])
+        if s[2] and tat > now then held = held - 1 end
+        if held >= cap then return 0 end
+      end
       redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
       redis.call('PEXPIREAT', KEYS[1], math.max(tonumber(ARGV[2]), tat))
       placed = 2
@@ -62,10 +73,23 @@ if cap > 0 or window > 0 then
   end
 end
 redis.call('ZADD', KEYS[2], 0, ARGV[4])
-redis.call('ZREMRANGEBYLEX', KEYS[2], '-', ARGV[5])
+if ARGV[5] ~= '' then redis.call('ZREMRANGEBYLEX', KEYS[2], '-', ARGV[5]) end
 redis.call('PEXPIRE', KEYS[2], ARGV[6])
 return placed
 `)
+
+// listingFloor is the exclusive floor below which a new job's listing
+// entry trims the owner's listing, for 1 job in 16 (by its id's last hex
+// digit, random in a UUIDv7), "" for the others: one trim drops every
+// entry older than JobTTL, List skips entries whose record expired, and
+// the listing itself expires JobTTL after the last job, so the others'
+// trims were a command per job for nothing.
+func (s *Jobs) listingFloor(id string, now time.Time) string {
+	if id != "" && id[len(id)-1] != '0' {
+		return ""
+	}
+	return "(" + idFloor(now.Add(-s.jobTTL))
+}
 
 // CreateWithInput makes a new job in one round trip: it takes one of the
 // owner's limit in-flight places (Admit; limit 0: no cap), stores the
@@ -82,6 +106,9 @@ return placed
 // one blob chunk is written first by Put's own path.
 func (s *Jobs) CreateWithInput(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration, limit int) error {
 	now := s.now()
+	// Without a cap the making takes no place (no other path takes one for
+	// a job made here), so its end has none to free: a command less a job.
+	job.Unplaced = limit <= 0
 	data, err := newJobRecord(job, now)
 	if err != nil {
 		return err
@@ -96,7 +123,7 @@ func (s *Jobs) CreateWithInput(ctx context.Context, job *connector.Job, input co
 	_, err = s.pipelinedScriptsOn(ctx, s.clientFor(int64(len(in))), func(p redis.Pipeliner) {
 		listed = admitAndListScript.EvalSha(ctx, p, []string{s.keys.inflight(job.Owner), s.keys.jobIndex(job.Owner)},
 			now.UnixMilli(), now.Add(s.inflightTTL).UnixMilli(), limit, job.ID,
-			"("+idFloor(now.Add(-s.jobTTL)), s.jobTTL.Milliseconds(), window, interval)
+			s.listingFloor(job.ID, now), s.jobTTL.Milliseconds(), window, interval)
 		if in != nil {
 			p.Set(ctx, s.keys.blob(connector.InputBlobKey(job.ID)), in, max(inputTTL, 0))
 		}

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/imgflow/imgflow/connector"
+	"github.com/redis/go-redis/v9"
 )
 
 func TestAdmitJobHoldsTheLimitUnderConcurrentRequests(t *testing.T) {
@@ -99,5 +101,68 @@ func TestStalePlacesArePrunedAtTheirDeadline(t *testing.T) {
 	mu.Unlock()
 	if err := s.Jobs.Admit(ctx, "tenant", "next", 1); err != nil {
 		t.Fatalf("a place past its deadline still counts: %v", err)
+	}
+}
+
+// A job's making prunes places past their deadline only when they would
+// make the owner full: the stale place frees room for the next job.
+func TestMakingAJobPrunesStalePlacesWhenFull(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	s, r := newStore(t, Options{InflightTTL: time.Hour, Now: clock})
+	ctx := context.Background()
+	mk := func(id string) error {
+		return s.Jobs.CreateWithInput(ctx, &connector.Job{ID: id, Status: connector.StatusQueued, Owner: "tenant",
+			Input: connector.JobInput{Kind: connector.InputBase64}}, bytes.NewReader([]byte("png")), time.Hour, 2)
+	}
+	// Two places nobody frees (their processes died before the jobs ran).
+	if err := s.Jobs.Admit(ctx, "tenant", "lost-1", 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Jobs.Admit(ctx, "tenant", "lost-2", 2); err != nil {
+		t.Fatal(err)
+	}
+	first := uuid.Must(uuid.NewV7()).String()
+	wantCode(t, mk(first), connector.ETOOMANY)
+	mu.Lock()
+	now = now.Add(time.Hour + time.Second)
+	mu.Unlock()
+	if err := mk(first); err != nil {
+		t.Fatalf("places past their deadline still count: %v", err)
+	}
+	held, err := r.Client.ZCard(ctx, s.Jobs.keys.inflight("tenant")).Result()
+	if err != nil || held != 1 {
+		t.Fatalf("places: expected the new job's alone after the prune, got %d, %v", held, err)
+	}
+}
+
+// A job made without a cap holds no place, and its end sends no ZREM for
+// one (a place planted for its id stays); a job made under a cap has its
+// place freed by its end.
+func TestAJobMadeWithoutACapFreesNoPlaceAtItsEnd(t *testing.T) {
+	s, r := newStore(t, Options{})
+	ctx := context.Background()
+	set := s.Jobs.keys.inflight("tenant")
+	for _, limit := range []int{0, 5} {
+		job := &connector.Job{ID: uuid.Must(uuid.NewV7()).String(), Status: connector.StatusQueued, Owner: "tenant",
+			Input: connector.JobInput{Kind: connector.InputBase64}}
+		if err := s.Jobs.CreateWithInput(ctx, job, bytes.NewReader([]byte("png")), time.Hour, limit); err != nil {
+			t.Fatal(err)
+		}
+		stored, err := s.Jobs.Get(ctx, job.ID)
+		if err != nil || stored.Unplaced != (limit == 0) {
+			t.Fatalf("cap %d: expected Unplaced %v, got %+v, %v", limit, limit == 0, stored, err)
+		}
+		if limit == 0 {
+			r.Client.ZAdd(ctx, set, redis.Z{Score: float64(time.Now().Add(time.Hour).UnixMilli()), Member: job.ID})
+		}
+		if _, _, err := s.Runs.Finish(ctx, job.ID, 0, func(j *connector.Job) { j.Status = connector.StatusCompleted }); err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.Client.ZScore(ctx, set, job.ID).Result()
+		if held := err == nil; held != (limit == 0) {
+			t.Fatalf("cap %d: expected the place held after the end: %v, got %v (%v)", limit, limit == 0, held, err)
+		}
 	}
 }

@@ -10,16 +10,17 @@ import (
 
 // getJobWithInput is Get and Open of the job's input
 // (connector.InputBlobKey) in one round trip: both keys are in the job's
-// slot. The worker reads both to start a job; a URL job has no input blob,
-// which costs the pipeline three commands on a missing key. input is nil
-// when there is no blob; the caller closes it otherwise.
+// slot. The worker reads both to start a job: two commands, the record and
+// the input's first bytes (openFirst). input is nil when there is no blob,
+// or an empty one (the caller's own read says why); the caller closes it
+// otherwise.
 func (s *Jobs) getJobWithInput(ctx context.Context, id string) (*connector.Job, *connector.Blob, error) {
 	var rec *redis.StringCmd
-	var o blobOpening
+	var first *redis.StringCmd
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		rec = p.Get(ctx, s.keys.job(id))
 		// The first bytes only: this read goes through the autopipeliner.
-		o = s.blobs.queueOpenBlob(ctx, p, connector.InputBlobKey(id), smallValue)
+		first = p.GetRange(ctx, s.keys.blob(connector.InputBlobKey(id)), 0, smallValue-1)
 		return nil
 	})
 	data, rerr := rec.Bytes()
@@ -36,8 +37,8 @@ func (s *Jobs) getJobWithInput(ctx context.Context, id string) (*connector.Job, 
 		return nil, nil, err
 	}
 	s.records.put(id, data, job.Status.Finished())
-	input, err := o.blob(ctx, s.bulk, connector.InputBlobKey(id))
-	if err != nil {
+	input, err := s.blobs.openFirst(ctx, connector.InputBlobKey(id), first, smallValue)
+	if err != nil || input == nil {
 		return job, nil, nil // no input blob: the caller's own read says why
 	}
 	return job, input, nil

@@ -81,7 +81,20 @@ func (r *Runs) KeepAnswer(ctx context.Context, id string, call int, answer *conn
 // for the record the write replaces. The write deletes an input blob in
 // this Redis; one in the blob store elsewhere is deleted after it.
 func (r *Runs) Finish(ctx context.Context, id string, run int, end func(*connector.Job)) (*connector.Job, connector.HooksHint, error) {
-	job, hooks, err := r.jobs.finishJob(ctx, id, func(j *connector.Job) error {
+	job, hooks, err := r.jobs.finishJob(ctx, id, runGuard(run, end))
+	if err != nil || r.blobs == nil {
+		return job, hooks, err
+	}
+	// A failure here does not undo the job's end: the input expires on its
+	// own (and the S3 sweeper deletes it).
+	_ = r.blobs.Delete(ctx, connector.InputBlobKey(id))
+	return job, hooks, nil
+}
+
+// runGuard is Finish's change: end, only to an unfinished job still in
+// run number run.
+func runGuard(run int, end func(*connector.Job)) func(*connector.Job) error {
+	return func(j *connector.Job) error {
 		switch {
 		case j.Status.Finished():
 			return connector.ErrJobFinished
@@ -90,12 +103,5 @@ func (r *Runs) Finish(ctx context.Context, id string, run int, end func(*connect
 		}
 		end(j)
 		return nil
-	})
-	if err != nil || r.blobs == nil {
-		return job, hooks, err
 	}
-	// A failure here does not undo the job's end: the input expires on its
-	// own (and the S3 sweeper deletes it).
-	_ = r.blobs.Delete(ctx, connector.InputBlobKey(id))
-	return job, hooks, nil
 }
