@@ -167,8 +167,14 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	srvs = append(srvs, dsrv)
+	// key_share is the limit in force: fair dispatch's (0: none), or the
+	// share of asynq's.
+	share := w.cfg.KeyShare
+	if w.cfg.Dispatch == DispatchFair {
+		share = max(w.cfg.fairLimit, 0)
+	}
 	w.log.Info("worker started", "queue", w.cfg.Queue, "dispatch", w.cfg.Dispatch, "concurrency", w.cfg.Concurrency, "fetchers", len(srvs)-1,
-		"delivery_concurrency", w.cfg.DeliveryConcurrency, "key_share", w.cfg.KeyShare)
+		"delivery_concurrency", w.cfg.DeliveryConcurrency, "key_share", share)
 	// The recoverers (recover.go) use the worker's own client.
 	recCtx, stopRecovering := context.WithCancel(ctx)
 	var recovering sync.WaitGroup
