@@ -68,6 +68,17 @@ function freePort() {
 	});
 }
 
+// reservePort is freePort for a port a server takes minutes later: it
+// stays bound until release, so that nothing else started meanwhile (an
+// ephemeral listener of imgflow dev, an outgoing connection) takes it.
+function reservePort() {
+	return new Promise((resolve, reject) => {
+		const s = net.createServer();
+		s.once('error', reject);
+		s.listen(0, '127.0.0.1', () => resolve({ port: s.address().port, release: () => new Promise((r) => s.close(r)) }));
+	});
+}
+
 function start(name, cmd, args, env, logFile) {
 	const log = fs.openSync(logFile, 'a');
 	const child = spawn(cmd, args, { env, stdio: ['ignore', log, log], detached: true });
@@ -206,8 +217,11 @@ async function main() {
 	const t0 = Date.now();
 	const n8nVersion = JSON.parse(fs.readFileSync(path.join(n8nDir, 'node_modules', 'n8n', 'package.json'), 'utf8')).version;
 	console.log(`n8n ${n8nVersion} (${n8nDir})`);
-	const [apiPort, upstreamPort, n8nPort, brokerPort, reportPort, callbackReportPort] = await Promise.all([
-		freePort(),
+	// n8n's port is held until n8n starts: its workflows' webhook URLs
+	// name it long before (a port taken meanwhile answered /healthz for n8n).
+	const n8nHold = await reservePort();
+	const n8nPort = n8nHold.port;
+	const [apiPort, upstreamPort, brokerPort, reportPort, callbackReportPort] = await Promise.all([
 		freePort(),
 		freePort(),
 		freePort(),
@@ -660,6 +674,7 @@ async function main() {
 	});
 	await new Promise((r) => listener.listen(reportPort, '127.0.0.1', r));
 	t = Date.now();
+	await n8nHold.release();
 	start('n8n', n8nBin, ['start'], n8nEnv, path.join(tmp, 'n8n.log'));
 	const n8nUrl = `http://127.0.0.1:${n8nPort}`;
 	await waitFor('n8n /healthz', async () => (await fetch(`${n8nUrl}/healthz`)).ok, 240_000);
