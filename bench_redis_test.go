@@ -258,14 +258,7 @@ func BenchmarkRedisCommandsPerJob(b *testing.B) {
 	b.Run("POST-wait", func(b *testing.B) {
 		r := redistest.New(b)
 		api, startWorker := benchParts(b, r, onAsynq)
-		cost := newRedisCost(b, r)
-		startWorker(4)
-		doJSON(b, "POST", api+"/v1/jobs?wait=25", body, nil, http.StatusOK)
-		cost.start()
-		for range b.N {
-			doJSON(b, "POST", api+"/v1/jobs?wait=25", body, nil, http.StatusOK)
-		}
-		cost.stop(b.N)
+		postWaitCost(b, r, api, startWorker, body)
 	})
 	// Fair dispatch (IMGFLOW_DISPATCH=fair): the same two paths with
 	// compress jobs on imgflow's dispatcher instead of asynq's queue.
@@ -297,14 +290,7 @@ func BenchmarkRedisCommandsPerJob(b *testing.B) {
 	b.Run("POST-wait-fair", func(b *testing.B) {
 		r := redistest.New(b)
 		api, startWorker := benchPartsUpstream(b, r, instantUpstream(b, images.Read(b, "screenshot.png")), fair)
-		cost := newRedisCost(b, r)
-		startWorker(4)
-		doJSON(b, "POST", api+"/v1/jobs?wait=25", body, nil, http.StatusOK)
-		cost.start()
-		for range b.N {
-			doJSON(b, "POST", api+"/v1/jobs?wait=25", body, nil, http.StatusOK)
-		}
-		cost.stop(b.N)
+		postWaitCost(b, r, api, startWorker, body)
 	})
 
 	// The same with the shipped defaults of the limits a POST checks
@@ -316,14 +302,7 @@ func BenchmarkRedisCommandsPerJob(b *testing.B) {
 			func(o *system.Options) {
 				o.MaxJobsPerKey, o.FreeFailuresPerHour = 50, connector.DefaultFreeFailuresPerHour
 			})
-		cost := newRedisCost(b, r)
-		startWorker(4)
-		doJSON(b, "POST", api+"/v1/jobs?wait=25", body, nil, http.StatusOK)
-		cost.start()
-		for range b.N {
-			doJSON(b, "POST", api+"/v1/jobs?wait=25", body, nil, http.StatusOK)
-		}
-		cost.stop(b.N)
+		postWaitCost(b, r, api, startWorker, body)
 	})
 
 	// Content dedupe on: "new" posts a different image each time (the
@@ -407,4 +386,17 @@ func benchIdleCost(b *testing.B, configure ...func(*system.Options)) {
 		total += n - cost.before[name]
 	}
 	b.ReportMetric(float64(total)/secs, "redis-cmds/s")
+}
+
+// postWaitCost counts what a whole ?wait job of body costs on api, past a
+// first job that warms the worker (4 at a time) and loads the scripts.
+func postWaitCost(b *testing.B, r *redistest.Redis, api string, startWorker func(int), body []byte) {
+	cost := newRedisCost(b, r)
+	startWorker(4)
+	doJSON(b, "POST", api+"/v1/jobs?wait=25", body, nil, http.StatusOK)
+	cost.start()
+	for range b.N {
+		doJSON(b, "POST", api+"/v1/jobs?wait=25", body, nil, http.StatusOK)
+	}
+	cost.stop(b.N)
 }
