@@ -30,8 +30,12 @@ import (
 // job and leases it; the key's time advances by 1/weight (stride
 // scheduling: weights 1:2:4 get shares 1:2:4 while all wait), and it stays
 // in the ring while it has ready jobs and runs fewer than its limit. A key
-// that enters the ring starts at the lowest time in it (the clock), so a
-// key that waited gets its turn at once and a flood cannot build credit.
+// that enters the ring does so at 0, ahead of every key that had a turn,
+// and its first turn starts at the lowest time among those (the clock): so
+// a key that waited gets its turn at once, a flood cannot build credit, and
+// whoever puts a key in the ring (an enqueue, a run's end, maintenance)
+// reads no clock. A ring whose top two are both new looks the clock up (a
+// ZRANGEBYSCORE), which only keys entering together pay.
 // Only a key with a limit has its runs counted (n:, and its leases' tokens
 // end in L): a key without one costs no count per job. Every key is in one hash
 // tag ({queue}), so each script runs on one slot of a Redis Cluster.
@@ -70,8 +74,7 @@ if tonumber(ARGV[4]) > 0 then
   local c = tonumber(s[2] or ARGV[4])
   if c > 0 and tonumber(s[1] or 0) >= c then return 1 end
 end
-local low = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-if redis.call('ZADD', KEYS[2], 'NX', tonumber(low[2] or 0), ARGV[2]) == 1 then
+if redis.call('ZADD', KEYS[2], 'NX', 0, ARGV[2]) == 1 then
   redis.call('PUBLISH', ARGV[3], '')
 end
 return 1
@@ -99,6 +102,14 @@ while taken < want and misses < 8 do
   local top = redis.call('ZRANGE', KEYS[1], 0, 1, 'WITHSCORES')
   if #top == 0 then out[1] = 0; return out end
   local owner, vt = top[1], tonumber(top[2])
+  if vt == 0 and top[4] then
+    -- A key entered at 0: its first turn starts at the clock.
+    vt = tonumber(top[4])
+    if vt == 0 then
+      local c = redis.call('ZRANGEBYSCORE', KEYS[1], '(0', '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+      vt = tonumber(c[2] or 0)
+    end
+  end
   local ready = ARGV[1] .. owner
   local s = redis.call('HMGET', KEYS[2], 'n:' .. owner, 'c:' .. owner, 'w:' .. owner)
   local n = tonumber(s[1] or 0) + 1
@@ -166,8 +177,7 @@ end
 if limited and redis.call('LLEN', KEYS[5]) > 0 then
   local c = tonumber(redis.call('HGET', KEYS[2], 'c:' .. ARGV[2]) or ARGV[4])
   if c <= 0 or n < c then
-    local low = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-    if redis.call('ZADD', KEYS[1], 'NX', tonumber(low[2] or 0), ARGV[2]) == 1 then
+    if redis.call('ZADD', KEYS[1], 'NX', 0, ARGV[2]) == 1 then
       redis.call('PUBLISH', ARGV[5], '')
     end
   end
@@ -187,8 +197,7 @@ if string.sub(ARGV[1], -1) == 'L' and redis.call('HINCRBY', KEYS[2], 'n:' .. ARG
   redis.call('HDEL', KEYS[2], 'n:' .. ARGV[2])
 end
 redis.call('LPUSH', KEYS[4], ARGV[3])
-local low = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-redis.call('ZADD', KEYS[1], 'NX', tonumber(low[2] or 0), ARGV[2])
+redis.call('ZADD', KEYS[1], 'NX', 0, ARGV[2])
 redis.call('PUBLISH', ARGV[4], '')
 return 1
 `)
@@ -219,12 +228,11 @@ for _, m in ipairs(lost) do
   touched[owner] = true
 end
 local woken = false
-local low = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 for owner in pairs(touched) do
   local s = redis.call('HMGET', KEYS[2], 'n:' .. owner, 'c:' .. owner)
   local c = tonumber(s[2] or ARGV[3])
   if c <= 0 or tonumber(s[1] or 0) < c then
-    redis.call('ZADD', KEYS[1], 'NX', tonumber(low[2] or 0), owner)
+    redis.call('ZADD', KEYS[1], 'NX', 0, owner)
     woken = true
   end
 end

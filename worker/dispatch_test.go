@@ -90,6 +90,34 @@ func TestFairDispatchKeepsOrderWithinAKeyAndAlternatesKeys(t *testing.T) {
 	}
 }
 
+// TestFairLateKeysStartAtTheClock: keys enter the ring at 0 and take the
+// clock at their first turn, so keys arriving behind a flood that had 50
+// turns share the next turns with it equally; on a dispatch that kept their
+// 0 they would take 50 turns each before the flood got one.
+func TestFairLateKeysStartAtTheClock(t *testing.T) {
+	q := newTestFairQueue(t, 0)
+	for i := range 200 {
+		mustEnqueue(t, q, fmt.Sprintf("flood-%d", i), "flood")
+	}
+	for range 50 {
+		mustDispatch(t, q, time.Minute)
+	}
+	for _, owner := range []string{"late-a", "late-b"} { // two at once: the clock is looked up
+		for i := range 50 {
+			mustEnqueue(t, q, fmt.Sprintf("%s-%d", owner, i), owner)
+		}
+	}
+	got := map[string]int{}
+	for range 30 {
+		got[mustDispatch(t, q, time.Minute).owner]++
+	}
+	for _, owner := range []string{"flood", "late-a", "late-b"} {
+		if d := got[owner] - 10; d < -1 || d > 1 {
+			t.Errorf("key %s got %d of 30 turns, want 10±1 (all: %v)", owner, got[owner], got)
+		}
+	}
+}
+
 func TestFairDispatchEnforcesAKeysLimitAcrossWorkers(t *testing.T) {
 	q := newTestFairQueue(t, 2)
 	ctx := context.Background()
