@@ -45,7 +45,8 @@ import (
 // head of its key's list: it runs again under the run guard and the call
 // record (compress.go), as a task asynq recovers does. The end of a run
 // (ackScript) drops the lease, counts the key's job out and either forgets
-// the job or schedules its retry as a delayed entry.
+// the job or schedules its retry as a delayed entry; a done run of a key
+// without a limit has nothing to count and is two plain commands (ack).
 
 // fairLease is how long a dispatched job is held without a heartbeat;
 // fairHeartbeat how often a worker extends the leases it holds.
@@ -299,7 +300,26 @@ func (f *fairQueue) dispatch(ctx context.Context, lease time.Duration, max int) 
 
 // ack ends a run of job: done, or (retryAt set) retried then as its
 // next attempt. False when its lease was lost meanwhile.
+//
+// A done run of a key without a limit (the common end) is two plain
+// commands, no script: the lease goes and the job is forgotten. Had the
+// lease lapsed meanwhile (maintenance put the job back in its key's list),
+// the job is forgotten while it waits for a run that will find it finished
+// and end at once; being forgotten only lets an enqueue of its id queue it
+// a second time, and nothing enqueues a job with a record this old (serve
+// makes new ids; the sweeper queues only jobs its note names, a note
+// forgotten once the job was known). So the script's check, which kept the
+// job known, is not worth its command per job.
 func (f *fairQueue) ack(ctx context.Context, job *fairJob, retryAt time.Time) (bool, error) {
+	if retryAt.IsZero() && !strings.HasSuffix(job.member, "L") {
+		var lease *redis.IntCmd
+		_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			lease = p.ZRem(ctx, f.key("leases"), job.member)
+			p.HDel(ctx, f.key("known"), job.jobID)
+			return nil
+		})
+		return err == nil && lease.Val() == 1, err
+	}
 	due, next := int64(0), ""
 	if !retryAt.IsZero() {
 		due, next = max(retryAt.UnixMilli(), 1), job.jobID+"|"+strconv.Itoa(job.retried+1)

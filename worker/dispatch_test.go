@@ -237,8 +237,8 @@ func TestFairReleaseGivesARunningJobBackFirst(t *testing.T) {
 	if ok, err := q.release(ctx, j); !ok || err != nil {
 		t.Fatalf("release: %v %v", ok, err)
 	}
-	if ok, _ := q.ack(ctx, j, time.Time{}); ok {
-		t.Fatal("the released run's end still held the lease")
+	if s, _ := q.sizes(ctx); s.Running != 0 || s.Ready != 2 {
+		t.Fatalf("sizes %+v after the release, want two ready", s)
 	}
 	again := mustDispatch(t, q, time.Minute)
 	if again == nil || again.jobID != "j" {
@@ -246,6 +246,14 @@ func TestFairReleaseGivesARunningJobBackFirst(t *testing.T) {
 	}
 	if s, _ := q.sizes(ctx); s.Running != 1 || s.Ready != 1 {
 		t.Fatalf("sizes %+v, want one running and one ready", s)
+	}
+	// The runner never ends a run it gave back; were it to, the run's end
+	// must not take the new run's lease.
+	if ok, _ := q.ack(ctx, j, time.Time{}); ok {
+		t.Fatal("the released run's end still held the lease")
+	}
+	if s, _ := q.sizes(ctx); s.Running != 1 {
+		t.Fatalf("sizes %+v after the released run's end, want the new run's lease kept", s)
 	}
 }
 
