@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -84,7 +85,9 @@ return 1
 // dispatchScript hands out up to ARGV[5] jobs, one turn at a time:
 // KEYS[1] ring, KEYS[2] state, KEYS[3] leases; ARGV[1] the ready lists'
 // prefix, ARGV[2] the lease deadline (ms), ARGV[3] default limit, ARGV[4]
-// the lease token. Returns {more, owner, entry, token, owner, entry,
+// the lease token, ARGV[6] "1" when the state hash was empty at the
+// worker's last look and there is no default limit: no key has a weight,
+// a limit or a count, and the turn reads none (fairQueue.noTurns). Returns {more, owner, entry, token, owner, entry,
 // token, ...}: more is 1 when the ring still holds a key after the last
 // turn; each token is ARGV[4] with the turn's number, and ends in L when
 // the key has a limit, so that only its runs' ends look for the key's
@@ -112,7 +115,10 @@ while taken < want and misses < 8 do
     end
   end
   local ready = ARGV[1] .. owner
-  local s = redis.call('HMGET', KEYS[2], 'n:' .. owner, 'c:' .. owner, 'w:' .. owner)
+  local s = {}
+  if ARGV[6] ~= '1' then
+    s = redis.call('HMGET', KEYS[2], 'n:' .. owner, 'c:' .. owner, 'w:' .. owner)
+  end
   local n = tonumber(s[1] or 0) + 1
   local c = tonumber(s[2] or ARGV[3])
   local entry, second = false, false
@@ -208,7 +214,7 @@ return 1
 // puts those keys back in the ring: KEYS[1] ring, KEYS[2] state, KEYS[3]
 // leases, KEYS[4] delayed; ARGV[1] now (ms), ARGV[2] the ready lists'
 // prefix, ARGV[3] default limit, ARGV[4] wake-up channel, ARGV[5] batch.
-// Returns {retries moved, leases recovered}.
+// Returns {retries moved, leases recovered, fields in state}.
 var maintainScript = redis.NewScript(`
 local touched = {}
 local due = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', ARGV[1], 'LIMIT', 0, ARGV[5])
@@ -238,7 +244,7 @@ for owner in pairs(touched) do
   end
 end
 if woken then redis.call('PUBLISH', ARGV[4], '') end
-return {#due, #lost}
+return {#due, #lost, redis.call('HLEN', KEYS[2])}
 `)
 
 // fairQueue is the Redis side of fair dispatch on one queue.
@@ -249,6 +255,14 @@ type fairQueue struct {
 	// limit is how many jobs of one key run at once across the
 	// deployment when the key has no limit of its own (<= 0: no limit).
 	limit int
+	// noTurns is set while the state hash was empty at the last
+	// maintenance (each second): no key has a weight, a limit or a count,
+	// so, with no default limit, a dispatch reads no key's turns (a
+	// command less a job). A weight or limit set meanwhile takes effect at
+	// the next maintenance, within fairMaintainEvery; the runs dispatched
+	// before it are not counted against the new limit, and their ends count
+	// nothing out (their tokens have no L), so the counts stay true.
+	noTurns atomic.Bool
 }
 
 func newFairQueue(rdb redis.UniversalClient, queue string, limit int) *fairQueue {
@@ -283,7 +297,7 @@ func (f *fairQueue) enqueue(ctx context.Context, jobID, owner string) error {
 // may be ready.
 func (f *fairQueue) dispatch(ctx context.Context, lease time.Duration, max int) (jobs []*fairJob, more bool, err error) {
 	res, err := dispatchScript.Run(ctx, f.rdb, []string{f.key("ring"), f.key("state"), f.key("leases")},
-		f.prefix+"ready:", time.Now().Add(lease).UnixMilli(), f.limit, leaseToken(), max).Slice()
+		f.prefix+"ready:", time.Now().Add(lease).UnixMilli(), f.limit, leaseToken(), max, f.skipTurns()).Slice()
 	if err != nil || len(res) == 0 {
 		return nil, false, err
 	}
@@ -296,6 +310,14 @@ func (f *fairQueue) dispatch(ctx context.Context, lease time.Duration, max int) 
 		jobs = append(jobs, &fairJob{owner: owner, jobID: id, retried: retried, member: owner + "\n" + entry + "\n" + token})
 	}
 	return jobs, n == 1, nil
+}
+
+// skipTurns is dispatchScript's ARGV[6].
+func (f *fairQueue) skipTurns() string {
+	if f.limit <= 0 && f.noTurns.Load() {
+		return "1"
+	}
+	return "0"
 }
 
 // ack ends a run of job: done, or (retryAt set) retried then as its
@@ -363,9 +385,10 @@ func (f *fairQueue) maintain(ctx context.Context) (retries, recovered int, err e
 	res, err := maintainScript.Run(ctx, f.rdb,
 		[]string{f.key("ring"), f.key("state"), f.key("leases"), f.key("delayed")},
 		time.Now().UnixMilli(), f.prefix+"ready:", f.limit, f.channel, fairMaintainBatch).Int64Slice()
-	if err != nil || len(res) != 2 {
+	if err != nil || len(res) != 3 {
 		return 0, 0, err
 	}
+	f.noTurns.Store(res[2] == 0)
 	return int(res[0]), int(res[1]), nil
 }
 
@@ -397,6 +420,7 @@ func (f *fairQueue) setKeyTurns(ctx context.Context, owner string, weight float6
 	if len(fields) == 0 {
 		return nil
 	}
+	f.noTurns.Store(false)
 	return f.rdb.HSet(ctx, f.key("state"), fields).Err()
 }
 

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -77,5 +78,50 @@ func TestFairStateKeepsNoCountOfAKeyWithNothingRunning(t *testing.T) {
 				t.Fatalf("n:k = %q after its run ended, want no field", got)
 			}
 		})
+	}
+}
+
+// TestFairTurnsSetElsewhereTakeEffectAtTheNextMaintenance: a worker that
+// saw an empty state hash dispatches without reading turns; a weight and a
+// limit set by another process (keys set-turns) hold from its next
+// maintenance on, and the limited key's runs are then counted.
+func TestFairTurnsSetElsewhereTakeEffectAtTheNextMaintenance(t *testing.T) {
+	ctx := context.Background()
+	q := newTestFairQueue(t, 0)
+	cli := newFairQueue(q.rdb, "", 0)
+	cli.prefix = q.prefix
+	if _, _, err := q.maintain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if q.skipTurns() != "1" {
+		t.Fatal("an empty state hash left the dispatch reading turns")
+	}
+	if err := cli.setKeyTurns(ctx, "heavy", 3, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := cli.setKeyTurns(ctx, "capped", 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := q.maintain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if q.skipTurns() != "0" {
+		t.Fatal("turns set elsewhere were not seen at the next maintenance")
+	}
+	for i := range 40 {
+		mustEnqueue(t, q, "h"+strconv.Itoa(i), "heavy")
+		mustEnqueue(t, q, "l"+strconv.Itoa(i), "light")
+	}
+	mustEnqueue(t, q, "c1", "capped")
+	mustEnqueue(t, q, "c2", "capped")
+	got := map[string]int{}
+	for range 20 {
+		got[mustDispatch(t, q, time.Minute).owner]++
+	}
+	if got["capped"] != 1 || got["heavy"] < 13 || got["heavy"] > 15 {
+		t.Fatalf("turns %v: want capped 1 (its limit), heavy 3 of every 4 of the rest", got)
+	}
+	if n := runningField(t, q, "capped"); n != "1" {
+		t.Fatalf("n:capped = %q, want its one run counted", n)
 	}
 }
