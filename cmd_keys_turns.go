@@ -21,7 +21,8 @@ of the turns against other keys with waiting jobs; 1 when unset) and its limit
 of jobs running at once across every worker (0 leaves it; negative: none;
 unset: IMGFLOW_KEY_SHARE). The key is read as by topup and show ($IMGFLOW_API_KEY,
 else standard input) and named in Redis by its hash under IMGFLOW_SECRET, so
---secret and --queue must be serve's and work's.`
+--secret and --queue must be serve's and work's. Running workers apply it
+within a second.`
 
 // runKeysSetTurns sets one key's turns on fair dispatch (Queue.SetKeyTurns).
 func runKeysSetTurns(ctx context.Context, args []string) error {
