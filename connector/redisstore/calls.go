@@ -36,25 +36,14 @@ import (
 
 // beginCallScript counts a call begun, marks it open (ARGV[2] "RUN UNTIL")
 // and returns calls, answered, kept.
-var beginCallScript = redis.NewScript(`
-local r = redis.call('HMGET', KEYS[1], 'calls', 'answered', 'kept')
-local calls = (tonumber(r[1]) or 0) + 1
-redis.call('HSET', KEYS[1], 'calls', calls, 'open:' .. calls, ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
-return {calls, r[2] or '0', r[3] or ''}
+var beginCallScript = redis.NewScript(luaBeginCall + `
+return beginCall(KEYS[1], ARGV[1], ARGV[2])
 `)
 
 // answerCallScript records call ARGV[1] as answered, once (no longer
 // open), and keeps the answer ARGV[2] when it is not empty.
-var answerCallScript = redis.NewScript(`
-local r = redis.call('HMGET', KEYS[1], 'calls', 'last', 'answered')
-if not r[1] then return 0 end
-local set = {'open:' .. ARGV[1], '0 0'}
-if r[2] ~= ARGV[1] then
-  set = {'open:' .. ARGV[1], '0 0', 'answered', (tonumber(r[3]) or 0) + 1, 'last', ARGV[1]}
-end
-if ARGV[2] ~= '' then table.insert(set, 'kept'); table.insert(set, ARGV[2]) end
-redis.call('HSET', KEYS[1], unpack(set))
+var answerCallScript = redis.NewScript(luaAnswerCall + `
+if not answerCall(KEYS[1], ARGV[1], ARGV[2]) then return 0 end
 return 1
 `)
 
@@ -225,16 +214,9 @@ func (s *Jobs) keepAnswer(ctx context.Context, jobID string, call int, answer *c
 // seen; ARGV[2] new value; ARGV[3] JobTTL in ms; ARGV[4] the call's open
 // mark. Returns -1 when the record is gone, the record when it changed,
 // else calls, answered, kept.
-var casBeginScript = redis.NewScript(`
-local cur = redis.call('GET', KEYS[1])
-if not cur then return -1 end
-if redis.sha1hex(cur) ~= ARGV[1] then return cur end
-redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
-local r = redis.call('HMGET', KEYS[2], 'calls', 'answered', 'kept')
-local calls = (tonumber(r[1]) or 0) + 1
-redis.call('HSET', KEYS[2], 'calls', calls, 'open:' .. calls, ARGV[4])
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
-return {calls, r[2] or '0', r[3] or ''}
+var casBeginScript = redis.NewScript(luaWriteRecord + luaBeginCall + luaRecordUnchanged + `
+writeRecord(ARGV[2], '', 3, 2)
+return beginCall(KEYS[2], ARGV[3], ARGV[4])
 `)
 
 // startJob is Update for the write that starts a job's run, which also

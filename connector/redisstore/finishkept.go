@@ -23,26 +23,15 @@ import (
 // channel to publish on; ARGV[4] the call's number; ARGV[5] the kept
 // answer; ARGV[6] the output's bytes; ARGV[7] their TTL in ms (0: none).
 // Answers as endJobScript does.
-var keepEndScript = redis.NewScript(`
-local r = redis.call('HMGET', KEYS[2], 'calls', 'last', 'answered')
-if r[1] then
-  local set = {'open:' .. ARGV[4], '0 0', 'kept', ARGV[5]}
-  if r[2] ~= ARGV[4] then
-    set = {'open:' .. ARGV[4], '0 0', 'answered', (tonumber(r[3]) or 0) + 1, 'last', ARGV[4], 'kept', ARGV[5]}
-  end
-  redis.call('HSET', KEYS[2], unpack(set))
-end
+var keepEndScript = redis.NewScript(luaAnswerCall + luaWriteRecord + `
+answerCall(KEYS[2], ARGV[4], ARGV[5])
 if ARGV[7] ~= '0' then
   redis.call('SET', KEYS[4], ARGV[6], 'PX', ARGV[7])
 else
   redis.call('SET', KEYS[4], ARGV[6])
 end
-local cur = redis.call('GET', KEYS[1])
-if not cur then return -1 end
-if redis.sha1hex(cur) ~= ARGV[1] then return cur end
-redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
-redis.call('DEL', KEYS[3])
-redis.call('PUBLISH', ARGV[3], ARGV[2])
+` + luaRecordUnchanged + `
+writeRecord(ARGV[2], ARGV[3], 3, 3)
 return 1
 `)
 

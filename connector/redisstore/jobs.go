@@ -375,13 +375,8 @@ func (s *Jobs) Delete(ctx context.Context, id string) error {
 // job's input); ARGV[1] SHA-1 hex of the value seen; ARGV[2] new value;
 // ARGV[3] channel to publish the new value on, "" for none.
 // Returns 1 when written, -1 when the record is gone, else the record.
-var casScript = redis.NewScript(`
-local cur = redis.call('GET', KEYS[1])
-if not cur then return -1 end
-if redis.sha1hex(cur) ~= ARGV[1] then return cur end
-redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
-if #KEYS > 1 then redis.call('DEL', unpack(KEYS, 2)) end
-if ARGV[3] ~= '' then redis.call('PUBLISH', ARGV[3], ARGV[2]) end
+var casScript = redis.NewScript(luaWriteRecord + luaRecordUnchanged + `
+writeRecord(ARGV[2], ARGV[3], 2, #KEYS)
 return 1
 `)
 
@@ -395,13 +390,8 @@ return 1
 // channel to publish on; ARGV[4] "1" to refuse when an answer is kept.
 // Returns 1 when written, -1 when the record is gone, -2 when refused for
 // the kept answer, else the current record.
-var endJobScript = redis.NewScript(`
-local cur = redis.call('GET', KEYS[1])
-if not cur then return -1 end
-if redis.sha1hex(cur) ~= ARGV[1] then return cur end
+var endJobScript = redis.NewScript(luaWriteRecord + luaRecordUnchanged + `
 if ARGV[4] == '1' and redis.call('HEXISTS', KEYS[2], 'kept') == 1 then return -2 end
-redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
-if #KEYS > 2 then redis.call('DEL', unpack(KEYS, 3)) end
-if ARGV[3] ~= '' then redis.call('PUBLISH', ARGV[3], ARGV[2]) end
+writeRecord(ARGV[2], ARGV[3], 3, #KEYS)
 return 1
 `)
