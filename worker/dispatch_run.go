@@ -94,7 +94,13 @@ func (r *fairRunner) run(ctx context.Context, grace time.Duration) {
 	beatCtx, stopBeats := context.WithCancel(context.WithoutCancel(ctx))
 	var side sync.WaitGroup
 	side.Go(func() { r.heartbeat(beatCtx) })
-	side.Go(func() { onEveryTick(ctx, fairMaintainEvery, r.maintain) })
+	side.Go(func() {
+		// At once, then every second: a worker that starts takes over the
+		// jobs of one that died without waiting a tick, and learns whether
+		// any key has turns (fairQueue.noTurns) before its first dispatches.
+		r.maintain()
+		onEveryTick(ctx, fairMaintainEvery, r.maintain)
+	})
 	slots := make(chan struct{}, r.slots)
 	idle := false // the last dispatch found the ring empty
 	for ctx.Err() == nil {
