@@ -41,11 +41,13 @@ func (s *Dedupe) Source(ctx context.Context, k connector.DedupeKey) (string, err
 // of the claim. One round trip of two commands in the usual cases (a new
 // image, a repeat): SET NX of the claim, then GET of the index entry.
 //
-// The claim is written before the entry is read, so that a claim found
-// gone means its job's finish (which writes the entry first, and leaves
-// the claim, or drops it only in the same step) is already in the entry.
-// A repeat's claim is kept too: the job is now the one whose result this
-// image's next jobs can take, and every look-up reads the entry first.
+// The claim is written before the entry is read: a claim that was gone
+// by then was dropped by a failure (no entry to find), by Forget (the
+// entry too), or by its holder's finish, which is then in the entry (an
+// old worker drops its claim in the step that writes the entry; a new one
+// leaves it). A job that finds a source may so have claimed the image
+// too; the claim stays: the job is now the one producing a result for it,
+// and every look-up reads the entry first.
 //
 // When the entry is empty and the claim was there, a GET names its
 // holder; a claim that is this job's own (a re-run renews it) or that went
@@ -54,12 +56,15 @@ func (s *Dedupe) Enter(ctx context.Context, k connector.DedupeKey, jobID string,
 	entry, claim := s.keys.dedupe(k), s.keys.dedupeClaim(k)
 	var claimed *redis.BoolCmd
 	var source *redis.StringCmd
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		claimed = p.SetNX(ctx, claim, jobID, lease)
 		source = p.Get(ctx, entry)
 		return nil
 	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+	if err := claimed.Err(); err != nil {
+		return "", "", storageErr(err)
+	}
+	if err := source.Err(); err != nil && !errors.Is(err, redis.Nil) {
 		return "", "", storageErr(err)
 	}
 	if src := source.Val(); src != "" {
