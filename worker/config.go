@@ -186,8 +186,9 @@ type Config struct {
 	// calls the compression API itself (charged). Default 30s.
 	DedupeWait time.Duration
 	// DedupeLease is how long a job's claim to be the one compressing an
-	// image holds without its finish (a worker killed mid-call). Default
-	// 2m, longer than a call's time-outs.
+	// image holds without its finish (a worker killed mid-call); a
+	// completed job's claim is left to live it out, its index entry
+	// outranking it. Default 2m, longer than a call's time-outs.
 	DedupeLease time.Duration
 
 	// Endpoint is the policy of delivery endpoints (hooks, and callback

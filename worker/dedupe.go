@@ -17,7 +17,7 @@ import (
 //	look up or claim ─┬─ a source ──────────────► copy its file, complete (deduplicated_from)
 //	                  ├─ claimed ───────────────► compress as always; the end's follow-up records it
 //	                  └─ another job compresses ─► wait for it (DedupeWait), then take its result,
-//	                                              or claim again if it failed
+//	                                              or claim again if it cannot serve (failed, expired)
 //
 // Concurrent identical jobs: the first to claim the image calls the API,
 // the others wait for its finish (pub/sub, no polling) and complete from
@@ -69,7 +69,7 @@ func (w *Worker) repeatOf(ctx context.Context, r *run, img *image) (answer *conn
 		if source == "" {
 			r.log.Debug("an identical job is being compressed; waiting for it", "holder", holder)
 			waited = true
-			if !w.waitForHolder(ctx, r, k, holder, deadline) {
+			if !w.waitForHolder(ctx, r, holder, deadline) {
 				return nil, false
 			}
 			from = holder
@@ -82,18 +82,16 @@ func (w *Worker) repeatOf(ctx context.Context, r *run, img *image) (answer *conn
 	return nil, false
 }
 
-// waitForHolder waits until deadline for the job holding k's claim to
-// finish. It reports whether to look again (the holder finished, or its
-// claim was stale and is dropped); false means compress now.
-func (w *Worker) waitForHolder(ctx context.Context, r *run, k connector.DedupeKey, holder string, deadline time.Time) bool {
+// waitForHolder waits until deadline for the job holding the claim to
+// finish. It reports whether to look again (the holder finished, or is
+// gone); false means compress now.
+func (w *Worker) waitForHolder(ctx context.Context, r *run, holder string, deadline time.Time) bool {
 	wctx, cancel := context.WithDeadline(ctx, deadline)
-	job, err := w.cfg.Jobs.Wait(wctx, holder)
+	_, err := w.cfg.Jobs.Wait(wctx, holder)
 	cancel()
 	switch {
 	case connector.ErrorCodeOf(err) == connector.ENOTFOUND:
-		// The claimant is gone (expired): its claim is stale.
-		w.cfg.Dedupe.Release(ctx, k, holder)
-		return true
+		return true // the claimant's record expired (sourceAnswer forgets its claim)
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
 		r.log.Warn("waited the longest allowed for an identical job being compressed; compressing this one too (charged)",
 			"holder", holder, "waited", w.cfg.DedupeWait)
@@ -101,24 +99,24 @@ func (w *Worker) waitForHolder(ctx context.Context, r *run, k connector.DedupeKe
 	case err != nil:
 		r.log.Warn("could not wait for an identical job; compressing", "holder", holder, "err", err)
 		return false
-	case job.Status == connector.StatusFailed:
-		// Its failure freed the image (or will: a claim a finished job
-		// still holds is dropped here), so the next round claims it.
-		w.cfg.Dedupe.Release(ctx, k, holder)
 	}
 	return true
 }
 
 // sourceAnswer returns job from's result as this job's, its file copied to
 // this job's own (so its link and life are this job's), or nil when from
-// cannot serve: not the same key or image, not completed, or its file gone.
+// cannot serve. One that never will (not the same key or image, not
+// completed, or its record or file gone) is forgotten: its entry and its
+// claim (a failed job's, or a completed one's left to expire), so that the
+// next round claims the image.
 func (w *Worker) sourceAnswer(ctx context.Context, r *run, k connector.DedupeKey, from string) *connector.KeptAnswer {
 	src, err := w.cfg.Jobs.Get(ctx, from)
-	if err != nil || src.Owner != r.job.Owner || src.Input.SHA256 != k.SHA256 ||
-		src.Status != connector.StatusCompleted || src.Result == nil {
-		if connector.ErrorCodeOf(err) == connector.ENOTFOUND {
-			w.cfg.Dedupe.Forget(ctx, k, from)
-		}
+	if connector.ErrorCodeOf(err) == connector.ENOTFOUND || err == nil && (src.Owner != r.job.Owner ||
+		src.Input.SHA256 != k.SHA256 || src.Status != connector.StatusCompleted || src.Result == nil) {
+		w.cfg.Dedupe.Forget(ctx, k, from)
+		return nil
+	}
+	if err != nil {
 		return nil
 	}
 	err = connector.CopyBlob(ctx, w.cfg.Blobs, connector.OutputBlobKey(from), connector.OutputBlobKey(r.jobID), w.cfg.ResultTTL)
@@ -145,7 +143,8 @@ func (w *Worker) sourceAnswer(ctx context.Context, r *run, k connector.DedupeKey
 
 // recordDedupeSource, a follow-up of a job's end, records the job in the
 // dedupe index: a completed job becomes the source of later identical
-// jobs and frees its claim; a failed one frees its claim, so a waiting
+// jobs (its claim, which the source outranks, is left to expire unless it
+// could outlive the source); a failed one frees its claim, so a waiting
 // identical job compresses. Errors are logged: the claim expires on its
 // own.
 func (w *Worker) recordDedupeSource(ctx context.Context, log *slog.Logger, job *connector.Job) {
@@ -165,6 +164,10 @@ func (w *Worker) recordDedupeSource(ctx context.Context, log *slog.Logger, job *
 			return
 		}
 		err = w.cfg.Dedupe.Finish(ctx, k, job.ID, life)
+		if err == nil && life < w.cfg.DedupeLease {
+			// The claim would name this job after its file is gone.
+			err = w.cfg.Dedupe.Release(ctx, k, job.ID)
+		}
 	} else {
 		err = w.cfg.Dedupe.Release(ctx, k, job.ID)
 	}

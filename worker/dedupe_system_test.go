@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/imgflow/imgflow/fixtures/images"
 	"github.com/imgflow/imgflow/internal/systemtest"
@@ -331,5 +332,56 @@ func TestIdenticalInlineBatchItemsAreChargedOnce(t *testing.T) {
 	}
 	if spent := before - s.Credits(); spent != 3 {
 		t.Errorf("a batch with dedupe false cost %d credits for 3 items, want 3", spent)
+	}
+}
+
+// A source whose file is gone (expired before its entry) cannot serve:
+// the next identical job forgets it, entry and claim, compresses at once
+// and serves the ones after it.
+func TestAnIdenticalJobWhoseSourceFileIsGoneIsCompressedAtOnce(t *testing.T) {
+	s := startSystem(t)
+	ctx := context.Background()
+	body := `{"image_url":"` + s.Samples + `/photo.png"}`
+	first := s.post(s.Key, body)
+	files, err := s.Redis.Client.Keys(ctx, s.Redis.Prefix+"*blob:out:{"+first.ID+"}*").Result()
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the first job's file: keys %v (%v), want some", files, err)
+	}
+	s.Redis.Client.Del(ctx, files...)
+
+	second := s.post(s.Key, body)
+	if second.DeduplicatedFrom != "" || second.UpstreamCalls != 1 || s.Credits() != 498 {
+		t.Fatalf("job after the source's file went: %+v, credits %d; want it compressed and charged (498)", second, s.Credits())
+	}
+	if strings.Contains(s.Logs.String(), "no reusable result after several rounds") {
+		t.Errorf("the job looked for a reusable result round after round; want the gone source forgotten at once")
+	}
+	third := s.post(s.Key, body)
+	if third.DeduplicatedFrom != second.ID || s.Credits() != 498 {
+		t.Errorf("the next identical job %+v, credits %d; want it deduplicated from %s (498)", third, s.Credits(), second.ID)
+	}
+}
+
+// A result kept for less than a claim's lease takes its job's claim with
+// it when recorded: a claim must not name a job whose result is gone.
+func TestAResultShorterThanTheLeaseLeavesNoClaim(t *testing.T) {
+	for _, tc := range []struct {
+		resultTTL  time.Duration
+		wantClaims int
+	}{{time.Minute, 0}, {time.Hour, 1}} {
+		s := startSystem(t, func(o *systemtest.Options) { o.ResultTTL = tc.resultTTL })
+		ctx := context.Background()
+		s.post(s.Key, `{"image_url":"`+s.Samples+`/photo.png"}`)
+		// The follow-up after the job's end records it: the entry, then
+		// (or not) the claim's release.
+		claims := func() []string { return s.Redis.Client.Keys(ctx, s.Redis.Prefix+"*dedupeclaim:{*").Val() }
+		deadline := time.Now().Add(10 * time.Second)
+		for len(s.Redis.Client.Keys(ctx, s.Redis.Prefix+"*dedupe:{*").Val()) == 0 || len(claims()) != tc.wantClaims {
+			if time.Now().After(deadline) {
+				t.Fatalf("result TTL %v: entries %v, claims %v; want an entry and %d claims (a claim beside its entry is left to expire)",
+					tc.resultTTL, s.Redis.Client.Keys(ctx, s.Redis.Prefix+"*dedupe:{*").Val(), claims(), tc.wantClaims)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 }

@@ -119,10 +119,12 @@ type DedupeIndex interface {
 	// names the job that is (holder).
 	Enter(ctx context.Context, k connector.DedupeKey, jobID string, lease time.Duration) (source, holder string, err error)
 	// Finish records jobID, completed, as k's source for ttl (how
-	// long its result is kept) and drops jobID's claim on k.
+	// long its result is kept). jobID's claim on k may stay until its
+	// lease ends: Enter reads the source first, so a claim beside one
+	// decides nothing (Release it when it could outlive the source).
 	Finish(ctx context.Context, k connector.DedupeKey, jobID string, ttl time.Duration) error
-	// Forget drops k's entry if it still names jobID (its result is
-	// gone).
+	// Forget drops k's entry and claim where they still name jobID, a
+	// job that cannot serve (its result gone, or it failed).
 	Forget(ctx context.Context, k connector.DedupeKey, jobID string) error
 	// Release drops jobID's claim on k; another job's claim stays.
 	Release(ctx context.Context, k connector.DedupeKey, jobID string) error
