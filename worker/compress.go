@@ -153,6 +153,7 @@ func erredWith(err error) outcome {
 // handleCompress runs one run of a compress job: its life, then the report
 // of its outcome.
 func (w *Worker) handleCompress(ctx context.Context, t *asynq.Task) error {
+	growStack()
 	var p compressPayload
 	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.JobID == "" {
 		w.log.Error("compress task with a bad payload, dropped", "job_id", "", "err", err)
