@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/fixtures/images"
+	refupstream "github.com/imgflow/imgflow/fixtures/upstream"
 	"github.com/imgflow/imgflow/internal/redistest"
 	"github.com/imgflow/imgflow/internal/system"
 )
@@ -338,6 +341,33 @@ func BenchmarkRedisCommandsPerJob(b *testing.B) {
 		cost.start()
 		for i := range b.N {
 			doJSON(b, "POST", api+"/v1/jobs?wait=25", newImage(i), nil, http.StatusOK)
+		}
+		cost.stop(b.N)
+	})
+	// What a deployment's ?wait job costs as a harness of the real
+	// processes counts it: every shipped default (fair dispatch, the key
+	// cap, the free-failure budget, content dedupe on, a new image each
+	// time) and the reference compression API keeping its ledger on the
+	// same Redis, its commands counted with imgflow's.
+	b.Run("POST-wait-shipped", func(b *testing.B) {
+		r := redistest.New(b)
+		ledger := refupstream.NewLedger(r.Client, r.Prefix+"up:", nil)
+		key, _, err := ledger.CreateAccount(context.Background(), 1_000_000)
+		if err != nil {
+			b.Fatal(err)
+		}
+		up := httptest.NewServer(refupstream.NewServer(refupstream.Config{Ledger: ledger, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+		b.Cleanup(up.Close)
+		api, startWorker := benchPartsUpstream(b, r, up.URL+"/api", func(o *system.Options) {
+			o.MaxJobsPerKey, o.FreeFailuresPerHour, o.Dedupe = 50, connector.DefaultFreeFailuresPerHour, "on"
+		})
+		cost := newRedisCost(b, r)
+		startWorker(4)
+		asKey := map[string]string{"X-API-Key": key}
+		doJSON(b, "POST", api+"/v1/jobs?wait=25", newImage(-1), asKey, http.StatusOK)
+		cost.start()
+		for i := range b.N {
+			doJSON(b, "POST", api+"/v1/jobs?wait=25", newImage(i), asKey, http.StatusOK)
 		}
 		cost.stop(b.N)
 	})
