@@ -36,7 +36,9 @@ func (s *Jobs) inputForMaking(ctx context.Context, id string, input connector.By
 // ARGV[5] oldest id the listing keeps (exclusive floor; "": no trim this
 // time, listingFloor); ARGV[6] JobTTL ms;
 // ARGV[7] the failure window ms (0: no budget); ARGV[8] one failure's
-// interval ms. Places past their deadline are pruned when they would make
+// interval ms. Under a cap the set is counted first: an empty one does
+// not exist, so it holds neither this job's place nor a budget, and the
+// ZMSCORE that reads them is skipped. Places past their deadline are pruned when they would make
 // the owner full, so an admission with room costs no prune; a place the
 // job holds already (a retry) counts when it is live, and is renewed when
 // it is not. A budget's tat behind now is as good as none (spending starts
@@ -50,13 +52,17 @@ local now = tonumber(ARGV[1])
 local cap = tonumber(ARGV[3])
 local window = tonumber(ARGV[7])
 if cap > 0 or window > 0 then
-  local s = redis.call('ZMSCORE', KEYS[1], ARGV[4], '` + failuresMember + `')
+  local held = 0
+  if cap > 0 then held = redis.call('ZCARD', KEYS[1]) end
+  local s = {false, false}
+  if cap == 0 or held > 0 then
+    s = redis.call('ZMSCORE', KEYS[1], ARGV[4], '` + failuresMember + `')
+  end
   if not (s[1] and tonumber(s[1]) > now) then
     local tat = tonumber(s[2] or now)
     local over = tat - now - (window - tonumber(ARGV[8]))
     if window > 0 and over > 0 then return -math.ceil(over) end
     if cap > 0 then
-      local held = redis.call('ZCARD', KEYS[1])
       if s[1] then held = held - 1 end
       if s[2] then held = held - 1 end
       if held >= cap then
