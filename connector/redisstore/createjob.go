@@ -34,29 +34,40 @@ func (s *Jobs) inputForMaking(ctx context.Context, id string, input connector.By
 // KEYS[1] inflight set, KEYS[2] listing; ARGV[1] now (Unix ms); ARGV[2]
 // place deadline (Unix ms); ARGV[3] limit (0: no cap); ARGV[4] job id;
 // ARGV[5] oldest id the listing keeps (exclusive floor; "": no trim this
-// time, listingFloor); ARGV[6] JobTTL ms;
+// time, listingFloor); ARGV[6] the listing's TTL ms (listingTTL);
 // ARGV[7] the failure window ms (0: no budget); ARGV[8] one failure's
-// interval ms. Places past their deadline are pruned when they would make
-// the owner full, so an admission with room costs no prune; a place the
-// job holds already (a retry) counts when it is live, and is renewed when
-// it is not. A budget's tat behind now is as good as none (spending starts
-// from max(tat, now)). Returns 2 when admitted with a new place and listed, 1 when
-// admitted (a place held already, or no cap) and listed, 0 when the owner
-// has no place left, and minus the wait in ms when its free failures are
-// over budget.
+// interval ms; ARGV[9] the job this process listed when it last set the
+// listing's expiry ("": set it now; listingexpiry.go).
+//
+// Under a cap the set is counted first: an empty one does not exist, so it
+// holds neither this job's place nor a budget and the ZMSCORE that reads
+// them is skipped. Places past their deadline are pruned when they would
+// make the owner full, so an admission with room costs no prune; a place
+// the job holds already (a retry) counts when it is live, and is renewed
+// when it is not. A budget's tat behind now is as good as none (spending
+// starts from max(tat, now)). The listing's expiry is set when ARGV[9] is
+// "" or when the listing did not exist before the ZADD (neither ARGV[4]
+// nor ARGV[9] was in it). Returns 2 when admitted with a new place and
+// listed, 1 when admitted (a place held already, or no cap) and listed, 0
+// when the owner has no place left, and minus the wait in ms when its free
+// failures are over budget.
 var admitAndListScript = redis.NewScript(`
 local placed = 1
 local now = tonumber(ARGV[1])
 local cap = tonumber(ARGV[3])
 local window = tonumber(ARGV[7])
 if cap > 0 or window > 0 then
-  local s = redis.call('ZMSCORE', KEYS[1], ARGV[4], '` + failuresMember + `')
+  local held = 0
+  if cap > 0 then held = redis.call('ZCARD', KEYS[1]) end
+  local s = {false, false}
+  if cap == 0 or held > 0 then
+    s = redis.call('ZMSCORE', KEYS[1], ARGV[4], '` + failuresMember + `')
+  end
   if not (s[1] and tonumber(s[1]) > now) then
     local tat = tonumber(s[2] or now)
     local over = tat - now - (window - tonumber(ARGV[8]))
     if window > 0 and over > 0 then return -math.ceil(over) end
     if cap > 0 then
-      local held = redis.call('ZCARD', KEYS[1])
       if s[1] then held = held - 1 end
       if s[2] then held = held - 1 end
       if held >= cap then
@@ -72,9 +83,14 @@ if cap > 0 or window > 0 then
     end
   end
 end
-redis.call('ZADD', KEYS[2], 0, ARGV[4])
+local expire = ARGV[9] == ''
+if expire then
+  redis.call('ZADD', KEYS[2], 0, ARGV[4])
+else
+  expire = redis.call('ZADD', KEYS[2], 0, ARGV[4], 0, ARGV[9]) == 2
+end
 if ARGV[5] ~= '' then redis.call('ZREMRANGEBYLEX', KEYS[2], '-', ARGV[5]) end
-redis.call('PEXPIRE', KEYS[2], ARGV[6])
+if expire then redis.call('PEXPIRE', KEYS[2], ARGV[6]) end
 return placed
 `)
 
@@ -120,10 +136,14 @@ func (s *Jobs) CreateWithInput(ctx context.Context, job *connector.Job, input co
 	var listed *redis.Cmd
 	var created *redis.BoolCmd
 	window, interval := s.failureArgs()
+	listedBefore := s.listings.listedBefore(job.Owner, now)
+	if listedBefore == job.ID {
+		listedBefore = "" // listed beside itself, it could not tell a new listing
+	}
 	_, err = s.pipelinedScriptsOn(ctx, s.clientFor(int64(len(in))), func(p redis.Pipeliner) {
 		listed = admitAndListScript.EvalSha(ctx, p, []string{s.keys.inflight(job.Owner), s.keys.jobIndex(job.Owner)},
 			now.UnixMilli(), now.Add(s.inflightTTL).UnixMilli(), limit, job.ID,
-			s.listingFloor(job.ID, now), s.jobTTL.Milliseconds(), window, interval)
+			s.listingFloor(job.ID, now), s.listingTTL().Milliseconds(), window, interval, listedBefore)
 		if in != nil {
 			p.Set(ctx, s.keys.blob(connector.InputBlobKey(job.ID)), in, max(inputTTL, 0))
 		}
@@ -134,6 +154,9 @@ func (s *Jobs) CreateWithInput(ctx context.Context, job *connector.Job, input co
 		return storageErr(err)
 	}
 	admitted, _ := listed.Int()
+	if admitted > 0 && listedBefore == "" {
+		s.listings.expirySet(job.Owner, job.ID, now)
+	}
 	if !created.Val() {
 		// The id is another request's job (the same planned id): its
 		// record stays, and so does its input, which this call wrote over

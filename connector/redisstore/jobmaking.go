@@ -127,7 +127,7 @@ func (s *Jobs) CommitStaged(ctx context.Context, owner string, ids []string) err
 		idx := s.keys.jobIndex(owner)
 		p.ZAdd(ctx, idx, listed...)
 		p.ZRemRangeByLex(ctx, idx, "-", "("+idFloor(now.Add(-s.jobTTL)))
-		p.PExpire(ctx, idx, s.jobTTL)
+		p.PExpire(ctx, idx, s.listingTTL())
 		p.ZAdd(ctx, s.keys.unqueued(), noted...)
 	})
 	if err != nil {
@@ -183,6 +183,7 @@ return 1
 // the answer is the job). A task queued for it finds no job and ends.
 func (s *Jobs) Undo(ctx context.Context, owner, id string) (removed bool, err error) {
 	s.records.forget(id)
+	s.listings.unlisted(owner, id)
 	n, err := undoJobScript.Run(ctx, s.rdb, []string{s.keys.job(id), s.keys.blob(connector.InputBlobKey(id))}).Int()
 	if err != nil {
 		return false, storageErr(err)

@@ -38,6 +38,9 @@ type Jobs struct {
 	hub *waitHub
 	// records are unfinished job records last seen, for Update.
 	records *jobCache
+	// listings remembers when this process last set each listing's expiry
+	// (listingexpiry.go).
+	listings *listingMemo
 	// inflightTTL is Options.InflightTTL.
 	inflightTTL time.Duration
 	// freeFailuresPerHour is Options.FreeFailuresPerHour (failbudget.go).
@@ -98,7 +101,7 @@ func (s *Jobs) Create(ctx context.Context, job *connector.Job) error {
 		s.noteUnqueued(ctx, p, job.ID, now)
 		p.ZAdd(ctx, idx, redis.Z{Member: job.ID})
 		p.ZRemRangeByLex(ctx, idx, "-", "("+idFloor(now.Add(-s.jobTTL)))
-		p.Expire(ctx, idx, s.jobTTL)
+		p.PExpire(ctx, idx, s.listingTTL())
 		return nil
 	})
 	if err != nil {
@@ -356,6 +359,7 @@ func (s *Jobs) Delete(ctx context.Context, id string) error {
 	// entry without its record is dropped by List, a record without its
 	// entry expires unlisted.
 	s.records.forget(id)
+	s.listings.unlisted(job.Owner, id)
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZRem(ctx, s.keys.jobIndex(job.Owner), id)
 		p.ZRem(ctx, s.keys.inflight(job.Owner), id)

@@ -17,7 +17,7 @@ import (
 //
 //	key                          type        slot     TTL                          owner
 //	job:{id}                     string JSON job id   JobTTL from creation         Jobs (jobs.go)
-//	jobs:{owner}                 zset        owner    JobTTL, renewed on add       Jobs (joblist.go)
+//	jobs:{owner}                 zset        owner    JobTTL+10m, set on add       Jobs (joblist.go, listingexpiry.go)
 //	jobmaking:{id}               string JSON job id   makingTTL                    Jobs (jobmaking.go): a batch item staged
 //	inflight:{owner}             zset        owner    InflightTTL                  Jobs (inflight.go, failbudget.go)
 //	unqueued                     zset        -        none, swept                  Jobs (unqueued.go)

@@ -123,7 +123,7 @@ func New(rdb redis.UniversalClient, opts Options) *Store {
 	}
 	hub := newWaitHub(c.bulk, c.keys.doneChannels())
 	blobs := &Blobs{conn: c}
-	jobs := &Jobs{conn: c, blobs: blobs, hub: hub, records: newJobCache(),
+	jobs := &Jobs{conn: c, blobs: blobs, hub: hub, records: newJobCache(), listings: newListingMemo(),
 		inflightTTL: inflightTTL, freeFailuresPerHour: max(opts.FreeFailuresPerHour, 0)}
 	return &Store{conn: c, Jobs: jobs, Runs: &Runs{jobs: jobs},
 		Batches:     &Batches{conn: c, jobs: jobs, hub: hub, lease: idemLease},

@@ -52,7 +52,14 @@ func (s *Jobs) ForgetUnqueued(ctx context.Context, ids ...string) error {
 // whose record write went through but whose listing entry did not (its
 // pipeline met a Redis restart: NOSCRIPT, then the reload failed) left a job
 // that polling triggers never see; the retry that adopts the job lists it.
-// Listing twice is a no-op.
+// Listing twice is a no-op. Like every writer of the listing it sets the
+// listing's expiry (listingexpiry.go): a listing it makes anew must expire.
 func (s *Jobs) EnsureListed(ctx context.Context, owner, id string) error {
-	return storageErr(s.rdb.ZAdd(ctx, s.keys.jobIndex(owner), redis.Z{Member: id}).Err())
+	idx := s.keys.jobIndex(owner)
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZAdd(ctx, idx, redis.Z{Member: id})
+		p.PExpire(ctx, idx, s.listingTTL())
+		return nil
+	})
+	return storageErr(err)
 }
