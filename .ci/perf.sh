@@ -21,28 +21,28 @@ echo "$counts"
 # batches per job than this (BENCHMARK.md: 3.1 per ?wait job).
 echo "$counts" | awk '
   BEGIN {
-    trips["POST"] = 3.5;  cmds["POST"] = 12.6
-    trips["POST-idempotency-key"] = 6.5;  cmds["POST-idempotency-key"] = 18.6
-    trips["work"] = 3.7;  cmds["work"] = 34.4
+    trips["POST"] = 3.5;  cmds["POST"] = 11.6
+    trips["POST-idempotency-key"] = 6.5;  cmds["POST-idempotency-key"] = 17.6
+    trips["work"] = 3.7;  cmds["work"] = 34.0
     trips["GET"] = 1.5;  cmds["GET"] = 2.5
     trips["GET-file"] = 2.5;  cmds["GET-file"] = 5.5
-    trips["POST-wait"] = 6.5;  cmds["POST-wait"] = 47.6
+    trips["POST-wait"] = 6.5;  cmds["POST-wait"] = 46.6
     # Fair dispatch (IMGFLOW_DISPATCH=fair): the enqueue is one script
     # with its wake-up; the dispatch and end of a worker go on its own client
     # (counted in commands, not in trips). "defaults": the shipped key cap
     # and free-failure budget on, which a POST checks in its create script.
-    trips["POST-fair"] = 2.5;  cmds["POST-fair"] = 12.6
-    trips["work-fair"] = 3.5;  cmds["work-fair"] = 27.8
-    trips["POST-wait-fair"] = 5.5;  cmds["POST-wait-fair"] = 39.6
-    trips["POST-wait-fair-defaults"] = 5.5;  cmds["POST-wait-fair-defaults"] = 45.6
+    trips["POST-fair"] = 2.5;  cmds["POST-fair"] = 10.6
+    trips["work-fair"] = 3.5;  cmds["work-fair"] = 26.2
+    trips["POST-wait-fair"] = 5.5;  cmds["POST-wait-fair"] = 35.6
+    trips["POST-wait-fair-defaults"] = 5.5;  cmds["POST-wait-fair-defaults"] = 40.6
     # Content dedupe on: a new image looks the index up and claims it,
     # then records itself (+2 trips); a repeat completes from an earlier result.
-    trips["work-dedupe-new"] = 5.5;  cmds["work-dedupe-new"] = 41.5
-    trips["POST-wait-dedupe-new"] = 8.5;  cmds["POST-wait-dedupe-new"] = 55.5
-    trips["POST-wait-dedupe-repeat"] = 11.5;  cmds["POST-wait-dedupe-repeat"] = 57.7
+    trips["work-dedupe-new"] = 5.5;  cmds["work-dedupe-new"] = 37.0
+    trips["POST-wait-dedupe-new"] = 8.5;  cmds["POST-wait-dedupe-new"] = 49.5
+    trips["POST-wait-dedupe-repeat"] = 11.5;  cmds["POST-wait-dedupe-repeat"] = 54.6
     # Every shipped default with the reference compression API's ledger on
     # the same Redis: the whole job as a harness of the real processes counts it.
-    trips["POST-wait-shipped"] = 9.5;  cmds["POST-wait-shipped"] = 56.7
+    trips["POST-wait-shipped"] = 9.5;  cmds["POST-wait-shipped"] = 54.8
   }
   /^BenchmarkRedisCommandsPerJob\// {
     path = $1; sub(/^BenchmarkRedisCommandsPerJob\//, "", path); sub(/-[0-9]+$/, "", path)
