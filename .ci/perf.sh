@@ -40,7 +40,7 @@ echo "$counts" | awk '
     trips["work-dedupe-new"] = 5.5;  cmds["work-dedupe-new"] = 37.0
     trips["POST-wait-dedupe-new"] = 8.5;  cmds["POST-wait-dedupe-new"] = 49.5
     trips["POST-wait-dedupe-repeat"] = 11.5;  cmds["POST-wait-dedupe-repeat"] = 54.6
-    # Every shipped default with the reference compression API's ledger on
+    # Every shipped default with the reference compression API (its ledger) on
     # the same Redis: the whole job as a harness of the real processes counts it.
     trips["POST-wait-shipped"] = 9.5;  cmds["POST-wait-shipped"] = 54.8
   }
