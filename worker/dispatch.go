@@ -87,9 +87,10 @@ return 1
 // prefix, ARGV[2] the lease deadline (ms), ARGV[3] default limit, ARGV[4]
 // the lease token, ARGV[6] "1" when the state hash was empty at the
 // worker's last look and there is no default limit: no key has a weight,
-// a limit or a count, and the turn reads none (fairQueue.noTurns). Returns {more, owner, entry, token, owner, entry,
-// token, ...}: more is 1 when the ring still holds a key after the last
-// turn; each token is ARGV[4] with the turn's number, and ends in L when
+// a limit or a count, and the turn reads none (fairQueue.noTurns).
+// Returns {more, owner, entry, token, owner, entry, token, ...}: more is
+// 1 when the ring still holds a key after the last turn; each token is
+// ARGV[4] with the turn's number, and ends in L when
 // the key has a limit, so that only its runs' ends look for the key's
 // ready jobs (a key without one is never left out of the ring while it has
 // any). A key found at its limit (the enqueue that put it in the ring did
