@@ -37,7 +37,9 @@ func (s *Jobs) inputForMaking(ctx context.Context, id string, input connector.By
 // time, listingFloor); ARGV[6] the listing's TTL ms (listingTTL);
 // ARGV[7] the failure window ms (0: no budget); ARGV[8] one failure's
 // interval ms; ARGV[9] the job this process listed when it last set the
-// listing's expiry ("": set it now; listingexpiry.go).
+// listing's expiry ("": set it now, and the in-flight set's;
+// listingexpiry.go); ARGV[10] the in-flight set's expiry when it is set
+// (Unix ms: the place's deadline plus listingSlack).
 //
 // Under a cap the set is counted first: an empty one does not exist, so it
 // holds neither this job's place nor a budget and the ZMSCORE that reads
@@ -47,7 +49,10 @@ func (s *Jobs) inputForMaking(ctx context.Context, id string, input connector.By
 // when it is not. A budget's tat behind now is as good as none (spending
 // starts from max(tat, now)). The listing's expiry is set when ARGV[9] is
 // "" or when the listing did not exist before the ZADD (neither ARGV[4]
-// nor ARGV[9] was in it). Returns 2 when admitted with a new place and
+// nor ARGV[9] was in it). The in-flight set's expiry is set on the same
+// beat, and whenever the new place is the set's only one (a set made
+// anew, or one that held only its budget, whose expiry is the budget's):
+// inflightexpiry.go says why the places made between beats are covered. Returns 2 when admitted with a new place and
 // listed, 1 when admitted (a place held already, or no cap) and listed, 0
 // when the owner has no place left, and minus the wait in ms when its free
 // failures are over budget.
@@ -78,7 +83,9 @@ if cap > 0 or window > 0 then
         if held >= cap then return 0 end
       end
       redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
-      redis.call('PEXPIREAT', KEYS[1], math.max(tonumber(ARGV[2]), tat))
+      if held == 0 or ARGV[9] == '' then
+        redis.call('PEXPIREAT', KEYS[1], math.max(tonumber(ARGV[10]), tat))
+      end
       placed = 2
     end
   end
@@ -143,7 +150,8 @@ func (s *Jobs) CreateWithInput(ctx context.Context, job *connector.Job, input co
 	_, err = s.pipelinedScriptsOn(ctx, s.clientFor(int64(len(in))), func(p redis.Pipeliner) {
 		listed = admitAndListScript.EvalSha(ctx, p, []string{s.keys.inflight(job.Owner), s.keys.jobIndex(job.Owner)},
 			now.UnixMilli(), now.Add(s.inflightTTL).UnixMilli(), limit, job.ID,
-			s.listingFloor(job.ID, now), s.listingTTL().Milliseconds(), window, interval, listedBefore)
+			s.listingFloor(job.ID, now), s.listingTTL().Milliseconds(), window, interval, listedBefore,
+			now.Add(s.inflightTTL+listingSlack).UnixMilli())
 		if in != nil {
 			p.Set(ctx, s.keys.blob(connector.InputBlobKey(job.ID)), in, max(inputTTL, 0))
 		}

@@ -38,7 +38,7 @@ local held = redis.call('ZCARD', KEYS[1])
 if s[2] then held = held - 1 end
 if held >= tonumber(ARGV[3]) then return 0 end
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
-redis.call('PEXPIREAT', KEYS[1], math.max(tonumber(ARGV[2]), tat))
+redis.call('PEXPIREAT', KEYS[1], math.max(tonumber(ARGV[2]) + ` + inflightSlackLua + `, tat))
 return 1
 `)
 

@@ -49,7 +49,7 @@ for i = 6, #ARGV, 500 do
   end
   redis.call('ZADD', KEYS[1], unpack(args))
 end
-redis.call('PEXPIREAT', KEYS[1], math.max(tonumber(ARGV[2]), tat))
+redis.call('PEXPIREAT', KEYS[1], math.max(tonumber(ARGV[2]) + ` + inflightSlackLua + `, tat))
 return 1
 `)
 
