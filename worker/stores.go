@@ -25,6 +25,9 @@ type JobStore interface {
 	// ForgetUnqueued drops the notes of ids: their tasks are queued, or
 	// they are gone or finished.
 	ForgetUnqueued(ctx context.Context, ids ...string) error
+	// GetMany reads the records of ids at once: jobs[i], or errs[i]
+	// (ENOTFOUND when gone).
+	GetMany(ctx context.Context, ids []string) (jobs []*connector.Job, errs []error)
 }
 
 // OutboundBudget keeps each key's budget of deliveries of free jobs

@@ -129,14 +129,18 @@ func (s *unqueuedSweeper) pass(ctx context.Context, before time.Time) int {
 	if err != nil {
 		return 0
 	}
-	var done []string
+	var done, look []string
+	var lookStates []asynqext.TaskState
 	for i, id := range ids {
-		state := states[i]
-		if state != asynqext.NoTask && !state.Finished() {
+		if state := states[i]; state != asynqext.NoTask && !state.Finished() {
 			done = append(done, id) // asynq has it, live
-			continue
+		} else {
+			look, lookStates = append(look, id), append(lookStates, state)
 		}
-		if s.queueIfUnfinished(ctx, id, state) {
+	}
+	jobs, errs := s.jobs.GetMany(ctx, look)
+	for i, id := range look {
+		if s.queueIfUnfinished(ctx, id, lookStates[i], jobs[i], errs[i]) {
 			done = append(done, id)
 		}
 	}
@@ -147,10 +151,10 @@ func (s *unqueuedSweeper) pass(ctx context.Context, before time.Time) int {
 }
 
 // queueIfUnfinished queues an unfinished job without a live task, deleting
-// first a finished task it is behind (state). False when that could not be
-// decided or done (the note stays).
-func (s *unqueuedSweeper) queueIfUnfinished(ctx context.Context, id string, state asynqext.TaskState) bool {
-	job, err := s.jobs.Get(ctx, id)
+// first a finished task it is behind (state). job and err are its record
+// as read after state (GetMany). False when that could not be decided or
+// done (the note stays).
+func (s *unqueuedSweeper) queueIfUnfinished(ctx context.Context, id string, state asynqext.TaskState, job *connector.Job, err error) bool {
 	switch {
 	case connector.ErrorCodeOf(err) == connector.ENOTFOUND:
 		return true // taken back after a failed request, refused, or expired

@@ -35,6 +35,14 @@ func TestEveryStoreOperationWorksOnARedisCluster(t *testing.T) {
 	if len(nodes) < 2 {
 		t.Fatalf("12 jobs all landed on %v; the test needs them on several nodes", nodes)
 	}
+	// The sweeper's read of many records: one MGET on a single Redis
+	// would be CROSSSLOT here.
+	gone := uuid.NewString()
+	got, errs := s.Jobs.GetMany(ctx, []string{jobs[0].ID, gone, jobs[11].ID})
+	if got[0] == nil || got[0].ID != jobs[0].ID || got[2] == nil || got[2].ID != jobs[11].ID || errs[0] != nil || errs[2] != nil ||
+		got[1] != nil || connector.ErrorCodeOf(errs[1]) != connector.ENOTFOUND {
+		t.Fatalf("GetMany on the cluster = %v, %v; want both jobs and ENOTFOUND for the one gone", got, errs)
+	}
 	page, err := s.Jobs.List(ctx, "owner-a", connector.JobFilter{Limit: 5})
 	if err != nil || len(page.Jobs) != 5 || page.Jobs[0].ID != jobs[11].ID || page.NextCursor == "" {
 		t.Fatalf("List on the cluster = %+v, %v; want the 5 newest and a cursor", page, err)
