@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -38,26 +37,6 @@ import (
 //	REDIS_URL=redis://127.0.0.1:6413/0 go test -run '^$' -bench RedisCommands -benchtime 200x .
 //
 // With -v the per-command breakdown is logged.
-
-// commandStats reads INFO commandstats: calls per command.
-func commandStats(b *testing.B, c *redis.Client) map[string]int64 {
-	b.Helper()
-	info, err := c.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		b.Fatal(err)
-	}
-	out := map[string]int64{}
-	sc := bufio.NewScanner(strings.NewReader(info))
-	for sc.Scan() {
-		name, rest, ok := strings.Cut(strings.TrimPrefix(sc.Text(), "cmdstat_"), ":calls=")
-		if !ok {
-			continue
-		}
-		n, _ := strconv.ParseInt(strings.SplitN(rest, ",", 2)[0], 10, 64)
-		out[name] = n
-	}
-	return out
-}
 
 // tripCounter is a go-redis hook counting round trips: one per command, one
 // per pipeline or MULTI/EXEC block.
@@ -98,12 +77,12 @@ func newRedisCost(b *testing.B, r *redistest.Redis) *redisCost {
 }
 
 func (c *redisCost) start() {
-	c.before = commandStats(c.b, c.admin)
+	c.before = redistest.CommandStats(c.b, c.admin)
 	c.t0 = c.trips.n.Load()
 }
 
 func (c *redisCost) stop(ops int) {
-	after := commandStats(c.b, c.admin)
+	after := redistest.CommandStats(c.b, c.admin)
 	trips := c.trips.n.Load() - c.t0
 	type row struct {
 		name string
@@ -410,7 +389,7 @@ func benchIdleCost(b *testing.B, configure ...func(*system.Options)) {
 	}
 	secs := time.Since(start).Seconds()
 	cost.stop(b.N)
-	after := commandStats(b, cost.admin)
+	after := redistest.CommandStats(b, cost.admin)
 	var total int64
 	for name, n := range after {
 		total += n - cost.before[name]

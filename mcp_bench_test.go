@@ -77,7 +77,7 @@ func timed(b *testing.B, r *redistest.Redis, trips *tripCounter, op func()) {
 		opts, _ := redis.ParseURL(r.URL)
 		admin = redis.NewClient(opts)
 		defer admin.Close()
-		before = commandStats(b, admin)
+		before = redistest.CommandStats(b, admin)
 	}
 	t0 := trips.n.Load()
 	b.ResetTimer()
@@ -93,7 +93,7 @@ func timed(b *testing.B, r *redistest.Redis, trips *tripCounter, op func()) {
 	b.ReportMetric(float64(trips.n.Load()-t0)/float64(b.N), "client-trips/op")
 	if admin != nil {
 		var total int64
-		for name, n := range commandStats(b, admin) {
+		for name, n := range redistest.CommandStats(b, admin) {
 			if name != "info" {
 				total += n - before[name]
 			}
