@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/imgflow/imgflow/internal/asynqext"
+	"github.com/imgflow/imgflow/internal/psloop"
 )
 
 // Wake-up on enqueue. asynq polls: an idle server runs its dequeue script,
@@ -68,17 +69,16 @@ func forwardWakeups(ctx context.Context, rdb redis.UniversalClient, channel stri
 		ps.Close()
 		return fmt.Errorf("subscribe %s: %w", channel, err)
 	}
+	// Received on one goroutine that wakes the waiter itself: go-redis's
+	// Channel would put a goroutine hop or two before it (psloop).
+	stop := context.AfterFunc(ctx, func() { ps.Close() })
 	go func() {
-		defer ps.Close()
-		msgs := ps.Channel()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-msgs:
+		defer stop()
+		psloop.Run(ps, func(msg any) {
+			if _, ok := msg.(*redis.Message); ok {
 				wake()
 			}
-		}
+		})
 	}()
 	return nil
 }

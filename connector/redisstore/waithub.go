@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/imgflow/imgflow/connector"
+	"github.com/imgflow/imgflow/internal/psloop"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -37,15 +38,17 @@ func (h *waitHub) start() {
 	})
 }
 
+// run hands the subscription's messages to the waiters, on the goroutine
+// that receives them (psloop: no hop through go-redis's Channel).
 func (h *waitHub) run(ps *redis.PubSub, channelPrefix string) {
 	confirmed := false
-	for msg := range ps.ChannelWithSubscriptions() {
+	psloop.Run(ps, func(msg any) {
 		switch m := msg.(type) {
 		case *redis.Subscription:
 			if !confirmed {
 				confirmed = true
 				close(h.ready)
-				continue
+				return
 			}
 			// Resubscribed after a reconnect: a finish may have been
 			// missed meanwhile, so every waiter reads its job again.
@@ -53,7 +56,7 @@ func (h *waitHub) run(ps *redis.PubSub, channelPrefix string) {
 		case *redis.Message:
 			h.wake(jobOfChannel(m.Channel, channelPrefix), m.Payload)
 		}
-	}
+	})
 }
 
 // subscribed reports whether Redis has confirmed the subscription.
