@@ -52,10 +52,11 @@ func (s *Jobs) inputForMaking(ctx context.Context, id string, input connector.By
 // nor ARGV[9] was in it). The in-flight set's expiry is set on the same
 // beat, and whenever the new place is the set's only one (a set made
 // anew, or one that held only its budget, whose expiry is the budget's):
-// inflightexpiry.go says why the places made between beats are covered. Returns 2 when admitted with a new place and
-// listed, 1 when admitted (a place held already, or no cap) and listed, 0
-// when the owner has no place left, and minus the wait in ms when its free
-// failures are over budget.
+// inflightexpiry.go says why the places made between beats are covered.
+// Returns 2 when admitted with a new place and listed, 1 when admitted (a
+// place held already, or no cap) and listed, 0 when the owner has no
+// place left, and minus the wait in ms when its free failures are over
+// budget.
 var admitAndListScript = redis.NewScript(`
 local placed = 1
 local now = tonumber(ARGV[1])
