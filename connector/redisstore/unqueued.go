@@ -98,7 +98,7 @@ func (s *Jobs) GetMany(ctx context.Context, ids []string) (jobs []*connector.Job
 // recordValues is the record of each of ids, nil where there is none.
 func (s *Jobs) recordValues(ctx context.Context, ids []string) ([]*string, error) {
 	values := make([]*string, len(ids))
-	if _, cluster := s.rdb.(*redis.ClusterClient); cluster {
+	if _, cluster := s.bulk.(*redis.ClusterClient); cluster {
 		cmds := make([]*redis.StringCmd, len(ids))
 		s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for i, id := range ids {
