@@ -8,31 +8,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The making of jobs of one key sets its in-flight set's expiry on the
-// listing's beat, not with every place: within listingRefresh the expiry
-// set by the first job stands (shortened here by hand, so that another
-// PEXPIREAT would show), after it the next job sets it again.
-func TestMakingJobsSetsTheInflightExpiryOncePerRefresh(t *testing.T) {
-	s, r, clock := newListingStore(t)
-	ctx := context.Background()
-	set := s.Jobs.keys.inflight("me")
-	makeListedJob(t, s)
-	if ttl := r.Client.PTTL(ctx, set).Val(); ttl < DefaultInflightTTL+listingSlack-time.Minute {
-		t.Fatalf("in-flight TTL after the first job = %v, want the place's %v + %v", ttl, DefaultInflightTTL, listingSlack)
-	}
-	r.Client.PExpire(ctx, set, 5*time.Minute)
-	clock.advance(listingRefresh - time.Second)
-	makeListedJob(t, s)
-	if ttl := r.Client.PTTL(ctx, set).Val(); ttl > 5*time.Minute {
-		t.Fatalf("in-flight TTL after a job within the refresh = %v, want the 5m left standing (no PEXPIREAT)", ttl)
-	}
-	clock.advance(time.Second)
-	makeListedJob(t, s)
-	if ttl := r.Client.PTTL(ctx, set).Val(); ttl < DefaultInflightTTL {
-		t.Fatalf("in-flight TTL after a job past the refresh = %v, want past the place's deadline again", ttl)
-	}
-}
-
 // The in-flight set outlives every place in it: a job made just
 // before the beat is due, whose making sets no expiry, has a deadline
 // within the set's life (on miniredis the TTL ages with the clock).

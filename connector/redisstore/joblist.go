@@ -98,34 +98,69 @@ scan:
 	return page, nil
 }
 
+// getJobs reads the records of ids (a listing's page, a batch's items):
+// nil where a record is gone, an error when one does not decode.
 func (s *Jobs) getJobs(ctx context.Context, ids []string) ([]*connector.Job, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	cmds := make([]*redis.StringCmd, len(ids))
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range ids {
-			cmds[i] = p.Get(ctx, s.keys.job(id))
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, storageErr(err)
+	values, err := s.recordValues(ctx, ids)
+	if err != nil {
+		return nil, err
 	}
 	jobs := make([]*connector.Job, len(ids))
-	for i, cmd := range cmds {
-		data, err := cmd.Bytes()
-		if errors.Is(err, redis.Nil) {
+	for i, data := range values {
+		if data == nil {
 			continue
-		}
-		if err != nil {
-			return nil, storageErr(err)
 		}
 		if jobs[i], err = decodeJob(data); err != nil {
 			return nil, err
 		}
 	}
 	return jobs, nil
+}
+
+// recordValues is the record of each of ids, nil where there is none. On
+// a single Redis it is one MGET; on a cluster each record is in its job's
+// own slot, so it is a pipeline of GETs.
+func (s *Jobs) recordValues(ctx context.Context, ids []string) ([][]byte, error) {
+	values := make([][]byte, len(ids))
+	if len(ids) == 0 {
+		return values, nil
+	}
+	if _, cluster := s.bulk.(*redis.ClusterClient); cluster {
+		cmds := make([]*redis.StringCmd, len(ids))
+		s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, id := range ids {
+				cmds[i] = p.Get(ctx, s.keys.job(id))
+			}
+			return nil
+		})
+		for i, cmd := range cmds {
+			data, err := cmd.Bytes()
+			switch {
+			case err == nil:
+				values[i] = data
+			case !errors.Is(err, redis.Nil):
+				return nil, storageErr(err) // a node that did not answer says nothing of its records
+			}
+		}
+		return values, nil
+	}
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = s.keys.job(id)
+	}
+	got, err := s.rdb.MGet(ctx, keys...).Result()
+	if err != nil {
+		return nil, storageErr(err)
+	}
+	for i, v := range got {
+		if data, ok := v.(string); ok {
+			values[i] = []byte(data)
+		}
+	}
+	return values, nil
 }
 
 // idFloor is the smallest UUIDv7 string of time t: its first 12 hex digits

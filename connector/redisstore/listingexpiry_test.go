@@ -48,28 +48,45 @@ func makeListedJob(t *testing.T, s *Store) *connector.Job {
 	return job
 }
 
-// A process making jobs of one key sets the listing's expiry once per
-// listingRefresh, not once per job: within it the expiry set by the first
-// job stands (here shortened by hand, so that a second PEXPIRE would
-// show), after it the next job sets it again.
-func TestMakingJobsSetsTheListingExpiryOncePerRefresh(t *testing.T) {
-	s, r, clock := newListingStore(t)
-	ctx := context.Background()
-	idx := s.Jobs.keys.jobIndex("me")
-	makeListedJob(t, s)
-	if ttl := r.Client.PTTL(ctx, idx).Val(); ttl < time.Hour || ttl > time.Hour+listingSlack {
-		t.Fatalf("listing TTL after the first job = %v, want JobTTL + %v", ttl, listingSlack)
-	}
-	r.Client.PExpire(ctx, idx, 5*time.Minute)
-	clock.advance(listingRefresh - time.Second)
-	makeListedJob(t, s)
-	if ttl := r.Client.PTTL(ctx, idx).Val(); ttl > 5*time.Minute {
-		t.Fatalf("listing TTL after a job within the refresh = %v, want the 5m left standing (no PEXPIRE)", ttl)
-	}
-	clock.advance(time.Second)
-	makeListedJob(t, s)
-	if ttl := r.Client.PTTL(ctx, idx).Val(); ttl < time.Hour {
-		t.Fatalf("listing TTL after a job past the refresh = %v, want JobTTL + %v again", ttl, listingSlack)
+// A process making jobs of one key sets the expiry of the key's listing
+// and of its in-flight set once per listingRefresh, not once per job:
+// within it the expiry set by the first job stands (here shortened by
+// hand, so that a second PEXPIRE or PEXPIREAT would show), after it the
+// next job sets it again: JobTTL + listingSlack on the listing, the
+// place's deadline + listingSlack on the in-flight set
+// (inflightexpiry.go).
+func TestMakingJobsSetsExpiriesOncePerRefresh(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		key              func(s *Store) string
+		first, firstMost time.Duration // the first job's expiry: at least, at most (0: no bound)
+		again            time.Duration // past the refresh: at least
+	}{
+		{"listing", func(s *Store) string { return s.Jobs.keys.jobIndex("me") },
+			time.Hour, time.Hour + listingSlack, time.Hour},
+		{"in-flight set", func(s *Store) string { return s.Jobs.keys.inflight("me") },
+			DefaultInflightTTL + listingSlack - time.Minute, 0, DefaultInflightTTL},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, r, clock := newListingStore(t)
+			ctx := context.Background()
+			key := c.key(s)
+			makeListedJob(t, s)
+			if ttl := r.Client.PTTL(ctx, key).Val(); ttl < c.first || (c.firstMost > 0 && ttl > c.firstMost) {
+				t.Fatalf("%s TTL after the first job = %v, want from %v to %v", c.name, ttl, c.first, c.firstMost)
+			}
+			r.Client.PExpire(ctx, key, 5*time.Minute)
+			clock.advance(listingRefresh - time.Second)
+			makeListedJob(t, s)
+			if ttl := r.Client.PTTL(ctx, key).Val(); ttl > 5*time.Minute {
+				t.Fatalf("%s TTL after a job within the refresh = %v, want the 5m left standing (no expiry set)", c.name, ttl)
+			}
+			clock.advance(time.Second)
+			makeListedJob(t, s)
+			if ttl := r.Client.PTTL(ctx, key).Val(); ttl < c.again {
+				t.Fatalf("%s TTL after a job past the refresh = %v, want at least %v again", c.name, ttl, c.again)
+			}
+		})
 	}
 }
 

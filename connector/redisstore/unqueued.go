@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"time"
 
@@ -68,67 +67,21 @@ func (s *Jobs) EnsureListed(ctx context.Context, owner, id string) error {
 
 // GetMany reads the records of ids, for the sweeper: jobs[i] is ids[i]'s
 // job, or nil with errs[i] its error (ENOTFOUND when the record is gone).
-// On a single Redis it is one MGET for them all, where a GET each cost a
-// command per job made (every note is looked at once its job has ended);
-// on a cluster each record is in its job's own slot, so it is a pipeline
-// of GETs.
+// A record that does not decode fails alone: its note stays, the others
+// are settled. One read for them all (recordValues), where a GET each cost
+// a command per job made: every note is looked at once its job has ended.
 func (s *Jobs) GetMany(ctx context.Context, ids []string) (jobs []*connector.Job, errs []error) {
 	jobs, errs = make([]*connector.Job, len(ids)), make([]error, len(ids))
-	if len(ids) == 0 {
-		return jobs, errs
-	}
 	values, err := s.recordValues(ctx, ids)
 	for i, id := range ids {
 		switch {
 		case err != nil:
-			errs[i] = storageErr(err)
+			errs[i] = err
 		case values[i] == nil:
-			s.records.forget(id)
 			errs[i] = notFound("job", id)
 		default:
-			data := []byte(*values[i])
-			if jobs[i], errs[i] = decodeJob(data); errs[i] == nil {
-				s.records.put(id, data, jobs[i].Status.Finished())
-			}
+			jobs[i], errs[i] = decodeJob(values[i])
 		}
 	}
 	return jobs, errs
-}
-
-// recordValues is the record of each of ids, nil where there is none.
-func (s *Jobs) recordValues(ctx context.Context, ids []string) ([]*string, error) {
-	values := make([]*string, len(ids))
-	if _, cluster := s.bulk.(*redis.ClusterClient); cluster {
-		cmds := make([]*redis.StringCmd, len(ids))
-		s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i, id := range ids {
-				cmds[i] = p.Get(ctx, s.keys.job(id))
-			}
-			return nil
-		})
-		for i, c := range cmds {
-			v, err := c.Result()
-			switch {
-			case err == nil:
-				values[i] = &v
-			case !errors.Is(err, redis.Nil):
-				return nil, err // a node that did not answer says nothing of its records
-			}
-		}
-		return values, nil
-	}
-	keys := make([]string, len(ids))
-	for i, id := range ids {
-		keys[i] = s.keys.job(id)
-	}
-	got, err := s.rdb.MGet(ctx, keys...).Result()
-	if err != nil {
-		return nil, err
-	}
-	for i, v := range got {
-		if str, ok := v.(string); ok {
-			values[i] = &str
-		}
-	}
-	return values, nil
 }
