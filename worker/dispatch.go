@@ -61,25 +61,35 @@ const (
 	fairMaintainBatch = 100
 )
 
-// enqueueScript queues a job once: KEYS[1] the key's ready list, KEYS[2]
-// ring, KEYS[3] known, KEYS[4] state; ARGV[1] job id, ARGV[2] owner,
-// ARGV[3] the wake-up channel, ARGV[4] the default limit (<= 0: none). A
-// key that enters the ring wakes the idle workers. Under a default limit a
-// key at it stays out (one of its runs' ends puts it back); a key with a
-// limit of its own only is found at it by the dispatch, which takes it out
-// the same way. Returns 1 when queued, 0 when the job is known already.
-var enqueueScript = redis.NewScript(`
-if redis.call('HSETNX', KEYS[3], ARGV[1], ARGV[2]) == 0 then return 0 end
-redis.call('RPUSH', KEYS[1], ARGV[1])
-if tonumber(ARGV[4]) > 0 then
-  local s = redis.call('HMGET', KEYS[4], 'n:' .. ARGV[2], 'c:' .. ARGV[2])
-  local c = tonumber(s[2] or ARGV[4])
-  if c > 0 and tonumber(s[1] or 0) >= c then return 1 end
+// fairEnqueueLua defines enqueue(k, id, owner, a), which queues a job
+// once: k[1] the key's ready list, k[2] ring, k[3] known, k[4] state; a[1]
+// the wake-up channel, a[2] the default limit (<= 0: none). A key that
+// enters the ring wakes the idle workers. Under a default limit a key at
+// it stays out (one of its runs' ends puts it back); a key with a limit of
+// its own only is found at it by the dispatch, which takes it out the same
+// way. Returns 1 when queued, 0 when the job is known already. It is
+// enqueueScript's body, and the step with which a store's making script
+// queues the job it makes (FairEnqueueStep).
+const fairEnqueueLua = `
+local function enqueue(k, id, owner, a)
+  if redis.call('HSETNX', k[3], id, owner) == 0 then return 0 end
+  redis.call('RPUSH', k[1], id)
+  if tonumber(a[2]) > 0 then
+    local s = redis.call('HMGET', k[4], 'n:' .. owner, 'c:' .. owner)
+    local c = tonumber(s[2] or a[2])
+    if c > 0 and tonumber(s[1] or 0) >= c then return 1 end
+  end
+  if redis.call('ZADD', k[2], 'NX', 0, owner) == 1 then
+    redis.call('PUBLISH', a[1], '')
+  end
+  return 1
 end
-if redis.call('ZADD', KEYS[2], 'NX', 0, ARGV[2]) == 1 then
-  redis.call('PUBLISH', ARGV[3], '')
-end
-return 1
+`
+
+// enqueueScript is enqueue on its own: KEYS are k; ARGV[1] job id,
+// ARGV[2] owner, ARGV[3..] a.
+var enqueueScript = redis.NewScript(fairEnqueueLua + `
+return enqueue(KEYS, ARGV[1], ARGV[2], {ARGV[3], ARGV[4]})
 `)
 
 // dispatchScript hands out up to ARGV[5] jobs, one turn at a time:
@@ -273,7 +283,12 @@ func newFairQueue(rdb redis.UniversalClient, queue string, limit int) *fairQueue
 	return &fairQueue{rdb: rdb, prefix: "imgflow:fair:{" + queue + "}:", channel: wakeChannel(queue), limit: limit}
 }
 
-func (f *fairQueue) key(name string) string    { return f.prefix + name }
+func (f *fairQueue) key(name string) string { return f.prefix + name }
+
+// enqueueKeys are enqueue's k for a job of owner.
+func (f *fairQueue) enqueueKeys(owner string) []string {
+	return []string{f.ready(owner), f.key("ring"), f.key("known"), f.key("state")}
+}
 func (f *fairQueue) ready(owner string) string { return f.prefix + "ready:" + owner }
 
 // fairJob is a job a dispatch handed out.
@@ -285,8 +300,7 @@ type fairJob struct {
 
 // enqueue queues jobID of owner unless it is queued, running or retrying.
 func (f *fairQueue) enqueue(ctx context.Context, jobID, owner string) error {
-	err := enqueueScript.Run(ctx, f.rdb,
-		[]string{f.ready(owner), f.key("ring"), f.key("known"), f.key("state")}, jobID, owner, f.channel, f.limit).Err()
+	err := enqueueScript.Run(ctx, f.rdb, f.enqueueKeys(owner), jobID, owner, f.channel, f.limit).Err()
 	if err != nil {
 		return &connector.Error{Code: connector.EUNAVAILABLE, Message: "queue unavailable", RetryAfter: 5 * time.Second, Err: err}
 	}

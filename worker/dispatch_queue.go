@@ -16,6 +16,20 @@ func WithFairDispatch(rdb redis.UniversalClient, keyLimit int) QueueOption {
 	return func(q *Queue) { q.fair = newFairQueue(rdb, q.queue, keyLimit) }
 }
 
+// FairEnqueueStep is fair dispatch's enqueue as a step of another script,
+// for a store that queues a job in the script that makes it, in one round
+// trip (redisstore.MakingQueue): lua defines the Lua function
+// enqueue(k, id, owner, a), which queues job id of owner; k is keys(owner)
+// and a is args. ok is false on asynq's queue, which has no such step.
+// The store's Redis must be this queue's, and not a cluster: the step's
+// keys are in the queue's hash slot, not the job's.
+func (q *Queue) FairEnqueueStep() (lua string, keys func(owner string) []string, args []any, ok bool) {
+	if q.fair == nil {
+		return "", nil, nil, false
+	}
+	return fairEnqueueLua, q.fair.enqueueKeys, []any{q.fair.channel, q.fair.limit}, true
+}
+
 func withFairQueue(f *fairQueue) QueueOption {
 	return func(q *Queue) { q.fair = f }
 }

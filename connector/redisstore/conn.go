@@ -82,6 +82,13 @@ func (s *conn) pipelinedScripts(ctx context.Context, queue func(p redis.Pipeline
 
 // pipelinedScriptsOn is pipelinedScripts on client c (see clientFor).
 func (s *conn) pipelinedScriptsOn(ctx context.Context, c redis.UniversalClient, queue func(p redis.Pipeliner)) ([]redis.Cmder, error) {
+	return s.pipelinedScriptsLoading(ctx, c, nil, queue)
+}
+
+// pipelinedScriptsLoading is pipelinedScriptsOn for a pipeline that may
+// also run scripts made at run time (extra), which allScripts does not
+// hold.
+func (s *conn) pipelinedScriptsLoading(ctx context.Context, c redis.UniversalClient, extra []*redis.Script, queue func(p redis.Pipeliner)) ([]redis.Cmder, error) {
 	cmds, err := c.Pipelined(ctx, func(p redis.Pipeliner) error { queue(p); return nil })
 	var again []redis.Cmder
 	for _, c := range cmds {
@@ -92,7 +99,7 @@ func (s *conn) pipelinedScriptsOn(ctx context.Context, c redis.UniversalClient, 
 	if len(again) == 0 {
 		return cmds, err
 	}
-	for _, sc := range allScripts {
+	for _, sc := range append(extra, allScripts...) {
 		if err := sc.Load(ctx, c).Err(); err != nil {
 			return cmds, err
 		}

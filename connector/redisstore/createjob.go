@@ -26,10 +26,10 @@ func (s *Jobs) inputForMaking(ctx context.Context, id string, input connector.By
 	return in, nil
 }
 
-// admitAndListScript is Admit's admission (when ARGV[3] > 0) and the
-// key's budget of free failures (when ARGV[7] > 0, failbudget.go) followed
-// by Create's listing entry, on the owner's two keys (one slot): a job is
-// listed only when it was admitted.
+// admitAndListLua defines admitAndList(): Admit's admission (when ARGV[3] >
+// 0) and the key's budget of free failures (when ARGV[7] > 0,
+// failbudget.go) followed by Create's listing entry, on the owner's two keys
+// (one slot): a job is listed only when it was admitted.
 //
 // KEYS[1] inflight set, KEYS[2] listing; ARGV[1] now (Unix ms); ARGV[2]
 // place deadline (Unix ms); ARGV[3] limit (0: no cap); ARGV[4] job id;
@@ -57,50 +57,57 @@ func (s *Jobs) inputForMaking(ctx context.Context, id string, input connector.By
 // place held already, or no cap) and listed, 0 when the owner has no
 // place left, and minus the wait in ms when its free failures are over
 // budget.
-var admitAndListScript = redis.NewScript(`
-local placed = 1
-local now = tonumber(ARGV[1])
-local cap = tonumber(ARGV[3])
-local window = tonumber(ARGV[7])
-if cap > 0 or window > 0 then
-  local held = 0
-  if cap > 0 then held = redis.call('ZCARD', KEYS[1]) end
-  local s = {false, false}
-  if cap == 0 or held > 0 then
-    s = redis.call('ZMSCORE', KEYS[1], ARGV[4], '` + failuresMember + `')
-  end
-  if not (s[1] and tonumber(s[1]) > now) then
-    local tat = tonumber(s[2] or now)
-    local over = tat - now - (window - tonumber(ARGV[8]))
-    if window > 0 and over > 0 then return -math.ceil(over) end
-    if cap > 0 then
-      if s[1] then held = held - 1 end
-      if s[2] then held = held - 1 end
-      if held >= cap then
-        -- Full: drop the places past their deadline, and count again.
-        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-        held = redis.call('ZCARD', KEYS[1])
-        if s[2] and tat > now then held = held - 1 end
-        if held >= cap then return 0 end
+var admitAndListLua = `
+local function admitAndList()
+  local placed = 1
+  local now = tonumber(ARGV[1])
+  local cap = tonumber(ARGV[3])
+  local window = tonumber(ARGV[7])
+  if cap > 0 or window > 0 then
+    local held = 0
+    if cap > 0 then held = redis.call('ZCARD', KEYS[1]) end
+    local s = {false, false}
+    if cap == 0 or held > 0 then
+      s = redis.call('ZMSCORE', KEYS[1], ARGV[4], '` + failuresMember + `')
+    end
+    if not (s[1] and tonumber(s[1]) > now) then
+      local tat = tonumber(s[2] or now)
+      local over = tat - now - (window - tonumber(ARGV[8]))
+      if window > 0 and over > 0 then return -math.ceil(over) end
+      if cap > 0 then
+        if s[1] then held = held - 1 end
+        if s[2] then held = held - 1 end
+        if held >= cap then
+          -- Full: drop the places past their deadline, and count again.
+          redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+          held = redis.call('ZCARD', KEYS[1])
+          if s[2] and tat > now then held = held - 1 end
+          if held >= cap then return 0 end
+        end
+        redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
+        if held == 0 or ARGV[9] == '' then
+          redis.call('PEXPIREAT', KEYS[1], math.max(tonumber(ARGV[10]), tat))
+        end
+        placed = 2
       end
-      redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
-      if held == 0 or ARGV[9] == '' then
-        redis.call('PEXPIREAT', KEYS[1], math.max(tonumber(ARGV[10]), tat))
-      end
-      placed = 2
     end
   end
+  local expire = ARGV[9] == ''
+  if expire then
+    redis.call('ZADD', KEYS[2], 0, ARGV[4])
+  else
+    expire = redis.call('ZADD', KEYS[2], 0, ARGV[4], 0, ARGV[9]) == 2
+  end
+  if ARGV[5] ~= '' then redis.call('ZREMRANGEBYLEX', KEYS[2], '-', ARGV[5]) end
+  if expire then redis.call('PEXPIRE', KEYS[2], ARGV[6]) end
+  return placed
 end
-local expire = ARGV[9] == ''
-if expire then
-  redis.call('ZADD', KEYS[2], 0, ARGV[4])
-else
-  expire = redis.call('ZADD', KEYS[2], 0, ARGV[4], 0, ARGV[9]) == 2
-end
-if ARGV[5] ~= '' then redis.call('ZREMRANGEBYLEX', KEYS[2], '-', ARGV[5]) end
-if expire then redis.call('PEXPIRE', KEYS[2], ARGV[6]) end
-return placed
-`)
+`
+
+// admitAndListScript is admitAndList on its own, beside the record's write
+// in CreateWithInput's pipeline; a store that queues at making runs it
+// inside makeQueuedScript (makequeued.go).
+var admitAndListScript = redis.NewScript(admitAndListLua + `return admitAndList()`)
 
 // listingFloor is the exclusive floor below which a new job's listing
 // entry trims the owner's listing, for 1 job in 16 (by its id's last hex
@@ -141,18 +148,18 @@ func (s *Jobs) CreateWithInput(ctx context.Context, job *connector.Job, input co
 	if err != nil {
 		return err
 	}
-	var listed *redis.Cmd
-	var created *redis.BoolCmd
-	window, interval := s.failureArgs()
 	listedBefore := s.listings.listedBefore(job.Owner, now)
 	if listedBefore == job.ID {
 		listedBefore = "" // listed beside itself, it could not tell a new listing
 	}
+	admission := s.admissionArgs(job.ID, now, limit, listedBefore)
+	if s.making != nil {
+		return s.createQueued(ctx, job, data, in, inputTTL, admission, listedBefore == "", now)
+	}
+	var listed *redis.Cmd
+	var created *redis.BoolCmd
 	_, err = s.pipelinedScriptsOn(ctx, s.clientFor(int64(len(in))), func(p redis.Pipeliner) {
-		listed = admitAndListScript.EvalSha(ctx, p, []string{s.keys.inflight(job.Owner), s.keys.jobIndex(job.Owner)},
-			now.UnixMilli(), now.Add(s.inflightTTL).UnixMilli(), limit, job.ID,
-			s.listingFloor(job.ID, now), s.listingTTL().Milliseconds(), window, interval, listedBefore,
-			now.Add(s.inflightTTL+listingSlack).UnixMilli())
+		listed = admitAndListScript.EvalSha(ctx, p, []string{s.keys.inflight(job.Owner), s.keys.jobIndex(job.Owner)}, admission...)
 		if in != nil {
 			p.Set(ctx, s.keys.blob(connector.InputBlobKey(job.ID)), in, max(inputTTL, 0))
 		}
@@ -174,7 +181,7 @@ func (s *Jobs) CreateWithInput(ctx context.Context, job *connector.Job, input co
 		if admitted == 2 {
 			s.rdb.ZRem(context.WithoutCancel(ctx), s.keys.inflight(job.Owner), job.ID)
 		}
-		return internalErr(fmt.Errorf("create job %s: %w", job.ID, connector.ErrJobExists))
+		return jobExists(job.ID)
 	}
 	if admitted <= 0 {
 		// Refused: the record and input this call wrote beside the script
@@ -183,4 +190,18 @@ func (s *Jobs) CreateWithInput(ctx context.Context, job *connector.Job, input co
 		return s.refusal(int64(admitted))
 	}
 	return nil
+}
+
+// admissionArgs are admitAndList's ARGV[1..10] for job id made at now.
+func (s *Jobs) admissionArgs(id string, now time.Time, limit int, listedBefore string) []any {
+	window, interval := s.failureArgs()
+	return []any{now.UnixMilli(), now.Add(s.inflightTTL).UnixMilli(), limit, id,
+		s.listingFloor(id, now), s.listingTTL().Milliseconds(), window, interval, listedBefore,
+		now.Add(s.inflightTTL + listingSlack).UnixMilli()}
+}
+
+// jobExists is CreateWithInput's error for an id that is another
+// request's job already.
+func jobExists(id string) error {
+	return internalErr(fmt.Errorf("create job %s: %w", id, connector.ErrJobExists))
 }

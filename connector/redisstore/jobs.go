@@ -45,6 +45,9 @@ type Jobs struct {
 	inflightTTL time.Duration
 	// freeFailuresPerHour is Options.FreeFailuresPerHour (failbudget.go).
 	freeFailuresPerHour int
+	// making, when set, queues each job CreateWithInput makes, in its
+	// script (makequeued.go).
+	making *makingQueue
 }
 
 var _ connector.JobStore = (*Jobs)(nil)

@@ -107,7 +107,8 @@ const (
 )
 
 // makeJob stores the job (its place under the key's cap, its input, its
-// record: one round trip) and queues it. A job whose making failed is
+// record: one round trip) and queues it, in that same round trip when the
+// store queues at making (JobStore.QueuesAtMaking). A job whose making failed is
 // taken back (JobStore.Undo) unless a run started it already, in which case it is
 // made and is the answer; one that cannot be taken back now is left to the
 // retry that takes its Idempotency-Key over (it adopts the job), or, without
@@ -127,6 +128,10 @@ func (s *Maker) makeJob(ctx context.Context, id string, r *JobRequest) (*connect
 	// A job left under a key is the key's retry's to adopt: a background
 	// undo could take it back after the retry answered it.
 	undoLater := r.IdempotencyKey == "" || s.cfg.Idempotency == nil
+	queued := s.cfg.Jobs.QueuesAtMaking()
+	if queued && r.BeforeQueue != nil {
+		r.BeforeQueue(job.ID)
+	}
 	if err := s.cfg.Jobs.CreateWithInput(ctx, job, input, s.cfg.InputTTL, s.cfg.MaxJobsPerKey); err != nil {
 		switch {
 		case errors.Is(err, connector.ErrJobExists):
@@ -135,11 +140,20 @@ func (s *Maker) makeJob(ctx context.Context, id string, r *JobRequest) (*connect
 			return nil, nothingLeft, err // a refusal left nothing
 		}
 		// A failed round trip may have written part of the job: it must
-		// not run.
-		if s.undo(ctx, job, undoLater) != undoRemoved {
-			return nil, mayBeLeft, err
+		// not run. Queued at its making, it may have started already: it
+		// is made then, as when its enqueue below fails.
+		switch s.undo(ctx, job, undoLater) {
+		case undoRemoved:
+			return nil, nothingLeft, err
+		case undoKept:
+			if queued {
+				return job, made, nil
+			}
 		}
-		return nil, nothingLeft, err
+		return nil, mayBeLeft, err
+	}
+	if queued {
+		return job, made, nil
 	}
 	if r.BeforeQueue != nil {
 		r.BeforeQueue(job.ID)

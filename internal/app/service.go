@@ -82,6 +82,10 @@ type JobStore interface {
 	// CreateWithInput takes one of owner's limit places (0: no cap),
 	// stores the input (nil: none) and the record, listed, in one round trip.
 	CreateWithInput(ctx context.Context, job *connector.Job, input connector.Bytes, inputTTL time.Duration, limit int) error
+	// QueuesAtMaking is true when CreateWithInput also queues the job it
+	// makes, in the same step (fair dispatch on the store's one Redis):
+	// the service does not queue it again.
+	QueuesAtMaking() bool
 	// Undo deletes a job no run started; removed false when one did.
 	Undo(ctx context.Context, owner, id string) (removed bool, err error)
 	// EnsureListed lists a job a dead request may have left unlisted.

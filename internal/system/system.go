@@ -336,6 +336,11 @@ func New(opts Options, rdb redis.UniversalClient) (*App, error) {
 		qopts = append(qopts, worker.WithFairDispatch(batched, opts.KeyShare))
 	}
 	a.queue = worker.NewQueue(a.asynqClient, opts.Queue, qopts...)
+	if lua, keys, args, ok := a.queue.FairEnqueueStep(); ok {
+		// A job is queued in the script that makes it (one round trip);
+		// refused on a cluster, where the service queues after the making.
+		a.store.Jobs.QueueAtMaking(redisstore.MakingQueue{Lua: lua, Keys: keys, Args: args})
+	}
 	a.keyCheck = keycheck.New(keycheck.Config{Accounts: a.store.Accounts, Validator: a.compressor, Owner: keys.KeyHash,
 		Grace: opts.KeyGrace, Logger: slog.Default()})
 	a.maker = a.newMaker()
