@@ -15,7 +15,8 @@ import (
 // too, left a job "queued" with no task until it expired.
 //
 // So every new job is also noted, in the same round trip as its record, in
-// one sorted set by creation time (the unqueued key). The worker's sweeper
+// one sorted set by creation time (the unqueued key), unless its making
+// queued it in the same script (makequeued.go), and every batch's items. The worker's sweeper
 // (worker/unqueued.go) looks at the notes older than a few seconds: it
 // queues the jobs that still have no task and forgets the rest. Nothing
 // on the hot path removes a note: that would cost a command per job.
