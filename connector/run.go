@@ -117,6 +117,20 @@ type JobRuns interface {
 	Finish(ctx context.Context, id string, run int, end func(*Job)) (job *Job, hooks HooksHint, err error)
 }
 
+// RecordOpener is a JobRuns that can open a job from its record as read
+// elsewhere, in the same round trip as something else (fair dispatch reads
+// it with the job's handing out), and open the job's input on its own: the
+// run then starts the job without a read of it, its input opened beside
+// the start.
+type RecordOpener interface {
+	// OpenRecord decodes job id's record, as it was when read; a start
+	// from it that finds it changed since reads it again.
+	OpenRecord(id string, record []byte) (*Job, error)
+	// OpenInput opens the job's input blob as OpenJob does (nil when it
+	// has none, or when the caller opens it from the BlobStore).
+	OpenInput(ctx context.Context, id string) (*Blob, error)
+}
+
 // KeepFinisher is a JobRuns that keeps a charged answer and finishes the
 // job with it as one step: KeepAnswer then Finish, the answer kept even
 // when Finish is refused. A store that can fuse the two writes saves the

@@ -220,7 +220,7 @@ func (w *Worker) execute(ctx context.Context, r *run) outcome {
 // processing, its run number raised) when work remains: working is true
 // then. Otherwise out is the run's outcome already.
 func (w *Worker) load(ctx context.Context, r *run) (out outcome, working bool) {
-	job, input, err := w.cfg.Runs.OpenJob(ctx, r.jobID)
+	job, input, fromRecord, err := w.openJob(ctx, r.jobID)
 	r.opened = input
 	if err == nil {
 		r.job, r.number = job, job.Runs // the guard of an end written before the start
@@ -253,9 +253,16 @@ func (w *Worker) load(ctx context.Context, r *run) (out outcome, working bool) {
 		}
 	}
 	// A first run whose input is open already has nothing left to fail
-	// before the call, so its call is begun with the start.
+	// before the call, so its call is begun with the start; one started
+	// from its dispatched record opens its input beside the start.
 	beginCall := job.Runs == 0 && r.opened != nil
-	job, rec, err := w.cfg.Runs.Start(ctx, r.jobID, startRun, beginCall)
+	var rec connector.CallRecord
+	if fromRecord {
+		beginCall = job.Runs == 0 && storedInput(job)
+		job, rec, r.opened, err = w.startOpening(ctx, r.jobID, beginCall)
+	} else {
+		job, rec, err = w.cfg.Runs.Start(ctx, r.jobID, startRun, beginCall)
+	}
 	if errors.Is(err, connector.ErrJobFinished) || connector.ErrorCodeOf(err) == connector.ENOTFOUND {
 		return outcome{kind: nothingToDo}, false // finished or expired meanwhile
 	}
@@ -269,6 +276,44 @@ func (w *Worker) load(ctx context.Context, r *run) (out outcome, working bool) {
 	w.obs.JobStarted(time.Since(job.CreatedAt))
 	w.batchItemStarted(ctx, r.log, job) // a batch's item: counted processing (batch.go)
 	return outcome{}, true
+}
+
+// openJob reads the job, and its input when the store opens it with the
+// read (OpenJob); or, for a job whose dispatch read its record
+// (dispatchedRecord), decodes that record with no read at all (fromRecord:
+// the input is opened beside the start then, startOpening).
+func (w *Worker) openJob(ctx context.Context, id string) (job *connector.Job, input *connector.Blob, fromRecord bool, err error) {
+	if record := dispatchedRecord(ctx); record != nil {
+		if opener, ok := w.cfg.Runs.(connector.RecordOpener); ok {
+			job, err = opener.OpenRecord(id, record)
+			return job, nil, err == nil, err
+		}
+	}
+	job, input, err = w.cfg.Runs.OpenJob(ctx, id)
+	return job, input, false, err
+}
+
+// startOpening starts the run of a job opened from its record and opens
+// its input at the same time: on one client the two go in one write (the
+// store's autopipeliner), a round trip for both.
+func (w *Worker) startOpening(ctx context.Context, id string, beginCall bool) (*connector.Job, connector.CallRecord, *connector.Blob, error) {
+	opener := w.cfg.Runs.(connector.RecordOpener)
+	var input *connector.Blob
+	opened := make(chan struct{})
+	go func() {
+		defer close(opened)
+		input, _ = opener.OpenInput(ctx, id) // nil: getInput opens it, and says why it cannot
+	}()
+	job, rec, err := w.cfg.Runs.Start(ctx, id, startRun, beginCall)
+	<-opened
+	return job, rec, input, err
+}
+
+// storedInput says whether the job's input is a blob of its own (base64 or
+// an upload), which its start opens; not a URL, nor a set's variant (the
+// set step reads its source).
+func storedInput(j *connector.Job) bool {
+	return j.Input.Kind != connector.InputURL && j.Variant == ""
 }
 
 // startRun is the write that starts a run: the job processing, its run

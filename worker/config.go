@@ -94,6 +94,13 @@ type Config struct {
 	// redisstore.Store.Runs fits (Runs.WithBlobs(Blobs) when they are not
 	// in Redis).
 	Runs connector.JobRuns
+	// RecordKeyPrefix and RecordKeySuffix, when the prefix is set, are what
+	// a job's record key is around its id in the queue's Redis
+	// (redisstore.Jobs.RecordKeyAround): fair dispatch hands out each job
+	// with its record, and a Runs that is a connector.RecordOpener starts
+	// the job from it, its input opened beside the start (load). Unset on
+	// a cluster, where the records are not in the queue's hash slot.
+	RecordKeyPrefix, RecordKeySuffix string
 	// Batches counts the items of batches as they start and end, and
 	// holds the batch a batch.finished delivery sends (batch.go); the
 	// sweeper finishes batches left half made and counts missed ends with

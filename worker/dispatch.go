@@ -97,8 +97,12 @@ return enqueue(KEYS, ARGV[1], ARGV[2], {ARGV[3], ARGV[4]})
 // prefix, ARGV[2] the lease deadline (ms), ARGV[3] default limit, ARGV[4]
 // the lease token, ARGV[6] "1" when the state hash was empty at the
 // worker's last look and there is no default limit: no key has a weight,
-// a limit or a count, and the turn reads none (fairQueue.noTurns).
-// Returns {more, owner, entry, token, owner, entry, token, ...}: more is
+// a limit or a count, and the turn reads none (fairQueue.noTurns);
+// ARGV[7] and ARGV[8], when ARGV[7] is not "", what a job's record key is
+// around its id: each job handed out comes with its record (false when
+// there is none), read in the same script (fairQueue.records says when).
+// Returns {more, owner, entry, token, record, owner, entry, token, record,
+// ...}: more is
 // 1 when the ring still holds a key after the last turn; each token is
 // ARGV[4] with the turn's number, and ends in L when
 // the key has a limit, so that only its runs' ends look for the key's
@@ -153,7 +157,11 @@ while taken < want and misses < 8 do
       token = token .. 'L'
     end
     redis.call('ZADD', KEYS[3], ARGV[2], owner .. '\n' .. entry .. '\n' .. token)
-    out[#out + 1], out[#out + 2], out[#out + 3] = owner, entry, token
+    local record = false
+    if ARGV[7] ~= '' then
+      record = redis.call('GET', ARGV[7] .. string.match(entry, '^[^|]*') .. ARGV[8])
+    end
+    out[#out + 1], out[#out + 2], out[#out + 3], out[#out + 4] = owner, entry, token, record
     local more = #top > 2
     if second then
       redis.call('ZADD', KEYS[1], vt + 1 / w, owner)
@@ -266,6 +274,9 @@ type fairQueue struct {
 	// limit is how many jobs of one key run at once across the
 	// deployment when the key has no limit of its own (<= 0: no limit).
 	limit int
+	// records, when set, is what a job's record key is around its id: the
+	// dispatch reads each record it hands out (ReadRecordsAtDispatch).
+	records recordKeys
 	// noTurns is set while the state hash was empty at the last
 	// maintenance (each second): no key has a weight, a limit or a count,
 	// so, with no default limit, a dispatch reads no key's turns (a
@@ -296,6 +307,9 @@ type fairJob struct {
 	owner, jobID string
 	retried      int
 	member       string // its lease
+	// record is the job's record as the dispatch read it (nil when it
+	// reads none, or there was none).
+	record []byte
 }
 
 // enqueue queues jobID of owner unless it is queued, running or retrying.
@@ -312,17 +326,23 @@ func (f *fairQueue) enqueue(ctx context.Context, jobID, owner string) error {
 // may be ready.
 func (f *fairQueue) dispatch(ctx context.Context, lease time.Duration, max int) (jobs []*fairJob, more bool, err error) {
 	res, err := dispatchScript.Run(ctx, f.rdb, []string{f.key("ring"), f.key("state"), f.key("leases")},
-		f.prefix+"ready:", time.Now().Add(lease).UnixMilli(), f.limit, leaseToken(), max, f.skipTurns()).Slice()
+		f.prefix+"ready:", time.Now().Add(lease).UnixMilli(), f.limit, leaseToken(), max, f.skipTurns(),
+		f.records.prefix, f.records.suffix).Slice()
 	if err != nil || len(res) == 0 {
 		return nil, false, err
 	}
 	n, _ := res[0].(int64)
-	for i := 1; i+2 < len(res); i += 3 {
+	for i := 1; i+3 < len(res); i += 4 {
 		owner, _ := res[i].(string)
 		entry, _ := res[i+1].(string)
 		token, _ := res[i+2].(string)
+		record, _ := res[i+3].(string)
 		id, retried := parseEntry(entry)
-		jobs = append(jobs, &fairJob{owner: owner, jobID: id, retried: retried, member: owner + "\n" + entry + "\n" + token})
+		job := &fairJob{owner: owner, jobID: id, retried: retried, member: owner + "\n" + entry + "\n" + token}
+		if record != "" {
+			job.record = []byte(record)
+		}
+		jobs = append(jobs, job)
 	}
 	return jobs, n == 1, nil
 }

@@ -47,8 +47,19 @@ const fairStopWait = time.Second
 type attemptKey struct{}
 
 // attempt is a dispatched job's retry count and the most it may have:
-// what asynq tells its handlers through GetRetryCount and GetMaxRetry.
-type attempt struct{ retried, maxRetry int }
+// what asynq tells its handlers through GetRetryCount and GetMaxRetry;
+// and its record as the dispatch read it (nil when it read none).
+type attempt struct {
+	retried, maxRetry int
+	record            []byte
+}
+
+// dispatchedRecord is the running job's record as its dispatch read it;
+// nil when it read none (asynq, a cluster, a job gone).
+func dispatchedRecord(ctx context.Context) []byte {
+	a, _ := ctx.Value(attemptKey{}).(attempt)
+	return a.record
+}
 
 // retryCounts is the running task's retry count and its maximum, from
 // fair dispatch or from asynq; ok is false when neither says.
@@ -188,7 +199,7 @@ func (r *fairRunner) waitForWork(ctx context.Context) bool {
 func (r *fairRunner) runJob(ctx context.Context, job *fairJob) {
 	defer r.release(job.member)
 	payload, _ := json.Marshal(compressPayload{JobID: job.jobID, Owner: job.owner})
-	tctx, cancel := context.WithTimeout(context.WithValue(ctx, attemptKey{}, attempt{job.retried, r.maxRetry}), compressTimeout)
+	tctx, cancel := context.WithTimeout(context.WithValue(ctx, attemptKey{}, attempt{job.retried, r.maxRetry, job.record}), compressTimeout)
 	err := r.handle(tctx, asynq.NewTask(TypeCompress, payload))
 	cancel()
 	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

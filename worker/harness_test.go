@@ -99,6 +99,8 @@ func newHarness(t *testing.T) *harness {
 	if onFair() {
 		h.cfg.Dispatch = DispatchFair
 		qopts = append(qopts, WithFairDispatch(r.Client, 0))
+		// As wired on one Redis: jobs handed out with their records.
+		h.cfg.RecordKeyPrefix, h.cfg.RecordKeySuffix, _ = h.store.Jobs.RecordKeyAround()
 	}
 	h.queue = NewQueue(client, r.Queue(), qopts...)
 	sweeper := app.New(app.Config{Jobs: h.store.Jobs, Batches: h.store.Batches, Queue: h.queue, Logger: h.cfg.Logger})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/imgflow/imgflow/connector"
 	"github.com/imgflow/imgflow/connector/imaging"
 	"log/slog"
 	"sync"
@@ -89,6 +90,9 @@ func New(cfg Config) (*Worker, error) {
 		WithDeliverySchedule(cfg.DeliverySchedule), WithWakeUps(rdb)}
 	if cfg.Dispatch == DispatchFair {
 		w.fair = newFairQueue(rdb, cfg.Queue, cfg.fairLimit)
+		if _, ok := cfg.Runs.(connector.RecordOpener); ok && cfg.RecordKeyPrefix != "" {
+			w.fair.records = recordKeys{cfg.RecordKeyPrefix, cfg.RecordKeySuffix}
+		}
 		qopts = append(qopts, withFairQueue(w.fair))
 	}
 	w.queue = NewQueue(w.client, cfg.Queue, qopts...)

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/imgflow/imgflow/connector"
 	"github.com/redis/go-redis/v9"
@@ -42,4 +43,27 @@ func (s *Jobs) getJobWithInput(ctx context.Context, id string) (*connector.Job, 
 		return job, nil, nil // no input blob: the caller's own read says why
 	}
 	return job, input, nil
+}
+
+// openInput opens job id's input as getJobWithInput does, alone: nil when
+// there is no blob.
+func (s *Jobs) openInput(ctx context.Context, id string) (*connector.Blob, error) {
+	first := s.rdb.GetRange(ctx, s.keys.blob(connector.InputBlobKey(id)), 0, smallValue-1)
+	input, err := s.blobs.openFirst(ctx, connector.InputBlobKey(id), first, smallValue)
+	if err != nil {
+		return nil, nil // no input blob: the caller's own read says why
+	}
+	return input, nil
+}
+
+// RecordKeyAround is what a job's record key is around its id (prefix +
+// id + suffix), for a dispatch that reads the records of the jobs it hands
+// out (worker.Config.RecordsAtDispatch); ok is false on a Redis Cluster,
+// where a record is in its job's own hash slot, not the queue's.
+func (s *Jobs) RecordKeyAround() (prefix, suffix string, ok bool) {
+	if _, cluster := s.bulk.(*redis.ClusterClient); cluster {
+		return "", "", false
+	}
+	prefix, suffix, _ = strings.Cut(s.keys.job("\x00"), "\x00")
+	return prefix, suffix, true
 }

@@ -38,6 +38,29 @@ func (r *Runs) OpenJob(ctx context.Context, id string) (*connector.Job, *connect
 	return r.jobs.getJobWithInput(ctx, id)
 }
 
+var _ connector.RecordOpener = (*Runs)(nil)
+
+// OpenRecord decodes a job's record as read with its dispatch
+// (Jobs.RecordKeyAround), and keeps it as the record last seen: the
+// start's compare-and-set is against it.
+func (r *Runs) OpenRecord(id string, record []byte) (*connector.Job, error) {
+	job, err := decodeJob(record)
+	if err != nil {
+		return nil, err
+	}
+	r.jobs.records.put(id, record, job.Status.Finished())
+	return job, nil
+}
+
+// OpenInput opens the job's input as OpenJob does: nil when it has none,
+// or when blobs live in another store (the caller opens it there).
+func (r *Runs) OpenInput(ctx context.Context, id string) (*connector.Blob, error) {
+	if r.blobs != nil {
+		return nil, nil
+	}
+	return r.jobs.openInput(ctx, id)
+}
+
 // Calls returns the job's call record.
 func (r *Runs) Calls(ctx context.Context, id string) (connector.CallRecord, error) {
 	return r.jobs.callRecord(ctx, id)

@@ -496,31 +496,39 @@ func (a *App) oauthServer(logger *slog.Logger, checkKey func(ctx context.Context
 
 // Worker is the asynq worker running concurrency tasks at once.
 func (a *App) Worker(logger *slog.Logger, concurrency int) (*worker.Worker, error) {
+	// On one Redis with the blobs in it, fair dispatch hands out each job
+	// with its record: its run starts without reading it.
+	var recordPrefix, recordSuffix string
+	if prefix, suffix, ok := a.store.Jobs.RecordKeyAround(); ok && a.s3 == nil {
+		recordPrefix, recordSuffix = prefix, suffix
+	}
 	return worker.New(worker.Config{
-		RedisConnOpt:   a.redisOpt,
-		Queue:          a.opts.Queue,
-		Concurrency:    concurrency,
-		KeyShare:       a.opts.KeyShare,
-		Dispatch:       a.opts.Dispatch,
-		Jobs:           a.store.Jobs,
-		Blobs:          a.blobs,
-		FileURL:        a.fileURL,
-		Hooks:          a.store.Hooks,
-		Budget:         a.store.Accounts,
-		Runs:           a.runs(),
-		Batches:        a.store.Batches,
-		Sweeper:        a.maker,
-		Compressor:     a.compressor,
-		Fetcher:        fetch.New(fetch.Options{Allow: a.allow}),
-		Dedupe:         a.dedupeIndex(),
-		Sender:         webhook.NewSender(webhook.SenderOptions{Allow: a.allow}),
-		Keyring:        a.keys,
-		PublicURL:      a.opts.PublicURL,
-		ResultTTL:      a.opts.ResultTTL,
-		Endpoint:       a.endpointPolicy(),
-		MaxHooksPerKey: a.opts.MaxHooksPerKey,
-		Logger:         logger,
-		Observer:       a.metrics,
+		RedisConnOpt:    a.redisOpt,
+		Queue:           a.opts.Queue,
+		Concurrency:     concurrency,
+		KeyShare:        a.opts.KeyShare,
+		Dispatch:        a.opts.Dispatch,
+		Jobs:            a.store.Jobs,
+		Blobs:           a.blobs,
+		FileURL:         a.fileURL,
+		Hooks:           a.store.Hooks,
+		Budget:          a.store.Accounts,
+		Runs:            a.runs(),
+		RecordKeyPrefix: recordPrefix,
+		RecordKeySuffix: recordSuffix,
+		Batches:         a.store.Batches,
+		Sweeper:         a.maker,
+		Compressor:      a.compressor,
+		Fetcher:         fetch.New(fetch.Options{Allow: a.allow}),
+		Dedupe:          a.dedupeIndex(),
+		Sender:          webhook.NewSender(webhook.SenderOptions{Allow: a.allow}),
+		Keyring:         a.keys,
+		PublicURL:       a.opts.PublicURL,
+		ResultTTL:       a.opts.ResultTTL,
+		Endpoint:        a.endpointPolicy(),
+		MaxHooksPerKey:  a.opts.MaxHooksPerKey,
+		Logger:          logger,
+		Observer:        a.metrics,
 
 		DeliveryConcurrency:     a.opts.DeliveryConcurrency,
 		DeliveryKeyShare:        a.opts.DeliveryKeyShare,
