@@ -275,7 +275,7 @@ type fairQueue struct {
 	// deployment when the key has no limit of its own (<= 0: no limit).
 	limit int
 	// records, when set, is what a job's record key is around its id: the
-	// dispatch reads each record it hands out (ReadRecordsAtDispatch).
+	// dispatch reads each record it hands out (Config.RecordKeyPrefix).
 	records recordKeys
 	// noTurns is set while the state hash was empty at the last
 	// maintenance (each second): no key has a weight, a limit or a count,

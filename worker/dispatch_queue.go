@@ -34,17 +34,6 @@ func (q *Queue) FairEnqueueStep() (lua string, keys func(owner string) []string,
 // store's Redis: prefix + id + suffix. prefix "" reads no records.
 type recordKeys struct{ prefix, suffix string }
 
-// ReadRecordsAtDispatch makes fair dispatch hand out each job with its
-// record, read in the dispatch's own script: the run then starts the job
-// from it, without a read of its own (JobRunsFrom). prefix + id + suffix is
-// a job's record key; it must be in this queue's Redis, and not a
-// cluster, where the records are in other hash slots than the queue's.
-func (q *Queue) ReadRecordsAtDispatch(prefix, suffix string) {
-	if q.fair != nil {
-		q.fair.records = recordKeys{prefix, suffix}
-	}
-}
-
 func withFairQueue(f *fairQueue) QueueOption {
 	return func(q *Queue) { q.fair = f }
 }

@@ -58,7 +58,7 @@ func (s *Jobs) openInput(ctx context.Context, id string) (*connector.Blob, error
 
 // RecordKeyAround is what a job's record key is around its id (prefix +
 // id + suffix), for a dispatch that reads the records of the jobs it hands
-// out (worker.Config.RecordsAtDispatch); ok is false on a Redis Cluster,
+// out (worker.Config.RecordKeyPrefix); ok is false on a Redis Cluster,
 // where a record is in its job's own hash slot, not the queue's.
 func (s *Jobs) RecordKeyAround() (prefix, suffix string, ok bool) {
 	if _, cluster := s.bulk.(*redis.ClusterClient); cluster {
