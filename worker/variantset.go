@@ -100,6 +100,14 @@ func (w *Worker) variantInput(ctx context.Context, r *run) (*image, connector.Jo
 			return nil, r.job.Input, &connector.Error{Code: connector.EUNAVAILABLE, Message: "Redis is unavailable", Err: err, Retryable: true}
 		}
 		if claimed {
+			// Made by the claimant before this one, between the read of
+			// the set above and this claim: its first variant may have
+			// ended since, its input (the source) gone with it, and a
+			// second making would write over the set with "expired".
+			if _, err := connector.ReadBlob(ctx, w.cfg.Blobs, setReadyKey(setID)); err == nil {
+				w.rdb.Del(context.WithoutCancel(ctx), w.setClaimKey(setID))
+				continue
+			}
 			err := w.makeSet(ctx, r)
 			w.rdb.Del(context.WithoutCancel(ctx), w.setClaimKey(setID))
 			if err != nil {
