@@ -106,7 +106,7 @@ end
 
 // admitAndListScript is admitAndList on its own, beside the record's write
 // in CreateWithInput's pipeline; a store that queues at making runs it
-// inside makeQueuedScript (makequeued.go).
+// inside its making script instead (makequeued.go).
 var admitAndListScript = redis.NewScript(admitAndListLua + `return admitAndList()`)
 
 // listingFloor is the exclusive floor below which a new job's listing
