@@ -4,9 +4,8 @@ import (
 	"bytes"
 	"context"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -15,36 +14,14 @@ import (
 	"github.com/imgflow/imgflow/fixtures/images"
 )
 
-// recordReads counts the reads of one key a client sends (GET, alone or
-// in a pipeline).
-type recordReads struct {
-	key string
-	mu  sync.Mutex
-	n   int
-}
-
-func (c *recordReads) count(cmds ...redis.Cmder) {
-	for _, cmd := range cmds {
-		if args := cmd.Args(); len(args) == 2 && strings.EqualFold(cmd.Name(), "get") && args[1] == c.key {
-			c.mu.Lock()
-			c.n++
-			c.mu.Unlock()
+// readsOf counts in n the GETs of key a client sends, alone or in a
+// pipeline.
+func readsOf(key string, n *atomic.Int32) onCommand {
+	return func(cmd redis.Cmder) {
+		if args := cmd.Args(); len(args) == 2 && strings.EqualFold(cmd.Name(), "get") && args[1] == key {
+			n.Add(1)
 		}
 	}
-}
-
-func (c *recordReads) reads() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n
-}
-
-func (c *recordReads) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (c *recordReads) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error { c.count(cmd); return next(ctx, cmd) }
-}
-func (c *recordReads) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error { c.count(cmds...); return next(ctx, cmds) }
 }
 
 // On fair dispatch with the records' keys known (one Redis), a job is
@@ -68,46 +45,32 @@ func TestADispatchedJobStartsFromTheRecordItsDispatchRead(t *testing.T) {
 			t.Fatal(err)
 		}
 		prefix, suffix, _ := h.store.Jobs.RecordKeyAround()
-		reads := &recordReads{key: prefix + job.ID + suffix}
-		h.redis.Client.AddHook(reads)
+		var reads atomic.Int32
+		h.redis.Client.AddHook(readsOf(prefix+job.ID+suffix, &reads))
 		h.enqueue(job.ID)
-		got := waitOnOwnClient(t, h, job.ID)
+		got := h.waitJobOn(ownClientJobs(t, h), job.ID, "finished", finished)
 		if got.Status != connector.StatusCompleted || got.Runs != 1 {
 			t.Fatalf("records at dispatch %v: job %s after %d runs (error %+v), want completed in 1", withRecords, got.Status, got.Runs, got.Error)
 		}
 		if out, err := connector.ReadBlob(ctx, h.store.Blobs, connector.OutputBlobKey(job.ID)); err != nil || !bytes.Equal(out, data) {
 			t.Errorf("records at dispatch %v: output %d bytes, %v; want the %d compressed", withRecords, len(out), err, len(data))
 		}
-		if n := reads.reads(); withRecords && n != 0 || !withRecords && n == 0 {
+		if n := reads.Load(); withRecords && n != 0 || !withRecords && n == 0 {
 			t.Errorf("records at dispatch %v: the run read the record %d times, want %s",
 				withRecords, n, map[bool]string{true: "never", false: "at least once"}[withRecords])
 		}
 	}
 }
 
-// waitOnOwnClient waits for job id to finish, reading it on a client of
-// its own: the harness's client counts the worker's reads alone.
-func waitOnOwnClient(t *testing.T, h *harness, id string) *connector.Job {
+// ownClientJobs is the harness's jobs store on a client of its own: reads
+// through it are not the harness's client's.
+func ownClientJobs(t *testing.T, h *harness) *redisstore.Jobs {
 	t.Helper()
 	opts, err := redis.ParseURL(h.redis.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := redis.NewClient(opts)
-	defer c.Close()
-	jobs := redisstore.New(c, redisstore.Options{Prefix: h.redis.Prefix}).Jobs
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		job, err := jobs.Get(context.Background(), id)
-		if err != nil {
-			t.Fatalf("job %s: %v", id, err)
-		}
-		if job.Status.Finished() {
-			return job
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job %s still %s after 20 s", id, job.Status)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	t.Cleanup(func() { c.Close() })
+	return redisstore.New(c, redisstore.Options{Prefix: h.redis.Prefix}).Jobs
 }

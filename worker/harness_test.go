@@ -215,11 +215,19 @@ func (h *harness) enqueueOf(jobID, owner string) {
 // generous deadline.
 func (h *harness) waitJob(id string, what string, cond func(*connector.Job) bool) *connector.Job {
 	h.t.Helper()
+	return h.waitJobOn(h.store.Jobs, id, what, cond)
+}
+
+// waitJobOn is waitJob reading the job through jobs (a store on a client
+// of its own, which a test that counts the harness's client's commands
+// leaves uncounted).
+func (h *harness) waitJobOn(jobs *redisstore.Jobs, id string, what string, cond func(*connector.Job) bool) *connector.Job {
+	h.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	var job *connector.Job
 	for time.Now().Before(deadline) {
 		var err error
-		job, err = h.store.Jobs.Get(context.Background(), id)
+		job, err = jobs.Get(context.Background(), id)
 		if err != nil {
 			h.t.Fatalf("GetJob(%s): %v", id, err)
 		}

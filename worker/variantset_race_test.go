@@ -17,29 +17,14 @@ import (
 )
 
 // beforeClaim runs fn once, just before the first claim of a set is sent.
-type beforeClaim struct {
-	once sync.Once
-	fn   func()
-}
-
-func (b *beforeClaim) check(cmd redis.Cmder) {
-	if args := cmd.Args(); len(args) > 1 && strings.EqualFold(cmd.Name(), "set") {
-		if key, _ := args[1].(string); strings.Contains(key, "imgflow:setclaim:") {
-			b.once.Do(b.fn)
+func beforeClaim(fn func()) onCommand {
+	var once sync.Once
+	return func(cmd redis.Cmder) {
+		if args := cmd.Args(); len(args) > 1 && strings.EqualFold(cmd.Name(), "set") {
+			if key, _ := args[1].(string); strings.Contains(key, "imgflow:setclaim:") {
+				once.Do(fn)
+			}
 		}
-	}
-}
-
-func (b *beforeClaim) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (b *beforeClaim) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error { b.check(cmd); return next(ctx, cmd) }
-}
-func (b *beforeClaim) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		for _, c := range cmds {
-			b.check(c)
-		}
-		return next(ctx, cmds)
 	}
 }
 
@@ -66,13 +51,13 @@ func TestAVariantClaimingASetMadeMeanwhileTakesItAsMade(t *testing.T) {
 	}
 	// As the claimant that ran first would have left it: the set made
 	// with its error, its source gone with its first variant's end.
-	made := &beforeClaim{fn: func() {
+	made := beforeClaim(func() {
 		ready, _ := json.Marshal(setReady{Error: connector.JobErrorFrom(connector.Errorf(connector.EFORMAT, "not an image"))})
 		if err := h.store.Blobs.Put(ctx, setReadyKey(set.ID), bytes.NewReader(ready), int64(len(ready)), 0); err != nil {
 			t.Error(err)
 		}
 		h.store.Blobs.Delete(ctx, connector.InputBlobKey(set.JobIDs[0]))
-	}}
+	})
 	h.tweak = func(w *Worker) { w.rdb.AddHook(made) }
 	h.start()
 	for _, id := range set.JobIDs {

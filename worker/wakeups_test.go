@@ -82,27 +82,13 @@ func TestEnqueueCarriesItsWakeUpInTheSameRoundTrip(t *testing.T) {
 	}
 }
 
-// scriptCounter counts the scripts a client sends, alone or in pipelines.
-type scriptCounter struct{ n atomic.Int32 }
-
-func (c *scriptCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (c *scriptCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		c.count(cmd)
-		return next(ctx, cmd)
-	}
-}
-func (c *scriptCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		for _, cmd := range cmds {
-			c.count(cmd)
+// countScripts counts in n the scripts a client sends, alone or in
+// pipelines.
+func countScripts(n *atomic.Int32) onCommand {
+	return func(cmd redis.Cmder) {
+		if cmd.Name() == "evalsha" || cmd.Name() == "eval" {
+			n.Add(1)
 		}
-		return next(ctx, cmds)
-	}
-}
-func (c *scriptCounter) count(cmd redis.Cmder) {
-	if cmd.Name() == "evalsha" || cmd.Name() == "eval" {
-		c.n.Add(1)
 	}
 }
 
@@ -111,8 +97,8 @@ func (c *scriptCounter) count(cmd redis.Cmder) {
 func TestEnqueueOnAnAutopipelinerRunsOnceAndWakes(t *testing.T) {
 	r := redistest.New(t)
 	ctx := context.Background()
-	scripts := &scriptCounter{}
-	r.Client.AddHook(scripts)
+	var scripts atomic.Int32
+	r.Client.AddHook(countScripts(&scripts))
 	ap, err := r.Client.AutoPipelineWithOptions(&redis.AutoPipelineOptions{FullDuplex: true})
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +110,7 @@ func TestEnqueueOnAnAutopipelinerRunsOnceAndWakes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"job-1", "job-2"} {
-		scripts.n.Store(0) // job-1 may load the script first (NOSCRIPT, then EVAL)
+		scripts.Store(0) // job-1 may load the script first (NOSCRIPT, then EVAL)
 		if err := q.EnqueueCompress(ctx, id, ""); err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +120,7 @@ func TestEnqueueOnAnAutopipelinerRunsOnceAndWakes(t *testing.T) {
 			t.Fatal("no wake-up published")
 		}
 	}
-	if n := scripts.n.Load(); n != 1 {
+	if n := scripts.Load(); n != 1 {
 		t.Errorf("scripts sent: expected asynq's enqueue once, got %d", n)
 	}
 	if n := q.wakes.background.Load(); n != 0 {

@@ -258,7 +258,7 @@ func (s *Blobs) Delete(ctx context.Context, key string) error {
 // a cluster the two blobs live in other slots (each job's own), so the copy
 // streams through imgflow instead, a chunk at a time.
 func (s *Blobs) Copy(ctx context.Context, from, to string, ttl time.Duration) error {
-	if _, cluster := s.bulk.(*redis.ClusterClient); cluster {
+	if s.onCluster() {
 		b, err := s.Open(ctx, from)
 		if err != nil {
 			return err

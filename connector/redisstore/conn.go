@@ -31,6 +31,13 @@ type conn struct {
 // 10 MiB upload never holds up other jobs' commands queued behind it.
 const smallValue = 32 << 10
 
+// onCluster says whether the store is on a Redis Cluster, where a round
+// trip or a script touches one hash slot's keys only.
+func (s *conn) onCluster() bool {
+	_, cluster := s.bulk.(*redis.ClusterClient)
+	return cluster
+}
+
 // clientFor is the client for a round trip that carries n bytes of blob.
 func (s *conn) clientFor(n int64) redis.UniversalClient {
 	if n <= smallValue {

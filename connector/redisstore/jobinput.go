@@ -61,7 +61,7 @@ func (s *Jobs) openInput(ctx context.Context, id string) (*connector.Blob, error
 // out (worker.Config.RecordKeyPrefix); ok is false on a Redis Cluster,
 // where a record is in its job's own hash slot, not the queue's.
 func (s *Jobs) RecordKeyAround() (prefix, suffix string, ok bool) {
-	if _, cluster := s.bulk.(*redis.ClusterClient); cluster {
+	if s.onCluster() {
 		return "", "", false
 	}
 	prefix, suffix, _ = strings.Cut(s.keys.job("\x00"), "\x00")

@@ -128,7 +128,7 @@ func (s *Jobs) recordValues(ctx context.Context, ids []string) ([][]byte, error)
 	if len(ids) == 0 {
 		return values, nil
 	}
-	if _, cluster := s.bulk.(*redis.ClusterClient); cluster {
+	if s.onCluster() {
 		cmds := make([]*redis.StringCmd, len(ids))
 		s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for i, id := range ids {

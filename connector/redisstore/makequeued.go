@@ -62,7 +62,7 @@ return {1, admitted}
 // (false) on a Redis Cluster, where the making and the queue are in
 // different slots; the service queues after the making then.
 func (s *Jobs) QueueAtMaking(q MakingQueue) bool {
-	if _, cluster := s.bulk.(*redis.ClusterClient); cluster {
+	if s.onCluster() {
 		return false
 	}
 	s.making = &makingQueue{MakingQueue: q, script: redis.NewScript(admitAndListLua + q.Lua + makeQueuedBody)}
